@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libdfkv: the public C ABI of the dfkv client library.
+ *
+ * This header owns everything an application (an inference engine's
+ * connector, dfkvctl, the Python binding) calls: identity (namespace
+ * descriptor, layout fingerprint, object-key rendering, object id and
+ * tenant hash; SPEC.md section 1), Ketama routing (SPEC 1.4), and the
+ * client (dfkv_open_v2 and the operations of SPEC sections 2 and 4 over
+ * TCP or the local /dev/dfkv fast path).  The wire constants and status
+ * codes come from the one ABI header, <linux/dfkv.h>.
+ *
+ * Conventions
+ * -----------
+ * - Every function returning int returns 0 (DFKV_STATUS_OK) on success,
+ *   a positive enum dfkv_status when a node answered with that protocol
+ *   status, or a negative enum dfkv_error for the library's own errors.
+ *   dfkv_strerror() names every one of them.
+ * - Namespaces and object keys are binary spans (pointer, length);
+ *   embedded NUL bytes are identity bytes.  A null pointer or a zero
+ *   length fails closed with DFKV_E_INVAL.
+ * - Output parameters are initialised to a failure value (0, or the
+ *   status DFKV_E_NOT_RUN in batches) before any work, so a caller never
+ *   reads stale data after an error.
+ * - Structs passed in by the caller that may grow start with a u32 size
+ *   (set it to sizeof the struct you compiled against); the library
+ *   accepts older sizes and newer sizes whose unknown tail is zero.
+ * - All functions are thread-safe; one dfkv_client may be shared by any
+ *   number of threads.
+ */
+#ifndef DFKV_LIBDFKV_H
+#define DFKV_LIBDFKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/dfkv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DFKV_API __attribute__((visibility("default")))
+
+/* --------------------------------------------------------------- errors */
+
+/* The library's own errors (negative; node statuses are positive). */
+enum dfkv_error {
+	DFKV_E_INVAL = -1,	/* bad argument: null/empty span, bad field */
+	DFKV_E_NOMEM = -2,	/* allocation failed */
+	DFKV_E_RANGE = -3,	/* output buffer too small for the result */
+	DFKV_E_UNAVAILABLE = -4,	/* node unreachable or cooling down; a
+					 * write was dropped (counted) */
+	DFKV_E_TIMEOUT = -5,	/* the operation's deadline passed */
+	DFKV_E_PROTO = -6,	/* the node sent a malformed reply */
+	DFKV_E_NOT_RUN = -7,	/* initial value of every batch slot */
+	DFKV_E_MEMBERS = -8,	/* bad members list / empty ring */
+	DFKV_E_NODEV = -9,	/* local transport: no /dev/dfkv or no such
+				 * node in this network namespace */
+	DFKV_E_SYS = -10,	/* unexpected system error (see errno) */
+	__DFKV_E_MIN = -11
+};
+
+/* Library version string, e.g. "0.1.0". */
+DFKV_API const char *dfkv_version(void);
+
+/*
+ * Name of a status: 0 and positive values are enum dfkv_status, negative
+ * values enum dfkv_error.  Never NULL; unknown codes give "unknown status".
+ */
+DFKV_API const char *dfkv_strerror(int status);
+
+/* ------------------------------------------------------------- identity */
+
+/* A read-only byte span. */
+struct dfkv_span {
+	const void *ptr;
+	uint64_t len;
+};
+
+/* Magic that starts a canonical namespace descriptor. */
+#define DFKV_NS_MAGIC		"DFKVNS\x00\x02"
+#define DFKV_NS_MAGIC_LEN	8
+
+/*
+ * The fields of a canonical namespace descriptor (SPEC 1.1).  Every
+ * string is a span and must be non-empty; tenant must be valid UTF-8.
+ * block_tokens, num_layers and the five topology sizes must be >= 1.
+ */
+struct dfkv_ns_desc {
+	uint32_t size;			/* sizeof(struct dfkv_ns_desc) */
+	uint32_t __reserved;		/* must be 0 */
+	struct dfkv_span tenant;
+	struct dfkv_span model_id;
+	struct dfkv_span model_revision;
+	struct dfkv_span layout_id;	/* e.g. "vllm-multiwr-v4" */
+	struct dfkv_span dtype;		/* e.g. "bfloat16" */
+	uint64_t layout_fingerprint;	/* dfkv_layout_fingerprint() */
+	uint32_t block_tokens;
+	uint32_t num_layers;
+	struct dfkv_span group;		/* e.g. "full", "swa" */
+	uint32_t tp, pp, dp, pcp, dcp;	/* replicated topology sizes */
+	uint32_t __reserved2;		/* must be 0 */
+};
+#define DFKV_NS_DESC_SIZE_VER0	144
+
+/*
+ * Serialise d into out (capacity cap).  *out_len receives the encoded
+ * length, also when the result is DFKV_E_RANGE (cap too small), so a
+ * caller may ask with cap 0 first.
+ */
+DFKV_API int dfkv_ns_build(const struct dfkv_ns_desc *d, void *out,
+			   uint64_t cap, uint64_t *out_len);
+
+/*
+ * The tenant identity of a namespace (SPEC 1.3): *off and *len locate it
+ * inside ns.  It is the first field of a canonical descriptor whose
+ * length is non-zero and lies within ns, otherwise the whole namespace.
+ */
+DFKV_API int dfkv_ns_tenant_identity(const void *ns, uint64_t ns_len,
+				     uint64_t *off, uint64_t *len);
+
+/*
+ * layout_fingerprint (SPEC 1.1): first 8 bytes, big-endian, of
+ * SHA-256("DFKVLAYOUT1" || field(f1) || ...).  n >= 1; every field
+ * non-empty.
+ */
+DFKV_API int dfkv_layout_fingerprint(const struct dfkv_span *fields, size_t n,
+				     uint64_t *out);
+
+/* A topology coordinate of an object key: size >= 1, rank in [0, size)
+ * or DFKV_RANK_REPLICATED. */
+#define DFKV_RANK_REPLICATED	(-1)
+struct dfkv_rank {
+	uint32_t size;
+	int32_t rank;
+};
+
+/*
+ * The fields of a canonical object key (SPEC 1.2):
+ *   dfkv/pool/v2|pool=P|hash=H|dp=S:R|tp=S:R|pcp=S:R|dcp=S:R|pp=S:R|
+ *   group=N|component=C[|sg=W:G]
+ * pool and component match [A-Za-z0-9._-]+ (at most 128 bytes); hash is
+ * the raw content hash (1..64 bytes), rendered in lower-case hex.
+ * sg_width 0 means "not scatter-grouped"; otherwise sg_group < sg_width.
+ */
+#define DFKV_KEY_NAME_MAX	128
+#define DFKV_KEY_HASH_MAX	64
+struct dfkv_key_desc {
+	uint32_t size;			/* sizeof(struct dfkv_key_desc) */
+	uint32_t group;
+	struct dfkv_span pool;
+	struct dfkv_span hash;
+	struct dfkv_rank dp, tp, pcp, dcp, pp;
+	struct dfkv_span component;
+	uint32_t sg_width;
+	uint32_t sg_group;
+};
+#define DFKV_KEY_DESC_SIZE_VER0	104
+/* Longest canonical rendering. */
+#define DFKV_KEY_RENDER_MAX	640
+
+/* Render d into out; *out_len as for dfkv_ns_build. */
+DFKV_API int dfkv_key_render(const struct dfkv_key_desc *d, void *out,
+			     uint64_t cap, uint64_t *out_len);
+
+/*
+ * Parse a canonical rendering back into fields.  Anything that is not
+ * exactly what dfkv_key_render() would produce is DFKV_E_INVAL.  The
+ * pool and component spans of *d point into key; d->hash points into
+ * hash_buf (DFKV_KEY_HASH_MAX bytes).
+ */
+DFKV_API int dfkv_key_parse(const void *key, uint64_t key_len,
+			    struct dfkv_key_desc *d,
+			    uint8_t hash_buf[DFKV_KEY_HASH_MAX]);
+
+/* object_id = SHA-256(u64le(|ns|) ns u64le(|key|) key)[0..16] (SPEC 1.3). */
+DFKV_API int dfkv_object_id(const void *ns, uint64_t ns_len,
+			    const void *key, uint64_t key_len,
+			    uint8_t id[DFKV_OBJECT_ID_LEN]);
+
+/* tenant_hash = be64(SHA-256("DFKVTENANT1" u64le(|I|) I)[0..8]). */
+DFKV_API int dfkv_tenant_hash(const void *ns, uint64_t ns_len, uint64_t *out);
+
+/* Both at once: the 24-byte block key the node sees. */
+DFKV_API int dfkv_block_key(const void *ns, uint64_t ns_len,
+			    const void *key, uint64_t key_len,
+			    struct dfkv_key *out);
+
+/* -------------------------------------------------------------- routing */
+
+/* Ketama ring (SPEC 1.4).  Names are NUL-terminated, unique, non-empty,
+ * shorter than DFKV_NODE_NAME_MAX; 1 <= weight <= DFKV_WEIGHT_MAX. */
+#define DFKV_WEIGHT_MAX		1000
+struct dfkv_ring_member {
+	const char *name;
+	uint32_t weight;
+};
+
+/* Probe offsets into the object id: nodes use bytes 0..4, disks 4..8. */
+#define DFKV_PROBE_NODE		0
+#define DFKV_PROBE_DISK		4
+
+struct dfkv_ring;
+
+/* Build a ring over n >= 1 members (copied). */
+DFKV_API int dfkv_ring_build(const struct dfkv_ring_member *members, size_t n,
+			     struct dfkv_ring **out);
+
+/*
+ * Route: the index (into the members array given to dfkv_ring_build) of
+ * the member owning the first ring point >= u32le(id[probe_off..+4]),
+ * wrapping.  probe_off <= DFKV_OBJECT_ID_LEN - 4.
+ */
+DFKV_API int dfkv_ring_route(const struct dfkv_ring *r,
+			     const uint8_t id[DFKV_OBJECT_ID_LEN],
+			     unsigned int probe_off, size_t *member);
+
+/* Name of member i, or NULL when out of range. */
+DFKV_API const char *dfkv_ring_member_name(const struct dfkv_ring *r, size_t i);
+DFKV_API size_t dfkv_ring_size(const struct dfkv_ring *r);
+DFKV_API void dfkv_ring_free(struct dfkv_ring *r);
+
+/* --------------------------------------------------------------- client */
+
+enum dfkv_transport {
+	DFKV_TRANSPORT_AUTO = 0,	/* /dev/dfkv for members bound in this
+					 * kernel's netns, TCP for the rest */
+	DFKV_TRANSPORT_TCP = 1,		/* TCP only */
+	DFKV_TRANSPORT_LOCAL = 2,	/* /dev/dfkv only: every member must
+					 * be a node of this netns */
+	__DFKV_TRANSPORT_MAX
+};
+
+/*
+ * Options of dfkv_open_v2.  Zero means "default" for every number.
+ *
+ * members: "name=host:port[@weight],..." (NUL-terminated).  name is the
+ *   node name (the ring identity and the /dev/dfkv bind name), host an
+ *   IPv4/IPv6 literal or a resolvable name (IPv6 in brackets), weight
+ *   defaults to 1.  ":port" may be omitted (7400).
+ * ns/ns_len: the namespace bytes (copied; canonical or opaque).
+ */
+struct dfkv_client_options_v2 {
+	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */
+	uint32_t transport;		/* enum dfkv_transport */
+	const char *members;
+	const void *ns;
+	uint64_t ns_len;
+	uint32_t batch_concurrency;	/* requests in flight per connection
+					 * (default 16) */
+	uint32_t conns_per_peer;	/* TCP connections per node (default 2) */
+	uint32_t connect_timeout_ms;	/* default 1000 */
+	uint32_t io_timeout_ms;		/* per call (default 10000) */
+	uint32_t cooldown_ms;		/* skip a failed node this long
+					 * (default 2000) */
+	uint32_t __reserved;		/* must be 0 */
+	const char *local_dev;		/* NULL: "/dev/dfkv" */
+};
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
+
+struct dfkv_client;
+
+/* Open a client.  *out is NULL on failure. */
+DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
+			  struct dfkv_client **out);
+DFKV_API void dfkv_close(struct dfkv_client *c);
+
+/*
+ * Scalar operations.  Statuses (see the conventions above): a miss is
+ * DFKV_STATUS_NOT_FOUND; a node that cannot be reached turns reads into
+ * misses and writes into DFKV_E_UNAVAILABLE.
+ */
+DFKV_API int dfkv_put(struct dfkv_client *c, const void *key, uint64_t key_len,
+		      const void *val, uint64_t val_len);
+
+/*
+ * get-auto: the whole value into buf when cap >= its stored length;
+ * *len = bytes written.  A value longer than cap is DFKV_STATUS_TOO_LARGE
+ * with *len = the stored length (buf contents unspecified).
+ */
+DFKV_API int dfkv_get(struct dfkv_client *c, const void *key, uint64_t key_len,
+		      void *buf, uint64_t cap, uint64_t *len);
+
+/*
+ * Range read (SPEC 2): length 0 = the whole remainder, an oversized length
+ * is clamped, offset == stored length gives 0 bytes, offset beyond it is
+ * DFKV_STATUS_INVALID.  A range wider than cap is DFKV_STATUS_TOO_LARGE.
+ * *len = bytes written; *stored_len (may be NULL) = full stored length.
+ */
+DFKV_API int dfkv_get_range(struct dfkv_client *c, const void *key,
+			    uint64_t key_len, uint64_t offset, uint64_t length,
+			    void *buf, uint64_t cap, uint64_t *len,
+			    uint64_t *stored_len);
+
+/* *stored_len (may be NULL) = stored length; a miss is NOT_FOUND. */
+DFKV_API int dfkv_exist(struct dfkv_client *c, const void *key,
+			uint64_t key_len, uint64_t *stored_len);
+
+/* OK also when absent. */
+DFKV_API int dfkv_remove(struct dfkv_client *c, const void *key,
+			 uint64_t key_len);
+
+/*
+ * Multi-key operations; keys[i]/key_lens[i], 1 <= n <= DFKV_KEYS_MAX.
+ * Keys are grouped by node, keeping their order within each node.
+ *
+ * dfkv_touch:  marks the keys recently used (the last one most recent).
+ * dfkv_probe:  stored_lens[i] = stored length of key i, 0 when absent or
+ *              its node is unavailable; pins nothing.
+ */
+DFKV_API int dfkv_touch(struct dfkv_client *c, const void *const *keys,
+			const uint64_t *key_lens, size_t n);
+DFKV_API int dfkv_probe(struct dfkv_client *c, const void *const *keys,
+			const uint64_t *key_lens, size_t n,
+			uint64_t *stored_lens);
+
+/*
+ * dfkv_lease: pins the leading present keys for ttl_ms (0 = node default,
+ * at most DFKV_LEASE_TTL_MAX_MS) so that following GETs cannot miss.
+ * *nr_hits = length of the leading run of present keys; stored_lens[i]
+ * for i < *nr_hits are their lengths (the rest 0).  *lease is a handle
+ * for dfkv_release (never NULL on success, even with 0 hits).
+ * dfkv_release drops the pins and frees the handle; closing the client
+ * releases leases too (the node drops them with the connection/file).
+ */
+struct dfkv_lease;
+DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
+			const uint64_t *key_lens, size_t n, uint32_t ttl_ms,
+			uint64_t *stored_lens, size_t *nr_hits,
+			struct dfkv_lease **lease);
+DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *lease);
+
+/*
+ * Batches: n independent operations (1 <= n <= DFKV_CLIENT_BATCH_MAX) fanned
+ * out across nodes and connections.  statuses[i] gets each operation's
+ * result (initialised to DFKV_E_NOT_RUN); the return value is the number
+ * of operations that returned OK, or a negative dfkv_error when the
+ * arguments are bad (then nothing ran).  get: bufs[i]/caps[i] and
+ * lens[i] as dfkv_get; exist: stored_lens[i].
+ */
+#define DFKV_CLIENT_BATCH_MAX	65536
+DFKV_API int dfkv_put_batch(struct dfkv_client *c, size_t n,
+			    const void *const *keys, const uint64_t *key_lens,
+			    const void *const *vals, const uint64_t *val_lens,
+			    int *statuses);
+DFKV_API int dfkv_get_batch(struct dfkv_client *c, size_t n,
+			    const void *const *keys, const uint64_t *key_lens,
+			    void *const *bufs, const uint64_t *caps,
+			    uint64_t *lens, int *statuses);
+DFKV_API int dfkv_exist_batch(struct dfkv_client *c, size_t n,
+			      const void *const *keys, const uint64_t *key_lens,
+			      uint64_t *stored_lens, int *statuses);
+DFKV_API int dfkv_remove_batch(struct dfkv_client *c, size_t n,
+			       const void *const *keys, const uint64_t *key_lens,
+			       int *statuses);
+
+/*
+ * Route a key: the name of the member it belongs to (pointer valid until
+ * dfkv_close) and, when block is not NULL, its block key.
+ */
+DFKV_API int dfkv_locate(struct dfkv_client *c, const void *key,
+			 uint64_t key_len, const char **member,
+			 struct dfkv_key *block);
+
+/*
+ * The client's counters in Prometheus text exposition format (names
+ * prefixed dfkv_client_).  *len as for dfkv_ns_build.
+ */
+DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
+				 uint64_t cap, uint64_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DFKV_LIBDFKV_H */

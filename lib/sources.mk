@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: GPL-2.0
+# libdfkv sources (relative to lib/) and link flags; shared by lib/Makefile
+# and selftests/unit/Makefile, which compiles them into each unit test.
+LIBDFKV_SRCS := status.c digest.c identity.c ketama.c
+LIBDFKV_LDLIBS := -lcrypto
