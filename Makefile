@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# dfkv top-level build.  The kernel module builds through Kbuild
+# (make -C $(KDIR) M=$(CURDIR)); the client library, the tools and the
+# selftests are plain userspace builds.  V=1, W=1 and C=2 pass through to
+# Kbuild.
+#
+#   make              module, libdfkv, tools, selftests
+#   make deps         install the Debian packages everything needs
+#   make check        native unit tests, then the kselftests in a VM
+#   make demo         the main job: a node in a VM storing and loading blocks
+#   make lint         checkpatch --strict and sparse on kmod/
+#   make bench        benchmarks in a VM (table + build/bench.json)
+#   make vm-shell     interactive shell in the test VM
+#   make install      module (to /lib/modules), library, headers, tools
+#   make dkms-install register, build and install with DKMS
+
+SHELL := /bin/bash
+KDIR ?= $(shell tools/vm/kdir)
+KVER := $(notdir $(patsubst %/,%,$(dir $(realpath $(KDIR)))))
+DFKV_VERSION := $(shell sed -n 's/^DFKV_VERSION := //p' kmod/Kbuild)
+PREFIX ?= /usr/local
+DESTDIR ?=
+KSRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+KSRC := $(CURDIR)/build/ksrc
+VM_RUN := tools/vm/vm-run
+
+export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
+
+.PHONY: all module lib tools selftests ksrc deps unit vmtest check lint \
+	demo bench vm-shell install dkms-install clean
+
+all: module lib tools selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lib:
+	$(MAKE) -C lib
+
+tools: lib
+	$(MAKE) -C tools
+
+selftests: lib ksrc
+	$(MAKE) -C selftests
+
+# Test harness, checkpatch and selftest headers come from Debian's kernel
+# source package, unpacked once; never copied into the repository.
+ksrc: $(KSRC)/.stamp
+$(KSRC)/.stamp: $(KSRC_TAR)
+	mkdir -p $(KSRC)
+	tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/tools/testing/selftests/kselftest \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	touch $@
+
+deps:
+	tools/install-deps
+
+unit: lib ksrc
+	$(MAKE) -C selftests/unit run
+
+vmtest: all
+	@mkdir -p build
+	$(VM_RUN) --disk 256M -- tools/vm/run-selftests build/vm-tap.log
+
+check:
+	@mkdir -p build
+	@rm -f build/unit-tap.log build/vm-tap.log
+	@$(MAKE) --no-print-directory unit 2>&1 | tee build/unit-tap.log; \
+	unit=$${PIPESTATUS[0]}; \
+	$(MAKE) --no-print-directory vmtest; vm=$$?; \
+	tools/tap-summary build/unit-tap.log build/vm-tap.log; sum=$$?; \
+	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$sum -eq 0 ]
+
+lint: ksrc
+	@command -v sparse >/dev/null || { echo "sparse missing: make deps"; exit 1; }
+	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
+		-f kmod/*.c kmod/*.h uapi/linux/dfkv.h
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules 2>&1 | tee build/sparse.log; \
+	! grep -E 'warning:|error:' build/sparse.log
+
+demo: all
+	$(VM_RUN) -- tools/demo
+
+bench: all
+	$(VM_RUN) --disk 1G -- tools/bench/run build/bench.json
+
+vm-shell: all
+	$(VM_RUN) --disk 256M --shell
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+	depmod -a $(KVER)
+	install -D -m 0644 uapi/linux/dfkv.h $(DESTDIR)$(PREFIX)/include/linux/dfkv.h
+	install -D -m 0644 tools/udev/60-dfkv.rules $(DESTDIR)/etc/udev/rules.d/60-dfkv.rules
+	$(MAKE) -C lib install
+	$(MAKE) -C tools install
+
+dkms-install:
+	rm -rf /usr/src/dfkv-$(DFKV_VERSION)
+	mkdir -p /usr/src/dfkv-$(DFKV_VERSION)
+	cp -r Kbuild Makefile dkms.conf kmod uapi tools /usr/src/dfkv-$(DFKV_VERSION)/
+	dkms add -m dfkv -v $(DFKV_VERSION) || true
+	dkms build -m dfkv -v $(DFKV_VERSION) -k $(KVER)
+	dkms install -m dfkv -v $(DFKV_VERSION) -k $(KVER)
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C lib clean
+	-$(MAKE) -C tools clean
+	-$(MAKE) -C selftests clean
+	-$(MAKE) -C selftests/unit clean
+	rm -rf build/vm build/*.log

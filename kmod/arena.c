@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RAM arena of a node: each slab extent is backed by an array of order-0
+ * pages allocated when the slab first binds the extent and kept until the
+ * node goes away (extents move between size classes without reallocating).
+ * Copies run page by page with copy_page_{from,to}_iter, so a user buffer
+ * or a socket's pages meet the store's pages with exactly one copy.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/gfp.h>
+#include <linux/overflow.h>
+
+#include "arena.h"
+
+int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents)
+{
+	a->extent_bytes = extent_bytes;
+	a->nr_extents = nr_extents;
+	a->pages_per_extent = extent_bytes >> PAGE_SHIFT;
+	a->pages = kvcalloc(nr_extents, sizeof(*a->pages), GFP_KERNEL);
+	return a->pages ? 0 : -ENOMEM;
+}
+
+static void arena_free_extent(struct dfkv_arena *a, struct page **pages)
+{
+	u32 i;
+
+	for (i = 0; i < a->pages_per_extent; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+	kvfree(pages);
+}
+
+void dfkv_arena_destroy(struct dfkv_arena *a)
+{
+	u32 e;
+
+	if (!a->pages)
+		return;
+	for (e = 0; e < a->nr_extents; e++)
+		if (a->pages[e])
+			arena_free_extent(a, a->pages[e]);
+	kvfree(a->pages);
+	a->pages = NULL;
+}
+
+int dfkv_arena_bind(void *ctx, u32 extent, int cls)
+{
+	struct dfkv_arena *a = ctx;
+	struct page **pages;
+	u32 i;
+
+	if (extent >= a->nr_extents)
+		return -EINVAL;
+	/* The slab binds an extent to one class at a time: no race here. */
+	if (READ_ONCE(a->pages[extent]))
+		return 0;
+	pages = kvcalloc(a->pages_per_extent, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < a->pages_per_extent; i++) {
+		pages[i] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		if (!pages[i]) {
+			arena_free_extent(a, pages);
+			return -ENOMEM;
+		}
+	}
+	/* Pairs with READ_ONCE above and the readers' slot handles. */
+	smp_store_release(&a->pages[extent], pages);
+	return 0;
+}
+
+static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)
+{
+	u64 extent = div64_u64(pos, a->extent_bytes);
+	u64 in = pos - extent * a->extent_bytes;
+	struct page **pages = smp_load_acquire(&a->pages[extent]);
+
+	*off = in & ~PAGE_MASK;
+	return pages[in >> PAGE_SHIFT];
+}
+
+size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
+			    struct iov_iter *from)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		size_t off, n, got;
+		struct page *p = arena_page(a, pos + done, &off);
+
+		n = min_t(size_t, len - done, PAGE_SIZE - off);
+		got = copy_page_from_iter(p, off, n, from);
+		done += got;
+		if (got != n)
+			break;
+	}
+	return done;
+}
+
+size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
+			  struct iov_iter *to)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		size_t off, n, got;
+		struct page *p = arena_page(a, pos + done, &off);
+
+		n = min_t(size_t, len - done, PAGE_SIZE - off);
+		got = copy_page_to_iter(p, off, n, to);
+		done += got;
+		if (got != n)
+			break;
+	}
+	return done;
+}

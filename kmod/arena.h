@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The RAM arena: kernel pages behind the extents of a slab allocator.  The
+ * slab decides which byte ranges hold which value; the arena owns the
+ * pages and moves bytes between them and iov_iters (user buffers for
+ * /dev/dfkv, socket buffers for the transports), one copy each way.
+ */
+#ifndef _DFKV_ARENA_H
+#define _DFKV_ARENA_H
+
+#include <linux/types.h>
+#include <linux/uio.h>
+
+struct page;
+
+struct dfkv_arena {
+	u64 extent_bytes;
+	u32 nr_extents;
+	u32 pages_per_extent;
+	struct page ***pages;	/* [extent][page], allocated on first bind */
+};
+
+int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents);
+void dfkv_arena_destroy(struct dfkv_arena *a);
+/* Give extent its pages (slab bind callback; may sleep). */
+int dfkv_arena_bind(void *ctx, u32 extent, int cls);
+
+/*
+ * Copy len bytes between the arena at byte offset pos (inside one extent)
+ * and an iov_iter.  Returns the bytes copied; short on a fault.
+ */
+size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
+			    struct iov_iter *from);
+size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
+			  struct iov_iter *to);
+
+#endif /* _DFKV_ARENA_H */

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/dfkv: the local fast path.  A file is bound once to a node of the
+ * opener's network namespace; its ioctls copy size-versioned structs in
+ * with copy_struct_from_user, run the shared operations of ops.c with the
+ * caller's buffer as an iov_iter (one copy to or from the store's pages)
+ * and write the results back.  Leases granted through a file belong to it
+ * and are dropped when it is released.
+ */
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <net/net_namespace.h>
+
+#include "chardev.h"
+#include "node.h"
+#include "ops.h"
+
+struct dfkv_file {
+	struct dfkv_node *node;		/* set once by BIND */
+	struct mutex bind_lock;
+	struct dfkv_lease_owner owner;
+};
+
+/* Read a size-versioned struct: the user's size, then the struct. */
+static int get_struct(void *dst, size_t ksize, size_t min,
+		      const void __user *src)
+{
+	u32 usize;
+	int err;
+
+	if (get_user(usize, (const u32 __user *)src))
+		return -EFAULT;
+	if (usize < min)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	err = copy_struct_from_user(dst, ksize, src, usize);
+	if (err)
+		return err;
+	*(u32 *)dst = usize;
+	return 0;
+}
+
+/* Write the struct back, no more than the user's size of it. */
+static int put_struct(void __user *dst, const void *src, size_t ksize)
+{
+	size_t n = min_t(size_t, *(const u32 *)src, ksize);
+
+	return copy_to_user(dst, src, n) ? -EFAULT : 0;
+}
+
+static int dfkv_open(struct inode *inode, struct file *file)
+{
+	struct dfkv_file *df = kzalloc(sizeof(*df), GFP_KERNEL);
+
+	if (!df)
+		return -ENOMEM;
+	mutex_init(&df->bind_lock);
+	file->private_data = df;
+	return 0;
+}
+
+static int dfkv_release(struct inode *inode, struct file *file)
+{
+	struct dfkv_file *df = file->private_data;
+
+	if (df->node) {
+		dfkv_lease_drop_owner(&df->node->leases, &df->owner);
+		dfkv_node_put(df->node);
+	}
+	kfree(df);
+	return 0;
+}
+
+static long do_bind(struct dfkv_file *df, void __user *uarg)
+{
+	struct dfkv_ioc_bind b;
+	struct dfkv_node *node;
+	int err;
+
+	err = get_struct(&b, sizeof(b), DFKV_IOC_BIND_SIZE_VER0, uarg);
+	if (err)
+		return err;
+	if (b.flags || !memchr(b.node, '\0', sizeof(b.node)) || !b.node[0])
+		return -EINVAL;
+	node = dfkv_node_get(current->nsproxy->net_ns, b.node);
+	if (!node)
+		return -ENOENT;
+	mutex_lock(&df->bind_lock);
+	if (df->node) {
+		mutex_unlock(&df->bind_lock);
+		dfkv_node_put(node);
+		return -EISCONN;
+	}
+	smp_store_release(&df->node, node);
+	mutex_unlock(&df->bind_lock);
+	return 0;
+}
+
+/* The bound node with an operation bracket taken, or an error pointer. */
+static struct dfkv_node *enter_node(struct dfkv_file *df)
+{
+	struct dfkv_node *node = smp_load_acquire(&df->node);
+
+	if (!node)
+		return ERR_PTR(-ENOTCONN);
+	if (!dfkv_node_enter(node))
+		return ERR_PTR(-ENODEV);
+	return node;
+}
+
+static int user_iter(int dir, u64 buf, u64 len, struct iovec *iov,
+		     struct iov_iter *iter)
+{
+	if (len > MAX_RW_COUNT)
+		return -EINVAL;
+	return import_single_range(dir, u64_to_user_ptr(buf), len, iov, iter);
+}
+
+/* Run one PUT/GET/EXIST/REMOVE; fills o's outputs. */
+static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
+{
+	struct iov_iter iter;
+	struct iovec iov;
+	int ret;
+
+	o->stored_len = 0;
+	o->data_len = 0;
+	switch (o->op) {
+	case DFKV_OP_PUT:
+		if (!o->length) {
+			ret = DFKV_STATUS_INVALID;
+			break;
+		}
+		ret = user_iter(ITER_SOURCE, o->buf, o->length, &iov, &iter);
+		if (ret == -EINVAL) {
+			ret = DFKV_STATUS_TOO_LARGE;
+			break;
+		}
+		if (ret)
+			return ret;
+		ret = dfkv_op_put(node, &o->key, o->length, &iter,
+				  &o->stored_len);
+		break;
+	case DFKV_OP_GET:
+		ret = user_iter(ITER_DEST, o->buf,
+				min_t(u64, o->cap, MAX_RW_COUNT), &iov, &iter);
+		if (ret)
+			return ret;
+		ret = dfkv_op_get(node, &o->key, o->offset, o->length,
+				  iov.iov_len, &iter, &o->stored_len,
+				  &o->data_len);
+		break;
+	case DFKV_OP_EXIST:
+		ret = dfkv_op_exist(node, &o->key, &o->stored_len);
+		break;
+	case DFKV_OP_REMOVE:
+		ret = dfkv_op_remove(node, &o->key);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ret < 0)
+		return ret;
+	o->status = ret;
+	return 0;
+}
+
+static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
+{
+	struct dfkv_ioc_op o;
+	struct dfkv_node *node;
+	int err;
+
+	err = get_struct(&o, sizeof(o), DFKV_IOC_OP_SIZE_VER0, uarg);
+	if (err)
+		return err;
+	if (o.flags & ~__DFKV_OP_F_ALL || (o.op && o.op != op))
+		return -EINVAL;
+	o.op = op;
+	node = enter_node(df);
+	if (IS_ERR(node))
+		return PTR_ERR(node);
+	err = exec_op(node, &o);
+	dfkv_node_exit(node);
+	if (err)
+		return err;
+	return put_struct(uarg, &o, sizeof(o));
+}
+
+static long do_batch(struct dfkv_file *df, void __user *uarg)
+{
+	struct dfkv_ioc_batch b;
+	struct dfkv_node *node;
+	struct dfkv_ioc_op o;
+	u32 i;
+	int err;
+
+	err = get_struct(&b, sizeof(b), DFKV_IOC_BATCH_SIZE_VER0, uarg);
+	if (err)
+		return err;
+	if (b.flags || b.__reserved || !b.count || b.count > DFKV_BATCH_MAX ||
+	    b.op_size < DFKV_IOC_OP_SIZE_VER0 || b.op_size > PAGE_SIZE)
+		return -EINVAL;
+	node = enter_node(df);
+	if (IS_ERR(node))
+		return PTR_ERR(node);
+	b.nr_done = 0;
+	for (i = 0; i < b.count; i++) {
+		void __user *uop = u64_to_user_ptr(b.ops + (u64)i * b.op_size);
+
+		err = copy_struct_from_user(&o, sizeof(o), uop, b.op_size);
+		if (err)
+			break;
+		if (o.flags & ~__DFKV_OP_F_ALL || o.op == DFKV_OP_STATS) {
+			err = -EINVAL;
+			break;
+		}
+		o.size = b.op_size;
+		err = exec_op(node, &o);
+		if (err)
+			break;
+		err = put_struct(uop, &o, sizeof(o));
+		if (err)
+			break;
+		b.nr_done++;
+		cond_resched();
+	}
+	dfkv_node_exit(node);
+	if (put_struct(uarg, &b, sizeof(b)))
+		return -EFAULT;
+	return err;
+}
+
+static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
+{
+	struct dfkv_ioc_keys k;
+	struct dfkv_node *node;
+	struct dfkv_key *keys = NULL;
+	u64 *lens = NULL;
+	int ret;
+
+	ret = get_struct(&k, sizeof(k), DFKV_IOC_KEYS_SIZE_VER0, uarg);
+	if (ret)
+		return ret;
+	if (k.flags || k.__reserved)
+		return -EINVAL;
+	if (op == DFKV_OP_RELEASE) {
+		if (k.count)
+			return -EINVAL;
+	} else if (!k.count || k.count > DFKV_KEYS_MAX) {
+		return -EINVAL;
+	}
+	if (k.count) {
+		keys = memdup_user(u64_to_user_ptr(k.keys),
+				   array_size(k.count, sizeof(*keys)));
+		if (IS_ERR(keys))
+			return PTR_ERR(keys);
+		lens = kvcalloc(k.count, sizeof(*lens), GFP_KERNEL);
+		if (!lens) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	node = enter_node(df);
+	if (IS_ERR(node)) {
+		ret = PTR_ERR(node);
+		goto out;
+	}
+	k.nr_hits = 0;
+	switch (op) {
+	case DFKV_OP_TOUCH:
+		ret = dfkv_op_touch(node, keys, k.count);
+		break;
+	case DFKV_OP_PROBE:
+		ret = dfkv_op_probe(node, keys, k.count, lens);
+		k.nr_hits = k.count;
+		break;
+	case DFKV_OP_LEASE:
+		ret = dfkv_op_lease(node, &df->owner, keys, k.count, k.ttl_ms,
+				    lens, &k.nr_hits, &k.lease_id);
+		break;
+	default:
+		ret = dfkv_op_release(node, &df->owner, k.lease_id);
+		break;
+	}
+	dfkv_node_exit(node);
+	k.status = ret;
+	ret = 0;
+	if (k.nr_hits && k.results &&
+	    copy_to_user(u64_to_user_ptr(k.results), lens,
+			 array_size(k.nr_hits, sizeof(*lens))))
+		ret = -EFAULT;
+	if (!ret)
+		ret = put_struct(uarg, &k, sizeof(k));
+	if (ret && op == DFKV_OP_LEASE && k.lease_id)
+		dfkv_lease_release(&node->leases, &df->owner, k.lease_id);
+out:
+	kvfree(lens);
+	kfree(keys);
+	return ret;
+}
+
+static long dfkv_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct dfkv_file *df = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case DFKV_IOC_BIND:
+		return do_bind(df, uarg);
+	case DFKV_IOC_PUT:
+		return do_op(df, DFKV_OP_PUT, uarg);
+	case DFKV_IOC_GET:
+		return do_op(df, DFKV_OP_GET, uarg);
+	case DFKV_IOC_EXIST:
+		return do_op(df, DFKV_OP_EXIST, uarg);
+	case DFKV_IOC_REMOVE:
+		return do_op(df, DFKV_OP_REMOVE, uarg);
+	case DFKV_IOC_TOUCH:
+		return do_keys(df, DFKV_OP_TOUCH, uarg);
+	case DFKV_IOC_PROBE:
+		return do_keys(df, DFKV_OP_PROBE, uarg);
+	case DFKV_IOC_LEASE:
+		return do_keys(df, DFKV_OP_LEASE, uarg);
+	case DFKV_IOC_RELEASE:
+		return do_keys(df, DFKV_OP_RELEASE, uarg);
+	case DFKV_IOC_BATCH:
+		return do_batch(df, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations dfkv_fops = {
+	.owner = THIS_MODULE,
+	.open = dfkv_open,
+	.release = dfkv_release,
+	.unlocked_ioctl = dfkv_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice dfkv_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "dfkv",
+	.fops = &dfkv_fops,
+	.mode = 0600,
+};
+
+int __init dfkv_chardev_init(void)
+{
+	return misc_register(&dfkv_misc);
+}
+
+void dfkv_chardev_exit(void)
+{
+	misc_deregister(&dfkv_misc);
+}

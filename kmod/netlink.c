@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Generic netlink family "dfkv" (uapi/linux/dfkv.h, uapi/dfkv.yaml):
+ * version, node create/delete/set/get/dump, the resumable tenant dump and
+ * the "events" multicast group.  Policies are strict; every rejection
+ * carries an extended-ack message; mutations need CAP_NET_ADMIN in the
+ * user namespace owning the caller's network namespace.
+ */
+#include <linux/module.h>
+#include <linux/rhashtable.h>
+#include <net/genetlink.h>
+#include <net/sock.h>
+
+#include "netlink.h"
+#include "node.h"
+
+static struct genl_family dfkv_family;
+
+enum { DFKV_MCGRP_EVENTS_ID };
+
+static const struct genl_multicast_group dfkv_mcgrps[] = {
+	[DFKV_MCGRP_EVENTS_ID] = { .name = DFKV_MCGRP_EVENTS },
+};
+
+static struct netlink_range_validation ram_range __ro_after_init = {
+	.min = DFKV_RAM_MIN,
+	.max = DFKV_RAM_MAX,
+};
+
+static struct netlink_range_validation max_value_range __ro_after_init = {
+	.min = 1,
+	.max = DFKV_MAX_VALUE_LIMIT,
+};
+
+static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
+	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING,
+			       .len = DFKV_NODE_NAME_MAX - 1 },
+	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64, &ram_range),
+	[DFKV_A_NODE_MAX_VALUE] = NLA_POLICY_FULL_RANGE(NLA_U64,
+							&max_value_range),
+	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, __DFKV_NODE_F_ALL),
+	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
+					       __DFKV_NODE_STATE_MAX - 1),
+};
+
+static bool name_valid(const char *name)
+{
+	const char *p;
+
+	if (!*name)
+		return false;
+	for (p = name; *p; p++)
+		if (!isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+			return false;
+	return true;
+}
+
+static const char *req_name(struct genl_info *info)
+{
+	const char *name;
+
+	if (GENL_REQ_ATTR_CHECK(info, DFKV_A_NODE_NAME))
+		return NULL;
+	name = nla_data(info->attrs[DFKV_A_NODE_NAME]);
+	if (!name_valid(name)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[DFKV_A_NODE_NAME],
+				    "node names are 1-31 characters of [A-Za-z0-9._-]");
+		return NULL;
+	}
+	return name;
+}
+
+static int version_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &dfkv_family, 0,
+				DFKV_CMD_VERSION_GET);
+	if (!hdr ||
+	    nla_put_string(msg, DFKV_A_VERSION, DFKV_VERSION) ||
+	    nla_put_u32(msg, DFKV_A_ABI_VERSION, DFKV_ABI_VERSION)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int put_stat(struct sk_buff *skb, int type, u64 val)
+{
+	return nla_put_u64_64bit(skb, type, val, DFKV_STAT_PAD);
+}
+
+static int fill_ops(struct sk_buff *skb, const struct dfkv_stats_snap *s)
+{
+	struct nlattr *ops, *op;
+	int i, j;
+
+	ops = nla_nest_start(skb, DFKV_STAT_OPS);
+	if (!ops)
+		return -EMSGSIZE;
+	for (i = 0; i < __DFKV_OP_MAX; i++) {
+		for (j = 0; j < __DFKV_STATUS_MAX; j++) {
+			if (!s->ops[i][j])
+				continue;
+			op = nla_nest_start(skb, DFKV_STAT_OP);
+			if (!op ||
+			    nla_put_u32(skb, DFKV_STAT_OP_CODE, i) ||
+			    nla_put_u32(skb, DFKV_STAT_OP_STATUS, j) ||
+			    put_stat(skb, DFKV_STAT_OP_COUNT, s->ops[i][j]))
+				return -EMSGSIZE;
+			nla_nest_end(skb, op);
+		}
+	}
+	nla_nest_end(skb, ops);
+	return 0;
+}
+
+static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
+{
+	struct dfkv_store *st = &node->store;
+	struct dfkv_slab_stats ss;
+	struct dfkv_stats_snap s;
+	struct nlattr *nest;
+
+	dfkv_stats_snapshot(&node->stats, &s);
+	dfkv_slab_stats(&st->slab, &ss);
+	nest = nla_nest_start(skb, DFKV_A_NODE_STATS);
+	if (!nest || fill_ops(skb, &s) ||
+	    put_stat(skb, DFKV_STAT_BYTES_IN, s.bytes_in) ||
+	    put_stat(skb, DFKV_STAT_BYTES_OUT, s.bytes_out) ||
+	    put_stat(skb, DFKV_STAT_HITS, s.hits) ||
+	    put_stat(skb, DFKV_STAT_MISSES, s.misses) ||
+	    put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&st->objects)) ||
+	    put_stat(skb, DFKV_STAT_USED_BYTES,
+		     atomic64_read(&st->used_bytes)) ||
+	    put_stat(skb, DFKV_STAT_SLOT_BYTES, ss.slot_bytes_used) ||
+	    put_stat(skb, DFKV_STAT_CAPACITY_BYTES, st->capacity) ||
+	    put_stat(skb, DFKV_STAT_EVICTIONS, s.evictions) ||
+	    put_stat(skb, DFKV_STAT_PINS, atomic64_read(&st->pins)) ||
+	    put_stat(skb, DFKV_STAT_LEASES, dfkv_leases_live(&node->leases)) ||
+	    put_stat(skb, DFKV_STAT_LEASE_GRANTS, s.lease_grants) ||
+	    put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
+	    put_stat(skb, DFKV_STAT_TENANTS,
+		     atomic_read(&node->stats.nr_tenants)) ||
+	    put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
+	    put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
+		     u32 seq, struct netlink_callback *cb, u8 cmd, u32 event,
+		     bool stats)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &dfkv_family,
+			  cb ? NLM_F_MULTI : 0, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
+	    nla_put_u64_64bit(skb, DFKV_A_NODE_RAM_BYTES, node->store.capacity,
+			      DFKV_A_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_A_NODE_MAX_VALUE,
+			      READ_ONCE(node->max_value), DFKV_A_PAD) ||
+	    nla_put_u32(skb, DFKV_A_NODE_FLAGS, READ_ONCE(node->flags)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_STATE, READ_ONCE(node->state)) ||
+	    nla_put_u64_64bit(skb, DFKV_A_NODE_CTIME, node->ctime_ns,
+			      DFKV_A_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_A_NODE_EXTENT_BYTES,
+			      node->store.slab.extent_bytes, DFKV_A_PAD) ||
+	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
+	    (stats && fill_node_stats(skb, node))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
+{
+	struct sk_buff *skb;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	if (fill_node(skb, node, 0, 0, NULL, DFKV_CMD_NODE_EVENT, event,
+		      false)) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_multicast_netns(&dfkv_family, node->net, skb, 0,
+				DFKV_MCGRP_EVENTS_ID, GFP_KERNEL);
+}
+
+static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dfkv_node_cfg cfg = {
+		.max_value = DFKV_MAX_VALUE_DEFAULT,
+		.flags = DFKV_NODE_F_EVICT,
+	};
+
+	cfg.name = req_name(info);
+	if (!cfg.name)
+		return -EINVAL;
+	if (GENL_REQ_ATTR_CHECK(info, DFKV_A_NODE_RAM_BYTES))
+		return -EINVAL;
+	cfg.ram_bytes = nla_get_u64(info->attrs[DFKV_A_NODE_RAM_BYTES]);
+	if (info->attrs[DFKV_A_NODE_MAX_VALUE])
+		cfg.max_value = nla_get_u64(info->attrs[DFKV_A_NODE_MAX_VALUE]);
+	if (info->attrs[DFKV_A_NODE_FLAGS])
+		cfg.flags = nla_get_u32(info->attrs[DFKV_A_NODE_FLAGS]);
+	if (info->attrs[DFKV_A_NODE_STATE]) {
+		NL_SET_ERR_MSG(info->extack, "a new node starts up; set its state afterwards");
+		return -EINVAL;
+	}
+	return dfkv_node_create(genl_info_net(info), &cfg, info->extack);
+}
+
+static int nl_node_del(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *name = req_name(info);
+	int err;
+
+	if (!name)
+		return -EINVAL;
+	err = dfkv_node_delete(genl_info_net(info), name);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+	return err;
+}
+
+static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *name = req_name(info);
+	struct dfkv_node *node;
+
+	if (!name)
+		return -EINVAL;
+	if (info->attrs[DFKV_A_NODE_RAM_BYTES]) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[DFKV_A_NODE_RAM_BYTES],
+				    "the RAM budget is fixed when the node is created");
+		return -EOPNOTSUPP;
+	}
+	node = dfkv_node_get(genl_info_net(info), name);
+	if (!node) {
+		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+		return -ENOENT;
+	}
+	if (info->attrs[DFKV_A_NODE_MAX_VALUE])
+		WRITE_ONCE(node->max_value,
+			   nla_get_u64(info->attrs[DFKV_A_NODE_MAX_VALUE]));
+	if (info->attrs[DFKV_A_NODE_FLAGS]) {
+		u32 flags = nla_get_u32(info->attrs[DFKV_A_NODE_FLAGS]);
+
+		WRITE_ONCE(node->flags, flags);
+		WRITE_ONCE(node->store.evict, !!(flags & DFKV_NODE_F_EVICT));
+	}
+	if (info->attrs[DFKV_A_NODE_STATE])
+		dfkv_node_set_state(node,
+				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
+	dfkv_node_put(node);
+	return 0;
+}
+
+static int nl_node_get(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *name = req_name(info);
+	struct dfkv_node *node;
+	struct sk_buff *msg;
+	int err;
+
+	if (!name)
+		return -EINVAL;
+	node = dfkv_node_get(genl_info_net(info), name);
+	if (!node) {
+		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+		return -ENOENT;
+	}
+	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	err = -ENOMEM;
+	if (msg && !dfkv_node_enter(node)) {
+		NL_SET_ERR_MSG(info->extack, "the node is being deleted");
+		err = -ENOENT;
+	} else if (msg) {
+		err = fill_node(msg, node, info->snd_portid, info->snd_seq,
+				NULL, DFKV_CMD_NODE_GET, 0, true);
+		dfkv_node_exit(node);
+		if (!err) {
+			err = genlmsg_reply(msg, info);
+			msg = NULL;
+		}
+	}
+	nlmsg_free(msg);
+	dfkv_node_put(node);
+	return err;
+}
+
+/* Node dump: cb->args[0] counts the nodes already sent. */
+static int nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct dfkv_net *dn = dfkv_net(sock_net(skb->sk));
+	struct dfkv_node *node;
+	long idx = 0;
+
+	mutex_lock(&dn->lock);
+	cb->seq = dn->gen;
+	list_for_each_entry(node, &dn->nodes, list) {
+		if (idx++ < cb->args[0])
+			continue;
+		if (fill_node(skb, node, NETLINK_CB(cb->skb).portid,
+			      cb->nlh->nlmsg_seq, cb, DFKV_CMD_NODE_GET, 0,
+			      true)) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&dn->lock);
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+/*
+ * Tenant dump of one node: the node reference lives in cb->args[0] and the
+ * number of tenants already sent in cb->args[1]; each call re-walks the
+ * table inside an operation bracket, so deleting the node ends the dump
+ * instead of racing it.
+ */
+static int tenant_dump_start(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *na = info->attrs[DFKV_A_NODE_NAME];
+	struct dfkv_node *node;
+
+	if (!na) {
+		NL_SET_ERR_MSG(cb->extack, "the tenant dump needs a node name");
+		return -EINVAL;
+	}
+	node = dfkv_node_get(sock_net(cb->skb->sk), nla_data(na));
+	if (!node) {
+		NL_SET_ERR_MSG(cb->extack, "no node of that name in this network namespace");
+		return -ENOENT;
+	}
+	cb->args[0] = (long)node;
+	cb->args[1] = 0;
+	return 0;
+}
+
+static int fill_tenant(struct sk_buff *skb, struct netlink_callback *cb,
+		       struct dfkv_node *node, struct dfkv_tenant *t)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &dfkv_family, NLM_F_MULTI, DFKV_CMD_TENANT_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
+	    nla_put_u64_64bit(skb, DFKV_A_TENANT_HASH, t->hash, DFKV_A_PAD))
+		goto cancel;
+	nest = nla_nest_start(skb, DFKV_A_TENANT_STATS);
+	if (!nest ||
+	    put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&t->objects)) ||
+	    put_stat(skb, DFKV_STAT_USED_BYTES, atomic64_read(&t->used_bytes)) ||
+	    put_stat(skb, DFKV_STAT_BYTES_IN, atomic64_read(&t->bytes_in)) ||
+	    put_stat(skb, DFKV_STAT_BYTES_OUT, atomic64_read(&t->bytes_out)) ||
+	    put_stat(skb, DFKV_STAT_HITS, atomic64_read(&t->hits)) ||
+	    put_stat(skb, DFKV_STAT_MISSES, atomic64_read(&t->misses)))
+		goto cancel;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int tenant_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
+	struct rhashtable_iter iter;
+	struct dfkv_tenant *t;
+	long idx = 0;
+
+	if (!dfkv_node_enter(node))
+		return 0;
+	rhashtable_walk_enter(&node->stats.tenants, &iter);
+	rhashtable_walk_start(&iter);
+	while ((t = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(t)) {
+			if (PTR_ERR(t) == -EAGAIN)
+				continue;
+			break;
+		}
+		if (idx < cb->args[1]) {
+			idx++;
+			continue;
+		}
+		if (fill_tenant(skb, cb, node, t))
+			break;
+		idx++;
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	dfkv_node_exit(node);
+	cb->args[1] = idx;
+	return skb->len;
+}
+
+static int tenant_dump_done(struct netlink_callback *cb)
+{
+	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
+
+	if (node)
+		dfkv_node_put(node);
+	return 0;
+}
+
+static const struct genl_ops dfkv_ops[] = {
+	{
+		.cmd = DFKV_CMD_VERSION_GET,
+		.doit = version_get,
+	},
+	{
+		.cmd = DFKV_CMD_NODE_NEW,
+		.doit = nl_node_new,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_NODE_DEL,
+		.doit = nl_node_del,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_NODE_SET,
+		.doit = nl_node_set,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_NODE_GET,
+		.doit = nl_node_get,
+		.dumpit = nl_node_dump,
+	},
+	{
+		.cmd = DFKV_CMD_TENANT_GET,
+		.start = tenant_dump_start,
+		.dumpit = tenant_dump,
+		.done = tenant_dump_done,
+	},
+};
+
+static struct genl_family dfkv_family __ro_after_init = {
+	.name = DFKV_GENL_NAME,
+	.version = DFKV_GENL_VERSION,
+	.maxattr = DFKV_A_MAX,
+	.policy = dfkv_policy,
+	.netnsok = true,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	.ops = dfkv_ops,
+	.n_ops = ARRAY_SIZE(dfkv_ops),
+	.resv_start_op = DFKV_CMD_MAX + 1,
+	.mcgrps = dfkv_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(dfkv_mcgrps),
+};
+
+int __init dfkv_nl_init(void)
+{
+	return genl_register_family(&dfkv_family);
+}
+
+void dfkv_nl_exit(void)
+{
+	genl_unregister_family(&dfkv_family);
+}

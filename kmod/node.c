@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Nodes and their network namespaces.  Each netns keeps its nodes on an
+ * RCU list changed under a mutex; a node is found by name with a kref.  A
+ * node lives from NODE_NEW until NODE_DEL, the death of its netns, or
+ * module unload; deletion unlinks it, waits on a percpu_ref for the
+ * operations in flight to finish, drops its leases and then its store.
+ * Open files bound to a deleted node keep only the struct (their later
+ * operations fail with -ENODEV).
+ */
+#include <linux/slab.h>
+#include <linux/rculist.h>
+#include <linux/timekeeping.h>
+#include <linux/string.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <linux/netlink.h>
+
+#include "node.h"
+#include "netlink.h"
+
+static unsigned int dfkv_net_id __read_mostly;
+
+struct dfkv_net *dfkv_net(struct net *net)
+{
+	return net_generic(net, dfkv_net_id);
+}
+
+static void node_free_rcu(struct rcu_head *head)
+{
+	struct dfkv_node *node = container_of(head, struct dfkv_node, rcu);
+
+	percpu_ref_exit(&node->active);
+	kfree(node);
+}
+
+static void node_release(struct kref *ref)
+{
+	struct dfkv_node *node = container_of(ref, struct dfkv_node, ref);
+
+	call_rcu(&node->rcu, node_free_rcu);
+}
+
+void dfkv_node_put(struct dfkv_node *node)
+{
+	kref_put(&node->ref, node_release);
+}
+
+static void node_active_release(struct percpu_ref *ref)
+{
+	struct dfkv_node *node = container_of(ref, struct dfkv_node, active);
+
+	complete(&node->drained);
+}
+
+static struct dfkv_node *node_find_locked(struct dfkv_net *dn,
+					  const char *name)
+{
+	struct dfkv_node *node;
+
+	list_for_each_entry_rcu(node, &dn->nodes, list,
+				lockdep_is_held(&dn->lock))
+		if (!strcmp(node->name, name))
+			return node;
+	return NULL;
+}
+
+struct dfkv_node *dfkv_node_get(struct net *net, const char *name)
+{
+	struct dfkv_net *dn = dfkv_net(net);
+	struct dfkv_node *node;
+
+	rcu_read_lock();
+	node = node_find_locked(dn, name);
+	if (node && !kref_get_unless_zero(&node->ref))
+		node = NULL;
+	rcu_read_unlock();
+	return node;
+}
+
+int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
+		     struct netlink_ext_ack *extack)
+{
+	struct dfkv_net *dn = dfkv_net(net);
+	struct dfkv_node *node;
+	int err;
+
+	node = kzalloc(sizeof(*node), GFP_KERNEL);
+	if (!node)
+		return -ENOMEM;
+	kref_init(&node->ref);
+	init_completion(&node->drained);
+	node->net = net;
+	strscpy(node->name, cfg->name, sizeof(node->name));
+	node->ctime_ns = ktime_get_real_ns();
+	node->max_value = cfg->max_value;
+	node->flags = cfg->flags;
+	node->state = DFKV_NODE_STATE_UP;
+
+	err = percpu_ref_init(&node->active, node_active_release, 0,
+			      GFP_KERNEL);
+	if (err)
+		goto err_free;
+	err = dfkv_stats_init(&node->stats);
+	if (err)
+		goto err_ref;
+	err = dfkv_store_init(&node->store, &node->stats, cfg->ram_bytes,
+			      cfg->flags & DFKV_NODE_F_EVICT);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
+		goto err_stats;
+	}
+	dfkv_leases_init(&node->leases, &node->store, &node->stats);
+
+	mutex_lock(&dn->lock);
+	if (node_find_locked(dn, cfg->name)) {
+		mutex_unlock(&dn->lock);
+		NL_SET_ERR_MSG(extack, "a node with this name exists in this network namespace");
+		err = -EEXIST;
+		goto err_store;
+	}
+	list_add_tail_rcu(&node->list, &dn->nodes);
+	dn->gen++;
+	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_NEW);
+	mutex_unlock(&dn->lock);
+	return 0;
+
+err_store:
+	dfkv_leases_shutdown(&node->leases);
+	dfkv_store_destroy(&node->store);
+err_stats:
+	dfkv_stats_destroy(&node->stats);
+err_ref:
+	percpu_ref_exit(&node->active);
+err_free:
+	kfree(node);
+	return err;
+}
+
+/* Tear down an unlinked node: wait for its operations, free its data. */
+static void node_shutdown(struct dfkv_node *node)
+{
+	percpu_ref_kill(&node->active);
+	wait_for_completion(&node->drained);
+	dfkv_leases_shutdown(&node->leases);
+	synchronize_rcu();
+	dfkv_store_destroy(&node->store);
+	dfkv_stats_destroy(&node->stats);
+	dfkv_node_put(node);
+}
+
+int dfkv_node_delete(struct net *net, const char *name)
+{
+	struct dfkv_net *dn = dfkv_net(net);
+	struct dfkv_node *node;
+
+	mutex_lock(&dn->lock);
+	node = node_find_locked(dn, name);
+	if (!node) {
+		mutex_unlock(&dn->lock);
+		return -ENOENT;
+	}
+	list_del_rcu(&node->list);
+	dn->gen++;
+	WRITE_ONCE(node->state, DFKV_NODE_STATE_DRAINING);
+	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_DEL);
+	mutex_unlock(&dn->lock);
+	node_shutdown(node);
+	return 0;
+}
+
+int dfkv_node_set_state(struct dfkv_node *node, u32 state)
+{
+	if (xchg(&node->state, state) != state)
+		dfkv_nl_notify_node(node, DFKV_EVENT_NODE_STATE);
+	return 0;
+}
+
+static int __net_init dfkv_net_init(struct net *net)
+{
+	struct dfkv_net *dn = dfkv_net(net);
+
+	mutex_init(&dn->lock);
+	INIT_LIST_HEAD(&dn->nodes);
+	return 0;
+}
+
+static void __net_exit dfkv_net_exit(struct net *net)
+{
+	struct dfkv_net *dn = dfkv_net(net);
+	struct dfkv_node *node;
+
+	for (;;) {
+		mutex_lock(&dn->lock);
+		node = list_first_entry_or_null(&dn->nodes, struct dfkv_node,
+						list);
+		if (node) {
+			list_del_rcu(&node->list);
+			dn->gen++;
+		}
+		mutex_unlock(&dn->lock);
+		if (!node)
+			break;
+		node_shutdown(node);
+	}
+}
+
+static struct pernet_operations dfkv_net_ops = {
+	.init = dfkv_net_init,
+	.exit = dfkv_net_exit,
+	.id = &dfkv_net_id,
+	.size = sizeof(struct dfkv_net),
+};
+
+int dfkv_node_pernet_init(void)
+{
+	return register_pernet_subsys(&dfkv_net_ops);
+}
+
+void dfkv_node_pernet_exit(void)
+{
+	unregister_pernet_subsys(&dfkv_net_ops);
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A dfkv node: one cache instance, owned by the network namespace that
+ * created it, holding its store, leases, limits and counters.
+ */
+#ifndef _DFKV_NODE_H
+#define _DFKV_NODE_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu-refcount.h>
+#include <linux/completion.h>
+#include <linux/dfkv.h>
+
+#include "store.h"
+#include "stats.h"
+#include "lease.h"
+
+struct net;
+struct netlink_ext_ack;
+
+/* Per network namespace: its nodes. */
+struct dfkv_net {
+	struct mutex lock;	/* serializes admin changes of the list */
+	struct list_head nodes;	/* RCU readers: BIND, lookups */
+	u32 gen;		/* bumped on every change, for dumps */
+};
+
+struct dfkv_node {
+	struct list_head list;
+	struct kref ref;
+	struct percpu_ref active;	/* operations in flight */
+	struct completion drained;
+	struct net *net;		/* not counted: the node dies first */
+	char name[DFKV_NODE_NAME_MAX];
+	u64 ctime_ns;
+	u64 max_value;			/* READ_ONCE */
+	u32 flags;			/* READ_ONCE, enum dfkv_node_flags */
+	u32 state;			/* READ_ONCE, enum dfkv_node_state */
+	struct dfkv_stats stats;
+	struct dfkv_store store;
+	struct dfkv_leases leases;
+	struct rcu_head rcu;
+};
+
+struct dfkv_node_cfg {
+	const char *name;
+	u64 ram_bytes;
+	u64 max_value;
+	u32 flags;
+};
+
+#define DFKV_MAX_VALUE_DEFAULT	(64ULL << 20)
+#define DFKV_MAX_VALUE_LIMIT	(1ULL << 30)	/* below MAX_RW_COUNT */
+#define DFKV_RAM_MIN		(1ULL << 20)
+#define DFKV_RAM_MAX		(1ULL << 46)
+
+struct dfkv_net *dfkv_net(struct net *net);
+int dfkv_node_pernet_init(void);
+void dfkv_node_pernet_exit(void);
+
+int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
+		     struct netlink_ext_ack *extack);
+int dfkv_node_delete(struct net *net, const char *name);
+/* Look up a live node by name and take a reference, or NULL. */
+struct dfkv_node *dfkv_node_get(struct net *net, const char *name);
+void dfkv_node_put(struct dfkv_node *node);
+int dfkv_node_set_state(struct dfkv_node *node, u32 state);
+
+/* Bracket an operation: false when the node is being torn down. */
+static inline bool dfkv_node_enter(struct dfkv_node *node)
+{
+	return percpu_ref_tryget_live(&node->active);
+}
+
+static inline void dfkv_node_exit(struct dfkv_node *node)
+{
+	percpu_ref_put(&node->active);
+}
+
+#endif /* _DFKV_NODE_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Transport-independent operations on a node: the SPEC.md rules (range
+ * contract, zero-length PUT, immutability, size limits) and the per-op
+ * accounting live here once, for /dev/dfkv and the network transports.
+ * Every function returns an enum dfkv_status, or a negative errno when
+ * the caller's memory faulted or the wait was interrupted.
+ */
+#ifndef _DFKV_OPS_H
+#define _DFKV_OPS_H
+
+#include <linux/uio.h>
+#include <linux/dfkv.h>
+
+struct dfkv_node;
+struct dfkv_lease_owner;
+
+/*
+ * Resolve a GET range against the stored length: length 0 = remainder,
+ * offset == stored_len gives 0 bytes, offset > stored_len is INVALID, an
+ * oversized length is clamped.
+ */
+int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len);
+
+/* PUT len bytes taken from the iterator. */
+int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
+		struct iov_iter *from, u64 *stored_len);
+/*
+ * GET a range into the iterator, which holds cap bytes; a range wider
+ * than cap is TOO_LARGE and copies nothing.
+ */
+int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
+		u64 offset, u64 length, u64 cap, struct iov_iter *to,
+		u64 *stored_len, u64 *data_len);
+int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_key *key,
+		  u64 *stored_len);
+int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_key *key);
+int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_key *keys, u32 n);
+int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_key *keys, u32 n,
+		  u64 *lens);
+int dfkv_op_lease(struct dfkv_node *node, struct dfkv_lease_owner *owner,
+		  const struct dfkv_key *keys, u32 n, u64 ttl_ms, u64 *lens,
+		  u32 *nr_hits, u64 *lease_id);
+int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
+		    u64 lease_id);
+
+#endif /* _DFKV_OPS_H */

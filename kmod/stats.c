@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Node and tenant counters: per-CPU node counters summed on demand, and the
+ * per-node tenant table (an rhashtable of struct dfkv_tenant keyed by the
+ * tenant hash, read under RCU, entries freed with the node).
+ */
+#include <linux/slab.h>
+#include <linux/rhashtable.h>
+#include <linux/string.h>
+
+#include "stats.h"
+
+static const struct rhashtable_params tenant_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct dfkv_tenant, hash),
+	.head_offset = offsetof(struct dfkv_tenant, node),
+	.automatic_shrinking = true,
+};
+
+int dfkv_stats_init(struct dfkv_stats *st)
+{
+	int err;
+
+	st->pcpu = alloc_percpu(struct dfkv_pcpu_stats);
+	if (!st->pcpu)
+		return -ENOMEM;
+	err = rhashtable_init(&st->tenants, &tenant_params);
+	if (err) {
+		free_percpu(st->pcpu);
+		return err;
+	}
+	atomic_set(&st->nr_tenants, 0);
+	return 0;
+}
+
+static void tenant_free(void *ptr, void *arg)
+{
+	kfree(ptr);
+}
+
+/* Called once no data path can reach the node any more. */
+void dfkv_stats_destroy(struct dfkv_stats *st)
+{
+	rhashtable_free_and_destroy(&st->tenants, tenant_free, NULL);
+	free_percpu(st->pcpu);
+}
+
+void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_stats_snap *snap)
+{
+	int cpu, i, j;
+
+	memset(snap, 0, sizeof(*snap));
+	for_each_possible_cpu(cpu) {
+		const struct dfkv_pcpu_stats *p = per_cpu_ptr(st->pcpu, cpu);
+
+		for (i = 0; i < __DFKV_OP_MAX; i++)
+			for (j = 0; j < __DFKV_STATUS_MAX; j++)
+				snap->ops[i][j] += READ_ONCE(p->ops[i][j]);
+		snap->bytes_in += READ_ONCE(p->bytes_in);
+		snap->bytes_out += READ_ONCE(p->bytes_out);
+		snap->hits += READ_ONCE(p->hits);
+		snap->misses += READ_ONCE(p->misses);
+		snap->evictions += READ_ONCE(p->evictions);
+		snap->lease_grants += READ_ONCE(p->lease_grants);
+		snap->lease_expiries += READ_ONCE(p->lease_expiries);
+	}
+}
+
+struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash)
+{
+	return rhashtable_lookup(&st->tenants, &hash, tenant_params);
+}
+
+struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash)
+{
+	struct dfkv_tenant *t, *old;
+
+	rcu_read_lock();
+	t = dfkv_tenant_find(st, hash);
+	rcu_read_unlock();
+	if (t)
+		return t;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return NULL;
+	t->hash = hash;
+	old = rhashtable_lookup_get_insert_fast(&st->tenants, &t->node,
+						tenant_params);
+	if (IS_ERR(old)) {
+		kfree(t);
+		return NULL;
+	}
+	if (old) {
+		kfree(t);
+		return old;
+	}
+	atomic_inc(&st->nr_tenants);
+	return t;
+}

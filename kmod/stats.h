@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Counters of a node and of its tenants.  Node counters are per-CPU so the
+ * data path never shares a cache line; gauges that must be exact (objects,
+ * bytes) live in the store and the tenant as atomics.  Tenants are created
+ * the first time one of their blocks is committed and live as long as the
+ * node (their number is bounded by what was ever stored).
+ */
+#ifndef _DFKV_STATS_H
+#define _DFKV_STATS_H
+
+#include <linux/percpu.h>
+#include <linux/rhashtable-types.h>
+#include <linux/atomic.h>
+#include <linux/dfkv.h>
+
+struct dfkv_pcpu_stats {
+	u64 ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
+	u64 bytes_in;
+	u64 bytes_out;
+	u64 hits;
+	u64 misses;
+	u64 evictions;
+	u64 lease_grants;
+	u64 lease_expiries;
+};
+
+struct dfkv_tenant {
+	struct rhash_head node;
+	u64 hash;
+	atomic64_t objects;
+	atomic64_t used_bytes;
+	atomic64_t bytes_in;
+	atomic64_t bytes_out;
+	atomic64_t hits;
+	atomic64_t misses;
+	atomic64_t puts;
+	struct rcu_head rcu;
+};
+
+struct dfkv_stats {
+	struct dfkv_pcpu_stats __percpu *pcpu;
+	struct rhashtable tenants;
+	atomic_t nr_tenants;
+};
+
+/* A summed snapshot, as netlink reports it. */
+struct dfkv_stats_snap {
+	u64 ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
+	u64 bytes_in;
+	u64 bytes_out;
+	u64 hits;
+	u64 misses;
+	u64 evictions;
+	u64 lease_grants;
+	u64 lease_expiries;
+};
+
+int dfkv_stats_init(struct dfkv_stats *st);
+void dfkv_stats_destroy(struct dfkv_stats *st);
+void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_stats_snap *snap);
+
+/* Count one finished operation. */
+static inline void dfkv_stats_op(struct dfkv_stats *st, unsigned int op,
+				 unsigned int status)
+{
+	if (op < __DFKV_OP_MAX && status < __DFKV_STATUS_MAX)
+		this_cpu_inc(st->pcpu->ops[op][status]);
+}
+
+#define dfkv_stats_add(st, field, n) this_cpu_add((st)->pcpu->field, (n))
+
+/* Look up a tenant under RCU (caller holds rcu_read_lock), or NULL. */
+struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash);
+/* Find or create a tenant; NULL on allocation failure. */
+struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash);
+
+#endif /* _DFKV_STATS_H */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The store of a node: the index of block keys to entries, the entry state
+ * machine (RESERVED -> COMMITTED -> DEAD), pins, recency and eviction, over
+ * a RAM arena carved by the slab allocator.  Transports never touch entries
+ * directly: they call the begin/copy/end pairs below, which hand back one
+ * of enum dfkv_status.
+ */
+#ifndef _DFKV_STORE_H
+#define _DFKV_STORE_H
+
+#include <linux/rhashtable-types.h>
+#include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/uio.h>
+#include <linux/dfkv.h>
+
+#include "slab.h"
+#include "arena.h"
+#include "stats.h"
+
+enum dfkv_entry_state {
+	DFKV_E_RESERVED,	/* a PUT leader is filling the slots */
+	DFKV_E_COMMITTED,	/* visible, evictable when unpinned */
+	DFKV_E_DEAD,		/* unlinked; slots freed with the last ref */
+};
+
+struct dfkv_store;
+
+struct dfkv_entry {
+	struct rhash_head hnode;
+	struct dfkv_key key;
+	struct kref ref;	/* the index holds one while linked */
+	spinlock_t lock;	/* state, pins, done, lru membership */
+	u8 state;
+	u8 result;		/* leader's status, for followers */
+	bool done;		/* leader finished */
+	u32 pins;		/* readers and leases */
+	u64 len;
+	u64 stamp;		/* last use (ns), updated without locks */
+	u64 queued;		/* stamp when queued at its shard's tail */
+	struct list_head lru;
+	struct dfkv_tenant *tenant;
+	struct dfkv_store *store;
+	u32 nr_slots;
+	struct dfkv_slot *slots;
+	struct dfkv_slot slot0;
+	struct rcu_head rcu;
+};
+
+/* One recency list; entries are sharded by key so no lock is global. */
+struct dfkv_lru_shard {
+	spinlock_t lock;
+	struct list_head list;
+} ____cacheline_aligned_in_smp;
+
+struct dfkv_store {
+	struct rhashtable index;
+	struct dfkv_slab slab;
+	struct dfkv_arena arena;
+	struct dfkv_stats *stats;
+	wait_queue_head_t waitq;	/* PUT followers */
+	struct dfkv_lru_shard *shards;
+	u32 nr_shards;
+	u32 evict_cursor;
+	bool evict;			/* READ_ONCE: evict when full */
+	u64 capacity;
+	atomic64_t objects;
+	atomic64_t used_bytes;
+	atomic64_t pins;
+};
+
+int dfkv_store_cache_init(void);
+void dfkv_store_cache_exit(void);
+
+int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
+		    u64 capacity, bool evict);
+/* Drops every entry; no operation may be in flight. */
+void dfkv_store_destroy(struct dfkv_store *st);
+
+/* A PUT in progress. */
+struct dfkv_put {
+	struct dfkv_entry *e;
+	bool leader;
+	u64 stored_len;
+};
+
+/*
+ * Start a PUT of len bytes.  Returns DFKV_STATUS_OK with put->e == NULL
+ * when the key is already committed (values are immutable; stored_len
+ * tells its length), DFKV_STATUS_OK with put->leader set when the caller
+ * now owns a reserved entry and must fill it (dfkv_store_put_copy) and
+ * finish it (dfkv_store_put_end), DFKV_STATUS_OK with put->e set and
+ * !put->leader when another PUT of the key is in progress
+ * (dfkv_store_put_wait gives its result), or an error status.
+ */
+int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
+			 u64 len, struct dfkv_put *put);
+size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
+			   struct iov_iter *from);
+/* Commit (ok) or abort (!ok with status) a leader's PUT. */
+int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
+/* Wait for the leader of a followed PUT; -EINTR if killed. */
+int dfkv_store_put_wait(struct dfkv_put *put);
+
+/* A pinned committed entry being read. */
+struct dfkv_read {
+	struct dfkv_entry *e;
+};
+
+int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
+			 struct dfkv_read *rd);
+size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
+		       struct iov_iter *to);
+void dfkv_store_get_end(struct dfkv_read *rd);
+
+static inline u64 dfkv_read_len(const struct dfkv_read *rd)
+{
+	return rd->e->len;
+}
+
+/* Stored length of a committed key, 0 when absent. */
+u64 dfkv_store_exist(struct dfkv_store *st, const struct dfkv_key *key);
+int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key);
+/* Mark the key most recently used; returns whether it was present. */
+bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key);
+
+/* Pin / unpin a committed entry for a lease (pin takes a reference). */
+struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
+				  const struct dfkv_key *key);
+void dfkv_store_unpin(struct dfkv_entry *e);
+
+#endif /* _DFKV_STORE_H */

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * dfkv: distributed cache for the attention KV blocks of LLM inference.
+ *
+ * This header is the one ABI between dfkv.ko and userspace (libdfkv,
+ * dfkvctl, mdsd, the selftests).  It holds the wire constants, the
+ * /dev/dfkv ioctls and the generic netlink family "dfkv"; the YNL spec
+ * uapi/dfkv.yaml describes the same family.  Everything here is only
+ * ever extended at its end.
+ *
+ * Block keys
+ * ----------
+ * The node never sees namespaces or object keys, only 24-byte block keys:
+ * a tenant hash (u64) and a 16-byte object id, both computed by the
+ * client (SPEC.md section 1).
+ *
+ * /dev/dfkv
+ * ---------
+ * Open the device, bind the file to a node of the caller's network
+ * namespace with DFKV_IOC_BIND, then issue operations.  Every argument
+ * struct starts with its own size in bytes; the kernel accepts older
+ * (smaller) and newer (larger, with a zero tail) versions of each struct
+ * and rejects a size below the first version's.  Unknown flags are
+ * rejected with -EINVAL.  An ioctl returns 0 when the operation ran (its
+ * protocol result is in the struct's status field, one of enum
+ * dfkv_status) and a negative errno when the arguments themselves are
+ * bad (-EFAULT, -EINVAL, -ENOTCONN before BIND, -ENODEV when the bound
+ * node is gone).
+ *
+ * Netlink
+ * -------
+ * DFKV_CMD_VERSION_GET
+ *   Returns DFKV_A_VERSION and DFKV_A_ABI_VERSION.
+ * DFKV_CMD_NODE_NEW (admin)
+ *   DFKV_A_NODE_NAME (required), DFKV_A_NODE_RAM_BYTES (required),
+ *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS.
+ * DFKV_CMD_NODE_DEL (admin)
+ *   DFKV_A_NODE_NAME.
+ * DFKV_CMD_NODE_SET (admin)
+ *   DFKV_A_NODE_NAME plus any of DFKV_A_NODE_RAM_BYTES,
+ *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_STATE.
+ * DFKV_CMD_NODE_GET
+ *   doit with DFKV_A_NODE_NAME, or a dump of every node of the netns.
+ *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS.
+ * DFKV_CMD_TENANT_GET
+ *   Dump (resumable) of the tenants of the node named by
+ *   DFKV_A_NODE_NAME: DFKV_A_TENANT_HASH and DFKV_A_TENANT_STATS.
+ * DFKV_CMD_NODE_EVENT (multicast group "events")
+ *   DFKV_A_EVENT and the node's attributes.
+ */
+#ifndef _UAPI_LINUX_DFKV_H
+#define _UAPI_LINUX_DFKV_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* ------------------------------------------------------------------ wire */
+
+#define DFKV_EPOCH_TCP		6
+#define DFKV_EPOCH_RDMA		7
+#define DFKV_PORT_TCP		7400
+#define DFKV_PORT_RDMA		7401
+#define DFKV_REQ_PREFIX_LEN	50
+#define DFKV_RESP_PREFIX_LEN	18
+#define DFKV_BLOCK_KEY_LEN	24
+#define DFKV_OBJECT_ID_LEN	16
+
+enum dfkv_op {
+	DFKV_OP_PUT = 1,
+	DFKV_OP_GET = 2,
+	DFKV_OP_EXIST = 3,
+	DFKV_OP_STATS = 4,
+	DFKV_OP_REMOVE = 9,
+	DFKV_OP_TOUCH = 10,
+	DFKV_OP_PROBE = 11,
+	DFKV_OP_LEASE = 12,
+	DFKV_OP_RELEASE = 13,
+	DFKV_OP_HELLO = 14,
+	__DFKV_OP_MAX
+};
+
+enum dfkv_status {
+	DFKV_STATUS_OK = 0,
+	DFKV_STATUS_NOT_FOUND = 1,
+	DFKV_STATUS_CACHE_FULL = 2,
+	DFKV_STATUS_IO_ERROR = 3,
+	DFKV_STATUS_INVALID = 4,
+	DFKV_STATUS_QUOTA_EXCEEDED = 5,
+	DFKV_STATUS_BUSY = 6,
+	DFKV_STATUS_UNSUPPORTED = 7,
+	DFKV_STATUS_TOO_LARGE = 8,
+	DFKV_STATUS_LEASE_EXPIRED = 9,
+	__DFKV_STATUS_MAX
+};
+
+/* Default lease time-to-live when a LEASE asks for 0 ms. */
+#define DFKV_LEASE_TTL_DEFAULT_MS	10000
+/* Longest lease a client may ask for. */
+#define DFKV_LEASE_TTL_MAX_MS		600000
+/* Most keys one TOUCH, PROBE or LEASE may carry. */
+#define DFKV_KEYS_MAX			4096
+/* Most operations one BATCH may carry. */
+#define DFKV_BATCH_MAX			1024
+
+/* ------------------------------------------------------------ /dev/dfkv */
+
+#define DFKV_NODE_NAME_MAX	32	/* including the terminating NUL */
+
+/* A block key as it travels through ioctls (host byte order). */
+struct dfkv_key {
+	__u64 tenant;
+	__u8 id[DFKV_OBJECT_ID_LEN];
+};
+
+/* DFKV_IOC_BIND: bind this open file to a node of the caller's netns. */
+struct dfkv_ioc_bind {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+	char node[DFKV_NODE_NAME_MAX];	/* NUL-terminated */
+};
+#define DFKV_IOC_BIND_SIZE_VER0	40
+
+/*
+ * DFKV_IOC_PUT, _GET, _EXIST, _REMOVE, and each entry of DFKV_IOC_BATCH.
+ *
+ * PUT:    buf/length is the value (length > 0, <= node max_value_bytes).
+ * GET:    offset/length is the range (length 0 = whole remainder); up to
+ *         cap bytes are written to buf.  A range wider than cap is
+ *         TOO_LARGE and writes nothing (stored_len tells what to ask for).
+ * EXIST:  stored_len.
+ * REMOVE: OK also when absent.
+ * stored_len, data_len and status are written back; everything else is
+ * read only.
+ */
+struct dfkv_ioc_op {
+	__u32 size;
+	__u32 flags;		/* enum dfkv_op_flags */
+	__u32 op;		/* enum dfkv_op; 0 = implied by the ioctl */
+	__u32 status;		/* out: enum dfkv_status */
+	struct dfkv_key key;
+	__u64 offset;
+	__u64 length;
+	__u64 buf;		/* user pointer */
+	__u64 cap;		/* GET: capacity of buf */
+	__u64 stored_len;	/* out */
+	__u64 data_len;		/* out */
+};
+#define DFKV_IOC_OP_SIZE_VER0	88
+
+enum dfkv_op_flags {
+	__DFKV_OP_F_ALL = 0
+};
+
+/*
+ * DFKV_IOC_TOUCH, _PROBE, _LEASE, _RELEASE.
+ *
+ * keys points at count struct dfkv_key (1 <= count <= DFKV_KEYS_MAX).
+ * TOUCH:   marks the keys used, in order (the last one most recent).
+ * PROBE:   results[i] = stored length of keys[i], 0 when absent.
+ * LEASE:   pins the leading present keys for ttl_ms (0 = default);
+ *          results[i] = their stored lengths, nr_hits = how many;
+ *          lease_id identifies the lease (0 when nr_hits is 0).
+ *          Leases are dropped when the file is closed.
+ * RELEASE: drops lease_id; keys/count are unused (0).
+ */
+struct dfkv_ioc_keys {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 count;
+	__u32 status;		/* out: enum dfkv_status */
+	__u64 keys;		/* user pointer */
+	__u64 results;		/* user pointer to count __u64 */
+	__u64 ttl_ms;
+	__u64 lease_id;		/* LEASE: out, RELEASE: in */
+	__u32 nr_hits;		/* out */
+	__u32 __reserved;	/* must be 0 */
+};
+#define DFKV_IOC_KEYS_SIZE_VER0	56
+
+/*
+ * DFKV_IOC_BATCH: ops points at count entries of op_size bytes each
+ * (op_size >= DFKV_IOC_OP_SIZE_VER0); each entry names its op (PUT, GET,
+ * EXIST or REMOVE) and gets its own status.  nr_done counts the entries
+ * that ran; a bad entry stops the batch with -EINVAL/-EFAULT and nr_done
+ * tells which.
+ */
+struct dfkv_ioc_batch {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 count;
+	__u32 op_size;
+	__u64 ops;		/* user pointer */
+	__u32 nr_done;		/* out */
+	__u32 __reserved;	/* must be 0 */
+};
+#define DFKV_IOC_BATCH_SIZE_VER0	32
+
+#define DFKV_IOC_MAGIC		0xdf
+#define DFKV_IOC_BIND		_IOW(DFKV_IOC_MAGIC, 1, struct dfkv_ioc_bind)
+#define DFKV_IOC_PUT		_IOWR(DFKV_IOC_MAGIC, 2, struct dfkv_ioc_op)
+#define DFKV_IOC_GET		_IOWR(DFKV_IOC_MAGIC, 3, struct dfkv_ioc_op)
+#define DFKV_IOC_EXIST		_IOWR(DFKV_IOC_MAGIC, 4, struct dfkv_ioc_op)
+#define DFKV_IOC_REMOVE		_IOWR(DFKV_IOC_MAGIC, 5, struct dfkv_ioc_op)
+#define DFKV_IOC_TOUCH		_IOWR(DFKV_IOC_MAGIC, 6, struct dfkv_ioc_keys)
+#define DFKV_IOC_PROBE		_IOWR(DFKV_IOC_MAGIC, 7, struct dfkv_ioc_keys)
+#define DFKV_IOC_LEASE		_IOWR(DFKV_IOC_MAGIC, 8, struct dfkv_ioc_keys)
+#define DFKV_IOC_RELEASE	_IOWR(DFKV_IOC_MAGIC, 9, struct dfkv_ioc_keys)
+#define DFKV_IOC_BATCH		_IOWR(DFKV_IOC_MAGIC, 10, struct dfkv_ioc_batch)
+
+/* -------------------------------------------------------------- netlink */
+
+#define DFKV_GENL_NAME		"dfkv"
+#define DFKV_GENL_VERSION	1
+#define DFKV_MCGRP_EVENTS	"events"
+#define DFKV_ABI_VERSION	1
+
+enum dfkv_cmd {
+	DFKV_CMD_UNSPEC,
+	DFKV_CMD_VERSION_GET,
+	DFKV_CMD_NODE_NEW,
+	DFKV_CMD_NODE_DEL,
+	DFKV_CMD_NODE_SET,
+	DFKV_CMD_NODE_GET,
+	DFKV_CMD_TENANT_GET,
+	DFKV_CMD_NODE_EVENT,
+	__DFKV_CMD_MAX
+};
+#define DFKV_CMD_MAX (__DFKV_CMD_MAX - 1)
+
+enum dfkv_node_state {
+	DFKV_NODE_STATE_UP = 1,
+	DFKV_NODE_STATE_DRAINING = 2,
+	DFKV_NODE_STATE_UNHEALTHY = 3,
+	__DFKV_NODE_STATE_MAX
+};
+
+enum dfkv_node_flags {
+	DFKV_NODE_F_EVICT = 1U << 0,	/* evict by recency when full */
+	__DFKV_NODE_F_ALL = DFKV_NODE_F_EVICT
+};
+
+enum dfkv_event {
+	DFKV_EVENT_NODE_NEW = 1,
+	DFKV_EVENT_NODE_DEL = 2,
+	DFKV_EVENT_NODE_STATE = 3,
+	__DFKV_EVENT_MAX
+};
+
+enum dfkv_attr {
+	DFKV_A_UNSPEC,
+	DFKV_A_PAD,
+	DFKV_A_VERSION,			/* string: module version */
+	DFKV_A_ABI_VERSION,		/* u32 */
+	DFKV_A_NODE_NAME,		/* string, < DFKV_NODE_NAME_MAX */
+	DFKV_A_NODE_RAM_BYTES,		/* u64: RAM budget */
+	DFKV_A_NODE_MAX_VALUE,		/* u64: max_value_bytes */
+	DFKV_A_NODE_FLAGS,		/* u32: enum dfkv_node_flags */
+	DFKV_A_NODE_STATE,		/* u32: enum dfkv_node_state */
+	DFKV_A_NODE_CTIME,		/* u64: creation, ns since the epoch */
+	DFKV_A_NODE_STATS,		/* nest: enum dfkv_stat */
+	DFKV_A_TENANT_HASH,		/* u64 */
+	DFKV_A_TENANT_STATS,		/* nest: enum dfkv_stat */
+	DFKV_A_EVENT,			/* u32: enum dfkv_event */
+	DFKV_A_NODE_EXTENT_BYTES,	/* u64: slab extent size (read only) */
+	__DFKV_A_MAX
+};
+#define DFKV_A_MAX (__DFKV_A_MAX - 1)
+
+/*
+ * Counters and gauges, all u64, inside DFKV_A_NODE_STATS and
+ * DFKV_A_TENANT_STATS (a tenant carries the per-op and object/byte ones).
+ * Per-op counters: DFKV_STAT_OPS is a nest of DFKV_STAT_OP entries, each a
+ * nest of DFKV_STAT_OP_CODE (enum dfkv_op), DFKV_STAT_OP_STATUS (enum
+ * dfkv_status) and DFKV_STAT_OP_COUNT, present for non-zero counts only.
+ */
+enum dfkv_stat {
+	DFKV_STAT_UNSPEC,
+	DFKV_STAT_PAD,
+	DFKV_STAT_OPS,			/* nest */
+	DFKV_STAT_OP,			/* nest inside DFKV_STAT_OPS */
+	DFKV_STAT_OP_CODE,		/* u32 */
+	DFKV_STAT_OP_STATUS,		/* u32 */
+	DFKV_STAT_OP_COUNT,		/* u64 */
+	DFKV_STAT_BYTES_IN,		/* payload bytes stored */
+	DFKV_STAT_BYTES_OUT,		/* payload bytes served */
+	DFKV_STAT_HITS,
+	DFKV_STAT_MISSES,
+	DFKV_STAT_OBJECTS,		/* gauge */
+	DFKV_STAT_USED_BYTES,		/* gauge: payload bytes committed */
+	DFKV_STAT_SLOT_BYTES,		/* gauge: bytes of slots in use */
+	DFKV_STAT_CAPACITY_BYTES,	/* gauge: RAM budget */
+	DFKV_STAT_EVICTIONS,
+	DFKV_STAT_PINS,			/* gauge: pinned entries */
+	DFKV_STAT_LEASES,		/* gauge: live leases */
+	DFKV_STAT_LEASE_GRANTS,
+	DFKV_STAT_LEASE_EXPIRIES,
+	DFKV_STAT_TENANTS,		/* gauge */
+	DFKV_STAT_EXTENTS_BOUND,	/* gauge */
+	DFKV_STAT_EXTENTS_TOTAL,	/* gauge */
+	__DFKV_STAT_MAX
+};
+#define DFKV_STAT_MAX (__DFKV_STAT_MAX - 1)
+
+#endif /* _UAPI_LINUX_DFKV_H */
