@@ -1,0 +1,365 @@
+# SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+"""dfkv: Python binding of libdfkv (ctypes, no compiled extension).
+
+This module owns the Python face of the C library: identity builders
+(namespace descriptor, layout fingerprint, object key, block key), the
+Ketama ring, and the client.  Every computation runs in libdfkv.so; the
+binding only marshals arguments.  The library is loaded from $DFKV_LIB
+when set, else by its soname libdfkv.so.0.
+
+Values may be any object with the buffer protocol (bytes, bytearray,
+memoryview, numpy arrays); reads can land in a caller's writable buffer
+without a copy.
+"""
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int,
+                    c_int32, c_size_t, c_uint, c_uint8, c_uint32, c_uint64,
+                    c_void_p)
+
+__all__ = [
+    "DfkvError", "version", "strerror", "layout_fingerprint", "ns_build",
+    "tenant_identity", "tenant_hash", "object_id", "block_key", "key_render",
+    "key_parse", "Ring", "Client", "PROBE_NODE", "PROBE_DISK", "STATUS",
+    "ERRORS",
+]
+
+_lib = ctypes.CDLL(os.environ.get("DFKV_LIB") or "libdfkv.so.0")
+
+# enum dfkv_status (uapi/linux/dfkv.h) and enum dfkv_error (lib/dfkv.h)
+STATUS = {
+    "OK": 0, "NOT_FOUND": 1, "CACHE_FULL": 2, "IO_ERROR": 3, "INVALID": 4,
+    "QUOTA_EXCEEDED": 5, "BUSY": 6, "UNSUPPORTED": 7, "TOO_LARGE": 8,
+    "LEASE_EXPIRED": 9,
+}
+ERRORS = {
+    "E_INVAL": -1, "E_NOMEM": -2, "E_RANGE": -3, "E_UNAVAILABLE": -4,
+    "E_TIMEOUT": -5, "E_PROTO": -6, "E_NOT_RUN": -7, "E_MEMBERS": -8,
+    "E_NODEV": -9, "E_SYS": -10,
+}
+OK = 0
+NOT_FOUND = 1
+TOO_LARGE = 8
+E_RANGE = -3
+PROBE_NODE = 0
+PROBE_DISK = 4
+OBJECT_ID_LEN = 16
+KEY_HASH_MAX = 64
+KEY_RENDER_MAX = 640
+TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2}
+
+
+class DfkvError(Exception):
+    """A libdfkv call failed; .status is the dfkv status or error code."""
+
+    def __init__(self, status, what=""):
+        self.status = status
+        msg = strerror(status)
+        super().__init__(f"{what}: {msg} ({status})" if what else
+                         f"{msg} ({status})")
+
+
+class _Span(Structure):
+    _fields_ = [("ptr", c_void_p), ("len", c_uint64)]
+
+
+class _NsDesc(Structure):
+    _fields_ = [
+        ("size", c_uint32), ("reserved", c_uint32),
+        ("tenant", _Span), ("model_id", _Span), ("model_revision", _Span),
+        ("layout_id", _Span), ("dtype", _Span),
+        ("layout_fingerprint", c_uint64),
+        ("block_tokens", c_uint32), ("num_layers", c_uint32),
+        ("group", _Span),
+        ("tp", c_uint32), ("pp", c_uint32), ("dp", c_uint32),
+        ("pcp", c_uint32), ("dcp", c_uint32), ("reserved2", c_uint32),
+    ]
+
+
+class _Rank(Structure):
+    _fields_ = [("size", c_uint32), ("rank", c_int32)]
+
+
+class _KeyDesc(Structure):
+    _fields_ = [
+        ("size", c_uint32), ("group", c_uint32),
+        ("pool", _Span), ("hash", _Span),
+        ("dp", _Rank), ("tp", _Rank), ("pcp", _Rank), ("dcp", _Rank),
+        ("pp", _Rank),
+        ("component", _Span),
+        ("sg_width", c_uint32), ("sg_group", c_uint32),
+    ]
+
+
+class _BlockKey(Structure):
+    _fields_ = [("tenant", c_uint64), ("id", c_uint8 * OBJECT_ID_LEN)]
+
+
+class _RingMember(Structure):
+    _fields_ = [("name", c_char_p), ("weight", c_uint32)]
+
+
+class _Options(Structure):
+    _fields_ = [
+        ("size", c_uint32), ("transport", c_uint32),
+        ("members", c_char_p), ("ns", c_void_p), ("ns_len", c_uint64),
+        ("batch_concurrency", c_uint32), ("conns_per_peer", c_uint32),
+        ("connect_timeout_ms", c_uint32), ("io_timeout_ms", c_uint32),
+        ("cooldown_ms", c_uint32), ("reserved", c_uint32),
+        ("local_dev", c_char_p),
+    ]
+
+
+def _proto(name, res, *args):
+    f = getattr(_lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+    return f
+
+
+_P = c_void_p
+_U64P = POINTER(c_uint64)
+_proto("dfkv_version", c_char_p)
+_proto("dfkv_strerror", c_char_p, c_int)
+_proto("dfkv_ns_build", c_int, POINTER(_NsDesc), _P, c_uint64, _U64P)
+_proto("dfkv_ns_tenant_identity", c_int, _P, c_uint64, _U64P, _U64P)
+_proto("dfkv_layout_fingerprint", c_int, POINTER(_Span), c_size_t, _U64P)
+_proto("dfkv_key_render", c_int, POINTER(_KeyDesc), _P, c_uint64, _U64P)
+_proto("dfkv_key_parse", c_int, _P, c_uint64, POINTER(_KeyDesc), _P)
+_proto("dfkv_object_id", c_int, _P, c_uint64, _P, c_uint64, _P)
+_proto("dfkv_tenant_hash", c_int, _P, c_uint64, _U64P)
+_proto("dfkv_block_key", c_int, _P, c_uint64, _P, c_uint64,
+       POINTER(_BlockKey))
+_proto("dfkv_ring_build", c_int, POINTER(_RingMember), c_size_t,
+       POINTER(c_void_p))
+_proto("dfkv_ring_route", c_int, c_void_p, _P, c_uint, POINTER(c_size_t))
+_proto("dfkv_ring_member_name", c_char_p, c_void_p, c_size_t)
+_proto("dfkv_ring_size", c_size_t, c_void_p)
+_proto("dfkv_ring_free", None, c_void_p)
+
+
+def version():
+    """The library version string."""
+    return _lib.dfkv_version().decode()
+
+
+def strerror(status):
+    """Name of a dfkv status (>= 0) or library error (< 0)."""
+    return _lib.dfkv_strerror(int(status)).decode()
+
+
+def _check(rc, what):
+    if rc != 0:
+        raise DfkvError(rc, what)
+
+
+class _In:
+    """A read-only view of bytes-like data as (pointer, length).
+
+    str is encoded as UTF-8; contiguous buffers are passed without a copy
+    where ctypes allows it (writable buffers), else copied once.  The
+    object keeps what the pointer refers to alive.
+    """
+
+    __slots__ = ("ptr", "len", "_keep")
+
+    def __init__(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        if isinstance(data, bytes):
+            self._keep = data
+            self.ptr = ctypes.cast(c_char_p(data), c_void_p).value if data else None
+            self.len = len(data)
+            return
+        mv = memoryview(data)
+        if not mv.c_contiguous:
+            raise ValueError("buffer must be C-contiguous")
+        mv = mv.cast("B")
+        self.len = mv.nbytes
+        if mv.readonly:
+            b = mv.tobytes()
+            self._keep = b
+            self.ptr = ctypes.cast(c_char_p(b), c_void_p).value if b else None
+        elif self.len:
+            arr = (c_char * self.len).from_buffer(mv)
+            self._keep = (mv, arr)
+            self.ptr = ctypes.addressof(arr)
+        else:
+            self._keep = mv
+            self.ptr = None
+
+    def span(self):
+        return _Span(self.ptr, self.len)
+
+
+class _Out:
+    """A writable buffer (bytearray, numpy array, memoryview) as a pointer."""
+
+    __slots__ = ("ptr", "len", "_keep")
+
+    def __init__(self, data):
+        mv = memoryview(data)
+        if mv.readonly or not mv.c_contiguous:
+            raise ValueError("destination must be a writable C-contiguous "
+                             "buffer")
+        mv = mv.cast("B")
+        self.len = mv.nbytes
+        if self.len:
+            arr = (c_char * self.len).from_buffer(mv)
+            self._keep = (mv, arr)
+            self.ptr = ctypes.addressof(arr)
+        else:
+            self._keep = mv
+            self.ptr = None
+
+
+# ---------------------------------------------------------------- identity
+
+def layout_fingerprint(fields):
+    """SPEC 1.1 layout fingerprint (int) of shape/stride fields, in order."""
+    ins = [_In(f) for f in fields]
+    arr = (_Span * max(len(ins), 1))(*[i.span() for i in ins])
+    out = c_uint64()
+    _check(_lib.dfkv_layout_fingerprint(arr, len(ins), byref(out)),
+           "layout_fingerprint")
+    return out.value
+
+
+def ns_build(tenant, model_id, model_revision, layout_id, dtype,
+             layout_fingerprint, block_tokens, num_layers, group,
+             tp=1, pp=1, dp=1, pcp=1, dcp=1):
+    """The canonical namespace descriptor bytes (SPEC 1.1)."""
+    ins = [_In(x) for x in (tenant, model_id, model_revision, layout_id,
+                            dtype, group)]
+    d = _NsDesc()
+    d.size = ctypes.sizeof(_NsDesc)
+    d.tenant, d.model_id, d.model_revision, d.layout_id, d.dtype, d.group = \
+        [i.span() for i in ins]
+    d.layout_fingerprint = layout_fingerprint
+    d.block_tokens, d.num_layers = block_tokens, num_layers
+    d.tp, d.pp, d.dp, d.pcp, d.dcp = tp, pp, dp, pcp, dcp
+    n = c_uint64()
+    rc = _lib.dfkv_ns_build(byref(d), None, 0, byref(n))
+    if rc != E_RANGE:
+        _check(rc, "ns_build")
+    buf = ctypes.create_string_buffer(n.value)
+    _check(_lib.dfkv_ns_build(byref(d), buf, n.value, byref(n)), "ns_build")
+    return buf.raw[:n.value]
+
+
+def tenant_identity(ns):
+    """The tenant identity bytes of a namespace (SPEC 1.3)."""
+    i = _In(ns)
+    off, ln = c_uint64(), c_uint64()
+    _check(_lib.dfkv_ns_tenant_identity(i.ptr, i.len, byref(off), byref(ln)),
+           "tenant_identity")
+    return ctypes.string_at(i.ptr + off.value, ln.value)
+
+
+def tenant_hash(ns):
+    """tenant_hash (int) of a namespace (SPEC 1.3)."""
+    i = _In(ns)
+    out = c_uint64()
+    _check(_lib.dfkv_tenant_hash(i.ptr, i.len, byref(out)), "tenant_hash")
+    return out.value
+
+
+def object_id(ns, key):
+    """The 16-byte object id of (namespace, key) (SPEC 1.3)."""
+    n, k = _In(ns), _In(key)
+    out = (c_uint8 * OBJECT_ID_LEN)()
+    _check(_lib.dfkv_object_id(n.ptr, n.len, k.ptr, k.len, out), "object_id")
+    return bytes(out)
+
+
+def block_key(ns, key):
+    """(tenant_hash, object_id) of (namespace, key)."""
+    n, k = _In(ns), _In(key)
+    bk = _BlockKey()
+    _check(_lib.dfkv_block_key(n.ptr, n.len, k.ptr, k.len, byref(bk)),
+           "block_key")
+    return bk.tenant, bytes(bk.id)
+
+
+def key_render(pool, hash, dp, tp, pcp, dcp, pp, group, component, sg=None):
+    """The canonical object key bytes (SPEC 1.2).
+
+    hash is the raw content hash (bytes); dp..pp are (size, rank) pairs
+    with rank -1 for "replicated"; sg is None or (width, group).
+    """
+    ins = [_In(pool), _In(hash), _In(component)]
+    d = _KeyDesc()
+    d.size = ctypes.sizeof(_KeyDesc)
+    d.pool, d.hash, d.component = [i.span() for i in ins]
+    d.dp, d.tp, d.pcp, d.dcp, d.pp = [_Rank(*r) for r in (dp, tp, pcp, dcp,
+                                                          pp)]
+    d.group = group
+    if sg is not None:
+        d.sg_width, d.sg_group = sg
+    buf = ctypes.create_string_buffer(KEY_RENDER_MAX)
+    n = c_uint64()
+    _check(_lib.dfkv_key_render(byref(d), buf, KEY_RENDER_MAX, byref(n)),
+           "key_render")
+    return buf.raw[:n.value]
+
+
+def key_parse(key):
+    """Fields of a canonical object key (the inverse of key_render)."""
+    k = _In(key)
+    d = _KeyDesc()
+    hb = (c_uint8 * KEY_HASH_MAX)()
+    _check(_lib.dfkv_key_parse(k.ptr, k.len, byref(d), hb), "key_parse")
+
+    def s(span):
+        return ctypes.string_at(span.ptr, span.len)
+
+    return {
+        "pool": s(d.pool).decode(), "hash": s(d.hash),
+        "dp": (d.dp.size, d.dp.rank), "tp": (d.tp.size, d.tp.rank),
+        "pcp": (d.pcp.size, d.pcp.rank), "dcp": (d.dcp.size, d.dcp.rank),
+        "pp": (d.pp.size, d.pp.rank), "group": d.group,
+        "component": s(d.component).decode(),
+        "sg": (d.sg_width, d.sg_group) if d.sg_width else None,
+    }
+
+
+# ----------------------------------------------------------------- routing
+
+class Ring:
+    """A Ketama ring over [(name, weight), ...] (SPEC 1.4)."""
+
+    def __init__(self, members):
+        members = [(m, 1) if isinstance(m, (str, bytes)) else m
+                   for m in members]
+        names = [n.encode() if isinstance(n, str) else bytes(n)
+                 for n, _ in members]
+        arr = (_RingMember * max(len(members), 1))(
+            *[_RingMember(n, w) for n, (_, w) in zip(names, members)])
+        self._ring = c_void_p()
+        _check(_lib.dfkv_ring_build(arr, len(members), byref(self._ring)),
+               "ring_build")
+
+    def route_index(self, oid, probe_off=PROBE_NODE):
+        """Index of the member owning a 16-byte object id."""
+        if len(oid) != OBJECT_ID_LEN:
+            raise ValueError("object id must be 16 bytes")
+        m = c_size_t()
+        _check(_lib.dfkv_ring_route(self._ring, bytes(oid), probe_off,
+                                    byref(m)), "ring_route")
+        return m.value
+
+    def route(self, oid, probe_off=PROBE_NODE):
+        """Name of the member owning a 16-byte object id."""
+        return _lib.dfkv_ring_member_name(
+            self._ring, self.route_index(oid, probe_off)).decode()
+
+    def __len__(self):
+        return _lib.dfkv_ring_size(self._ring)
+
+    def close(self):
+        if self._ring:
+            _lib.dfkv_ring_free(self._ring)
+            self._ring = c_void_p()
+
+    __del__ = close
