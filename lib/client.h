@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libdfkv client internals shared by client.c (API, routing, peer health,
+ * stats), members.c (the members list), and the transports tcp.c and
+ * local.c.  A transport executes an array of requests (struct dfkv_req),
+ * each already routed to a peer, and fills in their results.
+ */
+#ifndef DFKV_LIB_CLIENT_H
+#define DFKV_LIB_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "util.h"
+
+#define DFKV_HOST_MAX	256
+
+struct dfkv_conn;
+
+struct dfkv_peer {
+	char name[DFKV_NODE_NAME_MAX];
+	char host[DFKV_HOST_MAX];	/* empty: no TCP address */
+	uint16_t port;
+	uint32_t weight;
+	uint32_t index;
+
+	/* TCP */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;		/* 0: not resolved / not TCP */
+	pthread_mutex_t pool_lock;
+	struct dfkv_conn **idle;	/* conns_per_peer slots */
+	size_t nidle;
+
+	/* /dev/dfkv; the rwlock keeps the fd stable across a rebind */
+	pthread_rwlock_t local_lock;
+	int local_fd;			/* -1: this peer is reached over TCP */
+	bool local;
+
+	_Atomic uint64_t down_until_ms;	/* peer health: skip until then */
+};
+
+/* One routed operation. */
+struct dfkv_req {
+	/* in */
+	uint8_t op;				/* enum dfkv_op */
+	struct dfkv_peer *peer;
+	struct dfkv_key key;
+	uint64_t offset, length;		/* GET range; LEASE: length = ttl */
+	const void *val;			/* PUT */
+	uint64_t val_len;
+	void *buf;				/* GET destination */
+	uint64_t cap;
+	const struct dfkv_key *keys;		/* TOUCH, PROBE, LEASE */
+	uint32_t nkeys;
+	uint64_t *results;			/* PROBE, LEASE: nkeys entries */
+	uint64_t lease_id;			/* LEASE out, RELEASE in */
+	struct dfkv_conn *conn;			/* TCP lease: the connection
+						 * holding it (out of LEASE,
+						 * into RELEASE) */
+	/* out */
+	int status;
+	uint32_t nr_hits;
+	uint64_t stored_len, data_len;
+};
+
+struct dfkv_client {
+	struct dfkv_client_options_v2 opt;	/* defaults applied */
+	uint8_t *ns;
+	uint64_t ns_len;
+	uint64_t tenant;
+	char *local_dev;
+	struct dfkv_peer *peers;
+	size_t npeers;
+	struct dfkv_ring *ring;
+
+	/* stats (client.c) */
+	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];
+	_Atomic uint64_t bytes_out, bytes_in;
+	_Atomic uint64_t tcp_reqs, local_reqs, connects, conn_failures;
+	_Atomic uint64_t peer_skips, dropped_writes, degraded_reads;
+};
+
+uint64_t dfkv_now_ms(void);
+
+/* members.c: parse opts->members into c->peers (names, hosts, weights). */
+int dfkv_members_parse(const char *spec, struct dfkv_peer **peers,
+		       size_t *n);
+
+/* Peer health (client.c). */
+bool dfkv_peer_usable(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_peer_failed(struct dfkv_client *c, struct dfkv_peer *p);
+
+/*
+ * Transports.  exec runs reqs (all routed to peers of this transport)
+ * until each has a status or the deadline passes; a request that could
+ * not be delivered gets DFKV_E_UNAVAILABLE, DFKV_E_TIMEOUT or
+ * DFKV_E_PROTO and its peer is reported with dfkv_peer_failed().
+ */
+int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		   uint64_t deadline_ms);
+/* Return a lease-holding connection to the pool (or close it). */
+void dfkv_tcp_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
+		       struct dfkv_conn *conn, bool healthy);
+
+/* 0 when bound, DFKV_E_NODEV when the node is not in this netns. */
+int dfkv_local_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_local_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n);
+
+#endif /* DFKV_LIB_CLIENT_H */

@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * libdfkv TCP transport (SPEC.md section 2, epoch 6).  Each peer keeps a
+ * small pool of idle non-blocking connections.  One exec call spreads its
+ * requests over up to conns_per_peer connections per peer and drives all
+ * of them from one poll() loop: frames are written with gathered sendmsg
+ * (prefix + the caller's value, no copy), up to batch_concurrency
+ * requests in flight per connection, and replies are matched in FIFO
+ * order, with GET data received straight into the caller's buffer.  A
+ * connection that fails is closed and its peer reported unhealthy; a
+ * pooled connection that the node had closed while idle is retried once
+ * on a fresh one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "wire.h"
+
+#define RBUF_SIZE	16384
+#define DIRECT_MIN	4096	/* read GET data straight into the caller's
+				 * buffer past this many bytes */
+#define IOV_MAX_BATCH	64
+
+struct dfkv_conn {
+	int fd;
+	bool connecting;
+	bool reused;		/* came from the pool */
+	bool active;
+	struct dfkv_peer *peer;
+	uint64_t connect_deadline;
+
+	/* work of the current exec: items, in order */
+	struct item **q;
+	size_t nq, qcap;
+	size_t sent, sent_off;	/* requests fully sent; bytes of q[sent] */
+	size_t recvd;		/* requests fully answered */
+	bool want_out;		/* last send hit EAGAIN */
+
+	/* receive state for q[recvd] */
+	uint8_t rbuf[RBUF_SIZE];
+	size_t rpos, rlen;
+	bool have_hdr;
+	struct dfkv_wire_resp resp;
+	uint64_t data_off;
+};
+
+struct item {
+	struct dfkv_req *r;
+	struct dfkv_wire_req w;
+	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
+	const uint8_t *payload;
+	uint8_t *owned;		/* encoded keys, or the rx buffer */
+	uint8_t *rx;		/* PROBE/LEASE reply data */
+};
+
+/* --------------------------------------------------------------- pool */
+
+int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char port[8];
+
+	p->idle = calloc(c->opt.conns_per_peer, sizeof(*p->idle));
+	if (!p->idle)
+		return DFKV_E_NOMEM;
+	if (!p->host[0])
+		return DFKV_E_MEMBERS;
+	snprintf(port, sizeof(port), "%u", p->port);
+	if (getaddrinfo(p->host, port, &hints, &res) || !res) {
+		if (res)
+			freeaddrinfo(res);
+		return DFKV_E_MEMBERS;
+	}
+	memcpy(&p->addr, res->ai_addr, res->ai_addrlen);
+	p->addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void conn_close(struct dfkv_conn *conn)
+{
+	if (conn->fd >= 0)
+		close(conn->fd);
+	free(conn->q);
+	free(conn);
+}
+
+void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	(void)c;
+	for (size_t i = 0; i < p->nidle; i++)
+		conn_close(p->idle[i]);
+	p->nidle = 0;
+	free(p->idle);
+	p->idle = NULL;
+}
+
+/* Start a non-blocking connect; false when it failed at once. */
+static bool conn_connect(struct dfkv_client *c, struct dfkv_conn *conn,
+			 uint64_t now)
+{
+	struct dfkv_peer *p = conn->peer;
+	int one = 1;
+
+	if (conn->fd >= 0)
+		close(conn->fd);
+	conn->fd = socket(p->addr.ss_family,
+			  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (conn->fd < 0)
+		return false;
+	setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	atomic_fetch_add(&c->connects, 1);
+	conn->reused = false;
+	conn->connect_deadline = now + c->opt.connect_timeout_ms;
+	if (!connect(conn->fd, (struct sockaddr *)&p->addr, p->addrlen)) {
+		conn->connecting = false;
+		return true;
+	}
+	conn->connecting = errno == EINPROGRESS;
+	if (!conn->connecting) {
+		close(conn->fd);
+		conn->fd = -1;
+	}
+	return conn->connecting;
+}
+
+/* An idle pooled connection that is still open and quiet. */
+static bool idle_ok(struct dfkv_conn *conn)
+{
+	struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 0;
+}
+
+static struct dfkv_conn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	struct dfkv_conn *conn = NULL;
+
+	pthread_mutex_lock(&p->pool_lock);
+	while (p->nidle && !conn) {
+		conn = p->idle[--p->nidle];
+		if (!idle_ok(conn)) {
+			conn_close(conn);
+			conn = NULL;
+		}
+	}
+	pthread_mutex_unlock(&p->pool_lock);
+	if (conn) {
+		conn->reused = true;
+		return conn;
+	}
+	(void)c;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return NULL;
+	conn->fd = -1;
+	conn->peer = p;
+	return conn;
+}
+
+void dfkv_tcp_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
+		       struct dfkv_conn *conn, bool healthy)
+{
+	if (!conn)
+		return;
+	conn->nq = conn->sent = conn->recvd = 0;
+	conn->active = false;
+	if (healthy && conn->fd >= 0 && !conn->connecting && !conn->have_hdr &&
+	    conn->rpos == conn->rlen) {
+		pthread_mutex_lock(&p->pool_lock);
+		if (p->nidle < c->opt.conns_per_peer) {
+			p->idle[p->nidle++] = conn;
+			conn = NULL;
+		}
+		pthread_mutex_unlock(&p->pool_lock);
+	}
+	if (conn)
+		conn_close(conn);
+}
+
+/* ------------------------------------------------------------- framing */
+
+static int item_prepare(struct item *it)
+{
+	struct dfkv_req *r = it->r;
+
+	memset(&it->w, 0, sizeof(it->w));
+	it->w.epoch = DFKV_EPOCH_TCP;
+	it->w.op = r->op;
+	memcpy(it->w.id, r->key.id, DFKV_OBJECT_ID_LEN);
+	it->w.tenant = r->key.tenant;
+	switch (r->op) {
+	case DFKV_OP_PUT:
+		it->payload = r->val;
+		it->w.payload_len = r->val_len;
+		break;
+	case DFKV_OP_GET:
+		/* never ask for more than fits: a wider range is TOO_LARGE */
+		it->w.offset = r->offset;
+		it->w.length = !r->length || r->length > r->cap ? r->cap :
+			r->length;
+		break;
+	case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE:
+	case DFKV_OP_LEASE:
+		it->owned = malloc((size_t)r->nkeys * DFKV_BLOCK_KEY_LEN +
+				   8 * ((size_t)r->nkeys + 1));
+		if (!it->owned)
+			return DFKV_E_NOMEM;
+		dfkv_wire_keys_encode(r->keys, r->nkeys, it->owned);
+		it->payload = it->owned;
+		it->w.payload_len = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
+		it->rx = it->owned + it->w.payload_len;
+		if (r->op == DFKV_OP_LEASE)
+			it->w.length = r->length;
+		break;
+	case DFKV_OP_RELEASE:
+		it->w.offset = r->lease_id;
+		break;
+	default:
+		break;
+	}
+	if (r->op == DFKV_OP_TOUCH || r->op == DFKV_OP_PROBE ||
+	    r->op == DFKV_OP_LEASE || r->op == DFKV_OP_RELEASE) {
+		memset(it->w.id, 0, sizeof(it->w.id));
+		it->w.tenant = 0;
+	}
+	dfkv_wire_req_encode(&it->w, it->hdr);
+	return 0;
+}
+
+static uint64_t frame_len(const struct item *it)
+{
+	return DFKV_REQ_PREFIX_LEN + it->w.payload_len;
+}
+
+/* A reply is complete: hand its results to the request. */
+static void item_complete(struct dfkv_conn *conn, struct item *it)
+{
+	struct dfkv_req *r = it->r;
+
+	r->status = conn->resp.status;
+	r->stored_len = conn->resp.stored_len;
+	r->data_len = conn->resp.data_len;
+	if (r->status != DFKV_STATUS_OK)
+		return;
+	if (r->op == DFKV_OP_GET) {
+		uint64_t range = r->stored_len - r->offset;
+
+		if (r->length && r->length < range)
+			range = r->length;
+		if (range > r->cap) {
+			r->status = DFKV_STATUS_TOO_LARGE;
+			r->data_len = 0;
+		}
+	} else if (r->op == DFKV_OP_PROBE) {
+		dfkv_wire_u64s_decode(it->rx, r->nkeys, r->results);
+		r->nr_hits = r->nkeys;
+	} else if (r->op == DFKV_OP_LEASE) {
+		r->lease_id = dfkv_get_le64(it->rx);
+		r->nr_hits = (uint32_t)(conn->resp.data_len / 8 - 1);
+		dfkv_wire_u64s_decode(it->rx + 8, r->nr_hits, r->results);
+	}
+}
+
+/* Fail every unanswered request of conn with status and close it. */
+static void conn_fail(struct dfkv_client *c, struct dfkv_conn *conn,
+		      int status)
+{
+	for (size_t i = conn->recvd; i < conn->nq; i++)
+		conn->q[i]->r->status = status;
+	conn->recvd = conn->nq;
+	if (conn->fd >= 0)
+		close(conn->fd);
+	conn->fd = -1;
+	conn->active = false;
+	atomic_fetch_add(&c->conn_failures, 1);
+	dfkv_peer_failed(c, conn->peer);
+}
+
+/*
+ * An I/O error.  A pooled connection the node closed while it sat idle
+ * fails before its first reply: retry its work once on a fresh one.
+ */
+static void conn_error(struct dfkv_client *c, struct dfkv_conn *conn,
+		       int status, uint64_t now)
+{
+	if (conn->reused && conn->recvd == 0 && status == DFKV_E_UNAVAILABLE) {
+		conn->sent = conn->sent_off = 0;
+		conn->rpos = conn->rlen = 0;
+		conn->have_hdr = false;
+		conn->want_out = false;
+		if (conn_connect(c, conn, now))
+			return;
+	}
+	conn_fail(c, conn, status);
+}
+
+/* Send as much as the in-flight window allows; <0 on a socket error. */
+static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
+{
+	while (conn->sent < conn->nq &&
+	       conn->sent - conn->recvd < c->opt.batch_concurrency) {
+		struct iovec iov[IOV_MAX_BATCH];
+		struct msghdr msg = { .msg_iov = iov };
+		size_t niov = 0, off = conn->sent_off;
+		ssize_t n;
+
+		for (size_t i = conn->sent;
+		     i < conn->nq && i - conn->recvd < c->opt.batch_concurrency &&
+		     niov + 2 <= IOV_MAX_BATCH; i++, off = 0) {
+			struct item *it = conn->q[i];
+
+			if (off < DFKV_REQ_PREFIX_LEN)
+				iov[niov++] = (struct iovec){
+					it->hdr + off, DFKV_REQ_PREFIX_LEN - off };
+			if (it->w.payload_len) {
+				uint64_t po = off > DFKV_REQ_PREFIX_LEN ?
+					off - DFKV_REQ_PREFIX_LEN : 0;
+
+				iov[niov++] = (struct iovec){
+					(void *)(it->payload + po),
+					(size_t)(it->w.payload_len - po) };
+			}
+		}
+		msg.msg_iovlen = niov;
+		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				conn->want_out = true;
+				return 0;
+			}
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		conn->want_out = false;
+		/* advance over what went out */
+		while (n > 0) {
+			struct item *it = conn->q[conn->sent];
+			uint64_t left = frame_len(it) - conn->sent_off;
+
+			if ((uint64_t)n >= left) {
+				n -= (ssize_t)left;
+				conn->sent++;
+				conn->sent_off = 0;
+				atomic_fetch_add(&c->bytes_out, it->r->op == DFKV_OP_PUT ?
+						 it->w.payload_len : 0);
+			} else {
+				conn->sent_off += (size_t)n;
+				n = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Read into dst; >0 bytes, 0 on EAGAIN, -1 on EOF or error. */
+static ssize_t rd(int fd, void *dst, size_t len)
+{
+	for (;;) {
+		ssize_t n = recv(fd, dst, len, MSG_DONTWAIT);
+
+		if (n > 0)
+			return n;
+		if (n == 0)
+			return -1;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	}
+}
+
+/* Where the data of the current reply goes. */
+static uint8_t *data_dst(struct item *it)
+{
+	return it->r->op == DFKV_OP_GET ? it->r->buf : it->rx;
+}
+
+/*
+ * Consume replies.  Returns 0 (progress or EAGAIN), -1 on socket error or
+ * EOF, DFKV_E_PROTO on a malformed reply.
+ */
+static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
+{
+	for (;;) {
+		struct item *it;
+		ssize_t n;
+
+		/* a reply may come for a request still being sent */
+		if (conn->recvd >= conn->nq ||
+		    (conn->recvd >= conn->sent && !conn->sent_off))
+			return 0;
+		it = conn->q[conn->recvd];
+		if (!conn->have_hdr) {
+			size_t avail = conn->rlen - conn->rpos;
+
+			if (avail < DFKV_RESP_PREFIX_LEN) {
+				memmove(conn->rbuf, conn->rbuf + conn->rpos, avail);
+				conn->rpos = 0;
+				conn->rlen = avail;
+				n = rd(conn->fd, conn->rbuf + avail,
+				       RBUF_SIZE - avail);
+				if (n <= 0)
+					return (int)n;
+				conn->rlen += (size_t)n;
+				continue;
+			}
+			if (dfkv_wire_resp_decode(conn->rbuf + conn->rpos, avail,
+						  &it->w, &conn->resp))
+				return DFKV_E_PROTO;
+			if (it->r->op == DFKV_OP_GET &&
+			    conn->resp.data_len > it->r->cap)
+				return DFKV_E_PROTO;
+			conn->rpos += DFKV_RESP_PREFIX_LEN;
+			conn->have_hdr = true;
+			conn->data_off = 0;
+		}
+		while (conn->data_off < conn->resp.data_len) {
+			uint64_t want = conn->resp.data_len - conn->data_off;
+			size_t avail = conn->rlen - conn->rpos;
+			uint8_t *dst = data_dst(it) + conn->data_off;
+
+			if (avail) {
+				size_t k = want < avail ? (size_t)want : avail;
+
+				memcpy(dst, conn->rbuf + conn->rpos, k);
+				conn->rpos += k;
+				conn->data_off += k;
+				continue;
+			}
+			conn->rpos = conn->rlen = 0;
+			if (want >= DIRECT_MIN) {
+				n = rd(conn->fd, dst, (size_t)want);
+				if (n <= 0)
+					return (int)n;
+				conn->data_off += (uint64_t)n;
+			} else {
+				n = rd(conn->fd, conn->rbuf, RBUF_SIZE);
+				if (n <= 0)
+					return (int)n;
+				conn->rlen = (size_t)n;
+			}
+		}
+		if (it->r->op == DFKV_OP_GET)
+			atomic_fetch_add(&c->bytes_in, conn->resp.data_len);
+		item_complete(conn, it);
+		conn->have_hdr = false;
+		conn->recvd++;
+	}
+}
+
+/* ---------------------------------------------------------------- exec */
+
+static bool conn_push(struct dfkv_conn *conn, struct item *it)
+{
+	if (conn->nq == conn->qcap) {
+		size_t cap = conn->qcap ? 2 * conn->qcap : 16;
+		struct item **q = realloc(conn->q, cap * sizeof(*q));
+
+		if (!q)
+			return false;
+		conn->q = q;
+		conn->qcap = cap;
+	}
+	conn->q[conn->nq++] = it;
+	return true;
+}
+
+/* Connections for the requests of one peer; returns how many were used. */
+static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
+			  struct item *items, size_t n,
+			  struct dfkv_conn **conns, uint64_t now)
+{
+	size_t cnt = 0, k = 0, want;
+	struct dfkv_conn *held = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (items[i].r->peer == p) {
+			cnt++;
+			if (items[i].r->conn)
+				held = items[i].r->conn;
+		}
+	if (!cnt)
+		return 0;
+	want = held ? 1 : cnt < c->opt.conns_per_peer ? cnt :
+		c->opt.conns_per_peer;
+	for (; k < want; k++) {
+		conns[k] = held ? held : conn_get(c, p);
+		if (!conns[k])
+			break;
+		conns[k]->nq = conns[k]->sent = conns[k]->recvd = 0;
+		conns[k]->sent_off = 0;
+		conns[k]->active = true;
+		if (conns[k]->fd < 0)
+			conn_connect(c, conns[k], now);	/* fd < 0: fails below */
+	}
+	for (size_t i = 0, rr = 0; i < n; i++) {
+		if (items[i].r->peer != p)
+			continue;
+		if (!k || !conn_push(conns[rr++ % k], &items[i]))
+			items[i].r->status = DFKV_E_NOMEM;
+	}
+	for (size_t j = 0; j < k; j++)
+		if (conns[j]->fd < 0)
+			conn_fail(c, conns[j], DFKV_E_UNAVAILABLE);
+	return k;
+}
+
+static bool conn_busy(const struct dfkv_conn *conn)
+{
+	return conn->active && conn->recvd < conn->nq;
+}
+
+void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		   uint64_t deadline)
+{
+	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
+	struct item *items = calloc(n, sizeof(*items));
+	struct dfkv_conn **conns = calloc(maxc, sizeof(*conns));
+	struct pollfd *pfd = calloc(maxc, sizeof(*pfd));
+	struct dfkv_conn **pconn = calloc(maxc, sizeof(*pconn));
+
+	if (!items || !conns || !pfd || !pconn) {
+		for (size_t i = 0; i < n; i++)
+			reqs[i]->status = DFKV_E_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		items[i].r = reqs[i];
+		if (item_prepare(&items[i]))
+			reqs[i]->status = DFKV_E_NOMEM;
+	}
+	atomic_fetch_add(&c->tcp_reqs, n);
+	{
+		uint64_t now = dfkv_now_ms();
+
+		for (size_t p = 0; p < c->npeers; p++)
+			nc += assign_peer(c, &c->peers[p], items, n, conns + nc,
+					  now);
+	}
+
+	for (;;) {
+		uint64_t now = dfkv_now_ms();
+		size_t np = 0;
+		uint64_t wait;
+		int rc;
+
+		/* make progress without waiting, then wait for what blocks */
+		for (size_t i = 0; i < nc; i++) {
+			struct dfkv_conn *conn = conns[i];
+
+			if (!conn_busy(conn) || conn->connecting)
+				continue;
+			if (conn_send(c, conn) < 0) {
+				conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
+				continue;
+			}
+			rc = conn_recv(c, conn);
+			if (rc == -1)
+				conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
+			else if (rc < 0)
+				conn_fail(c, conn, rc);
+		}
+		for (size_t i = 0; i < nc; i++) {
+			struct dfkv_conn *conn = conns[i];
+
+			if (!conn_busy(conn))
+				continue;
+			if (now >= deadline ||
+			    (conn->connecting && now >= conn->connect_deadline)) {
+				conn_fail(c, conn, conn->connecting ?
+					  DFKV_E_UNAVAILABLE : DFKV_E_TIMEOUT);
+				continue;
+			}
+			pconn[np] = conn;
+			pfd[np].fd = conn->fd;
+			pfd[np].events = conn->connecting || conn->want_out ?
+				POLLOUT : 0;
+			if (!conn->connecting)
+				pfd[np].events |= POLLIN;
+			pfd[np].revents = 0;
+			np++;
+		}
+		if (!np)
+			break;
+		wait = deadline - now;
+		for (size_t i = 0; i < np; i++)
+			if (pconn[i]->connecting &&
+			    pconn[i]->connect_deadline - now < wait)
+				wait = pconn[i]->connect_deadline - now;
+		rc = poll(pfd, np, wait > INT32_MAX ? INT32_MAX : (int)wait);
+		if (rc < 0 && errno != EINTR)
+			break;
+		/* settle connects; data is moved by the next pass */
+		for (size_t i = 0; i < np && rc > 0; i++) {
+			struct dfkv_conn *conn = pconn[i];
+			int err = 0;
+			socklen_t el = sizeof(err);
+
+			if (!conn->connecting || !pfd[i].revents)
+				continue;
+			if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &el) ||
+			    err)
+				conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+			else
+				conn->connecting = false;
+		}
+	}
+	/* whatever is still pending failed the deadline or the poll */
+	for (size_t i = 0; i < nc; i++)
+		if (conn_busy(conns[i]))
+			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
+out:
+	for (size_t i = 0; i < nc; i++) {
+		struct dfkv_conn *conn = conns[i];
+		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq;
+		bool keep = false;
+
+		/* a granted TCP lease keeps its connection until RELEASE */
+		for (size_t j = 0; j < conn->nq && healthy; j++) {
+			struct dfkv_req *r = conn->q[j]->r;
+
+			if (r->op == DFKV_OP_LEASE && r->status == DFKV_STATUS_OK &&
+			    r->lease_id) {
+				r->conn = conn;
+				keep = true;
+			}
+			if (r->op == DFKV_OP_RELEASE)
+				r->conn = NULL;
+		}
+		if (keep) {
+			conn->active = false;
+			continue;
+		}
+		for (size_t j = 0; j < conn->nq; j++)
+			if (conn->q[j]->r->op == DFKV_OP_RELEASE)
+				conn->q[j]->r->conn = NULL;
+		dfkv_tcp_conn_put(c, conn->peer, conn, healthy);
+	}
+	for (size_t i = 0; items && i < n; i++)
+		free(items[i].owned);
+	free(items);
+	free(conns);
+	free(pfd);
+	free(pconn);
+}
