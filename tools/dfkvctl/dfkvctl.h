@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
+ * (version.c, node.c, stats.c, monitor.c, put.c, get.c, exist.c, rm.c,
+ * probe.c, key.c); main.c holds the subcommand table.  This header has
+ * what they share: exit codes, argument parsing, the netlink connection,
+ * node attribute decoding and the /dev/dfkv binding.
+ */
+#ifndef DFKVCTL_H
+#define DFKVCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/dfkv.h>
+
+#include "genl.h"
+
+#ifndef DFKV_VERSION
+#define DFKV_VERSION "0.0.0"
+#endif
+
+/* Exit statuses, documented in every man page. */
+enum {
+	EXIT_OK = 0,
+	EXIT_NOTFOUND = 1,	/* a miss, or no such node */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_FAIL = 3,		/* anything else: kernel error, bad status */
+};
+
+extern const char *prog;	/* "dfkvctl" */
+
+/* ------------------------------------------------------------ subcommands */
+
+int version_main(int argc, char *argv[]);
+int node_main(int argc, char *argv[]);
+int stats_main(int argc, char *argv[]);
+int monitor_main(int argc, char *argv[]);
+int put_main(int argc, char *argv[]);
+int get_main(int argc, char *argv[]);
+int exist_main(int argc, char *argv[]);
+int rm_main(int argc, char *argv[]);
+int probe_main(int argc, char *argv[]);
+int key_main(int argc, char *argv[]);
+
+/* -------------------------------------------------------------- messages */
+
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "usage" text to stderr and return EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print a man page to stdout; returns EXIT_OK. */
+int print_help(const char *text);
+/* True when argv[1..] asks for help (-h / --help) before anything else. */
+bool wants_help(int argc, char *argv[]);
+
+/* ------------------------------------------------------------- parsing */
+
+/*
+ * Report a getopt_long failure (optstring starting with ':', opterr = 0):
+ * c is what getopt_long returned ('?' or ':').  Returns EXIT_USAGE.
+ */
+int opt_error(const char *cmd, int c, char *argv[]);
+
+/* "123", "4K", "64M", "1G", "2T" (binary; "KiB", "k", "MB"... too). */
+int parse_size(const char *s, uint64_t *out);
+int parse_u64(const char *s, uint64_t *out);
+/* Whole-string hex into exactly n bytes. */
+int parse_hex(const char *s, size_t n_hex, uint8_t *out);
+/* Arbitrary-length hex string into a malloc()ed buffer. */
+int parse_hex_alloc(const char *s, uint8_t **out, size_t *len);
+/* Human form of a byte count: "1.50 MiB" (or exact with raw). */
+const char *fmt_bytes(uint64_t v, bool raw, char *buf, size_t len);
+
+/* ------------------------------------------------------------- netlink */
+
+/*
+ * Open the dfkv family; prints a clear message (module not loaded...) and
+ * returns an exit status on failure, EXIT_OK on success.
+ */
+int ctl_open(struct dfkv_genl *g);
+/*
+ * Report a failed netlink request: "dfkvctl: WHAT: <extack text> (<errno>)".
+ * Returns the exit status (EXIT_NOTFOUND for -ENOENT, EXIT_FAIL otherwise).
+ */
+int nl_error(struct dfkv_genl *g, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define MAX_STATS_OPS	(__DFKV_OP_MAX * __DFKV_STATUS_MAX)
+
+/* A node (or tenant) as decoded from a DFKV_CMD_NODE_GET/EVENT/TENANT reply. */
+struct node_info {
+	char name[DFKV_NODE_NAME_MAX];
+	uint64_t ram_bytes, max_value, ctime_ns, extent_bytes, tenant;
+	uint32_t flags, state, event;
+	bool has_ram, has_max_value, has_flags, has_state, has_ctime,
+	     has_extent, has_tenant, has_stats;
+	uint64_t stat[DFKV_STAT_MAX + 1];
+	bool has_stat[DFKV_STAT_MAX + 1];
+	uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
+};
+
+/* Decode one reply message into *ni (zeroed first). */
+void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni);
+
+/* Fetch one node (DFKV_CMD_NODE_GET doit); returns an exit status. */
+int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni);
+
+/*
+ * Fetch every node of the netns (dump) into a malloc()ed array; returns
+ * an exit status.
+ */
+int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n);
+
+const char *state_name(uint32_t state);
+int state_parse(const char *s, uint32_t *out);
+const char *op_name(uint32_t op);
+const char *status_name(uint32_t status);	/* "ok", "not_found"... */
+const char *event_name(uint32_t event);
+/* The table of stats in a human-readable block (node show, stats). */
+void print_node_report(FILE *f, const struct node_info *ni, bool raw);
+
+/* ------------------------------------------------------------ data path */
+
+enum key_kind {
+	KEY_POSITIONAL,	/* TENANTHEX:IDHEX, or a key string with --ns */
+	KEY_STRING,	/* --key STRING (needs --ns) */
+	KEY_HEX,	/* --key-hex HEX (needs --ns) */
+};
+
+/* Keys given on the command line of put/get/exist/rm/probe. */
+struct key_args {
+	const uint8_t *ns;	/* --ns / --ns-hex, NULL for hex keys */
+	size_t ns_len;
+	uint8_t *ns_alloc;
+	const char *keys[DFKV_KEYS_MAX];	/* strings as given */
+	uint8_t kind[DFKV_KEYS_MAX];		/* enum key_kind */
+	size_t n;
+};
+
+/* The KEYS section of the data commands' man pages. */
+#define KEY_HELP							\
+	"KEYS\n"							\
+	"    A key is given in one of two ways:\n"				\
+	"\n"								\
+	"    TENANTHEX:IDHEX\n"						\
+	"        The 24-byte block key the node sees: the tenant hash as 16\n"	\
+	"        hex digits, a colon, the object id as 32 hex digits.\n"	\
+	"\n"								\
+	"    --ns NAMESPACE KEY, --ns NAMESPACE --key KEY\n"		\
+	"        A namespace and an object key (strings), turned into a block\n" \
+	"        key by libdfkv's identity rules (SPEC.md 1.3): object id =\n"	\
+	"        SHA-256 of both, tenant hash from the namespace's tenant field\n" \
+	"        (or the whole namespace when it is not canonical).  With --ns,\n" \
+	"        every positional KEY is a key string.  --ns-hex and --key-hex\n" \
+	"        take binary namespaces and keys (e.g. canonical descriptors)\n"	\
+	"        as hex.  'dfkvctl key' prints the block key they give.\n"	\
+	"\n"
+
+/* Options shared by the data commands (for getopt_long tables). */
+#define KEY_OPTIONS							\
+	{ "ns", required_argument, NULL, 'N' },				\
+	{ "ns-hex", required_argument, NULL, 'X' },			\
+	{ "key", required_argument, NULL, 'k' },			\
+	{ "key-hex", required_argument, NULL, 'K' }
+
+/* Handle one of the KEY_OPTIONS; returns 0 or an exit status. */
+int key_args_opt(struct key_args *ka, const char *cmd, int opt,
+		 const char *arg);
+int key_args_add(struct key_args *ka, const char *cmd, const char *arg);
+/* Turn the i-th key into a block key; returns 0 or an exit status. */
+int key_args_resolve(const struct key_args *ka, const char *cmd, size_t i,
+		     struct dfkv_key *out);
+void key_args_free(struct key_args *ka);
+/*
+ * After getopt: the first positional argument is NODE, the rest are keys.
+ * Exactly one key unless multi.  Returns 0 or an exit status.
+ */
+int data_args_finish(const char *cmd, int argc, char *argv[],
+		     struct key_args *ka, const char **node, bool multi);
+/* "0123456789abcdef:00112233445566778899aabbccddeeff" */
+#define KEY_STR_LEN	(16 + 1 + 32 + 1)
+char *key_str(const struct dfkv_key *k, char *buf);
+
+/* Open /dev/dfkv and bind it to node; returns fd or -exit status. */
+int dev_bind(const char *node);
+/*
+ * Report an ioctl result: an errno (rc < 0) or a protocol status.
+ * Returns the exit status (0 for OK).
+ */
+int op_result(const char *what, int rc, uint32_t status);
+
+#endif /* DFKVCTL_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkvctl: the netlink side shared by the subcommands: opening the family
+ * with a clear message when the module is absent, reporting errors with
+ * the kernel's extended-ack text, decoding node/tenant replies, and the
+ * human-readable node report.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dfkvctl.h"
+
+int ctl_open(struct dfkv_genl *g)
+{
+	int err = dfkv_genl_open(g);
+
+	if (!err)
+		return EXIT_OK;
+	if (err == -ENOENT)
+		err_msg("the dfkv module is not loaded (no generic netlink family \"%s\"); try 'modprobe dfkv'",
+			DFKV_GENL_NAME);
+	else
+		err_msg("cannot open generic netlink: %s", strerror(-err));
+	return EXIT_FAIL;
+}
+
+int nl_error(struct dfkv_genl *g, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (g->errmsg[0])
+		fprintf(stderr, ": %s (%s)", g->errmsg, strerror(-err));
+	else
+		fprintf(stderr, ": %s", strerror(-err));
+	if (err == -EPERM)
+		fprintf(stderr, " (CAP_NET_ADMIN is needed)");
+	fputc('\n', stderr);
+	return err == -ENOENT ? EXIT_NOTFOUND : EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------- decoding */
+
+static void parse_ops(const struct nlattr *nest, struct node_info *ni)
+{
+	const struct nlattr *op, *a;
+
+	mnl_attr_for_each_nested(op, nest) {
+		uint32_t code = UINT32_MAX, status = UINT32_MAX;
+		uint64_t count = 0;
+
+		if (mnl_attr_get_type(op) != DFKV_STAT_OP)
+			continue;
+		mnl_attr_for_each_nested(a, op) {
+			switch (mnl_attr_get_type(a)) {
+			case DFKV_STAT_OP_CODE:
+				code = mnl_attr_get_u32(a);
+				break;
+			case DFKV_STAT_OP_STATUS:
+				status = mnl_attr_get_u32(a);
+				break;
+			case DFKV_STAT_OP_COUNT:
+				count = mnl_attr_get_u64(a);
+				break;
+			}
+		}
+		if (code < __DFKV_OP_MAX && status < __DFKV_STATUS_MAX)
+			ni->ops[code][status] = count;
+	}
+}
+
+static void parse_stats(const struct nlattr *nest, struct node_info *ni)
+{
+	const struct nlattr *tb[DFKV_STAT_MAX + 1];
+	int i;
+
+	dfkv_genl_parse_stats(nest, tb);
+	ni->has_stats = true;
+	for (i = 0; i <= DFKV_STAT_MAX; i++) {
+		if (!tb[i])
+			continue;
+		if (i == DFKV_STAT_OPS) {
+			parse_ops(tb[i], ni);
+		} else if (mnl_attr_get_payload_len(tb[i]) == sizeof(uint64_t)) {
+			ni->stat[i] = mnl_attr_get_u64(tb[i]);
+			ni->has_stat[i] = true;
+		}
+	}
+}
+
+void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+
+	memset(ni, 0, sizeof(*ni));
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_NODE_NAME])
+		snprintf(ni->name, sizeof(ni->name), "%s",
+			 mnl_attr_get_str(tb[DFKV_A_NODE_NAME]));
+#define U64(attr, field, has)					\
+	do {							\
+		if (tb[attr]) {					\
+			ni->field = mnl_attr_get_u64(tb[attr]);	\
+			ni->has = true;				\
+		}						\
+	} while (0)
+#define U32(attr, field, has)					\
+	do {							\
+		if (tb[attr]) {					\
+			ni->field = mnl_attr_get_u32(tb[attr]);	\
+			ni->has = true;				\
+		}						\
+	} while (0)
+	U64(DFKV_A_NODE_RAM_BYTES, ram_bytes, has_ram);
+	U64(DFKV_A_NODE_MAX_VALUE, max_value, has_max_value);
+	U64(DFKV_A_NODE_CTIME, ctime_ns, has_ctime);
+	U64(DFKV_A_NODE_EXTENT_BYTES, extent_bytes, has_extent);
+	U64(DFKV_A_TENANT_HASH, tenant, has_tenant);
+	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
+	U32(DFKV_A_NODE_STATE, state, has_state);
+	if (tb[DFKV_A_EVENT])
+		ni->event = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
+#undef U64
+#undef U32
+	if (tb[DFKV_A_NODE_STATS])
+		parse_stats(tb[DFKV_A_NODE_STATS], ni);
+	if (tb[DFKV_A_TENANT_STATS])
+		parse_stats(tb[DFKV_A_TENANT_STATS], ni);
+}
+
+static int one_cb(const struct nlmsghdr *nlh, void *data)
+{
+	node_info_parse(nlh, data);
+	return MNL_CB_OK;
+}
+
+int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, name);
+	memset(ni, 0, sizeof(*ni));
+	err = dfkv_genl_talk(g, nlh, one_cb, ni);
+	if (err)
+		return nl_error(g, err, "node %s", name);
+	return EXIT_OK;
+}
+
+struct node_list {
+	struct node_info *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static int list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct node_list *l = data;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		struct node_info *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v) {
+			l->oom = true;
+			return MNL_CB_ERROR;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	node_info_parse(nlh, &l->v[l->n++]);
+	return MNL_CB_OK;
+}
+
+int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct node_list l = { 0 };
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, NLM_F_DUMP);
+	err = dfkv_genl_talk(g, nlh, list_cb, &l);
+	if (err || l.oom) {
+		free(l.v);
+		if (l.oom) {
+			err_msg("out of memory");
+			return EXIT_FAIL;
+		}
+		return nl_error(g, err, "node dump");
+	}
+	*out = l.v;
+	*n = l.n;
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- names */
+
+const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case DFKV_NODE_STATE_UP:
+		return "up";
+	case DFKV_NODE_STATE_DRAINING:
+		return "draining";
+	case DFKV_NODE_STATE_UNHEALTHY:
+		return "unhealthy";
+	default:
+		return "unknown";
+	}
+}
+
+int state_parse(const char *s, uint32_t *out)
+{
+	uint32_t i;
+
+	for (i = 1; i < __DFKV_NODE_STATE_MAX; i++) {
+		if (!strcmp(s, state_name(i))) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *op_name(uint32_t op)
+{
+	switch (op) {
+	case DFKV_OP_PUT:	return "put";
+	case DFKV_OP_GET:	return "get";
+	case DFKV_OP_EXIST:	return "exist";
+	case DFKV_OP_STATS:	return "stats";
+	case DFKV_OP_REMOVE:	return "remove";
+	case DFKV_OP_TOUCH:	return "touch";
+	case DFKV_OP_PROBE:	return "probe";
+	case DFKV_OP_LEASE:	return "lease";
+	case DFKV_OP_RELEASE:	return "release";
+	case DFKV_OP_HELLO:	return "hello";
+	default:		return NULL;
+	}
+}
+
+const char *status_name(uint32_t status)
+{
+	static const char *const names[__DFKV_STATUS_MAX] = {
+		[DFKV_STATUS_OK] = "ok",
+		[DFKV_STATUS_NOT_FOUND] = "not_found",
+		[DFKV_STATUS_CACHE_FULL] = "cache_full",
+		[DFKV_STATUS_IO_ERROR] = "io_error",
+		[DFKV_STATUS_INVALID] = "invalid",
+		[DFKV_STATUS_QUOTA_EXCEEDED] = "quota_exceeded",
+		[DFKV_STATUS_BUSY] = "busy",
+		[DFKV_STATUS_UNSUPPORTED] = "unsupported",
+		[DFKV_STATUS_TOO_LARGE] = "too_large",
+		[DFKV_STATUS_LEASE_EXPIRED] = "lease_expired",
+	};
+
+	return status < __DFKV_STATUS_MAX && names[status] ? names[status] :
+							      "unknown";
+}
+
+const char *event_name(uint32_t event)
+{
+	switch (event) {
+	case DFKV_EVENT_NODE_NEW:
+		return "new";
+	case DFKV_EVENT_NODE_DEL:
+		return "del";
+	case DFKV_EVENT_NODE_STATE:
+		return "state";
+	default:
+		return "unknown";
+	}
+}
+
+/* --------------------------------------------------------------- report */
+
+static void fmt_age(uint64_t ctime_ns, char *buf, size_t len)
+{
+	struct timespec now;
+	time_t t = (time_t)(ctime_ns / 1000000000ULL);
+	struct tm tm;
+	char when[64], unit;
+	int64_t age;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	clock_gettime(CLOCK_REALTIME, &now);
+	age = (int64_t)now.tv_sec - (int64_t)t;
+	if (age < 0)
+		age = 0;
+	if (age < 120)
+		unit = 's';
+	else if (age < 7200)
+		age /= 60, unit = 'm';
+	else if (age < 172800)
+		age /= 3600, unit = 'h';
+	else
+		age /= 86400, unit = 'd';
+	snprintf(buf, len, "%.40s (%lld%c ago)", when, (long long)age, unit);
+}
+
+static void pct(char *buf, size_t len, uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)whole);
+}
+
+void print_node_report(FILE *f, const struct node_info *ni, bool raw)
+{
+	const uint64_t *s = ni->stat;
+	char a[96], b[48], c[48], p[32];
+	uint32_t op, st;
+	bool col[__DFKV_STATUS_MAX] = { false };
+	bool any = false;
+
+	fprintf(f, "node %s\n", ni->name);
+	if (ni->has_state)
+		fprintf(f, "  %-12s %s\n", "state", state_name(ni->state));
+	if (ni->has_flags)
+		fprintf(f, "  %-12s %s\n", "eviction",
+			ni->flags & DFKV_NODE_F_EVICT ? "on" : "off");
+	if (ni->has_ram)
+		fprintf(f, "  %-12s %s\n", "ram budget",
+			fmt_bytes(ni->ram_bytes, raw, a, sizeof(a)));
+	if (ni->has_max_value)
+		fprintf(f, "  %-12s %s\n", "max value",
+			fmt_bytes(ni->max_value, raw, a, sizeof(a)));
+	if (ni->has_extent)
+		fprintf(f, "  %-12s %s\n", "extent size",
+			fmt_bytes(ni->extent_bytes, raw, a, sizeof(a)));
+	if (ni->has_ctime) {
+		fmt_age(ni->ctime_ns, a, sizeof(a));
+		fprintf(f, "  %-12s %s\n", "created", a);
+	}
+	if (!ni->has_stats)
+		return;
+
+	fputc('\n', f);
+	pct(p, sizeof(p), s[DFKV_STAT_USED_BYTES], s[DFKV_STAT_CAPACITY_BYTES]);
+	fprintf(f, "  %-12s %s used of %s (%s)\n", "capacity",
+		fmt_bytes(s[DFKV_STAT_USED_BYTES], raw, a, sizeof(a)),
+		fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)), p);
+	{
+		uint64_t slot = s[DFKV_STAT_SLOT_BYTES];
+		uint64_t used = s[DFKV_STAT_USED_BYTES];
+		uint64_t waste = slot > used ? slot - used : 0;
+
+		pct(p, sizeof(p), waste, slot);
+		fprintf(f, "  %-12s %s in slots, %s waste (%s)\n", "slots",
+			fmt_bytes(slot, raw, a, sizeof(a)),
+			fmt_bytes(waste, raw, b, sizeof(b)), p);
+	}
+	fprintf(f, "  %-12s %llu    tenants %llu    extents %llu of %llu bound\n",
+		"objects", (unsigned long long)s[DFKV_STAT_OBJECTS],
+		(unsigned long long)s[DFKV_STAT_TENANTS],
+		(unsigned long long)s[DFKV_STAT_EXTENTS_BOUND],
+		(unsigned long long)s[DFKV_STAT_EXTENTS_TOTAL]);
+	fprintf(f, "  %-12s in %s    out %s\n", "traffic",
+		fmt_bytes(s[DFKV_STAT_BYTES_IN], raw, a, sizeof(a)),
+		fmt_bytes(s[DFKV_STAT_BYTES_OUT], raw, b, sizeof(b)));
+	pct(p, sizeof(p), s[DFKV_STAT_HITS],
+	    s[DFKV_STAT_HITS] + s[DFKV_STAT_MISSES]);
+	fprintf(f, "  %-12s hits %llu    misses %llu    hit ratio %s\n",
+		"lookups", (unsigned long long)s[DFKV_STAT_HITS],
+		(unsigned long long)s[DFKV_STAT_MISSES], p);
+	fprintf(f, "  %-12s %llu\n", "evictions",
+		(unsigned long long)s[DFKV_STAT_EVICTIONS]);
+	fprintf(f, "  %-12s %llu\n", "pins",
+		(unsigned long long)s[DFKV_STAT_PINS]);
+	fprintf(f, "  %-12s %llu live, %llu granted, %llu expired\n", "leases",
+		(unsigned long long)s[DFKV_STAT_LEASES],
+		(unsigned long long)s[DFKV_STAT_LEASE_GRANTS],
+		(unsigned long long)s[DFKV_STAT_LEASE_EXPIRIES]);
+
+	/* Ops by op and status: rows and columns with a non-zero count. */
+	for (op = 0; op < __DFKV_OP_MAX; op++)
+		for (st = 0; st < __DFKV_STATUS_MAX; st++)
+			if (ni->ops[op][st]) {
+				col[st] = true;
+				any = true;
+			}
+	fputc('\n', f);
+	if (!any) {
+		fprintf(f, "  %-12s none yet\n", "ops");
+		return;
+	}
+	fprintf(f, "  %-12s", "ops");
+	for (st = 0; st < __DFKV_STATUS_MAX; st++)
+		if (col[st])
+			fprintf(f, " %14s", status_name(st));
+	fputc('\n', f);
+	for (op = 0; op < __DFKV_OP_MAX; op++) {
+		bool row = false;
+
+		for (st = 0; st < __DFKV_STATUS_MAX; st++)
+			row |= ni->ops[op][st] != 0;
+		if (!row)
+			continue;
+		if (op_name(op))
+			snprintf(c, sizeof(c), "%s", op_name(op));
+		else
+			snprintf(c, sizeof(c), "op%u", op);
+		fprintf(f, "  %-12s", c);
+		for (st = 0; st < __DFKV_STATUS_MAX; st++)
+			if (col[st])
+				fprintf(f, " %14llu",
+					(unsigned long long)ni->ops[op][st]);
+		fputc('\n', f);
+	}
+}

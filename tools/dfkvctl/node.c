@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkvctl node: add, del, set, show and list cache nodes
+ * (DFKV_CMD_NODE_NEW, _DEL, _SET, _GET and its dump).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dfkvctl.h"
+
+static const char help[] =
+	"NAME\n"
+	"    dfkvctl node - create, delete, modify and list cache nodes\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
+	"    dfkvctl node del NAME\n"
+	"    dfkvctl node set NAME [--max-value SIZE] [--evict on|off]\n"
+	"                          [--state up|draining|unhealthy]\n"
+	"    dfkvctl node show NAME [--bytes]\n"
+	"    dfkvctl node list [--bytes]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    A node is one cache instance of dfkv.ko: a RAM budget carved by the\n"
+	"    slab allocator, an index of block keys, limits and counters.  Nodes\n"
+	"    belong to the network namespace that created them.  NAME is 1-31\n"
+	"    characters of [A-Za-z0-9._-].  Changing a node needs CAP_NET_ADMIN\n"
+	"    in the namespace; show and list do not.\n"
+	"\n"
+	"    add   Create node NAME.  It starts in state \"up\" with eviction on.\n"
+	"    del   Delete node NAME and everything it stores.  Operations in\n"
+	"          flight finish first; open /dev/dfkv files bound to it fail\n"
+	"          with ENODEV afterwards.\n"
+	"    set   Change the limits, eviction or state of node NAME.  The RAM\n"
+	"          budget is fixed when a node is created.\n"
+	"    show  Print every attribute of node NAME and its statistics.\n"
+	"    list  One line per node of the network namespace.\n"
+	"\n"
+	"    SIZE is a number of bytes with an optional binary suffix: K, M, G\n"
+	"    or T (KiB, MiB, GiB, TiB; \"K\", \"KB\" and \"KiB\" all mean 1024).\n"
+	"\n"
+	"OPTIONS\n"
+	"    --ram SIZE          RAM budget of the new node (1M to 64T; required)\n"
+	"    --max-value SIZE    largest value a PUT may store (default 64M, at\n"
+	"                        most 1G)\n"
+	"    --no-evict          refuse new keys with CACHE_FULL when the budget\n"
+	"                        is used up instead of evicting the least\n"
+	"                        recently used idle entries\n"
+	"    --evict on|off      turn recency eviction on or off\n"
+	"    --state STATE       up, draining (clients should move away) or\n"
+	"                        unhealthy; every change is announced on the\n"
+	"                        \"events\" multicast group (see dfkvctl monitor)\n"
+	"    -b, --bytes         print exact byte counts instead of KiB/MiB/GiB\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success; 1 no such node; 2 usage error; 3 the kernel refused (its\n"
+	"    message is printed on stderr).\n"
+	"\n"
+	"EXAMPLES\n"
+	"    dfkvctl node add kv0 --ram 4G --max-value 16M\n"
+	"    dfkvctl node set kv0 --state draining\n"
+	"    dfkvctl node set kv0 --evict off\n"
+	"    dfkvctl node show kv0\n"
+	"    dfkvctl node list\n"
+	"    dfkvctl node del kv0\n";
+
+#define CMD_ADD		"node add"
+#define CMD_DEL		"node del"
+#define CMD_SET		"node set"
+#define CMD_SHOW	"node show"
+#define CMD_LIST	"node list"
+
+enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE };
+
+static const struct option node_opts[] = {
+	{ "ram", required_argument, NULL, OPT_RAM },
+	{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
+	{ "no-evict", no_argument, NULL, OPT_NO_EVICT },
+	{ "evict", required_argument, NULL, OPT_EVICT },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "bytes", no_argument, NULL, 'b' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What the options of one invocation asked for. */
+struct node_args {
+	const char *name;
+	uint64_t ram, max_value;
+	uint32_t state;
+	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
+	bool raw;
+};
+
+/*
+ * Parse options and at most one positional NAME; allowed is the set of
+ * options this action takes (OPT_* bit positions relative to OPT_RAM,
+ * plus 'b').  Returns 0 or an exit status.
+ */
+static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
+		 bool need_name, struct node_args *a)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":bh", node_opts, NULL)) != -1) {
+		unsigned int bit = c >= OPT_RAM ? 1U << (c - OPT_RAM) : 1U << 31;
+
+		if (c == 'h') {
+			print_help(help);
+			return -1;	/* done, exit 0 */
+		}
+		if (c == '?' || c == ':')
+			return opt_error(cmd, c, argv);
+		if (!(allowed & bit)) {
+			const struct option *o = node_opts;
+
+			while (o->name && o->val != c)
+				o++;
+			return usage_error(cmd, "option '--%s' does not apply here",
+					   o->name ? o->name : "?");
+		}
+		switch (c) {
+		case OPT_RAM:
+			if (parse_size(optarg, &a->ram))
+				return usage_error(cmd, "bad --ram '%s'", optarg);
+			a->has_ram = true;
+			break;
+		case OPT_MAX_VALUE:
+			if (parse_size(optarg, &a->max_value))
+				return usage_error(cmd, "bad --max-value '%s'",
+						   optarg);
+			a->has_max_value = true;
+			break;
+		case OPT_NO_EVICT:
+			a->no_evict = true;
+			break;
+		case OPT_EVICT:
+			if (!strcmp(optarg, "on"))
+				a->evict = true;
+			else if (strcmp(optarg, "off"))
+				return usage_error(cmd, "--evict takes on or off, not '%s'",
+						   optarg);
+			a->has_evict = true;
+			break;
+		case OPT_STATE:
+			if (state_parse(optarg, &a->state))
+				return usage_error(cmd, "bad --state '%s' (up, draining or unhealthy)",
+						   optarg);
+			a->has_state = true;
+			break;
+		case 'b':
+			a->raw = true;
+			break;
+		}
+	}
+	if (optind < argc)
+		a->name = argv[optind++];
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (need_name && !a->name)
+		return usage_error(cmd, "missing node NAME");
+	if (!need_name && a->name)
+		return usage_error(cmd, "unexpected argument '%s'", a->name);
+	if (a->name && strlen(a->name) >= DFKV_NODE_NAME_MAX)
+		return usage_error(cmd, "node name '%s' is longer than %d characters",
+				   a->name, DFKV_NODE_NAME_MAX - 1);
+	return 0;
+}
+
+#define ALLOW(o)	(1U << ((o) - OPT_RAM))
+#define ALLOW_BYTES	(1U << 31)
+
+/* Send a mutation and report the kernel's verdict. */
+static int mutate(struct nlmsghdr *nlh, struct dfkv_genl *g, const char *cmd,
+		  const char *name)
+{
+	int err = dfkv_genl_talk(g, nlh, NULL, NULL);
+
+	if (err)
+		return nl_error(g, err, "%s %s", cmd, name);
+	return EXIT_OK;
+}
+
+static int node_add(int argc, char *argv[])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct node_args a;
+	struct dfkv_genl g;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	ret = parse(CMD_ADD, argc, argv,
+		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT),
+		    true, &a);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (!a.has_ram)
+		return usage_error(CMD_ADD, "--ram SIZE is required (the node's RAM budget)");
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	nlh = dfkv_genl_msg(&g, buf, DFKV_CMD_NODE_NEW, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, a.name);
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, a.ram);
+	if (a.has_max_value)
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, a.max_value);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS,
+			 a.no_evict ? 0 : DFKV_NODE_F_EVICT);
+	ret = mutate(nlh, &g, CMD_ADD, a.name);
+	dfkv_genl_close(&g);
+	return ret;
+}
+
+static int node_del(int argc, char *argv[])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct node_args a;
+	struct dfkv_genl g;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	ret = parse(CMD_DEL, argc, argv, 0, true, &a);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	nlh = dfkv_genl_msg(&g, buf, DFKV_CMD_NODE_DEL, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, a.name);
+	ret = mutate(nlh, &g, CMD_DEL, a.name);
+	dfkv_genl_close(&g);
+	return ret;
+}
+
+static int node_set(int argc, char *argv[])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct node_info ni;
+	struct node_args a;
+	struct dfkv_genl g;
+	struct nlmsghdr *nlh;
+	uint32_t flags = 0;
+	int ret;
+
+	ret = parse(CMD_SET, argc, argv,
+		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE),
+		    true, &a);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (!a.has_max_value && !a.has_evict && !a.has_state)
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict or --state)");
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	if (a.has_evict) {
+		/* Flags are set as a whole: keep the ones we do not change. */
+		ret = node_fetch(&g, a.name, &ni);
+		if (ret)
+			goto out;
+		flags = ni.flags & ~(uint32_t)DFKV_NODE_F_EVICT;
+		if (a.evict)
+			flags |= DFKV_NODE_F_EVICT;
+	}
+	nlh = dfkv_genl_msg(&g, buf, DFKV_CMD_NODE_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, a.name);
+	if (a.has_max_value)
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, a.max_value);
+	if (a.has_evict)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, flags);
+	if (a.has_state)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, a.state);
+	ret = mutate(nlh, &g, CMD_SET, a.name);
+out:
+	dfkv_genl_close(&g);
+	return ret;
+}
+
+static int node_show(int argc, char *argv[])
+{
+	struct node_info ni;
+	struct node_args a;
+	struct dfkv_genl g;
+	int ret;
+
+	ret = parse(CMD_SHOW, argc, argv, ALLOW_BYTES, true, &a);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	ret = node_fetch(&g, a.name, &ni);
+	dfkv_genl_close(&g);
+	if (!ret)
+		print_node_report(stdout, &ni, a.raw);
+	return ret;
+}
+
+static int node_list(int argc, char *argv[])
+{
+	struct node_info *v = NULL;
+	struct node_args a;
+	struct dfkv_genl g;
+	char r[32], u[32], m[32];
+	size_t n = 0, i;
+	int ret;
+
+	ret = parse(CMD_LIST, argc, argv, ALLOW_BYTES, false, &a);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	ret = node_fetch_all(&g, &v, &n);
+	dfkv_genl_close(&g);
+	if (ret)
+		return ret;
+	if (n)
+		printf("%-31s %-9s %-5s %12s %12s %10s %12s\n", "NAME", "STATE",
+		       "EVICT", "RAM", "USED", "OBJECTS", "MAX-VALUE");
+	for (i = 0; i < n; i++) {
+		const struct node_info *ni = &v[i];
+
+		printf("%-31s %-9s %-5s %12s %12s %10llu %12s\n", ni->name,
+		       state_name(ni->state),
+		       ni->flags & DFKV_NODE_F_EVICT ? "on" : "off",
+		       fmt_bytes(ni->ram_bytes, a.raw, r, sizeof(r)),
+		       fmt_bytes(ni->stat[DFKV_STAT_USED_BYTES], a.raw, u,
+				 sizeof(u)),
+		       (unsigned long long)ni->stat[DFKV_STAT_OBJECTS],
+		       fmt_bytes(ni->max_value, a.raw, m, sizeof(m)));
+	}
+	free(v);
+	return EXIT_OK;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char *argv[]);
+} actions[] = {
+	{ "add", node_add },
+	{ "del", node_del },
+	{ "set", node_set },
+	{ "show", node_show },
+	{ "list", node_list },
+};
+
+int node_main(int argc, char *argv[])
+{
+	size_t i;
+
+	if (argc < 2)
+		return usage_error("node", "missing action (add, del, set, show or list)");
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help"))
+		return print_help(help);
+	for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (!strcmp(argv[1], actions[i].name))
+			return actions[i].fn(argc - 1, argv + 1);
+	return usage_error("node", "unknown action '%s' (add, del, set, show or list)",
+			   argv[1]);
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkvctl stats: node statistics as a table or JSON (DFKV_CMD_NODE_GET),
+ * and per-tenant statistics (the DFKV_CMD_TENANT_GET dump).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "dfkvctl.h"
+
+static const char help[] =
+	"NAME\n"
+	"    dfkvctl stats - show node or tenant statistics\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    dfkvctl stats [NODE] [--json] [--bytes]\n"
+	"    dfkvctl stats NODE --tenants [--json] [--bytes]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Without --tenants, prints the counters and gauges of NODE (or of\n"
+	"    every node of the network namespace): configuration, used bytes\n"
+	"    against the RAM budget, bytes in slots and the slab's internal\n"
+	"    waste, objects, tenants, bound extents, bytes in and out, hits,\n"
+	"    misses and the hit ratio, evictions, pinned entries, leases, and a\n"
+	"    table of operations by op (rows) and status (columns; only the\n"
+	"    non-zero ones are shown).\n"
+	"\n"
+	"    With --tenants, prints one line per tenant of NODE: its tenant hash\n"
+	"    (16 hex digits, as in TENANTHEX:IDHEX keys), objects, committed\n"
+	"    bytes, bytes in and out, hits, misses and hit ratio.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -j, --json      print JSON instead of a table: for one NODE an object\n"
+	"                    {\"name\", \"state\", \"evict\", \"flags\", \"ram_bytes\",\n"
+	"                    \"max_value_bytes\", \"extent_bytes\", \"ctime_ns\",\n"
+	"                    \"stats\": {...}}; without NODE {\"nodes\": [...]};\n"
+	"                    with --tenants {\"node\", \"tenants\": [...]}.  Every\n"
+	"                    number is exact (bytes, counts); \"hit_ratio\" is a\n"
+	"                    fraction in [0, 1] or null before the first lookup;\n"
+	"                    \"ops\" maps op name to {status name: count}.\n"
+	"    -t, --tenants   per-tenant statistics of NODE\n"
+	"    -b, --bytes     exact byte counts in the table instead of KiB/MiB\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success; 1 no such node; 2 usage error; 3 other failure.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    dfkvctl stats kv0\n"
+	"    dfkvctl stats --json | python3 -m json.tool\n"
+	"    dfkvctl stats kv0 --tenants\n";
+
+static const char *const stat_names[DFKV_STAT_MAX + 1] = {
+	[DFKV_STAT_BYTES_IN] = "bytes_in",
+	[DFKV_STAT_BYTES_OUT] = "bytes_out",
+	[DFKV_STAT_HITS] = "hits",
+	[DFKV_STAT_MISSES] = "misses",
+	[DFKV_STAT_OBJECTS] = "objects",
+	[DFKV_STAT_USED_BYTES] = "used_bytes",
+	[DFKV_STAT_SLOT_BYTES] = "slot_bytes",
+	[DFKV_STAT_CAPACITY_BYTES] = "capacity_bytes",
+	[DFKV_STAT_EVICTIONS] = "evictions",
+	[DFKV_STAT_PINS] = "pins",
+	[DFKV_STAT_LEASES] = "leases",
+	[DFKV_STAT_LEASE_GRANTS] = "lease_grants",
+	[DFKV_STAT_LEASE_EXPIRIES] = "lease_expiries",
+	[DFKV_STAT_TENANTS] = "tenants",
+	[DFKV_STAT_EXTENTS_BOUND] = "extents_bound",
+	[DFKV_STAT_EXTENTS_TOTAL] = "extents_total",
+};
+
+static void jadd(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static json_object *stats_json(const struct node_info *ni)
+{
+	json_object *st = json_object_new_object();
+	json_object *ops = json_object_new_object();
+	uint64_t hits = ni->stat[DFKV_STAT_HITS];
+	uint64_t lookups = hits + ni->stat[DFKV_STAT_MISSES];
+	uint32_t op, s;
+	int i;
+
+	for (i = 0; i <= DFKV_STAT_MAX; i++)
+		if (stat_names[i] && ni->has_stat[i])
+			jadd(st, stat_names[i],
+			     json_object_new_uint64(ni->stat[i]));
+	jadd(st, "hit_ratio", lookups ?
+	     json_object_new_double((double)hits / (double)lookups) : NULL);
+	if (ni->has_stat[DFKV_STAT_SLOT_BYTES]) {
+		uint64_t slot = ni->stat[DFKV_STAT_SLOT_BYTES];
+		uint64_t used = ni->stat[DFKV_STAT_USED_BYTES];
+
+		jadd(st, "slot_waste_bytes",
+		     json_object_new_uint64(slot > used ? slot - used : 0));
+	}
+	for (op = 0; op < __DFKV_OP_MAX; op++) {
+		json_object *row = NULL;
+		char name[16];
+
+		for (s = 0; s < __DFKV_STATUS_MAX; s++) {
+			if (!ni->ops[op][s])
+				continue;
+			if (!row)
+				row = json_object_new_object();
+			jadd(row, status_name(s),
+			     json_object_new_uint64(ni->ops[op][s]));
+		}
+		if (!row)
+			continue;
+		if (op_name(op))
+			snprintf(name, sizeof(name), "%s", op_name(op));
+		else
+			snprintf(name, sizeof(name), "op%u", op);
+		jadd(ops, name, row);
+	}
+	jadd(st, "ops", ops);
+	return st;
+}
+
+static json_object *node_json(const struct node_info *ni)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "name", json_object_new_string(ni->name));
+	jadd(o, "state", json_object_new_string(state_name(ni->state)));
+	jadd(o, "evict", json_object_new_boolean(ni->flags & DFKV_NODE_F_EVICT));
+	jadd(o, "flags", json_object_new_uint64(ni->flags));
+	jadd(o, "ram_bytes", json_object_new_uint64(ni->ram_bytes));
+	jadd(o, "max_value_bytes", json_object_new_uint64(ni->max_value));
+	jadd(o, "extent_bytes", json_object_new_uint64(ni->extent_bytes));
+	jadd(o, "ctime_ns", json_object_new_uint64(ni->ctime_ns));
+	jadd(o, "stats", stats_json(ni));
+	return o;
+}
+
+static void json_print(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* ------------------------------------------------------------- tenants */
+
+struct tenant_list {
+	struct node_info *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static int tenant_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct tenant_list *l = data;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct node_info *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v) {
+			l->oom = true;
+			return MNL_CB_ERROR;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	node_info_parse(nlh, &l->v[l->n++]);
+	return MNL_CB_OK;
+}
+
+static int show_tenants(struct dfkv_genl *g, const char *node, bool json,
+			bool raw)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct tenant_list l = { 0 };
+	struct nlmsghdr *nlh;
+	size_t i;
+	int err;
+
+	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	err = dfkv_genl_talk(g, nlh, tenant_cb, &l);
+	if (l.oom) {
+		free(l.v);
+		err_msg("out of memory");
+		return EXIT_FAIL;
+	}
+	if (err) {
+		free(l.v);
+		return nl_error(g, err, "tenants of %s", node);
+	}
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object *arr = json_object_new_array();
+
+		jadd(o, "node", json_object_new_string(node));
+		for (i = 0; i < l.n; i++) {
+			json_object *t = stats_json(&l.v[i]);
+			char hex[17];
+
+			json_object_object_del(t, "ops");
+			snprintf(hex, sizeof(hex), "%016llx",
+				 (unsigned long long)l.v[i].tenant);
+			jadd(t, "tenant", json_object_new_string(hex));
+			json_object_array_add(arr, t);
+		}
+		jadd(o, "tenants", arr);
+		json_print(o);
+	} else {
+		printf("%-16s %10s %12s %12s %12s %10s %10s %9s\n", "TENANT",
+		       "OBJECTS", "USED", "IN", "OUT", "HITS", "MISSES", "HIT%");
+		for (i = 0; i < l.n; i++) {
+			const uint64_t *s = l.v[i].stat;
+			uint64_t look = s[DFKV_STAT_HITS] + s[DFKV_STAT_MISSES];
+			char u[32], in[32], out[32], hr[16];
+
+			if (look)
+				snprintf(hr, sizeof(hr), "%.1f%%",
+					 100.0 * (double)s[DFKV_STAT_HITS] /
+						 (double)look);
+			else
+				snprintf(hr, sizeof(hr), "-");
+			printf("%016llx %10llu %12s %12s %12s %10llu %10llu %9s\n",
+			       (unsigned long long)l.v[i].tenant,
+			       (unsigned long long)s[DFKV_STAT_OBJECTS],
+			       fmt_bytes(s[DFKV_STAT_USED_BYTES], raw, u, sizeof(u)),
+			       fmt_bytes(s[DFKV_STAT_BYTES_IN], raw, in, sizeof(in)),
+			       fmt_bytes(s[DFKV_STAT_BYTES_OUT], raw, out,
+					 sizeof(out)),
+			       (unsigned long long)s[DFKV_STAT_HITS],
+			       (unsigned long long)s[DFKV_STAT_MISSES], hr);
+		}
+	}
+	free(l.v);
+	return EXIT_OK;
+}
+
+int stats_main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "tenants", no_argument, NULL, 't' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	bool json = false, tenants = false, raw = false;
+	const char *node = NULL;
+	struct dfkv_genl g;
+	int c, ret;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jtbh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			tenants = true;
+			break;
+		case 'b':
+			raw = true;
+			break;
+		case 'h':
+			return print_help(help);
+		default:
+			return opt_error("stats", c, argv);
+		}
+	}
+	if (optind < argc)
+		node = argv[optind++];
+	if (optind < argc)
+		return usage_error("stats", "unexpected argument '%s'", argv[optind]);
+	if (tenants && !node)
+		return usage_error("stats", "--tenants needs a NODE");
+	if (node && strlen(node) >= DFKV_NODE_NAME_MAX)
+		return usage_error("stats", "node name '%s' is too long", node);
+
+	ret = ctl_open(&g);
+	if (ret)
+		return ret;
+	if (tenants) {
+		ret = show_tenants(&g, node, json, raw);
+	} else if (node) {
+		struct node_info ni;
+
+		ret = node_fetch(&g, node, &ni);
+		if (!ret) {
+			if (json)
+				json_print(node_json(&ni));
+			else
+				print_node_report(stdout, &ni, raw);
+		}
+	} else {
+		struct node_info *v = NULL;
+		size_t n = 0, i;
+
+		ret = node_fetch_all(&g, &v, &n);
+		if (!ret && json) {
+			json_object *o = json_object_new_object();
+			json_object *arr = json_object_new_array();
+
+			for (i = 0; i < n; i++)
+				json_object_array_add(arr, node_json(&v[i]));
+			jadd(o, "nodes", arr);
+			json_print(o);
+		} else if (!ret) {
+			if (!n)
+				printf("no nodes in this network namespace\n");
+			for (i = 0; i < n; i++) {
+				if (i)
+					putchar('\n');
+				print_node_report(stdout, &v[i], raw);
+			}
+		}
+		free(v);
+	}
+	dfkv_genl_close(&g);
+	return ret;
+}
