@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/dfkv ioctls: every operation's success paths, SPEC.md's range
+ * contract, immutability, leases, batches, and bad input (struct sizes,
+ * flags, hostile lengths, bad pointers, unbound files).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "dfkv_test.h"
+
+#define NODE "t-ioctl"
+
+FIXTURE(dev) {
+	struct dfkv_genl g;
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+	dfkv_test_node_del(&self->g, NODE);
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 64 << 20, 0, 1));
+	self->fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+	dfkv_test_node_del(&self->g, NODE);
+	dfkv_genl_close(&self->g);
+}
+
+TEST_F(dev, put_get_roundtrip)
+{
+	static const uint64_t sizes[] = { 1, 4095, 4096, 65537, 1 << 20,
+					  (5 << 20) + 3 };
+	struct dfkv_ioc_op o;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct dfkv_key k = dfkv_test_key(7, i);
+		uint64_t n = sizes[i];
+		char *in = malloc(n), *out = malloc(n);
+
+		ASSERT_NE(NULL, in);
+		ASSERT_NE(NULL, out);
+		dfkv_test_fill(in, n, &k, 1);
+		ASSERT_EQ(0, dfkv_test_put(self->fd, &k, in, n, &o));
+		EXPECT_EQ(DFKV_STATUS_OK, o.status);
+		EXPECT_EQ(n, o.stored_len);
+		memset(out, 0, n);
+		ASSERT_EQ(0, dfkv_test_get(self->fd, &k, out, n, 0, 0, &o));
+		EXPECT_EQ(DFKV_STATUS_OK, o.status);
+		EXPECT_EQ(n, o.stored_len);
+		EXPECT_EQ(n, o.data_len);
+		EXPECT_TRUE(dfkv_test_verify(out, n, &k, 1));
+		free(in);
+		free(out);
+	}
+}
+
+TEST_F(dev, range_contract)
+{
+	static const struct {
+		uint64_t off, len;
+		int status;
+		uint64_t data_len;
+	} t[] = {
+		{ 0, 0, DFKV_STATUS_OK, 1000 },		/* whole value */
+		{ 100, 0, DFKV_STATUS_OK, 900 },	/* remainder */
+		{ 100, 50, DFKV_STATUS_OK, 50 },
+		{ 990, 100, DFKV_STATUS_OK, 10 },	/* clamped */
+		{ 0, UINT64_MAX, DFKV_STATUS_OK, 1000 },
+		{ 1000, 0, DFKV_STATUS_OK, 0 },		/* at the end */
+		{ 1000, 5, DFKV_STATUS_OK, 0 },
+		{ 1001, 0, DFKV_STATUS_INVALID, 0 },	/* past the end */
+		{ UINT64_MAX, 1, DFKV_STATUS_INVALID, 0 },
+	};
+	struct dfkv_key k = dfkv_test_key(7, 100);
+	char in[1000], out[1000];
+	struct dfkv_ioc_op o;
+	unsigned int i;
+
+	dfkv_test_fill(in, sizeof(in), &k, 2);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, in, sizeof(in), &o));
+	ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(out, 0, sizeof(out));
+		ASSERT_EQ(0, dfkv_test_get(self->fd, &k, out, sizeof(out),
+					   t[i].off, t[i].len, &o));
+		EXPECT_EQ(t[i].status, o.status) TH_LOG("case %u", i);
+		EXPECT_EQ(1000, o.stored_len) TH_LOG("case %u", i);
+		EXPECT_EQ(t[i].data_len, o.data_len) TH_LOG("case %u", i);
+		if (t[i].data_len)
+			EXPECT_EQ(0, memcmp(out, in + t[i].off, t[i].data_len));
+	}
+}
+
+TEST_F(dev, zero_length_put_invalid)
+{
+	struct dfkv_key k = dfkv_test_key(7, 200);
+	struct dfkv_ioc_op o;
+	char b = 1;
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, &b, 0, &o));
+	EXPECT_EQ(DFKV_STATUS_INVALID, o.status);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, NULL, 0, &o));
+	EXPECT_EQ(DFKV_STATUS_INVALID, o.status);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+}
+
+TEST_F(dev, miss_exist_remove)
+{
+	struct dfkv_key k = dfkv_test_key(7, 300);
+	struct dfkv_ioc_op o;
+	char buf[64] = "value";
+
+	ASSERT_EQ(0, dfkv_test_get(self->fd, &k, buf, sizeof(buf), 0, 0, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	EXPECT_EQ(0, o.stored_len);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_REMOVE, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);	/* absent is fine */
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, buf, 5, &o));
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(5, o.stored_len);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_REMOVE, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	ASSERT_EQ(0, dfkv_test_get(self->fd, &k, buf, sizeof(buf), 0, 0, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+}
+
+TEST_F(dev, values_are_immutable)
+{
+	struct dfkv_key k = dfkv_test_key(7, 400);
+	struct dfkv_ioc_op o;
+	char out[16] = { 0 };
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "first", 5, &o));
+	ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "second!", 7, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(5, o.stored_len);
+	ASSERT_EQ(0, dfkv_test_get(self->fd, &k, out, sizeof(out), 0, 0, &o));
+	EXPECT_EQ(5, o.data_len);
+	EXPECT_EQ(0, memcmp(out, "first", 5));
+}
+
+TEST_F(dev, get_capacity_too_small)
+{
+	struct dfkv_key k = dfkv_test_key(7, 500);
+	struct dfkv_ioc_op o;
+	char in[100], out[100];
+
+	memset(in, 'x', sizeof(in));
+	memset(out, 0, sizeof(out));
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, in, sizeof(in), &o));
+	ASSERT_EQ(0, dfkv_test_get(self->fd, &k, out, 99, 0, 0, &o));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, o.status);
+	EXPECT_EQ(100, o.stored_len);
+	EXPECT_EQ(0, o.data_len);
+	EXPECT_EQ(0, out[0]);	/* nothing written */
+}
+
+TEST_F(dev, struct_sizes)
+{
+	struct {
+		struct dfkv_ioc_op op;
+		uint64_t tail[4];
+	} big;
+	struct dfkv_key k = dfkv_test_key(7, 600);
+	struct dfkv_ioc_op o;
+
+	memset(&o, 0, sizeof(o));
+	o.size = DFKV_IOC_OP_SIZE_VER0 - 8;
+	o.key = k;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.size = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &o));
+	EXPECT_EQ(EINVAL, errno);
+
+	memset(&big, 0, sizeof(big));
+	big.op.size = sizeof(big);
+	big.op.key = k;
+	EXPECT_EQ(0, ioctl(self->fd, DFKV_IOC_EXIST, &big));	/* zero tail */
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, big.op.status);
+	big.tail[2] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &big));
+	EXPECT_EQ(E2BIG, errno);
+}
+
+TEST_F(dev, unknown_flags_and_ops)
+{
+	struct dfkv_key k = dfkv_test_key(7, 700);
+	struct dfkv_ioc_op o;
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.key = k;
+	o.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.flags = 0;
+	o.op = DFKV_OP_PUT;	/* does not match the ioctl */
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &o));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(DFKV_IOC_MAGIC, 99), &o));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(dev, hostile_lengths)
+{
+	struct dfkv_key k = dfkv_test_key(7, 800);
+	struct dfkv_ioc_op o;
+	char buf[64];
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, buf, UINT64_MAX, &o));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, o.status);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, buf, (64ULL << 20) + 1, &o));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, o.status);	/* > max_value */
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "abc", 3, &o));
+	/* A huge capacity is clamped to what the range needs. */
+	EXPECT_EQ(0, dfkv_test_get(self->fd, &k, buf, UINT64_MAX - 4096, 0, 0,
+				   &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(3, o.data_len);
+}
+
+TEST_F(dev, bad_pointers)
+{
+	struct dfkv_key k = dfkv_test_key(7, 900);
+	void *hole = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct dfkv_ioc_op o;
+	char buf[16];
+
+	ASSERT_NE(MAP_FAILED, hole);
+	EXPECT_EQ(-1, dfkv_test_put(self->fd, &k, hole, 4096, &o));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, dfkv_test_put(self->fd, &k, (void *)8, 4096, &o));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);	/* nothing stored */
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "abcdef", 6, &o));
+	EXPECT_EQ(-1, dfkv_test_get(self->fd, &k, hole, 4096, 0, 0, &o));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_GET, hole));
+	EXPECT_EQ(EFAULT, errno);
+	/* The value is intact after the faults. */
+	ASSERT_EQ(0, dfkv_test_get(self->fd, &k, buf, sizeof(buf), 0, 0, &o));
+	EXPECT_EQ(6, o.data_len);
+	EXPECT_EQ(0, memcmp(buf, "abcdef", 6));
+	munmap(hole, 1 << 20);
+}
+
+TEST_F(dev, bind_rules)
+{
+	struct dfkv_ioc_bind b = { .size = sizeof(b) };
+	struct dfkv_key k = dfkv_test_key(7, 1000);
+	struct dfkv_ioc_op o;
+	int fd = open("/dev/dfkv", O_RDWR);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, dfkv_test_simple(fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(ENOTCONN, errno);
+	strcpy(b.node, "no-such-node");
+	EXPECT_EQ(-1, ioctl(fd, DFKV_IOC_BIND, &b));
+	EXPECT_EQ(ENOENT, errno);
+	memset(b.node, 'a', sizeof(b.node));	/* no NUL */
+	EXPECT_EQ(-1, ioctl(fd, DFKV_IOC_BIND, &b));
+	EXPECT_EQ(EINVAL, errno);
+	strcpy(b.node, NODE);
+	b.flags = 2;
+	EXPECT_EQ(-1, ioctl(fd, DFKV_IOC_BIND, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b.flags = 0;
+	EXPECT_EQ(0, ioctl(fd, DFKV_IOC_BIND, &b));
+	EXPECT_EQ(-1, ioctl(fd, DFKV_IOC_BIND, &b));
+	EXPECT_EQ(EISCONN, errno);
+	close(fd);
+}
+
+static int keys_ioctl(int fd, unsigned long cmd, struct dfkv_key *keys,
+		      uint32_t n, uint64_t *res, uint64_t ttl,
+		      struct dfkv_ioc_keys *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	out->keys = (uintptr_t)keys;
+	out->count = n;
+	out->results = (uintptr_t)res;
+	out->ttl_ms = ttl;
+	return ioctl(fd, cmd, out);
+}
+
+TEST_F(dev, probe_and_touch)
+{
+	struct dfkv_key keys[3] = { dfkv_test_key(8, 1), dfkv_test_key(8, 2),
+				    dfkv_test_key(8, 3) };
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	uint64_t lens[3];
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[0], "aa", 2, &o));
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[2], "cccc", 4, &o));
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys, 3, lens, 0, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(2, lens[0]);
+	EXPECT_EQ(0, lens[1]);
+	EXPECT_EQ(4, lens[2]);
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_TOUCH, keys, 3, NULL, 0, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys, 0, lens, 0,
+				 &r));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys,
+				 DFKV_KEYS_MAX + 1, lens, 0, &r));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, (void *)8, 3, lens,
+				 0, &r));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_F(dev, lease_release_expiry)
+{
+	struct dfkv_key keys[4] = { dfkv_test_key(9, 1), dfkv_test_key(9, 2),
+				    dfkv_test_key(9, 3), dfkv_test_key(9, 4) };
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	uint64_t lens[4] = { 0 }, id;
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[0], "a", 1, &o));
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[1], "bb", 2, &o));
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[3], "dddd", 4, &o));
+	/* Leading hits only: stops at the first miss. */
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 4, lens, 0, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(2, r.nr_hits);
+	EXPECT_EQ(1, lens[0]);
+	EXPECT_EQ(2, lens[1]);
+	EXPECT_EQ(0, lens[3]);
+	EXPECT_NE(0, r.lease_id);
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	id = r.lease_id;
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.lease_id = id;
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_RELEASE, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_RELEASE, &r));
+	EXPECT_EQ(DFKV_STATUS_LEASE_EXPIRED, r.status);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+
+	/* A short lease lapses by itself. */
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 100,
+				&r));
+	EXPECT_EQ(2, r.nr_hits);
+	id = r.lease_id;
+	usleep(800 * 1000);
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.lease_id = id;
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_RELEASE, &r));
+	EXPECT_EQ(DFKV_STATUS_LEASE_EXPIRED, r.status);
+	EXPECT_LE(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_EXPIRIES));
+
+	/* Another file cannot release this file's lease. */
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 0, &r));
+	id = r.lease_id;
+	{
+		int fd2 = dfkv_test_open(NODE);
+
+		ASSERT_LE(0, fd2);
+		memset(&r, 0, sizeof(r));
+		r.size = sizeof(r);
+		r.lease_id = id;
+		ASSERT_EQ(0, ioctl(fd2, DFKV_IOC_RELEASE, &r));
+		EXPECT_EQ(DFKV_STATUS_LEASE_EXPIRED, r.status);
+		close(fd2);
+	}
+	/* Closing the file drops its leases. */
+	close(self->fd);
+	self->fd = dfkv_test_open(NODE);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+}
+
+TEST_F(dev, batch)
+{
+	struct dfkv_key k[3] = { dfkv_test_key(10, 1), dfkv_test_key(10, 2),
+				 dfkv_test_key(10, 3) };
+	struct dfkv_ioc_op ops[6];
+	struct dfkv_ioc_batch b;
+	char out[8] = { 0 };
+
+	memset(ops, 0, sizeof(ops));
+	for (int i = 0; i < 6; i++)
+		ops[i].size = sizeof(ops[0]);
+	ops[0].op = DFKV_OP_PUT;
+	ops[0].key = k[0];
+	ops[0].buf = (uintptr_t)"one";
+	ops[0].length = 3;
+	ops[1].op = DFKV_OP_PUT;
+	ops[1].key = k[1];
+	ops[1].buf = (uintptr_t)"x";
+	ops[1].length = 0;			/* INVALID, batch goes on */
+	ops[2].op = DFKV_OP_GET;
+	ops[2].key = k[0];
+	ops[2].buf = (uintptr_t)out;
+	ops[2].cap = sizeof(out);
+	ops[3].op = DFKV_OP_EXIST;
+	ops[3].key = k[2];
+	ops[4].op = DFKV_OP_REMOVE;
+	ops[4].key = k[0];
+	ops[5].op = DFKV_OP_EXIST;
+	ops[5].key = k[0];
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.ops = (uintptr_t)ops;
+	b.count = 6;
+	b.op_size = sizeof(ops[0]);
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_BATCH, &b));
+	EXPECT_EQ(6, b.nr_done);
+	EXPECT_EQ(DFKV_STATUS_OK, ops[0].status);
+	EXPECT_EQ(DFKV_STATUS_INVALID, ops[1].status);
+	EXPECT_EQ(DFKV_STATUS_OK, ops[2].status);
+	EXPECT_EQ(3, ops[2].data_len);
+	EXPECT_EQ(0, memcmp(out, "one", 3));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, ops[3].status);
+	EXPECT_EQ(DFKV_STATUS_OK, ops[4].status);
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, ops[5].status);
+
+	/* A bad entry stops the batch; nr_done says where. */
+	ops[1].op = 77;
+	ops[1].length = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(1, b.nr_done);
+	b.count = DFKV_BATCH_MAX + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b.count = 2;
+	b.op_size = 8;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, deleted_node_fails_cleanly)
+{
+	struct dfkv_key k = dfkv_test_key(7, 1100);
+	struct dfkv_ioc_op o;
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "abc", 3, &o));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	EXPECT_EQ(-1, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(ENODEV, errno);
+	/* A new node of the same name is a new, empty cache. */
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 8 << 20, 0, 1));
+	close(self->fd);
+	self->fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+}
+
+TEST_HARNESS_MAIN

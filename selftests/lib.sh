@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# TAP helpers for dfkv's shell selftests, and the module/node setup they
+# share.  Source it, call tap_plan N, then one tap_check per test case.
+# Runs inside the test VM as root; the repository is at $DFKV_REPO.
+
+DFKV_REPO=${DFKV_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
+DFKV_KO=${DFKV_KO:-$DFKV_REPO/kmod/dfkv.ko}
+DFKVCTL=${DFKVCTL:-$DFKV_REPO/build/tools/dfkvctl}
+export LD_LIBRARY_PATH="$DFKV_REPO/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+tap_n=0
+tap_failed=0
+
+tap_plan() { echo "TAP version 13"; echo "1..$1"; }
+
+# tap_check NAME CMD...: run CMD, report it as one test case.
+tap_check() {
+	name=$1
+	shift
+	tap_n=$((tap_n + 1))
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $tap_n $name"
+	else
+		tap_failed=$((tap_failed + 1))
+		echo "$out" | sed 's/^/# /'
+		echo "not ok $tap_n $name"
+	fi
+}
+
+tap_done() { [ "$tap_failed" -eq 0 ]; exit $?; }
+
+# Load dfkv.ko fresh (unloading a previous copy).
+dfkv_load() {
+	dfkv_unload
+	insmod "$DFKV_KO" "$@"
+}
+
+dfkv_unload() {
+	if grep -q '^dfkv ' /proc/modules; then
+		rmmod dfkv
+	fi
+}
