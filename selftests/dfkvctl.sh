@@ -1,0 +1,282 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# dfkvctl end to end, inside the test VM as root: versions on both sides,
+# node add/list/show/set/del and their errors (with the kernel's
+# extended-ack text), put/get round trips through /dev/dfkv (byte-exact,
+# ranges), exist/rm/probe, namespace+key identities, stats as a table and
+# JSON, and monitor's events.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+N=kv0
+K1=0123456789abcdef:00112233445566778899aabbccddeeff
+K2=0123456789abcdef:ffeeddccbbaa99887766554433221100
+K3=fedcba9876543210:0f0e0d0c0b0a09080706050403020100
+
+# expect RC CMD...: CMD exits with RC; its stderr is kept in $T/err.
+expect() {
+	want=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "exit status $got, expected $want: $*"
+		cat "$T/out" "$T/err"
+		return 1
+	fi
+}
+
+# has FILE TEXT: FILE contains TEXT (fixed string).
+has() {
+	grep -qF -- "$2" "$1" || { echo "no '$2' in:"; cat "$1"; return 1; }
+}
+
+t_version_unloaded() {
+	dfkv_unload
+	expect 3 "$DFKVCTL" version &&
+	has "$T/out" "dfkvctl " && has "$T/err" "not loaded"
+}
+
+t_version() {
+	expect 0 "$DFKVCTL" version &&
+	has "$T/out" "dfkvctl " && has "$T/out" "libdfkv " &&
+	has "$T/out" "dfkv.ko " && has "$T/out" "(ABI 1)"
+}
+
+t_help() {
+	for c in version node stats monitor put get exist rm probe key; do
+		"$DFKVCTL" "$c" --help >"$T/out" 2>&1 || { echo "$c --help failed"; return 1; }
+		has "$T/out" "SYNOPSIS" && has "$T/out" "dfkvctl $c" || return 1
+	done
+	expect 0 "$DFKVCTL" help && has "$T/out" "COMMANDS" &&
+	expect 2 "$DFKVCTL" no-such-command
+}
+
+t_node_add() {
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M --max-value 1M &&
+	expect 0 "$DFKVCTL" node add kv1 --ram 16M --no-evict
+}
+
+t_node_list() {
+	expect 0 "$DFKVCTL" node list &&
+	grep -Eq "^$N +up +on +64.0 MiB" "$T/out" &&
+	grep -Eq "^kv1 +up +off +16.0 MiB" "$T/out" ||
+	{ cat "$T/out"; return 1; }
+}
+
+t_node_show() {
+	expect 0 "$DFKVCTL" node show "$N" --bytes &&
+	has "$T/out" "node $N" && grep -Eq "ram budget +67108864$" "$T/out" &&
+	grep -Eq "max value +1048576$" "$T/out" &&
+	grep -Eq "state +up$" "$T/out" && has "$T/out" "hit ratio"
+}
+
+t_err_duplicate() {
+	expect 3 "$DFKVCTL" node add "$N" --ram 64M &&
+	has "$T/err" "a node with this name exists"
+}
+
+t_err_bad_name() {
+	expect 3 "$DFKVCTL" node add "bad/name" --ram 64M &&
+	has "$T/err" "node names are 1-31 characters"
+}
+
+t_err_usage() {
+	expect 2 "$DFKVCTL" node add kv9 &&
+	has "$T/err" "--ram SIZE is required" &&
+	expect 2 "$DFKVCTL" node add kv9 --ram 12Q &&
+	expect 2 "$DFKVCTL" node set "$N" &&
+	expect 2 "$DFKVCTL" node set "$N" --state sleepy
+}
+
+t_err_range() {
+	# Below the kernel's minimum RAM budget: its policy answers.
+	expect 3 "$DFKVCTL" node add kv9 --ram 4K && [ -s "$T/err" ] &&
+	expect 1 "$DFKVCTL" node show nosuch &&
+	has "$T/err" "no node of that name"
+}
+
+t_node_set() {
+	expect 0 "$DFKVCTL" node set "$N" --state draining --evict off &&
+	expect 0 "$DFKVCTL" node show "$N" &&
+	grep -Eq "state +draining$" "$T/out" &&
+	grep -Eq "eviction +off$" "$T/out" &&
+	expect 0 "$DFKVCTL" node set "$N" --state up --evict on --max-value 2M &&
+	expect 0 "$DFKVCTL" node show "$N" --bytes &&
+	grep -Eq "state +up$" "$T/out" && grep -Eq "eviction +on$" "$T/out" &&
+	grep -Eq "max value +2097152$" "$T/out"
+}
+
+t_nonroot() {
+	if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+		echo "# SKIP: needs root and setpriv"
+		return 0
+	fi
+	expect 3 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all "$DFKVCTL" node add kv9 --ram 16M &&
+	has "$T/err" "Operation not permitted" &&
+	expect 0 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all "$DFKVCTL" node list
+}
+
+t_roundtrip() {
+	head -c 300001 /dev/urandom >"$T/val" &&
+	expect 0 "$DFKVCTL" put "$N" "$K1" --file "$T/val" &&
+	expect 0 "$DFKVCTL" get "$N" "$K1" --out "$T/back" &&
+	cmp "$T/val" "$T/back" &&
+	"$DFKVCTL" get "$N" "$K1" >"$T/back2" && cmp "$T/val" "$T/back2"
+}
+
+t_ranges() {
+	dd if="$T/val" of="$T/want" bs=1 skip=1000 count=5000 2>/dev/null &&
+	expect 0 "$DFKVCTL" get "$N" "$K1" --offset 1000 --length 5000 -o "$T/r" &&
+	cmp "$T/want" "$T/r" &&
+	tail -c +290001 "$T/val" >"$T/want" &&
+	expect 0 "$DFKVCTL" get "$N" "$K1" --offset 290000 -o "$T/r" &&
+	cmp "$T/want" "$T/r" &&
+	expect 0 "$DFKVCTL" get "$N" "$K1" --offset 290000 --length 1G -o "$T/r" &&
+	cmp "$T/want" "$T/r" &&
+	expect 0 "$DFKVCTL" get "$N" "$K1" --offset 300001 -o "$T/r" &&
+	[ ! -s "$T/r" ] &&
+	expect 3 "$DFKVCTL" get "$N" "$K1" --offset 300002 &&
+	has "$T/err" "INVALID"
+}
+
+t_put_limits() {
+	head -c 3M /dev/zero >"$T/big" &&
+	expect 3 "$DFKVCTL" put "$N" "$K3" --file "$T/big" &&
+	has "$T/err" "TOO_LARGE" &&
+	: >"$T/empty" &&
+	expect 3 "$DFKVCTL" put "$N" "$K3" --file "$T/empty" &&
+	has "$T/err" "INVALID" &&
+	expect 1 "$DFKVCTL" put nosuch "$K3" --value x &&
+	has "$T/err" "no node 'nosuch'"
+}
+
+t_exist() {
+	expect 0 "$DFKVCTL" exist "$N" "$K1" && has "$T/out" "300001" &&
+	expect 1 "$DFKVCTL" exist "$N" "$K2" && has "$T/err" "NOT_FOUND" &&
+	expect 1 "$DFKVCTL" get "$N" "$K2" -o "$T/miss" && [ ! -e "$T/miss" ]
+}
+
+t_identity() {
+	expect 0 "$DFKVCTL" put "$N" --ns my-model --key block-0 --value "hello kv" &&
+	expect 0 "$DFKVCTL" key --ns my-model block-0 &&
+	hex=$(cat "$T/out") &&
+	# SPEC 1.3 computed independently.
+	want=$(python3 -c '
+import hashlib, struct
+ns, k = b"my-model", b"block-0"
+q = lambda b: struct.pack("<Q", len(b)) + b
+t = hashlib.sha256(b"DFKVTENANT1" + q(ns)).digest()[:8].hex()
+print(t + ":" + hashlib.sha256(q(ns) + q(k)).digest()[:16].hex())') &&
+	[ "$hex" = "$want" ] || { echo "key $hex, expected $want"; return 1; }
+	[ "$("$DFKVCTL" get "$N" "$hex")" = "hello kv" ] &&
+	[ "$("$DFKVCTL" get "$N" --ns my-model block-0)" = "hello kv" ]
+}
+
+t_probe() {
+	expect 0 "$DFKVCTL" put "$N" "$K3" --value abc &&
+	expect 1 "$DFKVCTL" probe "$N" "$K1" "$K2" "$K3" &&
+	has "$T/out" "$K1 300001" && has "$T/out" "$K2 absent" &&
+	has "$T/out" "$K3 3" && has "$T/err" "1 of 3 keys absent" &&
+	expect 0 "$DFKVCTL" probe "$N" "$K1" "$K3"
+}
+
+t_rm() {
+	expect 0 "$DFKVCTL" rm "$N" "$K3" &&
+	expect 1 "$DFKVCTL" exist "$N" "$K3" &&
+	expect 0 "$DFKVCTL" rm "$N" "$K3"
+}
+
+t_stats_table() {
+	expect 0 "$DFKVCTL" stats "$N" &&
+	has "$T/out" "hit ratio" && has "$T/out" "capacity" &&
+	grep -Eq "^  put +[0-9]" "$T/out" && grep -Eq "^  get +[0-9]" "$T/out" &&
+	expect 0 "$DFKVCTL" stats && has "$T/out" "node kv1"
+}
+
+t_stats_json() {
+	"$DFKVCTL" stats "$N" --json >"$T/j" &&
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["stats"]
+assert d["name"] == "kv0" and d["state"] == "up", d
+assert s["objects"] == 2 and s["used_bytes"] == 300001 + 8, s
+assert s["ops"]["put"]["ok"] >= 2 and s["hits"] > 0 and s["misses"] > 0, s
+assert 0 < s["hit_ratio"] < 1 and s["capacity_bytes"] == 64 << 20, s
+' "$T/j" &&
+	"$DFKVCTL" stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert sorted(n["name"] for n in d["nodes"]) == ["kv0", "kv1"], d'
+}
+
+t_stats_tenants() {
+	expect 0 "$DFKVCTL" stats "$N" --tenants &&
+	has "$T/out" "0123456789abcdef" &&
+	"$DFKVCTL" stats "$N" --tenants --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["node"] == "kv0" and len(d["tenants"]) >= 2, d
+assert "0123456789abcdef" in [t["tenant"] for t in d["tenants"]], d'
+}
+
+t_monitor() {
+	timeout 10 "$DFKVCTL" monitor >"$T/mon" 2>&1 &
+	pid=$!
+	sleep 1
+	"$DFKVCTL" node add mon0 --ram 8M &&
+	"$DFKVCTL" node set mon0 --state unhealthy &&
+	"$DFKVCTL" node del mon0 || return 1
+	i=0
+	while [ $i -lt 50 ] && ! grep -q "node del mon0" "$T/mon"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	has "$T/mon" "node new mon0 state up ram 8388608" &&
+	has "$T/mon" "node state mon0 unhealthy" &&
+	has "$T/mon" "node del mon0"
+}
+
+t_node_del() {
+	expect 0 "$DFKVCTL" node del "$N" &&
+	expect 0 "$DFKVCTL" node del kv1 &&
+	expect 1 "$DFKVCTL" node del "$N" && has "$T/err" "no node of that name" &&
+	expect 0 "$DFKVCTL" node list && [ ! -s "$T/out" ]
+}
+
+tap_plan 26
+tap_check "version without the module" t_version_unloaded
+dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
+tap_check "version of tool and module" t_version
+tap_check "help pages" t_help
+tap_check "node add" t_node_add
+tap_check "node list" t_node_list
+tap_check "node show" t_node_show
+tap_check "duplicate node: kernel message" t_err_duplicate
+tap_check "bad node name: kernel message" t_err_bad_name
+tap_check "usage errors" t_err_usage
+tap_check "out-of-range budget, unknown node" t_err_range
+tap_check "node set" t_node_set
+tap_check "non-root cannot add" t_nonroot
+tap_check "put/get byte-exact round trip" t_roundtrip
+tap_check "get ranges" t_ranges
+tap_check "put limits (too large, empty, no node)" t_put_limits
+tap_check "exist and misses" t_exist
+tap_check "namespace+key identity" t_identity
+tap_check "probe" t_probe
+tap_check "rm" t_rm
+tap_check "stats table" t_stats_table
+tap_check "stats --json" t_stats_json
+tap_check "stats --tenants" t_stats_tenants
+tap_check "monitor prints events" t_monitor
+tap_check "node del" t_node_del
+tap_check "module unload" dfkv_unload
+tap_check "version after unload" t_version_unloaded
+tap_done
