@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "dfkv" generic netlink family: version, node create/delete/set/get,
+ * dumps, tenant stats, events, strict attribute checks with extended-ack
+ * messages, CAP_NET_ADMIN for mutations, and nodes of two network
+ * namespaces kept apart.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <poll.h>
+
+#include "kselftest_harness.h"
+#include "dfkv_test.h"
+
+FIXTURE(nl) {
+	struct dfkv_genl g;
+};
+
+FIXTURE_SETUP(nl)
+{
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+}
+
+FIXTURE_TEARDOWN(nl)
+{
+	dfkv_genl_close(&self->g);
+}
+
+struct version {
+	char text[64];
+	uint32_t abi;
+};
+
+static int version_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	struct version *v = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_VERSION])
+		snprintf(v->text, sizeof(v->text), "%s",
+			 mnl_attr_get_str(tb[DFKV_A_VERSION]));
+	if (tb[DFKV_A_ABI_VERSION])
+		v->abi = mnl_attr_get_u32(tb[DFKV_A_ABI_VERSION]);
+	return MNL_CB_OK;
+}
+
+TEST_F(nl, version)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct version v = { 0 };
+	struct nlmsghdr *nlh = dfkv_genl_msg(&self->g, buf,
+					     DFKV_CMD_VERSION_GET, 0);
+
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, version_cb, &v));
+	EXPECT_EQ(DFKV_ABI_VERSION, v.abi);
+	EXPECT_NE(0, v.text[0]);
+}
+
+TEST_F(nl, node_rejections_explain_themselves)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	dfkv_test_node_del(&self->g, "t-nl");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-nl", 4 << 20, 0, 1));
+	EXPECT_EQ(-EEXIST, dfkv_test_node_add(&self->g, "t-nl", 4 << 20, 0, 1));
+	EXPECT_NE(NULL, strstr(self->g.errmsg, "exists"));
+	EXPECT_EQ(-EINVAL, dfkv_test_node_add(&self->g, "bad name", 4 << 20, 0, 1));
+	EXPECT_NE(NULL, strstr(self->g.errmsg, "node names"));
+	EXPECT_EQ(-EINVAL, dfkv_test_node_add(&self->g, "", 4 << 20, 0, 1));
+	/* Below the 1 MiB minimum. */
+	EXPECT_EQ(-ERANGE, dfkv_test_node_add(&self->g, "t-small", 4096, 0, 1));
+	EXPECT_NE(0, self->g.errmsg[0]);
+
+	/* Missing RAM budget. */
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_NEW, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-noram");
+	EXPECT_EQ(-EINVAL, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+	EXPECT_NE(0, self->g.errmsg[0]);
+
+	/* Unknown flag bits. */
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_NEW, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-flags");
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, 4 << 20);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0x80);
+	EXPECT_EQ(-EINVAL, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+
+	/* A name without its NUL, and a wrong attribute length. */
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_NEW, 0);
+	mnl_attr_put(nlh, DFKV_A_NODE_NAME, 4, "abcd");
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, 4 << 20);
+	EXPECT_EQ(-EINVAL, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_NEW, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-len");
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_RAM_BYTES, 4 << 20);
+	EXPECT_EQ(-ERANGE, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+
+	/* The RAM budget is fixed; unknown nodes are named as such. */
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-nl");
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, 8 << 20);
+	EXPECT_EQ(-EOPNOTSUPP, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+	EXPECT_NE(NULL, strstr(self->g.errmsg, "fixed"));
+	EXPECT_EQ(-ENOENT, dfkv_test_node_del(&self->g, "t-none"));
+	EXPECT_NE(NULL, strstr(self->g.errmsg, "no node"));
+	EXPECT_EQ(-1, dfkv_test_stat(&self->g, "t-none", DFKV_STAT_OBJECTS));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-nl"));
+}
+
+struct node_seen {
+	int count;
+	uint64_t max_value;
+	uint32_t state, flags;
+	const char *want;
+};
+
+static int node_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	struct node_seen *s = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (!tb[DFKV_A_NODE_NAME] || !tb[DFKV_A_NODE_STATS])
+		return MNL_CB_OK;
+	if (!strncmp(mnl_attr_get_str(tb[DFKV_A_NODE_NAME]), "t-dump", 6))
+		s->count++;
+	if (s->want && !strcmp(mnl_attr_get_str(tb[DFKV_A_NODE_NAME]), s->want)) {
+		s->max_value = mnl_attr_get_u64(tb[DFKV_A_NODE_MAX_VALUE]);
+		s->state = mnl_attr_get_u32(tb[DFKV_A_NODE_STATE]);
+		s->flags = mnl_attr_get_u32(tb[DFKV_A_NODE_FLAGS]);
+	}
+	return MNL_CB_OK;
+}
+
+TEST_F(nl, set_get_and_dump)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], name[32];
+	struct node_seen s = { .want = "t-dump-3" };
+	struct nlmsghdr *nlh;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "t-dump-%d", i);
+		dfkv_test_node_del(&self->g, name);
+		ASSERT_EQ(0, dfkv_test_node_add(&self->g, name, 1 << 20, 0, 1));
+	}
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-dump-3");
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, 12345);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, DFKV_NODE_STATE_DRAINING);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0);
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+
+	/* A dump spanning several messages sees every node once. */
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_GET, NLM_F_DUMP);
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, node_cb, &s));
+	EXPECT_EQ(12, s.count);
+	EXPECT_EQ(12345, s.max_value);
+	EXPECT_EQ(DFKV_NODE_STATE_DRAINING, s.state);
+	EXPECT_EQ(0, s.flags);
+
+	/* A draining node refuses new values but serves reads. */
+	{
+		struct dfkv_key k = dfkv_test_key(1, 1);
+		struct dfkv_ioc_op o;
+		int fd = dfkv_test_open("t-dump-3");
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, dfkv_test_put(fd, &k, "abc", 3, &o));
+		EXPECT_EQ(DFKV_STATUS_BUSY, o.status);
+		close(fd);
+	}
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "t-dump-%d", i);
+		ASSERT_EQ(0, dfkv_test_node_del(&self->g, name));
+	}
+}
+
+static int tenant_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1], *st[DFKV_STAT_MAX + 1];
+	int64_t *objects = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (!tb[DFKV_A_TENANT_HASH] || !tb[DFKV_A_TENANT_STATS])
+		return MNL_CB_OK;
+	dfkv_genl_parse_stats(tb[DFKV_A_TENANT_STATS], st);
+	if (mnl_attr_get_u64(tb[DFKV_A_TENANT_HASH]) < 64)
+		objects[mnl_attr_get_u64(tb[DFKV_A_TENANT_HASH])] =
+			(int64_t)mnl_attr_get_u64(st[DFKV_STAT_OBJECTS]);
+	return MNL_CB_OK;
+}
+
+TEST_F(nl, stats_per_node_and_tenant)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], val[100];
+	int64_t objects[64];
+	struct dfkv_ioc_op o;
+	struct nlmsghdr *nlh;
+	int fd, t, i;
+
+	dfkv_test_node_del(&self->g, "t-stats");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-stats", 8 << 20, 0, 1));
+	fd = dfkv_test_open("t-stats");
+	ASSERT_LE(0, fd);
+	memset(val, 'v', sizeof(val));
+	/* Tenant t stores t objects, 40 tenants: several dump messages. */
+	for (t = 1; t <= 40; t++)
+		for (i = 0; i < t % 4 + 1; i++) {
+			struct dfkv_key k = dfkv_test_key(t, i);
+
+			ASSERT_EQ(0, dfkv_test_put(fd, &k, val, sizeof(val), &o));
+		}
+	{
+		struct dfkv_key k = dfkv_test_key(1, 0), miss = dfkv_test_key(1, 99);
+
+		ASSERT_EQ(0, dfkv_test_get(fd, &k, val, sizeof(val), 0, 0, &o));
+		ASSERT_EQ(0, dfkv_test_get(fd, &miss, val, sizeof(val), 0, 0, &o));
+	}
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, "t-stats", DFKV_STAT_HITS));
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, "t-stats", DFKV_STAT_MISSES));
+	EXPECT_EQ(40, dfkv_test_stat(&self->g, "t-stats", DFKV_STAT_TENANTS));
+	memset(objects, 0xff, sizeof(objects));
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-stats");
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, tenant_cb, objects));
+	for (t = 1; t <= 40; t++)
+		EXPECT_EQ(t % 4 + 1, objects[t]) TH_LOG("tenant %d", t);
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-stats"));
+}
+
+static int event_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	uint32_t *ev = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_EVENT] && tb[DFKV_A_NODE_NAME] &&
+	    !strcmp(mnl_attr_get_str(tb[DFKV_A_NODE_NAME]), "t-ev"))
+		*ev = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
+	return MNL_CB_OK;
+}
+
+static uint32_t next_event(struct dfkv_genl *ev)
+{
+	char buf[8192];
+	uint32_t e = 0;
+	struct pollfd p = { .fd = mnl_socket_get_fd(ev->nl), .events = POLLIN };
+
+	while (!e && poll(&p, 1, 5000) == 1) {
+		ssize_t n = mnl_socket_recvfrom(ev->nl, buf, sizeof(buf));
+
+		if (n <= 0)
+			break;
+		mnl_cb_run(buf, n, 0, 0, event_cb, &e);
+	}
+	return e;
+}
+
+TEST_F(nl, events)
+{
+	struct dfkv_genl ev;
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	ASSERT_EQ(0, dfkv_genl_open(&ev));
+	ASSERT_EQ(0, dfkv_genl_subscribe(&ev));
+	dfkv_test_node_del(&self->g, "t-ev");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-ev", 1 << 20, 0, 1));
+	EXPECT_EQ(DFKV_EVENT_NODE_NEW, next_event(&ev));
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-ev");
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, DFKV_NODE_STATE_UNHEALTHY);
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+	EXPECT_EQ(DFKV_EVENT_NODE_STATE, next_event(&ev));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
+	EXPECT_EQ(DFKV_EVENT_NODE_DEL, next_event(&ev));
+	dfkv_genl_close(&ev);
+}
+
+TEST_F(nl, mutations_need_cap_net_admin)
+{
+	pid_t pid;
+	int status;
+
+	dfkv_test_node_del(&self->g, "t-cap");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-cap", 1 << 20, 0, 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct dfkv_genl g;
+
+		if (setgid(65534) || setuid(65534) || dfkv_genl_open(&g))
+			_exit(10);
+		if (dfkv_test_node_add(&g, "t-cap2", 1 << 20, 0, 1) != -EPERM)
+			_exit(11);
+		if (dfkv_test_node_del(&g, "t-cap") != -EPERM)
+			_exit(12);
+		/* Reading is allowed. */
+		if (dfkv_test_stat(&g, "t-cap", DFKV_STAT_OBJECTS) != 0)
+			_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-cap"));
+}
+
+TEST_F(nl, network_namespaces_are_isolated)
+{
+	struct dfkv_key k = dfkv_test_key(2, 2);
+	struct dfkv_ioc_op o;
+	pid_t pid;
+	int status, fd;
+
+	dfkv_test_node_del(&self->g, "t-ns");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-ns", 4 << 20, 0, 1));
+	dfkv_test_node_del(&self->g, "t-host-only");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-host-only", 1 << 20, 0, 1));
+	fd = dfkv_test_open("t-ns");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dfkv_test_put(fd, &k, "host", 4, &o));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct dfkv_genl g;
+		char out[8];
+		int cfd;
+
+		if (unshare(CLONE_NEWNET) || dfkv_genl_open(&g))
+			_exit(10);
+		/* Same name, other namespace: a separate, empty node. */
+		if (dfkv_test_node_add(&g, "t-ns", 4 << 20, 0, 1))
+			_exit(11);
+		if (dfkv_test_open("t-host-only") != -ENOENT)
+			_exit(12);
+		cfd = dfkv_test_open("t-ns");
+		if (cfd < 0)
+			_exit(13);
+		if (dfkv_test_get(cfd, &k, out, sizeof(out), 0, 0, &o) ||
+		    o.status != DFKV_STATUS_NOT_FOUND)
+			_exit(14);
+		if (dfkv_test_put(cfd, &k, "guest!", 6, &o) ||
+		    o.status != DFKV_STATUS_OK)
+			_exit(15);
+		if (dfkv_test_stat(&g, "t-host-only", DFKV_STAT_OBJECTS) != -1)
+			_exit(16);
+		/* Exit with the node alive: it dies with the namespace. */
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	{
+		char out[8] = { 0 };
+
+		ASSERT_EQ(0, dfkv_test_get(fd, &k, out, sizeof(out), 0, 0, &o));
+		EXPECT_EQ(4, o.data_len);
+		EXPECT_EQ(0, memcmp(out, "host", 4));
+	}
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ns"));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-host-only"));
+}
+
+TEST_HARNESS_MAIN
