@@ -213,8 +213,10 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	cfg.name = req_name(info);
 	if (!cfg.name)
 		return -EINVAL;
-	if (GENL_REQ_ATTR_CHECK(info, DFKV_A_NODE_RAM_BYTES))
+	if (!info->attrs[DFKV_A_NODE_RAM_BYTES]) {
+		NL_SET_ERR_MSG(info->extack, "a new node needs its RAM budget in bytes");
 		return -EINVAL;
+	}
 	cfg.ram_bytes = nla_get_u64(info->attrs[DFKV_A_NODE_RAM_BYTES]);
 	if (info->attrs[DFKV_A_NODE_MAX_VALUE])
 		cfg.max_value = nla_get_u64(info->attrs[DFKV_A_NODE_MAX_VALUE]);
@@ -471,7 +473,7 @@ static struct genl_family dfkv_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = dfkv_ops,
 	.n_ops = ARRAY_SIZE(dfkv_ops),
-	.resv_start_op = DFKV_CMD_MAX + 1,
+	.resv_start_op = DFKV_CMD_VERSION_GET,	/* strict checks for all */
 	.mcgrps = dfkv_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(dfkv_mcgrps),
 };

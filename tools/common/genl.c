@@ -142,6 +142,19 @@ static int error_cb(const struct nlmsghdr *nlh, void *data)
 	return e->error ? MNL_CB_ERROR : MNL_CB_STOP;
 }
 
+/* End of a dump; the kernel may put the dump's error in it. */
+static int done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const int *err = mnl_nlmsg_get_payload(nlh);
+
+	(void)data;
+	if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*err)) && *err < 0) {
+		errno = -*err;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_STOP;
+}
+
 static int data_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct talk_ctx *ctx = data;
@@ -161,7 +174,9 @@ int dfkv_genl_talk(struct dfkv_genl *g, struct nlmsghdr *nlh,
 	int ret;
 
 	g->errmsg[0] = '\0';
+	/* With a control array, libmnl applies no defaults: name them all. */
 	ctl[NLMSG_ERROR] = error_cb;
+	ctl[NLMSG_DONE] = done_cb;
 	if (mnl_socket_sendto(g->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
