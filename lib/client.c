@@ -361,7 +361,7 @@ DFKV_API int dfkv_put(struct dfkv_client *c, const void *key, uint64_t key_len,
 	struct dfkv_req r = { .op = DFKV_OP_PUT, .val = val, .val_len = val_len };
 
 	if (!dfkv_span_ok(val, val_len))
-		return val || val_len ? DFKV_E_INVAL : DFKV_STATUS_INVALID;
+		return val_len ? DFKV_E_INVAL : DFKV_STATUS_INVALID;
 	return run_one(c, &r, key, key_len);
 }
 
@@ -494,8 +494,8 @@ DFKV_API int dfkv_put_batch(struct dfkv_client *c, size_t n,
 		r[i].val = vals[i];
 		r[i].val_len = val_lens[i];
 		if (!statuses[i] && !dfkv_span_ok(vals[i], val_lens[i]))
-			statuses[i] = vals[i] || val_lens[i] ?
-				DFKV_E_INVAL : DFKV_STATUS_INVALID;
+			statuses[i] = val_lens[i] ? DFKV_E_INVAL :
+				DFKV_STATUS_INVALID;
 	}
 	ok = batch_run(c, n, r, p, statuses);
 	free(r);

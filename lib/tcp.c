@@ -562,11 +562,12 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 
 			if (!conn_busy(conn) || conn->connecting)
 				continue;
-			if (conn_send(c, conn) < 0) {
-				conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
-				continue;
-			}
-			rc = conn_recv(c, conn);
+			/* send, receive (which opens the window), send again */
+			rc = conn_send(c, conn);
+			if (!rc)
+				rc = conn_recv(c, conn);
+			if (!rc)
+				rc = conn_send(c, conn);
 			if (rc == -1)
 				conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
 			else if (rc < 0)

@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the libdfkv client over TCP (SPEC.md sections 1, 2): a
+ * small in-test epoch-6 server (loopback only, thread per connection,
+ * bounded) stands in for dfkv nodes.  Covers the scalar, batch and keyed
+ * operations and their range/lease rules, routing by the ring, pipelining
+ * over the connection pool, peer health (a dead, stalled or lying node
+ * turns reads into misses and writes into dropped writes, never a hang),
+ * recovery, and the options/members validation of dfkv_open_v2.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* kselftest_harness.h (6.1) is not -Wextra clean */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmisleading-indentation"
+#include "kselftest_harness.h"
+#include "dfkv.h"
+#include "wire.h"
+
+/* ---------------------------------------------------------- test node */
+
+enum srv_mode { SRV_OK, SRV_BAD_EPOCH, SRV_LONG_DATA, SRV_STALL, SRV_CLOSE };
+
+#define SRV_OBJS	4096
+#define SRV_CONNS	32
+#define SRV_MAX_VALUE	(1u << 20)
+
+struct obj {
+	uint64_t tenant;
+	uint8_t id[16];
+	uint8_t *data;
+	uint64_t len;
+};
+
+struct srv {
+	int lfd;
+	uint16_t port;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct obj objs[SRV_OBJS];
+	size_t nobjs;
+	volatile int mode;
+	volatile bool stop;
+	int conns[SRV_CONNS];
+	pthread_t cthreads[SRV_CONNS];
+	size_t nconns;
+	uint64_t requests, puts, lease_seq, max_inflight_seen;
+};
+
+struct conn_arg {
+	struct srv *s;
+	int fd;
+};
+
+static bool rd_full(int fd, void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = recv(fd, p, n, 0);
+
+		if (k <= 0)
+			return false;
+		p = (uint8_t *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static bool wr_full(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (k <= 0)
+			return false;
+		p = (const uint8_t *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static struct obj *find(struct srv *s, uint64_t tenant, const uint8_t *id)
+{
+	for (size_t i = 0; i < s->nobjs; i++)
+		if (s->objs[i].tenant == tenant && !memcmp(s->objs[i].id, id, 16))
+			return &s->objs[i];
+	return NULL;
+}
+
+static bool reply(int fd, int mode, uint8_t status, uint64_t stored,
+		  const void *data, uint64_t dlen)
+{
+	struct dfkv_wire_resp r = { DFKV_EPOCH_TCP, status, stored, dlen };
+	uint8_t b[DFKV_RESP_PREFIX_LEN];
+
+	if (mode == SRV_BAD_EPOCH)
+		r.epoch = 5;
+	if (mode == SRV_LONG_DATA && status == 0 && dlen)
+		r.data_len = dlen + 1;
+	dfkv_wire_resp_encode(&r, b);
+	return wr_full(fd, b, sizeof(b)) && (!dlen || wr_full(fd, data, dlen)) &&
+	       (r.data_len == dlen || wr_full(fd, "x", 1));
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn_arg *ca = arg;
+	struct srv *s = ca->s;
+	int fd = ca->fd;
+	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
+	uint8_t *payload = NULL;
+
+	free(ca);
+	while (!s->stop && rd_full(fd, hdr, sizeof(hdr))) {
+		struct dfkv_wire_req q;
+		struct dfkv_key keys[DFKV_KEYS_MAX];
+		uint64_t res[DFKV_KEYS_MAX + 1];
+		uint32_t nk = 0;
+		int rc = dfkv_wire_req_decode(hdr, sizeof(hdr), SRV_MAX_VALUE, &q);
+		int mode = s->mode;
+		struct obj *o;
+		bool ok = true;
+
+		if (rc) {
+			reply(fd, SRV_OK, DFKV_STATUS_INVALID, 0, NULL, 0);
+			break;
+		}
+		free(payload);
+		payload = q.payload_len ? malloc(q.payload_len) : NULL;
+		if (q.payload_len && (!payload || !rd_full(fd, payload, q.payload_len)))
+			break;
+		if (mode == SRV_CLOSE)
+			break;
+		if (mode == SRV_STALL) {
+			while (!s->stop && s->mode == SRV_STALL)
+				usleep(10000);
+			break;
+		}
+		pthread_mutex_lock(&s->lock);
+		s->requests++;
+		switch (q.op) {
+		case DFKV_OP_PUT:
+			s->puts++;
+			o = find(s, q.tenant, q.id);
+			if (!o && s->nobjs < SRV_OBJS) {
+				o = &s->objs[s->nobjs++];
+				o->tenant = q.tenant;
+				memcpy(o->id, q.id, 16);
+				o->data = payload;
+				o->len = q.payload_len;
+				payload = NULL;
+			}
+			ok = o ? reply(fd, mode, 0, o->len, NULL, 0) :
+				reply(fd, mode, DFKV_STATUS_CACHE_FULL, 0, NULL, 0);
+			break;
+		case DFKV_OP_GET:
+			o = find(s, q.tenant, q.id);
+			if (!o) {
+				ok = reply(fd, mode, DFKV_STATUS_NOT_FOUND, 0, NULL, 0);
+			} else if (q.offset > o->len) {
+				ok = reply(fd, mode, DFKV_STATUS_INVALID, o->len, NULL, 0);
+			} else {
+				uint64_t n = o->len - q.offset;
+
+				if (q.length && q.length < n)
+					n = q.length;
+				ok = reply(fd, mode, 0, o->len, o->data + q.offset, n);
+			}
+			break;
+		case DFKV_OP_EXIST:
+			o = find(s, q.tenant, q.id);
+			ok = reply(fd, mode, o ? 0 : DFKV_STATUS_NOT_FOUND,
+				   o ? o->len : 0, NULL, 0);
+			break;
+		case DFKV_OP_REMOVE:
+			o = find(s, q.tenant, q.id);
+			if (o) {
+				free(o->data);
+				*o = s->objs[--s->nobjs];
+			}
+			ok = reply(fd, mode, 0, 0, NULL, 0);
+			break;
+		case DFKV_OP_TOUCH:
+		case DFKV_OP_PROBE:
+		case DFKV_OP_LEASE: {
+			uint8_t out[8 * (DFKV_KEYS_MAX + 1)];
+			uint32_t hits = 0;
+
+			dfkv_wire_keys_decode(payload, q.payload_len, DFKV_KEYS_MAX,
+					      keys, &nk);
+			if (q.op == DFKV_OP_TOUCH) {
+				ok = reply(fd, mode, 0, 0, NULL, 0);
+				break;
+			}
+			for (uint32_t i = 0; i < nk; i++) {
+				o = find(s, keys[i].tenant, keys[i].id);
+				res[i + 1] = o ? o->len : 0;
+				if (o && hits == i)
+					hits++;
+			}
+			if (q.op == DFKV_OP_PROBE) {
+				dfkv_wire_u64s_encode(res + 1, nk, out);
+				ok = reply(fd, mode, 0, 0, out, 8ULL * nk);
+			} else {
+				res[0] = hits ? ++s->lease_seq : 0;
+				dfkv_wire_u64s_encode(res, hits + 1, out);
+				ok = reply(fd, mode, 0, 0, out, 8ULL * (hits + 1));
+			}
+			break;
+		}
+		case DFKV_OP_RELEASE:
+			ok = reply(fd, mode, q.offset ? 0 : DFKV_STATUS_NOT_FOUND,
+				   0, NULL, 0);
+			break;
+		default:
+			ok = reply(fd, mode, DFKV_STATUS_UNSUPPORTED, 0, NULL, 0);
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!ok || mode == SRV_BAD_EPOCH || mode == SRV_LONG_DATA)
+			break;
+	}
+	free(payload);
+	shutdown(fd, SHUT_RDWR);
+	return NULL;
+}
+
+static void *srv_main(void *arg)
+{
+	struct srv *s = arg;
+
+	while (!s->stop) {
+		struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+		struct conn_arg *ca;
+		int fd;
+
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+		pthread_mutex_lock(&s->lock);
+		if (s->nconns == SRV_CONNS) {
+			pthread_mutex_unlock(&s->lock);
+			close(fd);
+			continue;
+		}
+		ca = malloc(sizeof(*ca));
+		ca->s = s;
+		ca->fd = fd;
+		s->conns[s->nconns] = fd;
+		pthread_create(&s->cthreads[s->nconns], NULL, conn_main, ca);
+		s->nconns++;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return NULL;
+}
+
+/* Start a node on 127.0.0.1:port (0 = any); the bound port in s->port. */
+static int srv_start(struct srv *s, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int one = 1;
+
+	s->stop = false;
+	s->nconns = 0;
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, (struct sockaddr *)&a, sizeof(a)) || listen(s->lfd, 64))
+		return -1;
+	getsockname(s->lfd, (struct sockaddr *)&a, &al);
+	s->port = ntohs(a.sin_port);
+	pthread_mutex_init(&s->lock, NULL);
+	return pthread_create(&s->thread, NULL, srv_main, s);
+}
+
+static void srv_stop(struct srv *s)
+{
+	s->stop = true;
+	pthread_join(s->thread, NULL);
+	close(s->lfd);
+	for (size_t i = 0; i < s->nconns; i++)
+		shutdown(s->conns[i], SHUT_RDWR);
+	for (size_t i = 0; i < s->nconns; i++) {
+		pthread_join(s->cthreads[i], NULL);
+		close(s->conns[i]);
+	}
+	s->nconns = 0;
+}
+
+static void srv_free(struct srv *s)
+{
+	for (size_t i = 0; i < s->nobjs; i++)
+		free(s->objs[i].data);
+	s->nobjs = 0;
+	pthread_mutex_destroy(&s->lock);
+}
+
+/* ------------------------------------------------------------ fixture */
+
+#define NSRV 3
+static const char *const NAMES[NSRV] = { "node-a", "node-b", "node-c" };
+static const uint8_t NS[] = "DFKVNS\0\2\4\0\0\0acme-rest-is-not-inspected";
+
+FIXTURE(cluster) {
+	struct srv *srv;
+	struct dfkv_client *c;
+	char members[256];
+};
+
+static int open_client(FIXTURE_DATA(cluster) *self, uint32_t io_timeout_ms,
+		       uint32_t cooldown_ms)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.members = self->members, .ns = NS, .ns_len = sizeof(NS) - 1,
+		.batch_concurrency = 4, .conns_per_peer = 2,
+		.io_timeout_ms = io_timeout_ms, .cooldown_ms = cooldown_ms,
+	};
+
+	return dfkv_open_v2(&o, &self->c);
+}
+
+FIXTURE_SETUP(cluster)
+{
+	int n = 0;
+
+	self->srv = calloc(NSRV, sizeof(*self->srv));
+	ASSERT_NE(NULL, self->srv);
+	for (int i = 0; i < NSRV; i++) {
+		ASSERT_EQ(0, srv_start(&self->srv[i], 0));
+		n += snprintf(self->members + n, sizeof(self->members) - (size_t)n,
+			      "%s%s=127.0.0.1:%u%s", i ? "," : "", NAMES[i],
+			      self->srv[i].port, i == 2 ? "@2" : "");
+	}
+	ASSERT_EQ(0, open_client(self, 2000, 300));
+}
+
+FIXTURE_TEARDOWN(cluster)
+{
+	dfkv_close(self->c);
+	for (int i = 0; i < NSRV; i++) {
+		if (!self->srv[i].stop)
+			srv_stop(&self->srv[i]);
+		srv_free(&self->srv[i]);
+	}
+	free(self->srv);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
+}
+
+static int node_index(const char *name)
+{
+	for (int i = 0; i < NSRV; i++)
+		if (!strcmp(name, NAMES[i]))
+			return i;
+	return -1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* -------------------------------------------------------------- tests */
+
+TEST_F(cluster, put_get_spread_matches_ring)
+{
+	enum { N = 300 };
+	static uint8_t val[70000], got[70000];
+	uint64_t expect[NSRV] = { 0 }, len, stored;
+	char key[64];
+
+	for (int i = 0; i < N; i++) {
+		size_t vl = 1 + (size_t)(i * 977) % sizeof(val);
+		const char *m;
+		int k = snprintf(key, sizeof(key), "block-%d", i);
+
+		fill(val, vl, (unsigned int)i);
+		ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, val, vl));
+		ASSERT_EQ(0, dfkv_locate(self->c, key, (uint64_t)k, &m, NULL));
+		expect[node_index(m)]++;
+	}
+	for (int i = 0; i < NSRV; i++) {
+		EXPECT_EQ(expect[i], self->srv[i].nobjs);
+		EXPECT_GT(self->srv[i].nobjs, N / 10);
+	}
+	for (int i = 0; i < N; i++) {
+		size_t vl = 1 + (size_t)(i * 977) % sizeof(val);
+		int k = snprintf(key, sizeof(key), "block-%d", i);
+
+		fill(val, vl, (unsigned int)i);
+		ASSERT_EQ(0, dfkv_get(self->c, key, (uint64_t)k, got, sizeof(got), &len));
+		ASSERT_EQ(vl, len);
+		ASSERT_EQ(0, memcmp(val, got, vl));
+		ASSERT_EQ(0, dfkv_exist(self->c, key, (uint64_t)k, &stored));
+		ASSERT_EQ(vl, stored);
+	}
+	ASSERT_EQ(0, dfkv_remove(self->c, "block-1", 7));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, dfkv_exist(self->c, "block-1", 7, &stored));
+	EXPECT_EQ(0, stored);
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, dfkv_get(self->c, "block-1", 7, got, 10, &len));
+	EXPECT_EQ(0, dfkv_remove(self->c, "block-1", 7));	/* absent: OK */
+}
+
+TEST_F(cluster, get_auto_and_range_rules)
+{
+	uint8_t v[100], b[200];
+	uint64_t len = 7, stored = 7;
+
+	fill(v, sizeof(v), 3);
+	ASSERT_EQ(0, dfkv_put(self->c, "k", 1, v, sizeof(v)));
+	/* get-auto: any capacity >= stored length */
+	ASSERT_EQ(0, dfkv_get(self->c, "k", 1, b, 100, &len));
+	EXPECT_EQ(100, len);
+	ASSERT_EQ(0, dfkv_get(self->c, "k", 1, b, 200, &len));
+	EXPECT_EQ(100, len);
+	EXPECT_EQ(0, memcmp(v, b, 100));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, dfkv_get(self->c, "k", 1, b, 99, &len));
+	EXPECT_EQ(100, len);		/* tells what to ask for */
+	/* ranges */
+	ASSERT_EQ(0, dfkv_get_range(self->c, "k", 1, 10, 5, b, 5, &len, &stored));
+	EXPECT_EQ(5, len);
+	EXPECT_EQ(100, stored);
+	EXPECT_EQ(0, memcmp(v + 10, b, 5));
+	ASSERT_EQ(0, dfkv_get_range(self->c, "k", 1, 90, 0, b, 200, &len, &stored));
+	EXPECT_EQ(10, len);		/* length 0: the remainder */
+	ASSERT_EQ(0, dfkv_get_range(self->c, "k", 1, 95, 1000, b, 200, &len, NULL));
+	EXPECT_EQ(5, len);		/* oversized length clamped */
+	ASSERT_EQ(0, dfkv_get_range(self->c, "k", 1, 100, 0, b, 200, &len, &stored));
+	EXPECT_EQ(0, len);		/* offset == stored: zero bytes */
+	EXPECT_EQ(100, stored);
+	EXPECT_EQ(DFKV_STATUS_INVALID,
+		  dfkv_get_range(self->c, "k", 1, 101, 0, b, 200, &len, &stored));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE,
+		  dfkv_get_range(self->c, "k", 1, 0, 50, b, 49, &len, &stored));
+	EXPECT_EQ(0, len);
+	EXPECT_EQ(100, stored);
+	ASSERT_EQ(0, dfkv_get_range(self->c, "k", 1, 60, 0, b, 40, &len, NULL));
+	EXPECT_EQ(40, len);		/* remainder exactly fits */
+	/* immutability: a second PUT is OK and keeps the first bytes */
+	memset(b, 0xee, sizeof(b));
+	ASSERT_EQ(0, dfkv_put(self->c, "k", 1, b, 10));
+	ASSERT_EQ(0, dfkv_get(self->c, "k", 1, b, sizeof(b), &len));
+	EXPECT_EQ(100, len);
+	EXPECT_EQ(0, memcmp(v, b, 100));
+}
+
+TEST_F(cluster, fail_closed_arguments)
+{
+	uint8_t b[8];
+	uint64_t len = 9;
+
+	EXPECT_EQ(DFKV_STATUS_INVALID, dfkv_put(self->c, "k", 1, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_INVALID, dfkv_put(self->c, "k", 1, "", 0));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_put(self->c, "k", 1, NULL, 5));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_put(self->c, NULL, 1, "v", 1));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_put(self->c, "k", 0, "v", 1));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_put(NULL, "k", 1, "v", 1));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_get(self->c, "", 0, b, sizeof(b), &len));
+	EXPECT_EQ(0, len);
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_get(self->c, "k", 1, b, 0, &len));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_get(self->c, "k", 1, NULL, 8, &len));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_exist(self->c, NULL, 0, &len));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_remove(self->c, "k", 0));
+	EXPECT_EQ(0, self->srv[0].requests + self->srv[1].requests +
+		  self->srv[2].requests);
+	/* embedded NUL bytes are identity bytes */
+	ASSERT_EQ(0, dfkv_put(self->c, "a\0b", 3, "1", 1));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, dfkv_exist(self->c, "a\0c", 3, &len));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, dfkv_exist(self->c, "a", 1, &len));
+	EXPECT_EQ(0, dfkv_exist(self->c, "a\0b", 3, &len));
+}
+
+TEST_F(cluster, batches)
+{
+	enum { N = 400 };
+	static char keybuf[N][32];
+	static uint8_t vals[N][512], bufs[N][512];
+	const void *keys[N], *vp[N];
+	void *bp[N];
+	uint64_t kl[N], vl[N], caps[N], lens[N];
+	int st[N];
+
+	for (int i = 0; i < N; i++) {
+		kl[i] = (uint64_t)snprintf(keybuf[i], 32, "batch-%d", i);
+		keys[i] = keybuf[i];
+		vl[i] = 1 + (uint64_t)(i * 13) % 512;
+		fill(vals[i], vl[i], (unsigned int)i + 1000);
+		vp[i] = vals[i];
+		bp[i] = bufs[i];
+		caps[i] = 512;
+	}
+	kl[5] = 0;			/* bad key: that slot only */
+	vl[6] = 0;			/* zero-byte value: INVALID */
+	vp[7] = NULL;
+	vl[7] = 0;
+	EXPECT_EQ(N - 3, dfkv_put_batch(self->c, N, keys, kl, vp, vl, st));
+	for (int i = 0; i < N; i++)
+		if (st[i] && i != 5 && i != 6 && i != 7)
+			TH_LOG("put %d: %d", i, st[i]);
+	EXPECT_EQ(DFKV_E_INVAL, st[5]);
+	EXPECT_EQ(DFKV_STATUS_INVALID, st[6]);
+	EXPECT_EQ(DFKV_STATUS_INVALID, st[7]);
+	EXPECT_EQ(0, st[8]);
+	caps[9] = vl[9] - 1;		/* too small */
+	memset(lens, 0xff, sizeof(lens));
+	EXPECT_EQ(N - 4, dfkv_get_batch(self->c, N, keys, kl, bp, caps, lens, st));
+	EXPECT_EQ(DFKV_E_INVAL, st[5]);
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, st[6]);
+	EXPECT_EQ(0, lens[6]);
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, st[9]);
+	EXPECT_EQ(vl[9], lens[9]);
+	for (int i = 10; i < N; i++) {
+		ASSERT_EQ(0, st[i]);
+		ASSERT_EQ(vl[i], lens[i]);
+		ASSERT_EQ(0, memcmp(vals[i], bufs[i], vl[i]));
+	}
+	EXPECT_EQ(N - 3, dfkv_exist_batch(self->c, N, keys, kl, lens, st));
+	EXPECT_EQ(vl[100], lens[100]);
+	EXPECT_EQ(N - 1, dfkv_remove_batch(self->c, N, keys, kl, st));
+	EXPECT_EQ(0, dfkv_exist_batch(self->c, N, keys, kl, lens, st));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, st[100]);
+	/* bad arrays: nothing runs, every slot says so */
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_put_batch(self->c, N, keys, kl, NULL, vl, st));
+	EXPECT_EQ(DFKV_E_NOT_RUN, st[0]);
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_get_batch(self->c, 0, keys, kl, bp, caps, lens, st));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_remove_batch(self->c, N, keys, kl, NULL));
+}
+
+TEST_F(cluster, probe_touch_lease)
+{
+	const void *keys[6] = { "p0", "p1", "p2", "p3", "p4", "p5" };
+	uint64_t kl[6] = { 2, 2, 2, 2, 2, 2 }, sl[6];
+	struct dfkv_lease *l;
+	size_t hits = 9;
+
+	/* present: p0 p1 p2 p4 p5; absent: p3 */
+	for (int i = 0; i < 6; i++)
+		if (i != 3)
+			ASSERT_EQ(0, dfkv_put(self->c, keys[i], 2, "vvvvvvvvvv",
+					      (uint64_t)i + 1));
+	ASSERT_EQ(0, dfkv_probe(self->c, keys, kl, 6, sl));
+	for (int i = 0; i < 6; i++)
+		EXPECT_EQ(i == 3 ? 0 : (uint64_t)i + 1, sl[i]);
+	ASSERT_EQ(0, dfkv_touch(self->c, keys, kl, 6));
+	ASSERT_EQ(0, dfkv_lease(self->c, keys, kl, 6, 5000, sl, &hits, &l));
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(3, hits);		/* stops at the first miss */
+	EXPECT_EQ(1, sl[0]);
+	EXPECT_EQ(3, sl[2]);
+	EXPECT_EQ(0, sl[4]);		/* after the miss: not reported */
+	EXPECT_EQ(0, dfkv_release(self->c, l));
+	/* a lease left unreleased is dropped by dfkv_close (no leak) */
+	ASSERT_EQ(0, dfkv_lease(self->c, keys, kl, 2, 0, sl, &hits, &l));
+	EXPECT_EQ(2, hits);
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_lease(self->c, keys, kl, 2,
+					   DFKV_LEASE_TTL_MAX_MS + 1, sl, &hits, &l));
+	EXPECT_EQ(NULL, l);
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_probe(self->c, keys, kl, 0, sl));
+	kl[1] = 0;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_probe(self->c, keys, kl, 6, sl));
+	EXPECT_EQ(0, sl[0]);
+}
+
+TEST_F(cluster, dead_node_is_a_miss_then_recovers)
+{
+	char key[32], snap[8192];
+	uint64_t len, t0;
+	int dead = 1, k, n_dead = 0, n_live = 0;
+	uint8_t b[16];
+	const char *m;
+
+	for (int i = 0; i < 60; i++) {
+		k = snprintf(key, sizeof(key), "h-%d", i);
+		ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, "value", 5));
+	}
+	srv_stop(&self->srv[dead]);
+	t0 = now_ms();
+	for (int i = 0; i < 60; i++) {
+		k = snprintf(key, sizeof(key), "h-%d", i);
+		ASSERT_EQ(0, dfkv_locate(self->c, key, (uint64_t)k, &m, NULL));
+		if (node_index(m) == dead) {
+			EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+				  dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b), &len));
+			EXPECT_EQ(DFKV_E_UNAVAILABLE,
+				  dfkv_put(self->c, key, (uint64_t)k, "v", 1));
+			n_dead++;
+		} else {
+			EXPECT_EQ(0, dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b), &len));
+			EXPECT_EQ(5, len);
+			n_live++;
+		}
+	}
+	EXPECT_LT(now_ms() - t0, 1500);	/* no hang */
+	EXPECT_GT(n_dead, 0);
+	EXPECT_GT(n_live, 0);
+	ASSERT_EQ(0, dfkv_stats_snapshot(self->c, snap, sizeof(snap), &len));
+	EXPECT_NE(NULL, strstr(snap, "dfkv_client_members{state=\"cooling_down\"} 1"));
+	EXPECT_EQ(NULL, strstr(snap, "dfkv_client_dropped_writes_total 0\n"));
+	EXPECT_EQ(NULL, strstr(snap, "dfkv_client_degraded_reads_total 0\n"));
+	/* the node comes back on its address: served again after cooldown */
+	ASSERT_EQ(0, srv_start(&self->srv[dead], self->srv[dead].port));
+	usleep(400 * 1000);
+	for (int i = 0; i < 60; i++) {
+		k = snprintf(key, sizeof(key), "h-%d", i);
+		ASSERT_EQ(0, dfkv_locate(self->c, key, (uint64_t)k, &m, NULL));
+		if (node_index(m) == dead) {
+			EXPECT_EQ(0, dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b), &len));
+			break;
+		}
+	}
+}
+
+static void hostile(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(cluster) *self, int mode, int miss_status)
+{
+	char key[32];
+	uint64_t len, t0;
+	uint8_t b[16];
+	const char *m;
+	int k = 0, i;
+
+	for (i = 0; i < 100; i++) {
+		k = snprintf(key, sizeof(key), "x-%d", i);
+		ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, "value", 5));
+		ASSERT_EQ(0, dfkv_locate(self->c, key, (uint64_t)k, &m, NULL));
+		if (node_index(m) == 0)
+			break;
+	}
+	ASSERT_LT(i, 100);
+	self->srv[0].mode = mode;
+	t0 = now_ms();
+	EXPECT_EQ(miss_status, dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b), &len));
+	EXPECT_LT(now_ms() - t0, 1500);
+	EXPECT_EQ(0, len);
+	/* the node is skipped during its cooldown: no I/O, immediate miss */
+	t0 = now_ms();
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+		  dfkv_exist(self->c, key, (uint64_t)k, &len));
+	EXPECT_LT(now_ms() - t0, 100);
+	self->srv[0].mode = SRV_OK;
+	usleep(350 * 1000);
+	EXPECT_EQ(0, dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b), &len));
+	EXPECT_EQ(5, len);
+}
+
+TEST_F(cluster, hostile_bad_epoch_reply)
+{
+	hostile(_metadata, self, SRV_BAD_EPOCH, DFKV_STATUS_NOT_FOUND);
+}
+
+TEST_F(cluster, hostile_reply_longer_than_asked)
+{
+	hostile(_metadata, self, SRV_LONG_DATA, DFKV_STATUS_NOT_FOUND);
+}
+
+TEST_F(cluster, hostile_connection_closed)
+{
+	hostile(_metadata, self, SRV_CLOSE, DFKV_STATUS_NOT_FOUND);
+}
+
+TEST_F(cluster, stalled_node_times_out)
+{
+	dfkv_close(self->c);
+	ASSERT_EQ(0, open_client(self, 300, 300));
+	hostile(_metadata, self, SRV_STALL, DFKV_STATUS_NOT_FOUND);
+}
+
+struct worker {
+	struct dfkv_client *c;
+	int id, failures;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t v[3000], b[3000];
+	char key[32];
+
+	for (int i = 0; i < 100; i++) {
+		int k = snprintf(key, sizeof(key), "t%d-%d", w->id, i);
+		uint64_t len = 0;
+
+		fill(v, sizeof(v), (unsigned int)(w->id * 1000 + i));
+		if (dfkv_put(w->c, key, (uint64_t)k, v, sizeof(v)) ||
+		    dfkv_get(w->c, key, (uint64_t)k, b, sizeof(b), &len) ||
+		    len != sizeof(v) || memcmp(v, b, sizeof(v)))
+			w->failures++;
+	}
+	return NULL;
+}
+
+TEST_F(cluster, threads_share_one_client)
+{
+	struct worker w[4];
+	pthread_t t[4];
+	char snap[8192];
+	uint64_t len, want;
+
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ self->c, i, 0 };
+		pthread_create(&t[i], NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].failures);
+	}
+	ASSERT_EQ(0, dfkv_stats_snapshot(self->c, snap, sizeof(snap), &len));
+	EXPECT_EQ(strlen(snap), len);
+	want = len;
+	EXPECT_NE(NULL, strstr(snap, "dfkv_client_ops_total{op=\"put\",result=\"ok\"} 400\n"));
+	EXPECT_NE(NULL, strstr(snap, "dfkv_client_ops_total{op=\"get\",result=\"ok\"} 400\n"));
+	EXPECT_NE(NULL, strstr(snap, "dfkv_client_requests_total{transport=\"tcp\"} 800\n"));
+	/* pooled connections: far fewer connects than requests */
+	EXPECT_EQ(DFKV_E_RANGE, dfkv_stats_snapshot(self->c, snap, 10, &len));
+	EXPECT_EQ(want, len);
+}
+
+/* ------------------------------------------------------------ options */
+
+static int try_open(const char *members, uint32_t transport, const char *dev)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = transport, .members = members,
+		.ns = "ns", .ns_len = 2, .local_dev = dev,
+	};
+	struct dfkv_client *c = (void *)1;
+	int rc = dfkv_open_v2(&o, &c);
+
+	if (!rc)
+		dfkv_close(c);
+	else if (c)
+		return -1000;		/* *out must be NULL on failure */
+	return rc;
+}
+
+TEST(open_validates_members)
+{
+	static const char *const bad[] = {
+		"", ",", "a=127.0.0.1:7400,", "=127.0.0.1:1", "a=127.0.0.1:0",
+		"a=127.0.0.1:65536", "a=127.0.0.1:1@0", "a=127.0.0.1:1@1001",
+		"a=127.0.0.1:1@x", "a=127.0.0.1:1,a=127.0.0.2:1", "a=::1:7400",
+		"a=[::1", "a=[]:1", "a=host:01", "a b=127.0.0.1:1",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=127.0.0.1:1", "a=",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(DFKV_E_MEMBERS, try_open(bad[i], DFKV_TRANSPORT_TCP, NULL)) {
+			TH_LOG("accepted members \"%s\"", bad[i]);
+		}
+	}
+	/* no connection is made at open: these need only parse/resolve */
+	EXPECT_EQ(0, try_open("a=127.0.0.1:1", DFKV_TRANSPORT_TCP, NULL));
+	EXPECT_EQ(0, try_open(" a=127.0.0.1 , b=[::1]:7400@3 ", DFKV_TRANSPORT_TCP, NULL));
+	EXPECT_EQ(0, try_open("a=localhost:7400@1000", DFKV_TRANSPORT_TCP, NULL));
+	/* a member without an address needs /dev/dfkv */
+	EXPECT_EQ(DFKV_E_MEMBERS, try_open("a", DFKV_TRANSPORT_TCP, NULL));
+	EXPECT_EQ(DFKV_E_MEMBERS, try_open("a", DFKV_TRANSPORT_AUTO,
+					   "/nonexistent/dfkv"));
+	EXPECT_EQ(DFKV_E_NODEV, try_open("a=127.0.0.1:1", DFKV_TRANSPORT_LOCAL,
+					 "/nonexistent/dfkv"));
+	/* auto without a local node falls back to TCP */
+	EXPECT_EQ(0, try_open("a=127.0.0.1:1", DFKV_TRANSPORT_AUTO,
+			      "/nonexistent/dfkv"));
+}
+
+TEST(open_validates_options)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .members = "a=127.0.0.1:1",
+		.ns = "ns", .ns_len = 2,
+	};
+	uint8_t big[sizeof(o) + 16] = { 0 };
+	struct dfkv_client *c;
+
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(NULL, &c));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, NULL));
+	o.size = DFKV_CLIENT_OPTIONS_V2_SIZE_VER0 - 8;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	EXPECT_EQ(NULL, c);
+	o.size = sizeof(o);
+	o.transport = __DFKV_TRANSPORT_MAX;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.transport = DFKV_TRANSPORT_TCP;
+	o.ns_len = 0;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.ns_len = 2;
+	o.ns = NULL;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.ns = "ns";
+	o.__reserved = 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.__reserved = 0;
+	o.conns_per_peer = 65;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.conns_per_peer = 0;
+	/* a newer, larger struct: accepted only with a zero tail */
+	o.size = sizeof(big);
+	memcpy(big, &o, sizeof(o));
+	ASSERT_EQ(0, dfkv_open_v2((void *)big, &c));
+	dfkv_close(c);
+	big[sizeof(o) + 1] = 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2((void *)big, &c));
+	dfkv_close(NULL);
+}
+
+TEST(unreachable_node_fails_fast)
+{
+	struct srv s = { 0 };
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.ns = "ns", .ns_len = 2, .cooldown_ms = 10000,
+	};
+	struct dfkv_client *c;
+	char members[64];
+	uint8_t b[4];
+	uint64_t len, t0;
+
+	/* a port that was just free: connection refused */
+	ASSERT_EQ(0, srv_start(&s, 0));
+	srv_stop(&s);
+	srv_free(&s);
+	snprintf(members, sizeof(members), "a=127.0.0.1:%u", s.port);
+	o.members = members;
+	ASSERT_EQ(0, dfkv_open_v2(&o, &c));
+	t0 = now_ms();
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, dfkv_get(c, "k", 1, b, sizeof(b), &len));
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(c, "k", 1, "v", 1));
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_remove(c, "k", 1));
+	EXPECT_LT(now_ms() - t0, 1500);
+	dfkv_close(c);
+}
+
+TEST_HARNESS_MAIN
