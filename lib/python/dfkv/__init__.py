@@ -363,3 +363,245 @@ class Ring:
             self._ring = c_void_p()
 
     __del__ = close
+
+
+# ------------------------------------------------------------------ client
+
+_C = c_void_p
+_VPP = POINTER(c_void_p)
+_proto("dfkv_open_v2", c_int, POINTER(_Options), POINTER(c_void_p))
+_proto("dfkv_close", None, _C)
+_proto("dfkv_put", c_int, _C, _P, c_uint64, _P, c_uint64)
+_proto("dfkv_get", c_int, _C, _P, c_uint64, _P, c_uint64, _U64P)
+_proto("dfkv_get_range", c_int, _C, _P, c_uint64, c_uint64, c_uint64, _P,
+       c_uint64, _U64P, _U64P)
+_proto("dfkv_exist", c_int, _C, _P, c_uint64, _U64P)
+_proto("dfkv_remove", c_int, _C, _P, c_uint64)
+_proto("dfkv_touch", c_int, _C, _VPP, _U64P, c_size_t)
+_proto("dfkv_probe", c_int, _C, _VPP, _U64P, c_size_t, _U64P)
+_proto("dfkv_lease", c_int, _C, _VPP, _U64P, c_size_t, c_uint32, _U64P,
+       POINTER(c_size_t), POINTER(c_void_p))
+_proto("dfkv_release", c_int, _C, c_void_p)
+_proto("dfkv_put_batch", c_int, _C, c_size_t, _VPP, _U64P, _VPP, _U64P,
+       POINTER(c_int))
+_proto("dfkv_get_batch", c_int, _C, c_size_t, _VPP, _U64P, _VPP, _U64P,
+       _U64P, POINTER(c_int))
+_proto("dfkv_exist_batch", c_int, _C, c_size_t, _VPP, _U64P, _U64P,
+       POINTER(c_int))
+_proto("dfkv_remove_batch", c_int, _C, c_size_t, _VPP, _U64P, POINTER(c_int))
+_proto("dfkv_locate", c_int, _C, _P, c_uint64, POINTER(c_char_p),
+       POINTER(_BlockKey))
+_proto("dfkv_stats_snapshot", c_int, _C, c_char_p, c_uint64, _U64P)
+
+
+def _spans(items):
+    ins = [_In(x) for x in items]
+    n = max(len(ins), 1)
+    ptrs = (c_void_p * n)(*[i.ptr for i in ins])
+    lens = (c_uint64 * n)(*[i.len for i in ins])
+    return ins, ptrs, lens
+
+
+class Lease:
+    """Pins from Client.lease(); release() (or the with-block) drops them."""
+
+    def __init__(self, client, handle, hits, stored_lens):
+        self._client, self._h = client, handle
+        self.hits, self.stored_lens = hits, stored_lens
+
+    def release(self):
+        if self._h:
+            h, self._h = self._h, None
+            return self._client._release(h)
+        return OK
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class Client:
+    """A dfkv client (dfkv_open_v2).
+
+    members: "name=host:port[@weight],..." or a list of such entries;
+    ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp" or
+    "local".  Methods return the dfkv status where a miss is normal (get,
+    exist) and raise DfkvError for argument errors.
+    """
+
+    def __init__(self, members, ns, transport="auto", batch_concurrency=0,
+                 conns_per_peer=0, connect_timeout_ms=0, io_timeout_ms=0,
+                 cooldown_ms=0, local_dev=None):
+        if not isinstance(members, (str, bytes)):
+            members = ",".join(members)
+        if isinstance(members, str):
+            members = members.encode()
+        self._ns = _In(ns)
+        self._members = members
+        self._dev = local_dev.encode() if isinstance(local_dev, str) else \
+            local_dev
+        o = _Options()
+        o.size = ctypes.sizeof(_Options)
+        o.transport = TRANSPORTS[transport]
+        o.members = self._members
+        o.ns, o.ns_len = self._ns.ptr, self._ns.len
+        o.batch_concurrency = batch_concurrency
+        o.conns_per_peer = conns_per_peer
+        o.connect_timeout_ms = connect_timeout_ms
+        o.io_timeout_ms = io_timeout_ms
+        o.cooldown_ms = cooldown_ms
+        o.local_dev = self._dev
+        self._c = c_void_p()
+        _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
+
+    def close(self):
+        if getattr(self, "_c", None):
+            _lib.dfkv_close(self._c)
+            self._c = c_void_p()
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._c:
+            raise DfkvError(ERRORS["E_INVAL"], "client is closed")
+        return self._c
+
+    def put(self, key, value):
+        """Store value (bytes-like, non-empty); returns the status."""
+        k, v = _In(key), _In(value)
+        return _lib.dfkv_put(self._handle(), k.ptr, k.len, v.ptr, v.len)
+
+    def get(self, key, out=None, cap=None):
+        """(status, data).  With out (a writable buffer, e.g. a numpy
+        array) the value lands there and data is its length; otherwise
+        data is bytes (cap: buffer size to use, default from EXIST)."""
+        k = _In(key)
+        n = c_uint64()
+        if out is not None:
+            o = _Out(out)
+            st = _lib.dfkv_get(self._handle(), k.ptr, k.len, o.ptr, o.len,
+                               byref(n))
+            return st, n.value
+        if cap is None:
+            st, cap = self.exist(key)
+            if st != OK:
+                return st, None
+        buf = ctypes.create_string_buffer(max(int(cap), 1))
+        st = _lib.dfkv_get(self._handle(), k.ptr, k.len, buf, len(buf),
+                           byref(n))
+        return st, (buf.raw[:n.value] if st == OK else None)
+
+    def get_range(self, key, offset, length, out):
+        """(status, bytes written, stored length) of a range into out."""
+        k, o = _In(key), _Out(out)
+        n, s = c_uint64(), c_uint64()
+        st = _lib.dfkv_get_range(self._handle(), k.ptr, k.len, offset,
+                                 length, o.ptr, o.len, byref(n), byref(s))
+        return st, n.value, s.value
+
+    def exist(self, key):
+        """(status, stored length)."""
+        k = _In(key)
+        n = c_uint64()
+        st = _lib.dfkv_exist(self._handle(), k.ptr, k.len, byref(n))
+        return st, n.value
+
+    def remove(self, key):
+        k = _In(key)
+        return _lib.dfkv_remove(self._handle(), k.ptr, k.len)
+
+    def touch(self, keys):
+        _, p, ln = _spans(keys)
+        return _lib.dfkv_touch(self._handle(), p, ln, len(keys))
+
+    def probe(self, keys):
+        """(status, [stored length or 0 per key])."""
+        _, p, ln = _spans(keys)
+        out = (c_uint64 * max(len(keys), 1))()
+        st = _lib.dfkv_probe(self._handle(), p, ln, len(keys), out)
+        return st, list(out)[:len(keys)]
+
+    def lease(self, keys, ttl_ms=0):
+        """A Lease (hits, stored_lens) pinning the leading present keys."""
+        _, p, ln = _spans(keys)
+        out = (c_uint64 * max(len(keys), 1))()
+        hits, h = c_size_t(), c_void_p()
+        st = _lib.dfkv_lease(self._handle(), p, ln, len(keys), ttl_ms, out,
+                             byref(hits), byref(h))
+        _check(st, "lease")
+        return Lease(self, h, hits.value, list(out)[:hits.value])
+
+    def _release(self, h):
+        return _lib.dfkv_release(self._handle(), h)
+
+    def put_batch(self, keys, values):
+        """[status per item]."""
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        _, vp, vl = _spans(values)
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_put_batch(self._handle(), n, kp, kl, vp, vl, st)
+        if rc < 0:
+            raise DfkvError(rc, "put_batch")
+        return list(st)[:n]
+
+    def get_batch(self, keys, outs):
+        """[(status, length)] with values landing in the writable outs."""
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        os_ = [_Out(o) for o in outs]
+        bp = (c_void_p * max(n, 1))(*[o.ptr for o in os_])
+        caps = (c_uint64 * max(n, 1))(*[o.len for o in os_])
+        lens = (c_uint64 * max(n, 1))()
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_get_batch(self._handle(), n, kp, kl, bp, caps, lens,
+                                 st)
+        if rc < 0:
+            raise DfkvError(rc, "get_batch")
+        return list(zip(list(st)[:n], list(lens)[:n]))
+
+    def exist_batch(self, keys):
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        lens = (c_uint64 * max(n, 1))()
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_exist_batch(self._handle(), n, kp, kl, lens, st)
+        if rc < 0:
+            raise DfkvError(rc, "exist_batch")
+        return list(zip(list(st)[:n], list(lens)[:n]))
+
+    def remove_batch(self, keys):
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_remove_batch(self._handle(), n, kp, kl, st)
+        if rc < 0:
+            raise DfkvError(rc, "remove_batch")
+        return list(st)[:n]
+
+    def locate(self, key):
+        """(member name, tenant hash, object id) of key."""
+        k = _In(key)
+        name, bk = c_char_p(), _BlockKey()
+        _check(_lib.dfkv_locate(self._handle(), k.ptr, k.len, byref(name),
+                                byref(bk)), "locate")
+        return name.value.decode(), bk.tenant, bytes(bk.id)
+
+    def stats(self):
+        """The client's counters, Prometheus text."""
+        n = c_uint64()
+        rc = _lib.dfkv_stats_snapshot(self._handle(), None, 0, byref(n))
+        if rc not in (OK, E_RANGE):
+            _check(rc, "stats")
+        buf = ctypes.create_string_buffer(n.value + 1024)
+        _check(_lib.dfkv_stats_snapshot(self._handle(), buf, len(buf),
+                                        byref(n)), "stats")
+        return buf.raw[:n.value].decode()
