@@ -81,7 +81,7 @@ lint: ksrc
 	@command -v sparse >/dev/null || { echo "sparse missing: make deps"; exit 1; }
 	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
-		-f kmod/*.c kmod/*.h uapi/linux/dfkv.h
+		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h uapi/linux/dfkv.h
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules 2>&1 | tee build/sparse.log; \
 	! grep -E 'warning:|error:' build/sparse.log
 

@@ -75,6 +75,7 @@ static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)
 {
 	u64 extent = div64_u64(pos, a->extent_bytes);
 	u64 in = pos - extent * a->extent_bytes;
+	/* Pairs with the release in dfkv_arena_bind(). */
 	struct page **pages = smp_load_acquire(&a->pages[extent]);
 
 	*off = in & ~PAGE_MASK;

@@ -98,6 +98,7 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 		dfkv_node_put(node);
 		return -EISCONN;
 	}
+	/* Publish the node to ioctls racing the bind (enter_node()). */
 	smp_store_release(&df->node, node);
 	mutex_unlock(&df->bind_lock);
 	return 0;
@@ -106,6 +107,7 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 /* The bound node with an operation bracket taken, or an error pointer. */
 static struct dfkv_node *enter_node(struct dfkv_file *df)
 {
+	/* Pairs with the release in do_bind(). */
 	struct dfkv_node *node = smp_load_acquire(&df->node);
 
 	if (!node)

@@ -71,7 +71,7 @@ static void lease_reap(struct work_struct *work)
 	again = l->nr && !l->dead;
 	spin_unlock(&l->lock);
 	if (expired)
-		dfkv_stats_add(l->stats, lease_expiries, expired);
+		this_cpu_add(l->stats->pcpu->lease_expiries, expired);
 	leases_free_list(&dead);
 	if (again)
 		schedule_delayed_work(&l->reaper, REAP_INTERVAL);
@@ -152,7 +152,7 @@ int dfkv_lease_grant(struct dfkv_leases *l, struct dfkv_lease_owner *owner,
 	if (arm)
 		schedule_delayed_work(&l->reaper, REAP_INTERVAL);
 
-	dfkv_stats_add(l->stats, lease_grants, 1);
+	this_cpu_add(l->stats->pcpu->lease_grants, 1);
 	*nr_hits = ls->nr;
 	*id = ls->id;
 	return DFKV_STATUS_OK;

@@ -25,7 +25,7 @@ struct dfkv_lease_owner {
 };
 
 struct dfkv_leases {
-	spinlock_t lock;
+	spinlock_t lock;	/* list, next_id, nr, dead, owners' nr */
 	struct list_head list;	/* ordered by grant time */
 	u64 next_id;
 	u32 nr;

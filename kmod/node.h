@@ -11,6 +11,8 @@
 #include <linux/mutex.h>
 #include <linux/percpu-refcount.h>
 #include <linux/completion.h>
+#include <linux/sizes.h>
+#include <linux/bits.h>
 #include <linux/dfkv.h>
 
 #include "store.h"
@@ -51,10 +53,10 @@ struct dfkv_node_cfg {
 	u32 flags;
 };
 
-#define DFKV_MAX_VALUE_DEFAULT	(64ULL << 20)
-#define DFKV_MAX_VALUE_LIMIT	(1ULL << 30)	/* below MAX_RW_COUNT */
-#define DFKV_RAM_MIN		(1ULL << 20)
-#define DFKV_RAM_MAX		(1ULL << 46)
+#define DFKV_MAX_VALUE_DEFAULT	((u64)SZ_64M)
+#define DFKV_MAX_VALUE_LIMIT	((u64)SZ_1G)	/* below MAX_RW_COUNT */
+#define DFKV_RAM_MIN		((u64)SZ_1M)
+#define DFKV_RAM_MAX		BIT_ULL(46)
 
 struct dfkv_net *dfkv_net(struct net *net);
 int dfkv_node_pernet_init(void);

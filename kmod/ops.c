@@ -41,15 +41,14 @@ int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
 		return done(node, DFKV_OP_PUT, DFKV_STATUS_BUSY);
 
 	status = dfkv_store_put_begin(&node->store, key, len, &put);
-	if (status == DFKV_STATUS_OK && put.e) {
-		if (!put.leader) {
-			status = dfkv_store_put_wait(&put);
-		} else if (dfkv_store_put_copy(&put, 0, len, from) != len) {
+	if (status == DFKV_STATUS_OK && put.e && !put.leader) {
+		status = dfkv_store_put_wait(&put);
+	} else if (status == DFKV_STATUS_OK && put.e) {
+		if (dfkv_store_put_copy(&put, 0, len, from) != len) {
 			dfkv_store_put_end(&put, false, DFKV_STATUS_INVALID);
 			return -EFAULT;
-		} else {
-			status = dfkv_store_put_end(&put, true, DFKV_STATUS_OK);
 		}
+		status = dfkv_store_put_end(&put, true, DFKV_STATUS_OK);
 	}
 	*stored_len = put.stored_len;
 	return done(node, DFKV_OP_PUT, status);

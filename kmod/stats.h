@@ -68,8 +68,6 @@ static inline void dfkv_stats_op(struct dfkv_stats *st, unsigned int op,
 		this_cpu_inc(st->pcpu->ops[op][status]);
 }
 
-#define dfkv_stats_add(st, field, n) this_cpu_add((st)->pcpu->field, (n))
-
 /* Look up a tenant under RCU (caller holds rcu_read_lock), or NULL. */
 struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash);
 /* Find or create a tenant; NULL on allocation failure. */

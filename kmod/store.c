@@ -152,7 +152,7 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 	spin_unlock(&e->lock);
 	if (killed) {
 		entry_unlink(st, e);
-		dfkv_stats_add(st->stats, evictions, 1);
+		this_cpu_add(st->stats->pcpu->evictions, 1);
 	}
 	return killed;
 }
@@ -442,7 +442,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 			atomic64_add(e->len, &e->tenant->used_bytes);
 			atomic64_inc(&e->tenant->puts);
 			atomic64_add(e->len, &e->tenant->bytes_in);
-			dfkv_stats_add(st->stats, bytes_in, e->len);
+			this_cpu_add(st->stats->pcpu->bytes_in, e->len);
 			spin_lock(&sh->lock);
 			list_add_tail(&e->lru, &sh->list);
 			spin_unlock(&sh->lock);
@@ -524,11 +524,11 @@ int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 
 	rd->e = dfkv_store_pin(st, key);
 	if (rd->e) {
-		dfkv_stats_add(st->stats, hits, 1);
+		this_cpu_add(st->stats->pcpu->hits, 1);
 		atomic64_inc(&rd->e->tenant->hits);
 		return DFKV_STATUS_OK;
 	}
-	dfkv_stats_add(st->stats, misses, 1);
+	this_cpu_add(st->stats->pcpu->misses, 1);
 	rcu_read_lock();
 	t = dfkv_tenant_find(st->stats, key->tenant);
 	if (t)
@@ -546,7 +546,7 @@ size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 	if (off > e->len || len > e->len - off)
 		return 0;
 	n = entry_copy(e, off, len, to, false);
-	dfkv_stats_add(e->store->stats, bytes_out, n);
+	this_cpu_add(e->store->stats->pcpu->bytes_out, n);
 	atomic64_add(n, &e->tenant->bytes_out);
 	return n;
 }

@@ -51,7 +51,7 @@ struct dfkv_entry {
 
 /* One recency list; entries are sharded by key so no lock is global. */
 struct dfkv_lru_shard {
-	spinlock_t lock;
+	spinlock_t lock;	/* list and its entries' queued stamps */
 	struct list_head list;
 } ____cacheline_aligned_in_smp;
 

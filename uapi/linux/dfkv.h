@@ -118,6 +118,7 @@ struct dfkv_ioc_bind {
 	__u32 flags;			/* none defined: must be 0 */
 	char node[DFKV_NODE_NAME_MAX];	/* NUL-terminated */
 };
+
 #define DFKV_IOC_BIND_SIZE_VER0	40
 
 /*
@@ -145,6 +146,7 @@ struct dfkv_ioc_op {
 	__u64 stored_len;	/* out */
 	__u64 data_len;		/* out */
 };
+
 #define DFKV_IOC_OP_SIZE_VER0	88
 
 enum dfkv_op_flags {
@@ -175,6 +177,7 @@ struct dfkv_ioc_keys {
 	__u32 nr_hits;		/* out */
 	__u32 __reserved;	/* must be 0 */
 };
+
 #define DFKV_IOC_KEYS_SIZE_VER0	56
 
 /*
@@ -193,6 +196,7 @@ struct dfkv_ioc_batch {
 	__u32 nr_done;		/* out */
 	__u32 __reserved;	/* must be 0 */
 };
+
 #define DFKV_IOC_BATCH_SIZE_VER0	32
 
 #define DFKV_IOC_MAGIC		0xdf
@@ -225,6 +229,7 @@ enum dfkv_cmd {
 	DFKV_CMD_NODE_EVENT,
 	__DFKV_CMD_MAX
 };
+
 #define DFKV_CMD_MAX (__DFKV_CMD_MAX - 1)
 
 enum dfkv_node_state {
@@ -264,6 +269,7 @@ enum dfkv_attr {
 	DFKV_A_NODE_EXTENT_BYTES,	/* u64: slab extent size (read only) */
 	__DFKV_A_MAX
 };
+
 #define DFKV_A_MAX (__DFKV_A_MAX - 1)
 
 /*
@@ -299,6 +305,7 @@ enum dfkv_stat {
 	DFKV_STAT_EXTENTS_TOTAL,	/* gauge */
 	__DFKV_STAT_MAX
 };
+
 #define DFKV_STAT_MAX (__DFKV_STAT_MAX - 1)
 
 #endif /* _UAPI_LINUX_DFKV_H */
