@@ -1,0 +1,839 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkv-bench: throughput and latency of the /dev/dfkv fast path (ioctl PUT
+ * and GET) next to a plain memcpy of the same sizes, in the same process,
+ * with the same buffers and thread counts.
+ *
+ * For every value size and thread count the bench creates a node (RAM
+ * budget --ram, no eviction), gives each thread its own fd and its own
+ * keys (a per-thread share of --wset bytes), and measures four phases:
+ *
+ *   dfkv PUT    ioctl PUT of fresh keys from one user buffer; a round
+ *               stores the thread's whole key set, then (untimed) removes
+ *               it, so every timed PUT really copies (values are immutable:
+ *               a PUT of a present key would not copy).
+ *   dfkv GET    ioctl GET of the whole value into one user buffer, over
+ *               the same key set, stored beforehand (untimed).
+ *   memcpy PUT  memcpy from the same-sized user buffer into a pool of the
+ *               same number of same-sized buffers, cycling like the keys.
+ *   memcpy GET  memcpy from that pool into the user buffer.
+ *
+ * The working set is larger than any CPU cache on purpose, so both sides
+ * move data from and to DRAM as a KV-cache load does.  Each phase runs
+ * whole rounds over the key set until --duration seconds of timed work or
+ * --max-ops operations per thread, whichever comes first.  Throughput is
+ * bytes over the wall time of the timed rounds (all threads together);
+ * latency percentiles are over every single operation of every thread.
+ *
+ * Every operation is checked: an ioctl error, a status other than OK, a
+ * GET returning another length or other bytes (each PUT stamps its key
+ * into the head and tail of the value; GET checks both, untimed) is a
+ * failure.  Failures are printed beside every figure, and a run with any
+ * failure exits 1 without writing the JSON: its figures are not reported.
+ *
+ * usage: dfkv-bench [options] JSON_PATH
+ *        dfkv-bench --cleanup          delete the bench's node if present
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+
+#include "genl.h"
+
+#define NODE_NAME	"dfkv-bench"
+#define TENANT		0xbe4c000000000001ULL
+#define STAMP_MAGIC	0x6466b76265e4c001ULL
+#define MIB		((uint64_t)1024 * 1024)
+
+enum { P_DFKV_PUT, P_DFKV_GET, P_MEM_PUT, P_MEM_GET, NR_PHASES };
+
+static const char *const phase_name[NR_PHASES] = {
+	"dfkv PUT", "dfkv GET", "memcpy PUT", "memcpy GET",
+};
+
+struct result {
+	uint64_t ops;
+	uint64_t bytes;
+	uint64_t fails;
+	double secs;		/* wall time of the timed rounds */
+	double gbps;		/* 1e9 bytes per second */
+	double opsps;
+	double p50_us, p99_us;
+	int rounds;
+};
+
+struct config {
+	uint64_t size;
+	int threads;
+	uint64_t keys;		/* per thread */
+	struct result r[NR_PHASES];
+};
+
+struct opts {
+	uint64_t ram;
+	uint64_t wset;
+	double duration;
+	uint64_t max_ops;
+	const char *accel;
+	const char *json;
+};
+
+static struct opts o = {
+	.ram = 512 * MIB,
+	.wset = 256 * MIB,
+	.duration = 2.0,
+	.max_ops = 200000,
+	.accel = "unknown",
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct dfkv_key make_key(int tid, uint64_t idx)
+{
+	struct dfkv_key k = { .tenant = TENANT };
+	uint64_t t = (uint64_t)tid;
+
+	memcpy(k.id, &t, sizeof(t));
+	memcpy(k.id + 8, &idx, sizeof(idx));
+	return k;
+}
+
+static uint64_t stamp_of(int tid, uint64_t idx)
+{
+	return STAMP_MAGIC ^ ((uint64_t)tid << 48) ^ (idx * 0x9e3779b97f4a7c15ULL);
+}
+
+static void stamp_put(void *buf, uint64_t size, uint64_t s)
+{
+	memcpy(buf, &s, sizeof(s));
+	memcpy((char *)buf + size - sizeof(s), &s, sizeof(s));
+}
+
+static int stamp_ok(const void *buf, uint64_t size, uint64_t s)
+{
+	uint64_t a, b;
+
+	memcpy(&a, buf, sizeof(a));
+	memcpy(&b, (const char *)buf + size - sizeof(b), sizeof(b));
+	return a == s && b == s;
+}
+
+static void *xalloc(uint64_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, size)) {
+		fprintf(stderr, "dfkv-bench: out of memory (%" PRIu64 " bytes)\n",
+			size);
+		exit(2);
+	}
+	memset(p, 0x5a, size);	/* fault every page in before timing */
+	return p;
+}
+
+static int open_bound(void)
+{
+	struct dfkv_ioc_bind b = { .size = sizeof(b) };
+	int fd = open("/dev/dfkv", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(b.node, sizeof(b.node), "%s", NODE_NAME);
+	if (ioctl(fd, DFKV_IOC_BIND, &b)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void op_init(struct dfkv_ioc_op *op, const struct dfkv_key *k)
+{
+	memset(op, 0, sizeof(*op));
+	op->size = sizeof(*op);
+	op->key = *k;
+}
+
+static int do_put(int fd, const struct dfkv_key *k, const void *buf,
+		  uint64_t len)
+{
+	struct dfkv_ioc_op op;
+
+	op_init(&op, k);
+	op.buf = (uintptr_t)buf;
+	op.length = len;
+	return ioctl(fd, DFKV_IOC_PUT, &op) == 0 && op.status == DFKV_STATUS_OK;
+}
+
+static int do_remove(int fd, const struct dfkv_key *k)
+{
+	struct dfkv_ioc_op op;
+
+	op_init(&op, k);
+	return ioctl(fd, DFKV_IOC_REMOVE, &op) == 0 &&
+	       op.status == DFKV_STATUS_OK;
+}
+
+/* ----------------------------------------------------------- netlink */
+
+static int node_add(struct dfkv_genl *g, uint64_t ram)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_NEW, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, ram);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0);	/* no eviction */
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+static int node_del(struct dfkv_genl *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_DEL, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ phases */
+
+struct shared {
+	pthread_barrier_t bar;
+	struct config *c;
+	int phase;
+	int stop;		/* set by thread 0 between rounds */
+	double t0, wall;
+	int rounds;
+};
+
+struct worker {
+	pthread_t th;
+	int tid;
+	int fd;
+	struct shared *sh;
+	void *ubuf;		/* the caller's buffer: PUT source, GET target */
+	void *pool;		/* memcpy phases: keys * size bytes */
+	uint64_t *lat;		/* ns per timed op, max_ops entries */
+	uint64_t nlat;
+	uint64_t ops, fails;
+	char why[160];		/* first failure */
+};
+
+static void fail(struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	w->fails++;
+	if (w->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->why, sizeof(w->why), fmt, ap);
+	va_end(ap);
+}
+
+static void timed_op(struct worker *w, uint64_t i)
+{
+	struct config *c = w->sh->c;
+	struct dfkv_key k = make_key(w->tid, i);
+	struct dfkv_ioc_op op;
+	uint64_t t0, t1;
+	int rc;
+
+	switch (w->sh->phase) {
+	case P_DFKV_PUT:
+		stamp_put(w->ubuf, c->size, stamp_of(w->tid, i));
+		op_init(&op, &k);
+		op.buf = (uintptr_t)w->ubuf;
+		op.length = c->size;
+		t0 = now_ns();
+		rc = ioctl(w->fd, DFKV_IOC_PUT, &op);
+		t1 = now_ns();
+		if (rc)
+			fail(w, "PUT ioctl: %s", strerror(errno));
+		else if (op.status != DFKV_STATUS_OK)
+			fail(w, "PUT status %u", op.status);
+		break;
+	case P_DFKV_GET:
+		op_init(&op, &k);
+		op.buf = (uintptr_t)w->ubuf;
+		op.cap = c->size;
+		t0 = now_ns();
+		rc = ioctl(w->fd, DFKV_IOC_GET, &op);
+		t1 = now_ns();
+		if (rc)
+			fail(w, "GET ioctl: %s", strerror(errno));
+		else if (op.status != DFKV_STATUS_OK)
+			fail(w, "GET status %u", op.status);
+		else if (op.data_len != c->size || op.stored_len != c->size)
+			fail(w, "GET returned %llu of %llu bytes (asked %" PRIu64 ")",
+			     (unsigned long long)op.data_len,
+			     (unsigned long long)op.stored_len, c->size);
+		else if (!stamp_ok(w->ubuf, c->size, stamp_of(w->tid, i)))
+			fail(w, "GET returned other bytes than PUT stored");
+		break;
+	case P_MEM_PUT:
+		t0 = now_ns();
+		memcpy((char *)w->pool + i * c->size, w->ubuf, c->size);
+		t1 = now_ns();
+		break;
+	default:
+		t0 = now_ns();
+		memcpy(w->ubuf, (char *)w->pool + i * c->size, c->size);
+		t1 = now_ns();
+		break;
+	}
+	w->ops++;
+	if (w->nlat < o.max_ops)
+		w->lat[w->nlat++] = t1 - t0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct config *c = sh->c;
+	uint64_t i;
+
+	for (;;) {
+		pthread_barrier_wait(&sh->bar);
+		if (w->tid == 0)
+			sh->t0 = now();
+		for (i = 0; i < c->keys; i++)
+			timed_op(w, i);
+		pthread_barrier_wait(&sh->bar);
+		if (w->tid == 0) {
+			sh->wall += now() - sh->t0;
+			sh->rounds++;
+			sh->stop = sh->wall >= o.duration ||
+				   w->ops + c->keys > o.max_ops;
+		}
+		/* Untimed: make room for the next round of fresh PUTs. */
+		if (sh->phase == P_DFKV_PUT)
+			for (i = 0; i < c->keys; i++) {
+				struct dfkv_key k = make_key(w->tid, i);
+
+				if (!do_remove(w->fd, &k))
+					fail(w, "REMOVE failed: %s", strerror(errno));
+			}
+		pthread_barrier_wait(&sh->bar);
+		if (sh->stop)
+			break;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct_us(const uint64_t *v, uint64_t n, double p)
+{
+	uint64_t i;
+
+	if (!n)
+		return 0;
+	i = (uint64_t)(p * (double)(n - 1) + 0.5);
+	return v[i] / 1e3;
+}
+
+static void run_phase(struct config *c, struct worker *w, int phase)
+{
+	struct shared *sh = w[0].sh;
+	struct result *r = &c->r[phase];
+	uint64_t *all, n = 0;
+	int t;
+
+	sh->phase = phase;
+	sh->stop = 0;
+	sh->wall = 0;
+	sh->rounds = 0;
+	for (t = 0; t < c->threads; t++) {
+		w[t].ops = w[t].fails = w[t].nlat = 0;
+		w[t].why[0] = 0;
+		if (pthread_create(&w[t].th, NULL, worker_main, &w[t])) {
+			fprintf(stderr, "dfkv-bench: pthread_create failed\n");
+			exit(2);
+		}
+	}
+	for (t = 0; t < c->threads; t++)
+		pthread_join(w[t].th, NULL);
+
+	memset(r, 0, sizeof(*r));
+	all = malloc(sizeof(*all) * o.max_ops * c->threads);
+	if (!all)
+		exit(2);
+	for (t = 0; t < c->threads; t++) {
+		r->ops += w[t].ops;
+		r->fails += w[t].fails;
+		memcpy(all + n, w[t].lat, w[t].nlat * sizeof(*all));
+		n += w[t].nlat;
+		if (w[t].why[0])
+			fprintf(stderr, "dfkv-bench: %s %" PRIu64 " B x%d thread %d: %"
+				PRIu64 " failures, first: %s\n", phase_name[phase],
+				c->size, c->threads, t, w[t].fails, w[t].why);
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	r->bytes = r->ops * c->size;
+	r->secs = sh->wall;
+	r->rounds = sh->rounds;
+	r->gbps = r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
+	r->opsps = r->secs > 0 ? r->ops / r->secs : 0;
+	r->p50_us = pct_us(all, n, 0.50);
+	r->p99_us = pct_us(all, n, 0.99);
+	free(all);
+}
+
+/* Untimed: store (or remove) every key of every thread; failures count. */
+static uint64_t fill_keys(struct config *c, struct worker *w, int remove)
+{
+	uint64_t i, fails = 0;
+	int t;
+
+	for (t = 0; t < c->threads; t++)
+		for (i = 0; i < c->keys; i++) {
+			struct dfkv_key k = make_key(t, i);
+			int ok;
+
+			if (remove) {
+				ok = do_remove(w[t].fd, &k);
+			} else {
+				stamp_put(w[t].ubuf, c->size, stamp_of(t, i));
+				ok = do_put(w[t].fd, &k, w[t].ubuf, c->size);
+			}
+			if (!ok) {
+				if (!fails)
+					fprintf(stderr, "dfkv-bench: untimed %s of %"
+						PRIu64 "-byte key %d/%" PRIu64
+						" failed\n", remove ? "REMOVE" : "PUT",
+						c->size, t, i);
+				fails++;
+			}
+		}
+	return fails;
+}
+
+static int run_config(struct dfkv_genl *g, struct config *c)
+{
+	struct shared sh = { .c = c };
+	struct worker *w = calloc(c->threads, sizeof(*w));
+	uint64_t extra = 0;
+	int t, err;
+
+	if (!w)
+		return -ENOMEM;
+	pthread_barrier_init(&sh.bar, NULL, c->threads);
+	err = node_add(g, o.ram);
+	if (err) {
+		fprintf(stderr, "dfkv-bench: cannot create node %s: %s%s%s\n",
+			NODE_NAME, strerror(-err), g->errmsg[0] ? ": " : "",
+			g->errmsg);
+		return err;
+	}
+	for (t = 0; t < c->threads; t++) {
+		w[t].tid = t;
+		w[t].sh = &sh;
+		w[t].fd = open_bound();
+		if (w[t].fd < 0) {
+			fprintf(stderr, "dfkv-bench: open /dev/dfkv: %s\n",
+				strerror(-w[t].fd));
+			return w[t].fd;
+		}
+		w[t].ubuf = xalloc(c->size);
+		w[t].pool = xalloc(c->keys * c->size);
+		w[t].lat = malloc(sizeof(*w[t].lat) * o.max_ops);
+		if (!w[t].lat)
+			exit(2);
+	}
+
+	/* Warm-up: bind the extents once so PUT measures steady state. */
+	extra += fill_keys(c, w, 0);
+	extra += fill_keys(c, w, 1);
+	run_phase(c, w, P_DFKV_PUT);
+	extra += fill_keys(c, w, 0);
+	run_phase(c, w, P_DFKV_GET);
+	run_phase(c, w, P_MEM_PUT);
+	run_phase(c, w, P_MEM_GET);
+	/* Untimed failures are charged to the dfkv phase they prepared. */
+	c->r[P_DFKV_PUT].fails += extra;
+
+	for (t = 0; t < c->threads; t++) {
+		close(w[t].fd);
+		free(w[t].ubuf);
+		free(w[t].pool);
+		free(w[t].lat);
+	}
+	err = node_del(g);
+	if (err) {
+		fprintf(stderr, "dfkv-bench: cannot delete node %s: %s\n",
+			NODE_NAME, g->errmsg[0] ? g->errmsg : strerror(-err));
+		c->r[P_DFKV_GET].fails++;
+	}
+	pthread_barrier_destroy(&sh.bar);
+	free(w);
+	return 0;
+}
+
+/* ----------------------------------------------------------- reports */
+
+struct machine {
+	char kernel[128];
+	char cpu[128];
+	long cpus;
+	uint64_t mem_bytes;
+	char module[64];
+	char date[64];
+};
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static void machine_info(struct machine *m)
+{
+	struct utsname u;
+	char line[256];
+	FILE *f;
+	time_t t = time(NULL);
+
+	uname(&u);
+	snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
+	m->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(m->cpu, sizeof(m->cpu), "unknown");
+	m->mem_bytes = 0;
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			char *v = strchr(line, ':') + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(m->cpu, sizeof(m->cpu), "%s", v);
+			break;
+		}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/meminfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) {
+			m->mem_bytes = kb * 1024;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	read_line("/sys/module/dfkv/version", m->module, sizeof(m->module));
+	strftime(m->date, sizeof(m->date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+}
+
+static const char *size_str(uint64_t s, char *buf, size_t len)
+{
+	if (s >= MIB && !(s % MIB))
+		snprintf(buf, len, "%" PRIu64 " MiB", s / MIB);
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", s / 1024);
+	return buf;
+}
+
+static double ratio(const struct config *c, int dfkv, int mem)
+{
+	return c->r[mem].gbps > 0 ? c->r[dfkv].gbps / c->r[mem].gbps : 0;
+}
+
+static void print_table(const struct machine *m, const struct config *cs,
+			int n)
+{
+	char sz[32];
+	int i, op;
+
+	printf("\ndfkv-bench %s  kernel %s  %ld CPUs  %.2f GiB  accel %s\n",
+	       m->date, m->kernel, m->cpus, m->mem_bytes / (double)(1024 * MIB),
+	       o.accel);
+	printf("node %" PRIu64 " MiB, working set %" PRIu64 " MiB (split over "
+	       "threads), %.1f s per phase; GB/s = 1e9 bytes/s\n\n",
+	       o.ram / MIB, o.wset / MIB, o.duration);
+	printf("%-7s %3s %-4s | %-43s | %-26s | %6s\n", "", "", "",
+	       "dfkv ioctl", "memcpy, same buffers", "dfkv/");
+	printf("%-7s %3s %-4s | %8s %9s %8s %8s %5s | %8s %8s %8s | %6s\n",
+	       "size", "thr", "op", "GB/s", "ops/s", "p50 us", "p99 us",
+	       "fail", "GB/s", "p50 us", "p99 us", "memcpy");
+	printf("%.*s\n", 100,
+	       "------------------------------------------------------------"
+	       "------------------------------------------------------------");
+	for (i = 0; i < n; i++)
+		for (op = 0; op < 2; op++) {
+			const struct config *c = &cs[i];
+			const struct result *d = &c->r[op ? P_DFKV_GET : P_DFKV_PUT];
+			const struct result *mm = &c->r[op ? P_MEM_GET : P_MEM_PUT];
+
+			printf("%-7s %3d %-4s | %8.3f %9.0f %8.1f %8.1f %5" PRIu64
+			       " | %8.3f %8.1f %8.1f | %5.0f%%\n",
+			       size_str(c->size, sz, sizeof(sz)), c->threads,
+			       op ? "GET" : "PUT", d->gbps, d->opsps, d->p50_us,
+			       d->p99_us, d->fails, mm->gbps, mm->p50_us,
+			       mm->p99_us,
+			       100 * ratio(c, op ? P_DFKV_GET : P_DFKV_PUT,
+					   op ? P_MEM_GET : P_MEM_PUT));
+		}
+}
+
+static void json_result(FILE *f, const char *name, const struct result *r,
+			int last)
+{
+	fprintf(f, "        \"%s\": {\"ops\": %" PRIu64 ", \"bytes\": %" PRIu64
+		", \"failures\": %" PRIu64 ", \"seconds\": %.6f, \"rounds\": %d"
+		", \"gb_per_s\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.2f"
+		", \"p99_us\": %.2f}%s\n", name, r->ops, r->bytes, r->fails,
+		r->secs, r->rounds, r->gbps, r->opsps, r->p50_us, r->p99_us,
+		last ? "" : ",");
+}
+
+static int write_json(const struct machine *m, const struct config *cs,
+		      int n, const struct config *target)
+{
+	char tmp[4096];
+	FILE *f;
+	int i;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", o.json);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "dfkv-bench: %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"bench\": \"dfkv-bench\",\n  \"date\": \"%s\",\n",
+		m->date);
+	fprintf(f, "  \"machine\": {\"kernel\": \"%s\", \"cpu\": \"%s\", "
+		"\"cpus\": %ld, \"mem_bytes\": %" PRIu64 ", \"accel\": \"%s\", "
+		"\"dfkv_module\": \"%s\"},\n", m->kernel, m->cpu, m->cpus,
+		m->mem_bytes, o.accel, m->module);
+	fprintf(f, "  \"params\": {\"node_ram_bytes\": %" PRIu64
+		", \"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f"
+		", \"max_ops_per_thread\": %" PRIu64 "},\n", o.ram, o.wset,
+		o.duration, o.max_ops);
+	fprintf(f, "  \"results\": [\n");
+	for (i = 0; i < n; i++) {
+		const struct config *c = &cs[i];
+
+		fprintf(f, "    {\"value_bytes\": %" PRIu64 ", \"threads\": %d, "
+			"\"keys_per_thread\": %" PRIu64 ",\n", c->size,
+			c->threads, c->keys);
+		json_result(f, "dfkv_put", &c->r[P_DFKV_PUT], 0);
+		json_result(f, "dfkv_get", &c->r[P_DFKV_GET], 0);
+		json_result(f, "memcpy_put", &c->r[P_MEM_PUT], 0);
+		json_result(f, "memcpy_get", &c->r[P_MEM_GET], 0);
+		fprintf(f, "        \"put_ratio\": %.4f, \"get_ratio\": %.4f}%s\n",
+			ratio(c, P_DFKV_PUT, P_MEM_PUT),
+			ratio(c, P_DFKV_GET, P_MEM_GET), i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ],\n");
+	fprintf(f, "  \"target\": {\"what\": \"1-thread 1 MiB GET >= 50%% of "
+		"memcpy bandwidth\", \"ratio\": %.4f, \"met\": %s}\n}\n",
+		target ? ratio(target, P_DFKV_GET, P_MEM_GET) : 0,
+		target && ratio(target, P_DFKV_GET, P_MEM_GET) >= 0.5 ?
+		"true" : "false");
+	if (fclose(f) || rename(tmp, o.json)) {
+		fprintf(stderr, "dfkv-bench: %s: %s\n", o.json, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- main */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dfkv-bench [options] JSON_PATH\n"
+"       dfkv-bench --cleanup\n"
+"\n"
+"Measure ioctl PUT/GET on /dev/dfkv next to memcpy; print a table and\n"
+"write JSON.  Needs dfkv.ko loaded and CAP_NET_ADMIN (creates and deletes\n"
+"the node \"" NODE_NAME "\").  Exits 1 if any operation failed.\n"
+"\n"
+"  --ram MiB        node RAM budget (default 512)\n"
+"  --wset MiB       working set, split over the threads (default 256)\n"
+"  --duration SEC   timed work per phase (default 2)\n"
+"  --max-ops N      at most N operations per thread and phase (200000)\n"
+"  --sizes LIST     value sizes in KiB (default 64,1024,4096)\n"
+"  --threads LIST   thread counts (default 1,4)\n"
+"  --accel NAME     VM acceleration to record (kvm, tcg, none)\n"
+"  --cleanup        delete the bench node if it exists, then exit\n");
+}
+
+static int parse_list(const char *s, uint64_t *v, int max)
+{
+	int n = 0;
+
+	while (*s && n < max) {
+		char *end;
+
+		v[n] = strtoull(s, &end, 10);
+		if (end == s || !v[n])
+			return -1;
+		n++;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "ram", required_argument, NULL, 'r' },
+		{ "wset", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "max-ops", required_argument, NULL, 'm' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "accel", required_argument, NULL, 'a' },
+		{ "cleanup", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t sizes[8] = { 64, 1024, 4096 }, threads[8] = { 1, 4 };
+	int nsizes = 3, nthreads = 2, cleanup = 0, n = 0, i, j, opt, err;
+	struct config cs[64], *target = NULL;
+	struct dfkv_genl g;
+	struct machine m;
+	uint64_t fails = 0;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'r': o.ram = strtoull(optarg, NULL, 10) * MIB; break;
+		case 'w': o.wset = strtoull(optarg, NULL, 10) * MIB; break;
+		case 'd': o.duration = strtod(optarg, NULL); break;
+		case 'm': o.max_ops = strtoull(optarg, NULL, 10); break;
+		case 's':
+			nsizes = parse_list(optarg, sizes, 8);
+			if (nsizes < 1)
+				goto bad;
+			break;
+		case 't':
+			nthreads = parse_list(optarg, threads, 8);
+			if (nthreads < 1)
+				goto bad;
+			break;
+		case 'a': o.accel = optarg; break;
+		case 'c': cleanup = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: goto bad;
+		}
+	}
+	if (!cleanup && optind + 1 != argc)
+		goto bad;
+	if (!cleanup)
+		o.json = argv[optind];
+	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_ops)
+		goto bad;
+
+	err = dfkv_genl_open(&g);
+	if (err) {
+		fprintf(stderr, "dfkv-bench: netlink family dfkv: %s%s\n",
+			strerror(-err), err == -ENOENT ? " (module not loaded?)" : "");
+		return 2;
+	}
+	if (cleanup) {
+		err = node_del(&g);
+		dfkv_genl_close(&g);
+		return err && err != -ENOENT && err != -ENODEV ? 1 : 0;
+	}
+
+	for (i = 0; i < nsizes; i++)
+		for (j = 0; j < nthreads; j++) {
+			struct config *c = &cs[n];
+
+			memset(c, 0, sizeof(*c));
+			c->size = sizes[i] * 1024;
+			c->threads = (int)threads[j];
+			c->keys = o.wset / c->threads / c->size;
+			if (c->keys < 1) {
+				fprintf(stderr, "dfkv-bench: working set too small "
+					"for %" PRIu64 " KiB x %d threads\n",
+					sizes[i], c->threads);
+				return 2;
+			}
+			fprintf(stderr, "dfkv-bench: %" PRIu64 " KiB x %d thread(s),"
+				" %" PRIu64 " keys each\n", sizes[i], c->threads,
+				c->keys);
+			if (run_config(&g, c)) {
+				node_del(&g);
+				dfkv_genl_close(&g);
+				return 2;
+			}
+			if (c->size == MIB && c->threads == 1)
+				target = c;
+			n++;
+		}
+	dfkv_genl_close(&g);
+
+	machine_info(&m);
+	print_table(&m, cs, n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < NR_PHASES; j++)
+			fails += cs[i].r[j].fails;
+	if (fails) {
+		printf("\nREFUSED: %" PRIu64 " operation(s) failed (see the fail "
+		       "column and the messages above); these figures are not a "
+		       "result and %s was not written.\n", fails, o.json);
+		unlink(o.json);
+		return 1;
+	}
+	if (target)
+		printf("\ntarget: 1-thread 1 MiB GET >= 50%% of memcpy: %.0f%% -> %s\n",
+		       100 * ratio(target, P_DFKV_GET, P_MEM_GET),
+		       ratio(target, P_DFKV_GET, P_MEM_GET) >= 0.5 ?
+		       "MET" : "NOT MET");
+	if (write_json(&m, cs, n, target))
+		return 2;
+	printf("JSON: %s\n", o.json);
+	return 0;
+bad:
+	usage(stderr);
+	return 2;
+}
