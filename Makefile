@@ -89,7 +89,7 @@ demo: all
 	$(VM_RUN) -- tools/demo
 
 bench: all
-	$(VM_RUN) --disk 1G -- tools/bench/run build/bench.json
+	$(VM_RUN) --mem 2048 -- tools/bench/run build/bench.json
 
 vm-shell: all
 	$(VM_RUN) --disk 256M --shell
