@@ -228,8 +228,14 @@ def layout_fingerprint(fields):
 
 def ns_build(tenant, model_id, model_revision, layout_id, dtype,
              layout_fingerprint, block_tokens, num_layers, group,
-             tp=1, pp=1, dp=1, pcp=1, dcp=1):
-    """The canonical namespace descriptor bytes (SPEC 1.1)."""
+             topology=None, *, tp=1, pp=1, dp=1, pcp=1, dcp=1):
+    """The canonical namespace descriptor bytes (SPEC 1.1).
+
+    The replicated topology sizes are given either as a tuple
+    topology=(tp, pp, dp, pcp, dcp) or as the keywords tp..dcp.
+    """
+    if topology is not None:
+        tp, pp, dp, pcp, dcp = topology
     ins = [_In(x) for x in (tenant, model_id, model_revision, layout_id,
                             dtype, group)]
     d = _NsDesc()
