@@ -136,6 +136,9 @@ static int error_cb(const struct nlmsghdr *nlh, void *data)
 			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
 				snprintf(g->errmsg, sizeof(g->errmsg), "%s",
 					 mnl_attr_get_str(a));
+			if (mnl_attr_get_type(a) == NLMSGERR_ATTR_OFFS &&
+			    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				g->erroff = mnl_attr_get_u32(a);
 		}
 	}
 	errno = -e->error;
@@ -174,6 +177,7 @@ int dfkv_genl_talk(struct dfkv_genl *g, struct nlmsghdr *nlh,
 	int ret;
 
 	g->errmsg[0] = '\0';
+	g->erroff = 0;
 	/* With a control array, libmnl applies no defaults: name them all. */
 	ctl[NLMSG_ERROR] = error_cb;
 	ctl[NLMSG_DONE] = done_cb;

@@ -19,6 +19,8 @@ struct dfkv_genl {
 	uint32_t events_group;	/* multicast group id of "events" */
 	uint32_t seq;
 	char errmsg[256];	/* extended ack text of the last error */
+	uint32_t erroff;	/* offset of the attribute it names in the
+				 * request (0: none) */
 };
 
 /* Open a socket and resolve the family; -errno (ENOENT: module absent). */
