@@ -97,7 +97,9 @@ t_err_usage() {
 
 t_err_range() {
 	# Below the kernel's minimum RAM budget: its policy answers.
-	expect 3 "$DFKVCTL" node add kv9 --ram 4K && [ -s "$T/err" ] &&
+	expect 3 "$DFKVCTL" node add kv9 --ram 4K && has "$T/err" "(--ram)" &&
+	expect 3 "$DFKVCTL" node set "$N" --max-value 4G &&
+	has "$T/err" "(--max-value)" &&
 	expect 1 "$DFKVCTL" node show nosuch &&
 	has "$T/err" "no node of that name"
 }

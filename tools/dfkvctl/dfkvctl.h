@@ -85,6 +85,10 @@ int ctl_open(struct dfkv_genl *g);
  */
 int nl_error(struct dfkv_genl *g, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same, also naming the option behind the attribute the kernel
+ * pointed at in req (extended ack offset). */
+int nl_error_req(struct dfkv_genl *g, int err, const struct nlmsghdr *req,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #define MAX_STATS_OPS	(__DFKV_OP_MAX * __DFKV_STATUS_MAX)
 

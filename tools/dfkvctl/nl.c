@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/genetlink.h>
 
 #include "dfkvctl.h"
 
@@ -27,22 +28,73 @@ int ctl_open(struct dfkv_genl *g)
 	return EXIT_FAIL;
 }
 
-int nl_error(struct dfkv_genl *g, int err, const char *fmt, ...)
+/* The command-line spelling of the request attribute at offset off. */
+static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 {
-	va_list ap;
+	const struct nlattr *a;
+
+	if (!req || !off)
+		return NULL;
+	mnl_attr_for_each(a, req, sizeof(struct genlmsghdr)) {
+		if ((uint32_t)((const char *)a - (const char *)req) != off)
+			continue;
+		switch (mnl_attr_get_type(a)) {
+		case DFKV_A_NODE_NAME:
+			return "NAME";
+		case DFKV_A_NODE_RAM_BYTES:
+			return "--ram";
+		case DFKV_A_NODE_MAX_VALUE:
+			return "--max-value";
+		case DFKV_A_NODE_FLAGS:
+			return "--evict";
+		case DFKV_A_NODE_STATE:
+			return "--state";
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static int vnl_error(struct dfkv_genl *g, int err, const struct nlmsghdr *req,
+		     const char *fmt, va_list ap)
+{
+	const char *opt = attr_option(req, g->erroff);
 
 	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	if (g->errmsg[0])
-		fprintf(stderr, ": %s (%s)", g->errmsg, strerror(-err));
-	else
-		fprintf(stderr, ": %s", strerror(-err));
+		fprintf(stderr, ": %s", g->errmsg);
+	if (opt)
+		fprintf(stderr, " (%s)", opt);
+	fprintf(stderr, g->errmsg[0] ? " (%s)" : ": %s", strerror(-err));
 	if (err == -EPERM)
 		fprintf(stderr, " (CAP_NET_ADMIN is needed)");
 	fputc('\n', stderr);
 	return err == -ENOENT ? EXIT_NOTFOUND : EXIT_FAIL;
+}
+
+int nl_error(struct dfkv_genl *g, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vnl_error(g, err, NULL, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int nl_error_req(struct dfkv_genl *g, int err, const struct nlmsghdr *req,
+		 const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vnl_error(g, err, req, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 /* ------------------------------------------------------------- decoding */

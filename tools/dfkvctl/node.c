@@ -182,7 +182,7 @@ static int mutate(struct nlmsghdr *nlh, struct dfkv_genl *g, const char *cmd,
 	int err = dfkv_genl_talk(g, nlh, NULL, NULL);
 
 	if (err)
-		return nl_error(g, err, "%s %s", cmd, name);
+		return nl_error_req(g, err, nlh, "%s %s", cmd, name);
 	return EXIT_OK;
 }
 
