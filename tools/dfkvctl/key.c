@@ -29,7 +29,8 @@ static const char help[] =
 	"    input.\n"
 	"\n"
 	"EXAMPLES\n"
-	"    $ dfkvctl key --ns my-model block-0\n";
+	"    $ dfkvctl key --ns my-model block-0\n"
+	"    e7d1907659ca1b26:b838056907f46e29f9ae128715434f41\n";
 
 int key_main(int argc, char *argv[])
 {
