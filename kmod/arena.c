@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/gfp.h>
 #include <linux/overflow.h>
+#include <linux/bvec.h>
 
 #include "arena.h"
 
@@ -116,4 +117,23 @@ size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
 			break;
 	}
 	return done;
+}
+
+unsigned int dfkv_arena_map(struct dfkv_arena *a, u64 pos, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    size_t *mapped)
+{
+	unsigned int nr = 0;
+	size_t done = 0;
+
+	while (done < len && nr < max) {
+		size_t off, n;
+		struct page *p = arena_page(a, pos + done, &off);
+
+		n = min_t(size_t, len - done, PAGE_SIZE - off);
+		bvec_set_page(&bv[nr++], p, n, off);
+		done += n;
+	}
+	*mapped = done;
+	return nr;
 }

@@ -12,6 +12,7 @@
 #include <linux/uio.h>
 
 struct page;
+struct bio_vec;
 
 struct dfkv_arena {
 	u64 extent_bytes;
@@ -33,5 +34,14 @@ size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
 			    struct iov_iter *from);
 size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
 			  struct iov_iter *to);
+
+/*
+ * Describe up to max pages of [pos, pos + len) (inside one extent) as
+ * bio_vecs, for socket I/O straight to or from the arena; *mapped gets the
+ * bytes covered.  Returns the number of bio_vecs used.
+ */
+unsigned int dfkv_arena_map(struct dfkv_arena *a, u64 pos, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    size_t *mapped);
 
 #endif /* _DFKV_ARENA_H */

@@ -136,10 +136,6 @@ static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
 	o->data_len = 0;
 	switch (o->op) {
 	case DFKV_OP_PUT:
-		if (!o->length) {
-			ret = DFKV_STATUS_INVALID;
-			break;
-		}
 		ret = user_iter(ITER_SOURCE, o->buf, o->length, &iov, &iter);
 		if (ret == -EINVAL) {
 			ret = DFKV_STATUS_TOO_LARGE;

@@ -12,6 +12,7 @@
 #include "netlink.h"
 #include "node.h"
 #include "store.h"
+#include "tcp.h"
 
 static int __init dfkv_init(void)
 {
@@ -20,9 +21,12 @@ static int __init dfkv_init(void)
 	err = dfkv_store_cache_init();
 	if (err)
 		return err;
-	err = dfkv_node_pernet_init();
+	err = dfkv_tcp_init();
 	if (err)
 		goto err_cache;
+	err = dfkv_node_pernet_init();
+	if (err)
+		goto err_tcp;
 	err = dfkv_nl_init();
 	if (err)
 		goto err_pernet;
@@ -36,6 +40,8 @@ err_nl:
 	dfkv_nl_exit();
 err_pernet:
 	dfkv_node_pernet_exit();
+err_tcp:
+	dfkv_tcp_exit();
 err_cache:
 	dfkv_store_cache_exit();
 	return err;
@@ -46,6 +52,7 @@ static void __exit dfkv_exit(void)
 	dfkv_chardev_exit();
 	dfkv_nl_exit();
 	dfkv_node_pernet_exit();
+	dfkv_tcp_exit();
 	rcu_barrier();
 	dfkv_store_cache_exit();
 	pr_info("dfkv unloaded\n");

@@ -10,6 +10,8 @@
 #include <linux/rhashtable.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
+#include <linux/inet.h>
+#include <linux/if.h>
 
 #include "netlink.h"
 #include "node.h"
@@ -41,6 +43,14 @@ static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
 	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, __DFKV_NODE_F_ALL),
 	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
 					       __DFKV_NODE_STATE_MAX - 1),
+	[DFKV_A_LISTEN_ADDR] = { .type = NLA_NUL_STRING,
+				 .len = INET6_ADDRSTRLEN + IFNAMSIZ },
+	[DFKV_A_LISTEN_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
+	[DFKV_A_LISTEN_TRANSPORT] = NLA_POLICY_RANGE(NLA_U32, DFKV_LISTENER_TCP,
+						     __DFKV_LISTENER_MAX - 1),
+	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32 },
+	[DFKV_A_NODE_IDLE_MS] = { .type = NLA_U32 },
+	[DFKV_A_NODE_MAX_CONNS] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 static bool name_valid(const char *name)
@@ -149,7 +159,15 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    put_stat(skb, DFKV_STAT_TENANTS,
 		     atomic_read(&node->stats.nr_tenants)) ||
 	    put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
-	    put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents))
+	    put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
+	    put_stat(skb, DFKV_STAT_CONNS, READ_ONCE(node->tcp.nr_conns)) ||
+	    put_stat(skb, DFKV_STAT_ACCEPTS, atomic64_read(&node->tcp.accepts)) ||
+	    put_stat(skb, DFKV_STAT_CONNS_REFUSED,
+		     atomic64_read(&node->tcp.refused)) ||
+	    put_stat(skb, DFKV_STAT_DEADLINE_DROPS,
+		     atomic64_read(&node->tcp.deadline_drops)) ||
+	    put_stat(skb, DFKV_STAT_PROTO_ERRORS,
+		     atomic64_read(&node->tcp.proto_errors)))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -178,6 +196,13 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 			      DFKV_A_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_EXTENT_BYTES,
 			      node->store.slab.extent_bytes, DFKV_A_PAD) ||
+	    nla_put_u32(skb, DFKV_A_NODE_FIRST_REQUEST_MS,
+			READ_ONCE(node->tcp.first_request_ms)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_IDLE_MS,
+			READ_ONCE(node->tcp.idle_ms)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_MAX_CONNS,
+			READ_ONCE(node->tcp.max_conns)) ||
+	    (stats && dfkv_tcp_fill_listeners(skb, node)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
 	    (stats && fill_node_stats(skb, node))) {
 		genlmsg_cancel(skb, hdr);
@@ -203,11 +228,21 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
 				DFKV_MCGRP_EVENTS_ID, GFP_KERNEL);
 }
 
+/* Take an optional u32 attribute into *val. */
+static void get_u32(struct genl_info *info, int type, u32 *val)
+{
+	if (info->attrs[type])
+		*val = nla_get_u32(info->attrs[type]);
+}
+
 static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node_cfg cfg = {
 		.max_value = DFKV_MAX_VALUE_DEFAULT,
 		.flags = DFKV_NODE_F_EVICT,
+		.first_request_ms = DFKV_FIRST_REQUEST_MS_DEFAULT,
+		.idle_ms = DFKV_IDLE_MS_DEFAULT,
+		.max_conns = DFKV_MAX_CONNS_DEFAULT,
 	};
 
 	cfg.name = req_name(info);
@@ -226,6 +261,9 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "a new node starts up; set its state afterwards");
 		return -EINVAL;
 	}
+	get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &cfg.first_request_ms);
+	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
+	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
 	return dfkv_node_create(genl_info_net(info), &cfg, info->extack);
 }
 
@@ -272,8 +310,71 @@ static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	if (info->attrs[DFKV_A_NODE_STATE])
 		dfkv_node_set_state(node,
 				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
+	if (info->attrs[DFKV_A_NODE_FIRST_REQUEST_MS] ||
+	    info->attrs[DFKV_A_NODE_IDLE_MS] || info->attrs[DFKV_A_NODE_MAX_CONNS]) {
+		struct dfkv_tcp_node *tn = &node->tcp;
+		u32 first = READ_ONCE(tn->first_request_ms);
+		u32 idle = READ_ONCE(tn->idle_ms), max = READ_ONCE(tn->max_conns);
+
+		get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &first);
+		get_u32(info, DFKV_A_NODE_IDLE_MS, &idle);
+		get_u32(info, DFKV_A_NODE_MAX_CONNS, &max);
+		WRITE_ONCE(tn->first_request_ms, first);
+		WRITE_ONCE(tn->idle_ms, idle);
+		WRITE_ONCE(tn->max_conns, max);
+	}
 	dfkv_node_put(node);
 	return 0;
+}
+
+static int nl_listener(struct genl_info *info, bool add)
+{
+	const char *name = req_name(info);
+	struct dfkv_node *node;
+	u16 port = DFKV_PORT_TCP;
+	int err;
+
+	if (!name)
+		return -EINVAL;
+	if (!info->attrs[DFKV_A_LISTEN_ADDR]) {
+		NL_SET_ERR_MSG(info->extack, "a listener needs an address (e.g. 0.0.0.0, ::, 127.0.0.1)");
+		return -EINVAL;
+	}
+	if (info->attrs[DFKV_A_LISTEN_TRANSPORT] &&
+	    nla_get_u32(info->attrs[DFKV_A_LISTEN_TRANSPORT]) !=
+	    DFKV_LISTENER_TCP) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[DFKV_A_LISTEN_TRANSPORT],
+				    "only TCP listeners are supported by this module");
+		return -EOPNOTSUPP;
+	}
+	if (info->attrs[DFKV_A_LISTEN_PORT])
+		port = nla_get_u16(info->attrs[DFKV_A_LISTEN_PORT]);
+	node = dfkv_node_get(genl_info_net(info), name);
+	if (!node) {
+		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+		return -ENOENT;
+	}
+	if (add)
+		err = dfkv_tcp_listener_add(node,
+					    nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
+					    port, info->extack);
+	else
+		err = dfkv_tcp_listener_del(node,
+					    nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
+					    port, info->extack);
+	dfkv_node_put(node);
+	return err;
+}
+
+static int nl_listener_add(struct sk_buff *skb, struct genl_info *info)
+{
+	return nl_listener(info, true);
+}
+
+static int nl_listener_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return nl_listener(info, false);
 }
 
 static int nl_node_get(struct sk_buff *skb, struct genl_info *info)
@@ -454,6 +555,16 @@ static const struct genl_ops dfkv_ops[] = {
 		.cmd = DFKV_CMD_NODE_GET,
 		.doit = nl_node_get,
 		.dumpit = nl_node_dump,
+	},
+	{
+		.cmd = DFKV_CMD_LISTENER_ADD,
+		.doit = nl_listener_add,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_LISTENER_DEL,
+		.doit = nl_listener_del,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_TENANT_GET,

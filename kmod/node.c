@@ -111,6 +111,10 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 		goto err_stats;
 	}
 	dfkv_leases_init(&node->leases, &node->store, &node->stats);
+	dfkv_tcp_node_init(&node->tcp);
+	node->tcp.first_request_ms = cfg->first_request_ms;
+	node->tcp.idle_ms = cfg->idle_ms;
+	node->tcp.max_conns = cfg->max_conns;
 
 	mutex_lock(&dn->lock);
 	if (node_find_locked(dn, cfg->name)) {
@@ -140,6 +144,7 @@ err_free:
 /* Tear down an unlinked node: wait for its operations, free its data. */
 static void node_shutdown(struct dfkv_node *node)
 {
+	dfkv_tcp_node_shutdown(node);
 	percpu_ref_kill(&node->active);
 	wait_for_completion(&node->drained);
 	dfkv_leases_shutdown(&node->leases);

@@ -18,6 +18,7 @@
 #include "store.h"
 #include "stats.h"
 #include "lease.h"
+#include "tcp.h"
 
 struct net;
 struct netlink_ext_ack;
@@ -43,6 +44,7 @@ struct dfkv_node {
 	struct dfkv_stats stats;
 	struct dfkv_store store;
 	struct dfkv_leases leases;
+	struct dfkv_tcp_node tcp;
 	struct rcu_head rcu;
 };
 
@@ -51,6 +53,9 @@ struct dfkv_node_cfg {
 	u64 ram_bytes;
 	u64 max_value;
 	u32 flags;
+	u32 first_request_ms;
+	u32 idle_ms;
+	u32 max_conns;
 };
 
 #define DFKV_MAX_VALUE_DEFAULT	((u64)SZ_64M)

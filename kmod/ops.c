@@ -5,6 +5,9 @@
  * finished operation by op and status.  The caller brackets calls with
  * dfkv_node_enter()/dfkv_node_exit().
  */
+#include <linux/slab.h>
+#include <linux/kernel.h>
+
 #include "ops.h"
 #include "node.h"
 
@@ -26,32 +29,83 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len)
 	return DFKV_STATUS_OK;
 }
 
+int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
+		      u64 len, struct dfkv_put *put)
+{
+	int status;
+
+	memset(put, 0, sizeof(*put));
+	if (!len)
+		status = DFKV_STATUS_INVALID;
+	else if (len > READ_ONCE(node->max_value))
+		status = DFKV_STATUS_TOO_LARGE;
+	else if (READ_ONCE(node->state) != DFKV_NODE_STATE_UP)
+		status = DFKV_STATUS_BUSY;
+	else
+		status = dfkv_store_put_begin(&node->store, key, len, put);
+	if (status != DFKV_STATUS_OK || !put->e)
+		done(node, DFKV_OP_PUT, status);
+	return status;
+}
+
+int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok)
+{
+	int status;
+
+	if (put->leader)
+		status = dfkv_store_put_end(put, ok, DFKV_STATUS_IO_ERROR);
+	else
+		status = dfkv_store_put_wait(put);
+	return done(node, DFKV_OP_PUT, status);
+}
+
 int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
 		struct iov_iter *from, u64 *stored_len)
 {
 	struct dfkv_put put;
 	int status;
 
-	*stored_len = 0;
-	if (!len)
-		return done(node, DFKV_OP_PUT, DFKV_STATUS_INVALID);
-	if (len > READ_ONCE(node->max_value))
-		return done(node, DFKV_OP_PUT, DFKV_STATUS_TOO_LARGE);
-	if (READ_ONCE(node->state) != DFKV_NODE_STATE_UP)
-		return done(node, DFKV_OP_PUT, DFKV_STATUS_BUSY);
-
-	status = dfkv_store_put_begin(&node->store, key, len, &put);
-	if (status == DFKV_STATUS_OK && put.e && !put.leader) {
-		status = dfkv_store_put_wait(&put);
-	} else if (status == DFKV_STATUS_OK && put.e) {
-		if (dfkv_store_put_copy(&put, 0, len, from) != len) {
+	status = dfkv_op_put_begin(node, key, len, &put);
+	if (status == DFKV_STATUS_OK && put.e) {
+		if (put.leader &&
+		    dfkv_store_put_copy(&put, 0, len, from) != len) {
 			dfkv_store_put_end(&put, false, DFKV_STATUS_INVALID);
+			*stored_len = 0;
 			return -EFAULT;
 		}
-		status = dfkv_store_put_end(&put, true, DFKV_STATUS_OK);
+		status = dfkv_op_put_end(node, &put, true);
 	}
 	*stored_len = put.stored_len;
-	return done(node, DFKV_OP_PUT, status);
+	return status;
+}
+
+int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_key *key,
+		      u64 offset, u64 length, u64 cap, struct dfkv_read *rd,
+		      u64 *stored_len, u64 *data_len)
+{
+	int status;
+
+	*stored_len = 0;
+	*data_len = 0;
+	status = dfkv_store_get_begin(&node->store, key, rd);
+	if (status != DFKV_STATUS_OK)
+		return done(node, DFKV_OP_GET, status);
+	*stored_len = dfkv_read_len(rd);
+	status = dfkv_range(*stored_len, offset, length, data_len);
+	if (status == DFKV_STATUS_OK && *data_len > cap)
+		status = DFKV_STATUS_TOO_LARGE;
+	if (status != DFKV_STATUS_OK) {
+		*data_len = 0;
+		dfkv_store_get_end(rd);
+		return done(node, DFKV_OP_GET, status);
+	}
+	return DFKV_STATUS_OK;
+}
+
+int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)
+{
+	dfkv_store_get_end(rd);
+	return done(node, DFKV_OP_GET, status);
 }
 
 int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
@@ -60,23 +114,17 @@ int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
 {
 	struct dfkv_read rd;
 	int status;
-	u64 n;
 
-	*stored_len = 0;
-	*data_len = 0;
-	status = dfkv_store_get_begin(&node->store, key, &rd);
+	status = dfkv_op_get_begin(node, key, offset, length, cap, &rd,
+				   stored_len, data_len);
 	if (status != DFKV_STATUS_OK)
-		return done(node, DFKV_OP_GET, status);
-	*stored_len = dfkv_read_len(&rd);
-	status = dfkv_range(*stored_len, offset, length, &n);
-	if (status == DFKV_STATUS_OK && n > cap)
-		status = DFKV_STATUS_TOO_LARGE;
-	if (status == DFKV_STATUS_OK && dfkv_store_read(&rd, offset, n, to) != n)
-		status = -EFAULT;
-	dfkv_store_get_end(&rd);
-	if (status == DFKV_STATUS_OK)
-		*data_len = n;
-	return done(node, DFKV_OP_GET, status);
+		return status;
+	if (dfkv_store_read(&rd, offset, *data_len, to) != *data_len) {
+		dfkv_store_get_end(&rd);
+		*data_len = 0;
+		return -EFAULT;
+	}
+	return dfkv_op_get_end(node, &rd, DFKV_STATUS_OK);
 }
 
 int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_key *key,
@@ -129,4 +177,49 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 {
 	return done(node, DFKV_OP_RELEASE,
 		    dfkv_lease_release(&node->leases, owner, lease_id));
+}
+
+static const char *const op_names[__DFKV_OP_MAX] = {
+	[DFKV_OP_PUT] = "put", [DFKV_OP_GET] = "get",
+	[DFKV_OP_EXIST] = "exist", [DFKV_OP_STATS] = "stats",
+	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
+	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
+	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
+};
+
+int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len)
+{
+	struct dfkv_store *st = &node->store;
+	struct dfkv_stats_snap *s;
+	size_t size = PAGE_SIZE * 2, n = 0;
+	char *buf;
+	int i, j;
+
+	*text = NULL;
+	*len = 0;
+	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	buf = kmalloc(size, GFP_KERNEL);
+	if (!s || !buf) {
+		kfree(s);
+		kfree(buf);
+		return done(node, DFKV_OP_STATS, DFKV_STATUS_BUSY);
+	}
+	dfkv_stats_snapshot(&node->stats, s);
+	for (i = 0; i < __DFKV_OP_MAX; i++)
+		for (j = 0; j < __DFKV_STATUS_MAX; j++)
+			if (s->ops[i][j] && op_names[i])
+				n += scnprintf(buf + n, size - n,
+					       "ops_%s_%d %llu\n", op_names[i], j,
+					       s->ops[i][j]);
+	n += scnprintf(buf + n, size - n,
+		       "bytes_in %llu\nbytes_out %llu\nhits %llu\nmisses %llu\n"
+		       "evictions %llu\nobjects %lld\nused_bytes %lld\n"
+		       "capacity_bytes %llu\n",
+		       s->bytes_in, s->bytes_out, s->hits, s->misses,
+		       s->evictions, atomic64_read(&st->objects),
+		       atomic64_read(&st->used_bytes), st->capacity);
+	kfree(s);
+	*text = buf;
+	*len = n;
+	return done(node, DFKV_OP_STATS, DFKV_STATUS_OK);
 }

@@ -22,6 +22,28 @@ struct dfkv_lease_owner;
  */
 int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len);
 
+struct dfkv_put;
+struct dfkv_read;
+
+/*
+ * PUT in two steps for transports that receive the value over time: begin
+ * returns the final status unless put->e is set (the caller then fills a
+ * leader's entry and calls end, or calls end at once for a follower).
+ */
+int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
+		      u64 len, struct dfkv_put *put);
+int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok);
+/*
+ * GET in two steps: on OK the entry stays pinned in rd with the resolved
+ * range length in *data_len until dfkv_op_get_end().
+ */
+int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_key *key,
+		      u64 offset, u64 length, u64 cap, struct dfkv_read *rd,
+		      u64 *stored_len, u64 *data_len);
+int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
+/* STATS: "name value\n" lines in a kmalloc'd buffer the caller frees. */
+int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len);
+
 /* PUT len bytes taken from the iterator. */
 int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
 		struct iov_iter *from, u64 *stored_len);

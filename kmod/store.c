@@ -412,6 +412,32 @@ static size_t entry_copy(struct dfkv_entry *e, u64 off, size_t len,
 	return done;
 }
 
+unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    size_t *mapped)
+{
+	struct dfkv_store *st = e->store;
+	u64 ext = st->slab.extent_bytes;
+	unsigned int nr = 0;
+	size_t done = 0;
+
+	if (off > e->len || len > e->len - off)
+		len = 0;
+	while (done < len && nr < max) {
+		u64 pos = off + done;
+		u32 i = div64_u64(pos, ext);
+		u64 in = pos - (u64)i * ext;
+		size_t n = min_t(u64, len - done, ext - in), got;
+
+		nr += dfkv_arena_map(&st->arena,
+				     dfkv_slot_offset(&st->slab, e->slots[i]) + in,
+				     n, bv + nr, max - nr, &got);
+		done += got;
+	}
+	*mapped = done;
+	return nr;
+}
+
 size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 			   struct iov_iter *from)
 {
@@ -464,6 +490,12 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	entry_put(e);
 	put->e = NULL;
 	return status;
+}
+
+void dfkv_store_put_drop(struct dfkv_put *put)
+{
+	entry_put(put->e);
+	put->e = NULL;
 }
 
 int dfkv_store_put_wait(struct dfkv_put *put)

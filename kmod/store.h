@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/uio.h>
+#include <linux/bvec.h>
 #include <linux/dfkv.h>
 
 #include "slab.h"
@@ -99,8 +100,19 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 			 u64 len, struct dfkv_put *put);
 size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 			   struct iov_iter *from);
+/*
+ * Describe [off, off + len) of the value of a leader's reserved entry or a
+ * pinned committed one as up to max bio_vecs over the arena's pages, for
+ * socket I/O without an intermediate buffer.  *mapped gets the bytes
+ * covered (less than len when max ran out).
+ */
+unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    size_t *mapped);
 /* Commit (ok) or abort (!ok with status) a leader's PUT. */
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
+/* Stop following a PUT without waiting for its leader. */
+void dfkv_store_put_drop(struct dfkv_put *put);
 /* Wait for the leader of a followed PUT; -EINTR if killed. */
 int dfkv_store_put_wait(struct dfkv_put *put);
 

@@ -169,3 +169,27 @@ int64_t dfkv_test_stat(struct dfkv_genl *g, const char *node, int stat)
 		return -1;
 	return c.val;
 }
+
+int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
+		     uint16_t port, int add)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, add ? DFKV_CMD_LISTENER_ADD :
+					     DFKV_CMD_LISTENER_DEL, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, addr);
+	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, port);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
+			   uint32_t val)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_SET, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_u32(nlh, attr, val);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}

@@ -44,4 +44,11 @@ int dfkv_test_verify(const void *buf, size_t len, const struct dfkv_key *k,
 /* A node stat (DFKV_STAT_*) read over netlink; -1 on error. */
 int64_t dfkv_test_stat(struct dfkv_genl *g, const char *node, int stat);
 
+/* Add (add != 0) or delete a TCP listener; 0 or -errno. */
+int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
+		     uint16_t port, int add);
+/* NODE_SET of one u32 attribute. */
+int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
+			   uint32_t val);
+
 #endif /* DFKV_TEST_H */

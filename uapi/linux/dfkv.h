@@ -47,6 +47,11 @@
  *   DFKV_A_NODE_NAME: DFKV_A_TENANT_HASH and DFKV_A_TENANT_STATS.
  * DFKV_CMD_NODE_EVENT (multicast group "events")
  *   DFKV_A_EVENT and the node's attributes.
+ * DFKV_CMD_LISTENER_ADD, DFKV_CMD_LISTENER_DEL (admin)
+ *   DFKV_A_NODE_NAME, DFKV_A_LISTEN_ADDR, DFKV_A_LISTEN_PORT (default
+ *   DFKV_PORT_TCP), DFKV_A_LISTEN_TRANSPORT (default TCP): a listener of
+ *   the node in the node's network namespace.  Node replies list them in
+ *   DFKV_A_LISTENERS.
  */
 #ifndef _UAPI_LINUX_DFKV_H
 #define _UAPI_LINUX_DFKV_H
@@ -227,6 +232,8 @@ enum dfkv_cmd {
 	DFKV_CMD_NODE_GET,
 	DFKV_CMD_TENANT_GET,
 	DFKV_CMD_NODE_EVENT,
+	DFKV_CMD_LISTENER_ADD,
+	DFKV_CMD_LISTENER_DEL,
 	__DFKV_CMD_MAX
 };
 
@@ -243,6 +250,21 @@ enum dfkv_node_flags {
 	DFKV_NODE_F_EVICT = 1U << 0,	/* evict by recency when full */
 	__DFKV_NODE_F_ALL = DFKV_NODE_F_EVICT
 };
+
+enum dfkv_listener_kind {
+	DFKV_LISTENER_TCP = 1,
+	DFKV_LISTENER_RDMA = 2,
+	__DFKV_LISTENER_MAX
+};
+
+/*
+ * HELLO: the request payload is the client's capabilities (u64le, up to
+ * DFKV_HELLO_MAX bytes, unknown bits ignored); the reply data is the
+ * server's capabilities (u64le, none defined yet) followed by the node's
+ * max_value_bytes (u64le).
+ */
+#define DFKV_HELLO_MAX		64
+#define DFKV_HELLO_REPLY_LEN	16
 
 enum dfkv_event {
 	DFKV_EVENT_NODE_NEW = 1,
@@ -267,6 +289,14 @@ enum dfkv_attr {
 	DFKV_A_TENANT_STATS,		/* nest: enum dfkv_stat */
 	DFKV_A_EVENT,			/* u32: enum dfkv_event */
 	DFKV_A_NODE_EXTENT_BYTES,	/* u64: slab extent size (read only) */
+	DFKV_A_LISTEN_ADDR,		/* string: IPv4 or IPv6 address */
+	DFKV_A_LISTEN_PORT,		/* u16 */
+	DFKV_A_LISTEN_TRANSPORT,	/* u32: enum dfkv_listener_kind */
+	DFKV_A_LISTENERS,		/* nest of DFKV_A_LISTENER */
+	DFKV_A_LISTENER,		/* nest: ADDR, PORT, TRANSPORT */
+	DFKV_A_NODE_FIRST_REQUEST_MS,	/* u32: 0 = no deadline */
+	DFKV_A_NODE_IDLE_MS,		/* u32: 0 = no idle timeout */
+	DFKV_A_NODE_MAX_CONNS,		/* u32: network connections */
 	__DFKV_A_MAX
 };
 
@@ -303,6 +333,11 @@ enum dfkv_stat {
 	DFKV_STAT_TENANTS,		/* gauge */
 	DFKV_STAT_EXTENTS_BOUND,	/* gauge */
 	DFKV_STAT_EXTENTS_TOTAL,	/* gauge */
+	DFKV_STAT_CONNS,		/* gauge: open network connections */
+	DFKV_STAT_ACCEPTS,
+	DFKV_STAT_CONNS_REFUSED,	/* over the connection limit */
+	DFKV_STAT_DEADLINE_DROPS,	/* first-request or idle deadline */
+	DFKV_STAT_PROTO_ERRORS,		/* malformed frames */
 	__DFKV_STAT_MAX
 };
 

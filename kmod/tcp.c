@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel TCP server of wire epoch 6 (SPEC.md section 2).
+ *
+ * Listeners belong to a node and live in its network namespace.  No thread
+ * per connection: the sockets' data_ready/write_space/state_change
+ * callbacks queue the connection's io work on dfkv_tcp_wq, which makes as
+ * much non-blocking progress as the socket allows and returns.  A
+ * connection handles one request at a time, receiving the next only once
+ * the reply is sent, which keeps replies in strict FIFO order while the
+ * client pipelines.  PUT payloads are received straight into the store's
+ * pages and GET data is sent from them (bio_vec iterators, one copy into
+ * the socket buffer, no staging buffer).
+ *
+ * A connection dies through conn_kill(): the first caller queues its
+ * release work, which detaches the socket callbacks, waits for the io
+ * work, finishes the request in flight (an unfinished PUT is aborted, a
+ * pinned GET entry unpinned, leases dropped) and frees it.  Node shutdown
+ * kills every listener and connection and flushes the workqueue before the
+ * node's operations are drained.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/net.h>
+#include <linux/inet.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <linux/unaligned/packed_struct.h>
+#include <asm/unaligned.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include <net/genetlink.h>
+
+#include "tcp.h"
+#include "node.h"
+#include "ops.h"
+
+/* bio_vecs mapped per socket call. */
+#define CONN_BVECS	64
+/* Progress steps of one io work run before yielding the CPU. */
+#define CONN_BUDGET	64
+
+static struct workqueue_struct *dfkv_tcp_wq;
+
+struct dfkv_tcp_listener {
+	struct list_head list;		/* dfkv_tcp_node.listeners */
+	struct dfkv_node *node;
+	struct socket *sock;
+	struct sockaddr_storage addr;
+	struct work_struct accept_work;
+	void (*saved_data_ready)(struct sock *sk);
+};
+
+enum conn_state {
+	CONN_RX_HDR,		/* reading a request prefix */
+	CONN_RX_PUT,		/* PUT payload into the reserved entry */
+	CONN_RX_BUF,		/* key list / HELLO payload into rx_buf */
+	CONN_RX_DISCARD,	/* payload nobody needs */
+	CONN_TX,		/* sending the reply */
+};
+
+enum { CONN_DEAD };
+
+struct dfkv_tcp_conn {
+	struct list_head list;		/* dfkv_tcp_node.conns */
+	struct dfkv_node *node;
+	struct socket *sock;
+	struct work_struct io_work;
+	struct work_struct release_work;
+	struct delayed_work deadline_work;
+	unsigned long flags;
+	unsigned long accepted;		/* jiffies */
+	unsigned long frame_start;	/* jiffies, first byte of a frame */
+	unsigned long last_active;	/* jiffies */
+	bool got_request;
+	bool in_op;			/* holds a dfkv_node_enter() */
+	bool close_after_reply;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	struct dfkv_lease_owner owner;
+
+	enum conn_state state;
+	u8 hdr[DFKV_REQ_PREFIX_LEN];
+	size_t hdr_got;
+	u8 op;
+	struct dfkv_key key;
+	u64 offset;
+	u64 length;
+	u64 payload_len;
+	u64 pay_got;
+	void *rx_buf;
+	struct dfkv_put put;
+
+	u8 rhdr[DFKV_RESP_PREFIX_LEN];
+	size_t rhdr_sent;
+	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
+	u64 tx_off;			/* GET: value offset of the range */
+	u64 tx_len;
+	u64 tx_sent;
+	void *tx_buf;			/* kmalloc'd reply data */
+	struct bio_vec bv[CONN_BVECS];
+};
+
+static void conn_kill(struct dfkv_tcp_conn *c)
+{
+	if (!test_and_set_bit(CONN_DEAD, &c->flags))
+		queue_work(dfkv_tcp_wq, &c->release_work);
+}
+
+static void conn_queue(struct dfkv_tcp_conn *c)
+{
+	if (!test_bit(CONN_DEAD, &c->flags))
+		queue_work(dfkv_tcp_wq, &c->io_work);
+}
+
+/* Socket callbacks: run in softirq context, only queue work. */
+static void conn_data_ready(struct sock *sk)
+{
+	struct dfkv_tcp_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = sk->sk_user_data;
+	if (c)
+		conn_queue(c);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_write_space(struct sock *sk)
+{
+	struct dfkv_tcp_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = sk->sk_user_data;
+	if (c && sk_stream_is_writeable(sk)) {
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		conn_queue(c);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_state_change(struct sock *sk)
+{
+	struct dfkv_tcp_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = sk->sk_user_data;
+	if (c && sk->sk_state != TCP_ESTABLISHED)
+		conn_kill(c);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* ------------------------------------------------------------ replies */
+
+static void reply_start(struct dfkv_tcp_conn *c, int status, u64 stored_len,
+			u64 data_len)
+{
+	c->rhdr[0] = DFKV_EPOCH_TCP;
+	c->rhdr[1] = status;
+	put_unaligned_le64(stored_len, &c->rhdr[2]);
+	put_unaligned_le64(data_len, &c->rhdr[10]);
+	c->rhdr_sent = 0;
+	c->tx_len = data_len;
+	c->tx_sent = 0;
+	c->state = CONN_TX;
+}
+
+/* Reply with data from a kmalloc'd buffer the connection now owns. */
+static void reply_buf(struct dfkv_tcp_conn *c, int status, u64 stored_len,
+		      void *buf, size_t len)
+{
+	c->tx_buf = buf;
+	reply_start(c, status, stored_len, buf ? len : 0);
+}
+
+/* A frame the stream cannot carry on from: answer INVALID, then close. */
+static void reply_fatal(struct dfkv_tcp_conn *c)
+{
+	atomic64_inc(&c->node->tcp.proto_errors);
+	c->close_after_reply = true;
+	reply_start(c, DFKV_STATUS_INVALID, 0, 0);
+}
+
+static int sock_send(struct dfkv_tcp_conn *c, struct msghdr *msg, size_t len)
+{
+	int ret;
+
+	msg->msg_flags |= MSG_DONTWAIT | MSG_NOSIGNAL;
+	ret = sock_sendmsg(c->sock, msg);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return ret ? ret : -EPIPE;
+}
+
+/* Send what the socket takes; 1 when the reply is complete. */
+static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
+{
+	struct msghdr msg = {};
+	int ret;
+
+	while (c->rhdr_sent < sizeof(c->rhdr)) {
+		struct kvec kv = {
+			.iov_base = c->rhdr + c->rhdr_sent,
+			.iov_len = sizeof(c->rhdr) - c->rhdr_sent,
+		};
+
+		msg.msg_flags = c->tx_len ? MSG_MORE : 0;
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		ret = sock_send(c, &msg, kv.iov_len);
+		if (ret <= 0)
+			return ret;
+		c->last_active = jiffies;
+		c->rhdr_sent += ret;
+		*progress = true;
+	}
+	while (c->tx_sent < c->tx_len) {
+		u64 left = c->tx_len - c->tx_sent;
+
+		memset(&msg, 0, sizeof(msg));
+		if (c->tx_buf) {
+			struct kvec kv = {
+				.iov_base = c->tx_buf + c->tx_sent,
+				.iov_len = left,
+			};
+
+			iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, left);
+		} else {
+			size_t mapped;
+			unsigned int nr;
+
+			nr = dfkv_entry_map(c->rd.e, c->tx_off + c->tx_sent,
+					    min_t(u64, left, MAX_RW_COUNT),
+					    c->bv, CONN_BVECS, &mapped);
+			if (!mapped)
+				return -EIO;
+			if (mapped < left)
+				msg.msg_flags = MSG_MORE;
+			iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, c->bv, nr,
+				      mapped);
+		}
+		ret = sock_send(c, &msg, left);
+		if (ret <= 0)
+			return ret;
+		c->last_active = jiffies;
+		c->tx_sent += ret;
+		*progress = true;
+	}
+	return 1;
+}
+
+/* The reply went out: release what the request held, expect the next. */
+static void request_done(struct dfkv_tcp_conn *c)
+{
+	if (c->rd.e)
+		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_OK);
+	kfree(c->tx_buf);
+	c->tx_buf = NULL;
+	kfree(c->rx_buf);
+	c->rx_buf = NULL;
+	if (c->in_op) {
+		dfkv_node_exit(c->node);
+		c->in_op = false;
+	}
+	c->hdr_got = 0;
+	c->state = CONN_RX_HDR;
+}
+
+/* ---------------------------------------------------------- execution */
+
+static bool op_known(u8 op)
+{
+	switch (op) {
+	case DFKV_OP_PUT: case DFKV_OP_GET: case DFKV_OP_EXIST:
+	case DFKV_OP_STATS: case DFKV_OP_REMOVE: case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE: case DFKV_OP_LEASE: case DFKV_OP_RELEASE:
+	case DFKV_OP_HELLO:
+		return true;
+	}
+	return false;
+}
+
+/* Largest payload op may carry; 0 when it carries none. */
+static u64 payload_max(struct dfkv_tcp_conn *c)
+{
+	switch (c->op) {
+	case DFKV_OP_PUT:
+		return READ_ONCE(c->node->max_value);
+	case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE:
+	case DFKV_OP_LEASE:
+		return (u64)DFKV_KEYS_MAX * DFKV_BLOCK_KEY_LEN;
+	case DFKV_OP_HELLO:
+		return DFKV_HELLO_MAX;
+	}
+	return 0;
+}
+
+static void exec_keys(struct dfkv_tcp_conn *c)
+{
+	u32 n = c->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
+	struct dfkv_node *node = c->node;
+	struct dfkv_key *keys;
+	u64 *lens, id = 0;
+	int status;
+
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
+	if (!keys || !lens) {
+		kfree(keys);
+		kfree(lens);
+		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const u8 *p = c->rx_buf + (size_t)i * DFKV_BLOCK_KEY_LEN;
+
+		keys[i].tenant = get_unaligned_le64(p);
+		memcpy(keys[i].id, p + 8, DFKV_OBJECT_ID_LEN);
+	}
+	switch (c->op) {
+	case DFKV_OP_TOUCH:
+		status = dfkv_op_touch(node, keys, n);
+		kfree(lens);
+		lens = NULL;
+		break;
+	case DFKV_OP_PROBE:
+		status = dfkv_op_probe(node, keys, n, lens);
+		for (i = 0; i < n; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		hits = n;
+		break;
+	default:
+		/* LEASE: u64 lease id, then the leading hits' lengths. */
+		status = dfkv_op_lease(node, &c->owner, keys, n, c->length,
+				       lens + 1, &hits, &id);
+		for (i = 1; i <= hits; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		put_unaligned_le64(id, &lens[0]);
+		hits++;
+		break;
+	}
+	kfree(keys);
+	if (status != DFKV_STATUS_OK) {
+		kfree(lens);
+		lens = NULL;
+	}
+	reply_buf(c, status, 0, lens, (size_t)hits * sizeof(u64));
+}
+
+static void exec_hello(struct dfkv_tcp_conn *c)
+{
+	u8 *buf = kzalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
+
+	if (!buf) {
+		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
+		return;
+	}
+	put_unaligned_le64(0, buf);
+	put_unaligned_le64(READ_ONCE(c->node->max_value), buf + 8);
+	reply_buf(c, DFKV_STATUS_OK, 0, buf, DFKV_HELLO_REPLY_LEN);
+}
+
+/* The request (and its payload, if any) is in: run it, start the reply. */
+static void exec_request(struct dfkv_tcp_conn *c)
+{
+	struct dfkv_node *node = c->node;
+	u64 stored = 0, n = 0;
+	size_t len;
+	char *text;
+	int status;
+
+	switch (c->op) {
+	case DFKV_OP_PUT:
+		status = dfkv_op_put_end(node, &c->put, true);
+		reply_start(c, status, c->put.stored_len, 0);
+		break;
+	case DFKV_OP_GET:
+		status = dfkv_op_get_begin(node, &c->key, c->offset, c->length,
+					   U64_MAX, &c->rd, &stored, &n);
+		if (status != DFKV_STATUS_OK)
+			c->rd.e = NULL;
+		c->tx_off = c->offset;
+		reply_start(c, status, stored, n);
+		break;
+	case DFKV_OP_EXIST:
+		status = dfkv_op_exist(node, &c->key, &stored);
+		reply_start(c, status, stored, 0);
+		break;
+	case DFKV_OP_REMOVE:
+		reply_start(c, dfkv_op_remove(node, &c->key), 0, 0);
+		break;
+	case DFKV_OP_STATS:
+		status = dfkv_op_stats(node, &text, &len);
+		reply_buf(c, status, 0, text, len);
+		break;
+	case DFKV_OP_RELEASE:
+		reply_start(c, dfkv_op_release(node, &c->owner, c->offset), 0,
+			    0);
+		break;
+	case DFKV_OP_HELLO:
+		exec_hello(c);
+		break;
+	default:
+		exec_keys(c);
+		break;
+	}
+}
+
+/* The request's payload is all in (or there was none): act on it. */
+static void payload_done(struct dfkv_tcp_conn *c)
+{
+	if (c->state != CONN_RX_DISCARD || c->put.e)
+		exec_request(c);	/* PUT leader or follower, others */
+	else
+		reply_start(c, c->length, c->put.stored_len, 0);
+}
+
+/* A whole prefix is in: check it and decide how to take the payload. */
+static void decode_request(struct dfkv_tcp_conn *c)
+{
+	const u8 *h = c->hdr;
+	int status;
+
+	c->got_request = true;
+	c->op = h[1];
+	memcpy(c->key.id, h + 2, DFKV_OBJECT_ID_LEN);
+	c->key.tenant = get_unaligned_le64(h + 18);
+	c->offset = get_unaligned_le64(h + 26);
+	c->length = get_unaligned_le64(h + 34);
+	c->payload_len = get_unaligned_le64(h + 42);
+	c->pay_got = 0;
+
+	if (h[0] != DFKV_EPOCH_TCP || !op_known(c->op) ||
+	    c->payload_len > payload_max(c)) {
+		reply_fatal(c);
+		return;
+	}
+	if ((c->op == DFKV_OP_TOUCH || c->op == DFKV_OP_PROBE ||
+	     c->op == DFKV_OP_LEASE) &&
+	    (!c->payload_len || c->payload_len % DFKV_BLOCK_KEY_LEN)) {
+		reply_fatal(c);
+		return;
+	}
+	if (!dfkv_node_enter(c->node)) {
+		c->close_after_reply = true;
+		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
+		return;
+	}
+	c->in_op = true;
+
+	if (c->op == DFKV_OP_PUT) {
+		status = dfkv_op_put_begin(c->node, &c->key, c->payload_len,
+					   &c->put);
+		if (status == DFKV_STATUS_OK && c->put.leader) {
+			c->state = CONN_RX_PUT;
+		} else if (status == DFKV_STATUS_OK && c->put.e) {
+			c->state = CONN_RX_DISCARD;	/* follower */
+		} else {
+			c->put.e = NULL;
+			c->length = status;		/* reply once drained */
+			c->state = CONN_RX_DISCARD;
+		}
+	} else if (c->payload_len) {
+		c->rx_buf = kmalloc(c->payload_len, GFP_KERNEL);
+		c->state = c->rx_buf ? CONN_RX_BUF : CONN_RX_DISCARD;
+		c->length = DFKV_STATUS_BUSY;	/* if discarded */
+	} else {
+		c->state = CONN_RX_BUF;
+	}
+	if (!c->payload_len)
+		payload_done(c);
+}
+
+/* ------------------------------------------------------------ receive */
+
+static int sock_recv(struct dfkv_tcp_conn *c, struct msghdr *msg)
+{
+	int ret = sock_recvmsg(c->sock, msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret == 0)
+		return -ECONNRESET;	/* peer closed */
+	if (ret > 0)
+		c->last_active = jiffies;
+	return ret;
+}
+
+static int recv_kvec(struct dfkv_tcp_conn *c, void *buf, size_t len)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {};
+
+	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &kv, 1, len);
+	return sock_recv(c, &msg);
+}
+
+/* Make receive progress; 0 when the socket has nothing more now. */
+static int conn_recv(struct dfkv_tcp_conn *c)
+{
+	u64 left = c->payload_len - c->pay_got;
+	struct msghdr msg = {};
+	u8 scratch[256];
+	int ret;
+
+	switch (c->state) {
+	case CONN_RX_HDR:
+		ret = recv_kvec(c, c->hdr + c->hdr_got,
+				sizeof(c->hdr) - c->hdr_got);
+		if (ret <= 0)
+			return ret;
+		if (!c->hdr_got)
+			c->frame_start = jiffies;
+		c->hdr_got += ret;
+		if (c->hdr_got == sizeof(c->hdr))
+			decode_request(c);
+		return ret;
+	case CONN_RX_PUT: {
+		size_t mapped;
+		unsigned int nr;
+
+		nr = dfkv_entry_map(c->put.e, c->pay_got,
+				    min_t(u64, left, MAX_RW_COUNT), c->bv,
+				    CONN_BVECS, &mapped);
+		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
+		ret = sock_recv(c, &msg);
+		break;
+	}
+	case CONN_RX_BUF:
+		ret = recv_kvec(c, c->rx_buf + c->pay_got, left);
+		break;
+	case CONN_RX_DISCARD:
+		ret = recv_kvec(c, scratch, min_t(u64, left, sizeof(scratch)));
+		break;
+	default:
+		return 0;
+	}
+	if (ret <= 0)
+		return ret;
+	c->pay_got += ret;
+	if (c->pay_got == c->payload_len)
+		payload_done(c);
+	return ret;
+}
+
+static void conn_io_work(struct work_struct *work)
+{
+	struct dfkv_tcp_conn *c = container_of(work, struct dfkv_tcp_conn,
+					       io_work);
+	int budget = CONN_BUDGET, ret;
+
+	while (!test_bit(CONN_DEAD, &c->flags) && budget--) {
+		bool progress = false;
+
+		if (c->state == CONN_TX) {
+			ret = conn_send(c, &progress);
+			if (ret == 1) {
+				request_done(c);
+				if (c->close_after_reply)
+					ret = -ECONNRESET;
+				progress = true;
+			}
+		} else {
+			ret = conn_recv(c);
+			progress = ret > 0;
+		}
+		if (ret < 0) {
+			conn_kill(c);
+			return;
+		}
+		if (!progress)
+			return;
+	}
+	if (!test_bit(CONN_DEAD, &c->flags))
+		queue_work(dfkv_tcp_wq, &c->io_work);	/* yield, go on */
+}
+
+/* First-request, frame and idle deadlines, checked when due. */
+static void conn_deadline_work(struct work_struct *work)
+{
+	struct dfkv_tcp_conn *c = container_of(to_delayed_work(work),
+					       struct dfkv_tcp_conn,
+					       deadline_work);
+	unsigned long first = msecs_to_jiffies(READ_ONCE(c->node->tcp.first_request_ms));
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(c->node->tcp.idle_ms));
+	unsigned long now = jiffies, next = now + HZ;
+	bool drop = false;
+
+	if (first && !c->got_request) {
+		drop = time_after_eq(now, c->accepted + first);
+		next = c->accepted + first;
+	} else if (first && c->state == CONN_RX_HDR && c->hdr_got) {
+		/* A frame that started must finish: no dripping peers. */
+		drop = time_after_eq(now, c->frame_start + first);
+		next = c->frame_start + first;
+	} else if (idle) {
+		/* Idle between requests, or a stalled payload or reply. */
+		drop = time_after_eq(now, READ_ONCE(c->last_active) + idle);
+		next = READ_ONCE(c->last_active) + idle;
+	}
+	if (drop) {
+		atomic64_inc(&c->node->tcp.deadline_drops);
+		conn_kill(c);
+		return;
+	}
+	if (time_before_eq(next, now))
+		next = now + HZ;
+	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work,
+			   min_t(unsigned long, next - now, HZ));
+}
+
+static void conn_release_work(struct work_struct *work)
+{
+	struct dfkv_tcp_conn *c = container_of(work, struct dfkv_tcp_conn,
+					       release_work);
+	struct dfkv_tcp_node *tn = &c->node->tcp;
+	struct sock *sk = c->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = c->saved_data_ready;
+	sk->sk_write_space = c->saved_write_space;
+	sk->sk_state_change = c->saved_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	kernel_sock_shutdown(c->sock, SHUT_RDWR);
+	cancel_work_sync(&c->io_work);
+	cancel_delayed_work_sync(&c->deadline_work);
+
+	if (c->put.e && c->put.leader)
+		dfkv_op_put_end(c->node, &c->put, false);
+	else if (c->put.e)
+		dfkv_store_put_drop(&c->put);	/* a follower: no wait */
+	if (c->rd.e)
+		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_IO_ERROR);
+	kfree(c->tx_buf);
+	kfree(c->rx_buf);
+	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
+	if (c->in_op)
+		dfkv_node_exit(c->node);
+
+	mutex_lock(&tn->lock);
+	list_del(&c->list);
+	tn->nr_conns--;
+	mutex_unlock(&tn->lock);
+	sock_release(c->sock);
+	dfkv_node_put(c->node);
+	kfree(c);
+}
+
+static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
+{
+	struct dfkv_node *node = l->node;
+	struct dfkv_tcp_node *tn = &node->tcp;
+	struct dfkv_tcp_conn *c;
+	struct sock *sk = sock->sk;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		sock_release(sock);
+		return;
+	}
+	c->sock = sock;
+	c->node = node;
+	INIT_WORK(&c->io_work, conn_io_work);
+	INIT_WORK(&c->release_work, conn_release_work);
+	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
+	c->accepted = jiffies;
+	c->last_active = jiffies;
+	c->state = CONN_RX_HDR;
+
+	mutex_lock(&tn->lock);
+	if (tn->closing || tn->nr_conns >= READ_ONCE(tn->max_conns)) {
+		if (!tn->closing)
+			atomic64_inc(&tn->refused);
+		mutex_unlock(&tn->lock);
+		sock_release(sock);
+		kfree(c);
+		return;
+	}
+	kref_get(&node->ref);
+	list_add_tail(&c->list, &tn->conns);
+	tn->nr_conns++;
+	atomic64_inc(&tn->accepts);
+
+	tcp_sock_set_nodelay(sk);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = c;
+	/* The accepted socket inherited the listener's data_ready. */
+	c->saved_data_ready = l->saved_data_ready;
+	c->saved_write_space = sk->sk_write_space;
+	c->saved_state_change = sk->sk_state_change;
+	sk->sk_data_ready = conn_data_ready;
+	sk->sk_write_space = conn_write_space;
+	sk->sk_state_change = conn_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	mutex_unlock(&tn->lock);
+
+	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, HZ);
+	/* Data may have arrived before the callbacks were set. */
+	conn_queue(c);
+}
+
+/* ---------------------------------------------------------- listeners */
+
+static void listener_data_ready(struct sock *sk)
+{
+	struct dfkv_tcp_listener *l;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	l = sk->sk_user_data;
+	if (l && sk->sk_state == TCP_LISTEN)
+		queue_work(dfkv_tcp_wq, &l->accept_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void listener_accept_work(struct work_struct *work)
+{
+	struct dfkv_tcp_listener *l = container_of(work,
+						   struct dfkv_tcp_listener,
+						   accept_work);
+	struct socket *sock;
+
+	while (!kernel_accept(l->sock, &sock, O_NONBLOCK))
+		conn_start(l, sock);
+}
+
+static void listener_free(struct dfkv_tcp_listener *l)
+{
+	struct sock *sk = l->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = l->saved_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&l->accept_work);
+	sock_release(l->sock);
+	kfree(l);
+}
+
+static int parse_addr(struct dfkv_node *node, const char *addr, u16 port,
+		      struct sockaddr_storage *ss)
+{
+	char p[8];
+
+	snprintf(p, sizeof(p), "%u", port);
+	return inet_pton_with_scope(node->net, AF_UNSPEC, addr, p, ss);
+}
+
+static bool addr_equal(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
+{
+	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+		sizeof(struct sockaddr_in6);
+
+	return a->ss_family == b->ss_family && !memcmp(a, b, len);
+}
+
+int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
+			  struct netlink_ext_ack *extack)
+{
+	struct dfkv_tcp_node *tn = &node->tcp;
+	struct dfkv_tcp_listener *l, *o;
+	struct sock *sk;
+	int err;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->node = node;
+	INIT_WORK(&l->accept_work, listener_accept_work);
+	err = parse_addr(node, addr, port, &l->addr);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		goto err_free;
+	}
+	mutex_lock(&tn->lock);
+	list_for_each_entry(o, &tn->listeners, list) {
+		if (addr_equal(&o->addr, &l->addr)) {
+			mutex_unlock(&tn->lock);
+			NL_SET_ERR_MSG(extack, "the node already listens there");
+			err = -EEXIST;
+			goto err_free;
+		}
+	}
+	mutex_unlock(&tn->lock);
+	err = sock_create_kern(node->net, l->addr.ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &l->sock);
+	if (err)
+		goto err_free;
+	sk = l->sock->sk;
+	sock_set_reuseaddr(sk);
+	tcp_sock_set_nodelay(sk);
+	err = kernel_bind(l->sock, (struct sockaddr *)&l->addr,
+			  l->addr.ss_family == AF_INET ?
+			  sizeof(struct sockaddr_in) :
+			  sizeof(struct sockaddr_in6));
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot bind the listen address (in use, or not an address of this network namespace)");
+		goto err_sock;
+	}
+	err = kernel_listen(l->sock, 128);
+	if (err)
+		goto err_sock;
+
+	mutex_lock(&tn->lock);
+	list_for_each_entry(o, &tn->listeners, list) {
+		if (addr_equal(&o->addr, &l->addr)) {
+			mutex_unlock(&tn->lock);
+			NL_SET_ERR_MSG(extack, "the node already listens there");
+			err = -EEXIST;
+			goto err_sock;
+		}
+	}
+	if (tn->closing) {
+		mutex_unlock(&tn->lock);
+		err = -ENODEV;
+		goto err_sock;
+	}
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = l;
+	l->saved_data_ready = sk->sk_data_ready;
+	sk->sk_data_ready = listener_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	list_add_tail(&l->list, &tn->listeners);
+	mutex_unlock(&tn->lock);
+	return 0;
+
+err_sock:
+	sock_release(l->sock);
+err_free:
+	kfree(l);
+	return err;
+}
+
+int dfkv_tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
+			  struct netlink_ext_ack *extack)
+{
+	struct dfkv_tcp_node *tn = &node->tcp;
+	struct dfkv_tcp_listener *l, *found = NULL;
+	struct sockaddr_storage ss;
+
+	if (parse_addr(node, addr, port, &ss)) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		return -EINVAL;
+	}
+	mutex_lock(&tn->lock);
+	list_for_each_entry(l, &tn->listeners, list) {
+		if (addr_equal(&l->addr, &ss)) {
+			found = l;
+			list_del(&l->list);
+			break;
+		}
+	}
+	mutex_unlock(&tn->lock);
+	if (!found) {
+		NL_SET_ERR_MSG(extack, "the node has no listener there");
+		return -ENOENT;
+	}
+	listener_free(found);
+	return 0;
+}
+
+int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+{
+	struct dfkv_tcp_node *tn = &node->tcp;
+	struct dfkv_tcp_listener *l;
+	struct nlattr *nest, *one;
+	char addr[INET6_ADDRSTRLEN + 1];
+	int err = 0;
+
+	nest = nla_nest_start(skb, DFKV_A_LISTENERS);
+	if (!nest)
+		return -EMSGSIZE;
+	mutex_lock(&tn->lock);
+	list_for_each_entry(l, &tn->listeners, list) {
+		u16 port;
+
+		if (l->addr.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI4", &in->sin_addr);
+			port = ntohs(in->sin_port);
+		} else {
+			struct sockaddr_in6 *in6 =
+				(struct sockaddr_in6 *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI6c", &in6->sin6_addr);
+			port = ntohs(in6->sin6_port);
+		}
+		one = nla_nest_start(skb, DFKV_A_LISTENER);
+		if (!one || nla_put_string(skb, DFKV_A_LISTEN_ADDR, addr) ||
+		    nla_put_u16(skb, DFKV_A_LISTEN_PORT, port) ||
+		    nla_put_u32(skb, DFKV_A_LISTEN_TRANSPORT,
+				DFKV_LISTENER_TCP)) {
+			err = -EMSGSIZE;
+			break;
+		}
+		nla_nest_end(skb, one);
+	}
+	mutex_unlock(&tn->lock);
+	if (err)
+		return err;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+void dfkv_tcp_node_init(struct dfkv_tcp_node *tn)
+{
+	mutex_init(&tn->lock);
+	INIT_LIST_HEAD(&tn->listeners);
+	INIT_LIST_HEAD(&tn->conns);
+}
+
+void dfkv_tcp_node_shutdown(struct dfkv_node *node)
+{
+	struct dfkv_tcp_node *tn = &node->tcp;
+	struct dfkv_tcp_listener *l, *tmp;
+	struct dfkv_tcp_conn *c;
+	LIST_HEAD(listeners);
+
+	mutex_lock(&tn->lock);
+	tn->closing = true;
+	list_splice_init(&tn->listeners, &listeners);
+	mutex_unlock(&tn->lock);
+	list_for_each_entry_safe(l, tmp, &listeners, list)
+		listener_free(l);
+
+	mutex_lock(&tn->lock);
+	list_for_each_entry(c, &tn->conns, list)
+		conn_kill(c);
+	mutex_unlock(&tn->lock);
+	/* Release works (queued above or earlier) remove themselves. */
+	flush_workqueue(dfkv_tcp_wq);
+	WARN_ON(!list_empty(&tn->conns));
+}
+
+int __init dfkv_tcp_init(void)
+{
+	dfkv_tcp_wq = alloc_workqueue("dfkv_tcp", WQ_MEM_RECLAIM | WQ_HIGHPRI,
+				      0);
+	return dfkv_tcp_wq ? 0 : -ENOMEM;
+}
+
+void dfkv_tcp_exit(void)
+{
+	destroy_workqueue(dfkv_tcp_wq);
+}

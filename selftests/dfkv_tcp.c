@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel TCP server (wire epoch 6) seen from a raw socket: every
+ * op, pipelining with FIFO replies, the range contract, bad frames
+ * (unknown epoch or op, hostile payload lengths, truncation), deadlines,
+ * dripping peers, the connection limit, leases tied to a connection,
+ * IPv6, listener administration and node deletion with live connections.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "kselftest_harness.h"
+#include "dfkv_test.h"
+
+#define NODE "t-tcp"
+#define PORT 7411
+
+struct resp {
+	int status;
+	uint64_t stored_len;
+	uint64_t data_len;
+};
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int connect_to(const char *addr, uint16_t port)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port) };
+	struct sockaddr_in s4 = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	int one = 1, fd;
+
+	if (inet_pton(AF_INET, addr, &s4.sin_addr) == 1) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && connect(fd, (void *)&s4, sizeof(s4)) == 0)
+			goto ok;
+	} else if (inet_pton(AF_INET6, addr, &s6.sin6_addr) == 1) {
+		fd = socket(AF_INET6, SOCK_STREAM, 0);
+		if (fd >= 0 && connect(fd, (void *)&s6, sizeof(s6)) == 0)
+			goto ok;
+	} else {
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+ok:
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Read exactly len bytes; 0, or -1 on EOF/error/5 s of silence. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1)
+			return -1;
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void prefix(uint8_t *h, int epoch, int op, const struct dfkv_key *k,
+		   uint64_t off, uint64_t len, uint64_t plen)
+{
+	memset(h, 0, DFKV_REQ_PREFIX_LEN);
+	h[0] = epoch;
+	h[1] = op;
+	if (k) {
+		memcpy(h + 2, k->id, 16);
+		le64(h + 18, k->tenant);
+	}
+	le64(h + 26, off);
+	le64(h + 34, len);
+	le64(h + 42, plen);
+}
+
+static int send_req(int fd, int op, const struct dfkv_key *k, uint64_t off,
+		    uint64_t len, const void *payload, uint64_t plen)
+{
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+
+	prefix(h, DFKV_EPOCH_TCP, op, k, off, len, plen);
+	if (write_all(fd, h, sizeof(h)))
+		return -1;
+	return plen ? write_all(fd, payload, plen) : 0;
+}
+
+/* Read a reply; its data (if any) into buf (cap bytes at most). */
+static int recv_resp(int fd, struct resp *r, void *buf, size_t cap)
+{
+	uint8_t h[DFKV_RESP_PREFIX_LEN];
+
+	if (read_all(fd, h, sizeof(h)) || h[0] != DFKV_EPOCH_TCP)
+		return -1;
+	r->status = h[1];
+	r->stored_len = rd64(h + 2);
+	r->data_len = rd64(h + 10);
+	if (r->data_len > cap)
+		return -1;
+	return r->data_len ? read_all(fd, buf, r->data_len) : 0;
+}
+
+/* The peer closed: recv sees EOF or a reset within 5 s. */
+static int closed_by_peer(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&pfd, 1, 5000) != 1)
+		return 0;
+	return recv(fd, &c, 1, 0) <= 0;
+}
+
+FIXTURE(tcp) {
+	struct dfkv_genl g;
+	int fd;
+};
+
+FIXTURE_SETUP(tcp)
+{
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+	dfkv_test_node_del(&self->g, NODE);
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 64 << 20, 0, 1));
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	self->fd = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(tcp)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	dfkv_test_node_del(&self->g, NODE);
+	dfkv_genl_close(&self->g);
+}
+
+TEST_F(tcp, put_get_byte_exact_and_shared_with_ioctl)
+{
+	static const uint64_t sizes[] = { 1, 4096, 65537, (5 << 20) + 3 };
+	struct resp r;
+
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct dfkv_key k = dfkv_test_key(20, i);
+		uint64_t n = sizes[i];
+		char *in = malloc(n), *out = malloc(n);
+		struct dfkv_ioc_op o;
+		int dev;
+
+		dfkv_test_fill(in, n, &k, 3);
+		ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, in, n));
+		ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+		EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		EXPECT_EQ(n, r.stored_len);
+		ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+		ASSERT_EQ(0, recv_resp(self->fd, &r, out, n));
+		EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		EXPECT_EQ(n, r.data_len);
+		EXPECT_TRUE(dfkv_test_verify(out, n, &k, 3));
+		/* The same block through /dev/dfkv. */
+		dev = dfkv_test_open(NODE);
+		ASSERT_LE(0, dev);
+		memset(out, 0, n);
+		ASSERT_EQ(0, dfkv_test_get(dev, &k, out, n, 0, 0, &o));
+		EXPECT_EQ(n, o.data_len);
+		EXPECT_TRUE(dfkv_test_verify(out, n, &k, 3));
+		close(dev);
+		free(in);
+		free(out);
+	}
+}
+
+TEST_F(tcp, range_contract_exist_remove)
+{
+	struct dfkv_key k = dfkv_test_key(21, 1);
+	char in[1000], out[1000];
+	struct resp r;
+
+	dfkv_test_fill(in, sizeof(in), &k, 4);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, in, sizeof(in)));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 990, 100, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(10, r.data_len);
+	EXPECT_EQ(1000, r.stored_len);
+	EXPECT_EQ(0, memcmp(out, in + 990, 10));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 1000, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(0, r.data_len);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 1001, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_INVALID, r.status);
+	EXPECT_EQ(1000, r.stored_len);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_EXIST, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(1000, r.stored_len);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_REMOVE, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, r.status);
+	EXPECT_EQ(0, r.stored_len);
+}
+
+TEST_F(tcp, pipelined_replies_in_order)
+{
+	enum { N = 200 };
+	char val[300], out[300];
+	struct resp r;
+	int i;
+
+	/* Everything goes out before any reply is read. */
+	for (i = 0; i < N; i++) {
+		struct dfkv_key k = dfkv_test_key(22, i / 2);
+
+		if (i % 2 == 0) {
+			dfkv_test_fill(val, 1 + i, &k, 5);
+			ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0,
+					      val, 1 + i));
+		} else {
+			ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 0, 0,
+					      NULL, 0));
+		}
+	}
+	for (i = 0; i < N; i++) {
+		struct dfkv_key k = dfkv_test_key(22, i / 2);
+
+		ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+		EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		if (i % 2) {
+			EXPECT_EQ(i, r.data_len);	/* the PUT before it */
+			EXPECT_TRUE(dfkv_test_verify(out, r.data_len, &k, 5));
+		}
+	}
+}
+
+TEST_F(tcp, keys_ops_hello_stats)
+{
+	struct dfkv_key k[3] = { dfkv_test_key(23, 1), dfkv_test_key(23, 2),
+				 dfkv_test_key(23, 3) };
+	uint8_t keys[3 * 24], out[4096];
+	struct resp r;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		le64(keys + 24 * i, k[i].tenant);
+		memcpy(keys + 24 * i + 8, k[i].id, 16);
+	}
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k[0], 0, 0, "aaaa", 4));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k[2], 0, 0, "cc", 2));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PROBE, NULL, 0, 0, keys, 72));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(24, r.data_len);
+	EXPECT_EQ(4, rd64(out));
+	EXPECT_EQ(0, rd64(out + 8));
+	EXPECT_EQ(2, rd64(out + 16));
+
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_TOUCH, NULL, 0, 0, keys, 72));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(0, r.data_len);
+
+	/* LEASE: id, then the leading hits only (stops at k[1]). */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_LEASE, NULL, 0, 0, keys, 72));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(16, r.data_len);
+	EXPECT_NE(0, rd64(out));
+	EXPECT_EQ(4, rd64(out + 8));
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_RELEASE, NULL, rd64(out), 0,
+			      NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_RELEASE, NULL, 12345, 0, NULL,
+			      0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_LEASE_EXPIRED, r.status);
+
+	/* A lease ends with its connection. */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_LEASE, NULL, 0, 0, keys, 24));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < 50 && dfkv_test_stat(&self->g, NODE,
+					     DFKV_STAT_LEASES); i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+
+	self->fd = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_HELLO, NULL, 0, 0, "\1\0\0\0\0\0\0\0", 8));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(DFKV_HELLO_REPLY_LEN, r.data_len);
+	EXPECT_EQ(64 << 20, rd64(out + 8));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_STATS, NULL, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out) - 1));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	out[r.data_len] = 0;
+	EXPECT_NE(NULL, strstr((char *)out, "objects 2\n"));
+}
+
+TEST_F(tcp, zero_length_put_keeps_connection)
+{
+	struct dfkv_key k = dfkv_test_key(24, 1);
+	struct resp r;
+
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_INVALID, r.status);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_EXIST, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, r.status);
+}
+
+/* Frames the stream cannot go on from: INVALID, then the close. */
+TEST_F(tcp, bad_frames_are_invalid_and_close)
+{
+	static const struct { int epoch, op; uint64_t plen; } bad[] = {
+		{ 5, DFKV_OP_GET, 0 },			/* unknown epoch */
+		{ 7, DFKV_OP_GET, 0 },			/* RDMA epoch on TCP */
+		{ DFKV_EPOCH_TCP, 99, 0 },		/* unknown op */
+		{ DFKV_EPOCH_TCP, 0, 0 },
+		{ DFKV_EPOCH_TCP, DFKV_OP_PUT, (64 << 20) + 1 },
+		{ DFKV_EPOCH_TCP, DFKV_OP_PUT, UINT64_MAX },
+		{ DFKV_EPOCH_TCP, DFKV_OP_GET, 5 },	/* GET has no payload */
+		{ DFKV_EPOCH_TCP, DFKV_OP_PROBE, 25 },	/* not whole keys */
+		{ DFKV_EPOCH_TCP, DFKV_OP_PROBE, 0 },
+		{ DFKV_EPOCH_TCP, DFKV_OP_PROBE, 24 * (DFKV_KEYS_MAX + 1) },
+		{ DFKV_EPOCH_TCP, DFKV_OP_HELLO, 1 << 20 },
+	};
+	struct dfkv_key k = dfkv_test_key(25, 1);
+	int64_t errs = dfkv_test_stat(&self->g, NODE, DFKV_STAT_PROTO_ERRORS);
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	struct resp r;
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int fd = connect_to("127.0.0.1", PORT);
+
+		ASSERT_LE(0, fd);
+		prefix(h, bad[i].epoch, bad[i].op, &k, 0, 0, bad[i].plen);
+		ASSERT_EQ(0, write_all(fd, h, sizeof(h)));
+		ASSERT_EQ(0, recv_resp(fd, &r, NULL, 0)) TH_LOG("case %u", i);
+		EXPECT_EQ(DFKV_STATUS_INVALID, r.status) TH_LOG("case %u", i);
+		EXPECT_TRUE(closed_by_peer(fd)) TH_LOG("case %u", i);
+		close(fd);
+	}
+	EXPECT_EQ(errs + 11, dfkv_test_stat(&self->g, NODE,
+					   DFKV_STAT_PROTO_ERRORS));
+	/* The node serves the next connection as ever. */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, "ok", 2));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+}
+
+TEST_F(tcp, truncated_put_is_not_published)
+{
+	struct dfkv_key k = dfkv_test_key(26, 1);
+	uint8_t h[DFKV_REQ_PREFIX_LEN], half[4096] = { 1 };
+	int fd = connect_to("127.0.0.1", PORT), i;
+	struct resp r;
+
+	ASSERT_LE(0, fd);
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, 1 << 20);
+	ASSERT_EQ(0, write_all(fd, h, sizeof(h)));
+	ASSERT_EQ(0, write_all(fd, half, sizeof(half)));
+	close(fd);
+	for (i = 0; i < 50 && dfkv_test_stat(&self->g, NODE,
+					     DFKV_STAT_CONNS) > 1; i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_CONNS));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_EXIST, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, r.status);
+	/* The key is free for a complete PUT. */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, "full", 4));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(4, r.stored_len);
+}
+
+TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
+{
+	struct dfkv_key k = dfkv_test_key(27, 1);
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	int drip, silent, i;
+	struct resp r;
+	char out[8];
+
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FIRST_REQUEST_MS, 1500));
+	silent = connect_to("127.0.0.1", PORT);
+	drip = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, silent);
+	ASSERT_LE(0, drip);
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_GET, &k, 0, 0, 0);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, write_all(drip, h + i, 1));
+		/* Others are served between the drops. */
+		ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, "x", 1));
+		ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+		ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+		ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+		EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		usleep(50 * 1000);
+	}
+	/* Neither the silent nor the dripping peer outlives the deadline. */
+	EXPECT_TRUE(closed_by_peer(silent));
+	EXPECT_TRUE(closed_by_peer(drip));
+	EXPECT_LE(2, dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS));
+	close(silent);
+	close(drip);
+}
+
+TEST_F(tcp, connection_limit)
+{
+	int extra[2], i;
+	struct resp r;
+	struct dfkv_key k = dfkv_test_key(28, 1);
+
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MAX_CONNS, 2));
+	extra[0] = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, extra[0]);
+	ASSERT_EQ(0, send_req(extra[0], DFKV_OP_EXIST, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(extra[0], &r, NULL, 0));
+	extra[1] = connect_to("127.0.0.1", PORT);	/* the third */
+	ASSERT_LE(0, extra[1]);
+	EXPECT_TRUE(closed_by_peer(extra[1]));
+	EXPECT_LE(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_CONNS_REFUSED));
+	for (i = 0; i < 2; i++)
+		close(extra[i]);
+}
+
+TEST_F(tcp, ipv6_and_listener_admin)
+{
+	struct dfkv_key k = dfkv_test_key(29, 1);
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct resp r;
+	int fd;
+
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "::1", PORT, 1));
+	fd = connect_to("::1", PORT);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, send_req(fd, DFKV_OP_PUT, &k, 0, 0, "v6", 2));
+	ASSERT_EQ(0, recv_resp(fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	close(fd);
+
+	EXPECT_EQ(-EEXIST, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	EXPECT_EQ(-EINVAL, dfkv_test_listen(&self->g, NODE, "not-an-ip", PORT, 1));
+	EXPECT_NE(0, self->g.errmsg[0]);
+	EXPECT_EQ(-ENOENT, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT + 1, 0));
+	EXPECT_EQ(-ENOENT, dfkv_test_listen(&self->g, "t-none", "127.0.0.1", PORT, 1));
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_LISTENER_ADD, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE);
+	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, "127.0.0.1");
+	mnl_attr_put_u32(nlh, DFKV_A_LISTEN_TRANSPORT, DFKV_LISTENER_RDMA);
+	EXPECT_EQ(-EOPNOTSUPP, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
+
+	/* Deleting a listener stops new connections there. */
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "::1", PORT, 0));
+	EXPECT_GT(0, connect_to("::1", PORT));
+}
+
+TEST_F(tcp, delete_node_with_transfers_in_flight)
+{
+	struct dfkv_key k = dfkv_test_key(30, 1);
+	uint8_t h[DFKV_REQ_PREFIX_LEN], chunk[8192] = { 0 };
+	int fd = connect_to("127.0.0.1", PORT);
+
+	ASSERT_LE(0, fd);
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, 4 << 20);
+	ASSERT_EQ(0, write_all(fd, h, sizeof(h)));
+	ASSERT_EQ(0, write_all(fd, chunk, sizeof(chunk)));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	EXPECT_TRUE(closed_by_peer(fd));
+	EXPECT_TRUE(closed_by_peer(self->fd));
+	close(fd);
+	/* A new node may take the port at once. */
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 8 << 20, 0, 1));
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+}
+
+TEST_HARNESS_MAIN
