@@ -337,7 +337,7 @@ static int nl_listener(struct genl_info *info, bool add)
 	if (!name)
 		return -EINVAL;
 	if (!info->attrs[DFKV_A_LISTEN_ADDR]) {
-		NL_SET_ERR_MSG(info->extack, "a listener needs an address (e.g. 0.0.0.0, ::, 127.0.0.1)");
+		NL_SET_ERR_MSG(info->extack, "a listener needs an IPv4 or IPv6 address");
 		return -EINVAL;
 	}
 	if (info->attrs[DFKV_A_LISTEN_TRANSPORT] &&

@@ -25,7 +25,6 @@
 #include <linux/inet.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
-#include <linux/unaligned/packed_struct.h>
 #include <asm/unaligned.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -34,6 +33,7 @@
 #include "tcp.h"
 #include "node.h"
 #include "ops.h"
+#include "wire.h"
 
 /* bio_vecs mapped per socket call. */
 #define CONN_BVECS	64
@@ -155,10 +155,8 @@ static void conn_state_change(struct sock *sk)
 static void reply_start(struct dfkv_tcp_conn *c, int status, u64 stored_len,
 			u64 data_len)
 {
-	c->rhdr[0] = DFKV_EPOCH_TCP;
-	c->rhdr[1] = status;
-	put_unaligned_le64(stored_len, &c->rhdr[2]);
-	put_unaligned_le64(data_len, &c->rhdr[10]);
+	dfkv_wire_put_resp(c->rhdr, DFKV_EPOCH_TCP, status, stored_len,
+			   data_len);
 	c->rhdr_sent = 0;
 	c->tx_len = data_len;
 	c->tx_sent = 0;
@@ -269,34 +267,6 @@ static void request_done(struct dfkv_tcp_conn *c)
 
 /* ---------------------------------------------------------- execution */
 
-static bool op_known(u8 op)
-{
-	switch (op) {
-	case DFKV_OP_PUT: case DFKV_OP_GET: case DFKV_OP_EXIST:
-	case DFKV_OP_STATS: case DFKV_OP_REMOVE: case DFKV_OP_TOUCH:
-	case DFKV_OP_PROBE: case DFKV_OP_LEASE: case DFKV_OP_RELEASE:
-	case DFKV_OP_HELLO:
-		return true;
-	}
-	return false;
-}
-
-/* Largest payload op may carry; 0 when it carries none. */
-static u64 payload_max(struct dfkv_tcp_conn *c)
-{
-	switch (c->op) {
-	case DFKV_OP_PUT:
-		return READ_ONCE(c->node->max_value);
-	case DFKV_OP_TOUCH:
-	case DFKV_OP_PROBE:
-	case DFKV_OP_LEASE:
-		return (u64)DFKV_KEYS_MAX * DFKV_BLOCK_KEY_LEN;
-	case DFKV_OP_HELLO:
-		return DFKV_HELLO_MAX;
-	}
-	return 0;
-}
-
 static void exec_keys(struct dfkv_tcp_conn *c)
 {
 	u32 n = c->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
@@ -313,12 +283,7 @@ static void exec_keys(struct dfkv_tcp_conn *c)
 		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		const u8 *p = c->rx_buf + (size_t)i * DFKV_BLOCK_KEY_LEN;
-
-		keys[i].tenant = get_unaligned_le64(p);
-		memcpy(keys[i].id, p + 8, DFKV_OBJECT_ID_LEN);
-	}
+	dfkv_wire_get_keys(c->rx_buf, n, keys);
 	switch (c->op) {
 	case DFKV_OP_TOUCH:
 		status = dfkv_op_touch(node, keys, n);
@@ -420,29 +385,22 @@ static void payload_done(struct dfkv_tcp_conn *c)
 /* A whole prefix is in: check it and decide how to take the payload. */
 static void decode_request(struct dfkv_tcp_conn *c)
 {
-	const u8 *h = c->hdr;
+	struct dfkv_wire_req req;
 	int status;
 
 	c->got_request = true;
-	c->op = h[1];
-	memcpy(c->key.id, h + 2, DFKV_OBJECT_ID_LEN);
-	c->key.tenant = get_unaligned_le64(h + 18);
-	c->offset = get_unaligned_le64(h + 26);
-	c->length = get_unaligned_le64(h + 34);
-	c->payload_len = get_unaligned_le64(h + 42);
 	c->pay_got = 0;
-
-	if (h[0] != DFKV_EPOCH_TCP || !op_known(c->op) ||
-	    c->payload_len > payload_max(c)) {
+	if (dfkv_wire_parse_req(c->hdr, DFKV_EPOCH_TCP,
+				READ_ONCE(c->node->max_value), &req)) {
+		c->payload_len = 0;
 		reply_fatal(c);
 		return;
 	}
-	if ((c->op == DFKV_OP_TOUCH || c->op == DFKV_OP_PROBE ||
-	     c->op == DFKV_OP_LEASE) &&
-	    (!c->payload_len || c->payload_len % DFKV_BLOCK_KEY_LEN)) {
-		reply_fatal(c);
-		return;
-	}
+	c->op = req.op;
+	c->key = req.key;
+	c->offset = req.offset;
+	c->length = req.length;
+	c->payload_len = req.payload_len;
 	if (!dfkv_node_enter(c->node)) {
 		c->close_after_reply = true;
 		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
@@ -797,7 +755,7 @@ int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 			  sizeof(struct sockaddr_in) :
 			  sizeof(struct sockaddr_in6));
 	if (err) {
-		NL_SET_ERR_MSG(extack, "cannot bind the listen address (in use, or not an address of this network namespace)");
+		NL_SET_ERR_MSG(extack, "cannot bind: address in use or not in this namespace");
 		goto err_sock;
 	}
 	err = kernel_listen(l->sock, 128);
