@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# mdsd with the memory backend on loopback (SPEC.md section 7): register,
+# list, heartbeat, epochs, long-poll, lease expiry, clients, hostile HTTP
+# inputs (413/400/404/405, slow and garbage clients), /metrics, the
+# snapshot across a restart, the config file and shutdown during a
+# long-poll.  TAP on stdout; exit status non-zero on any failure.  Every
+# wait is bounded.  The helpers here are shared with test_mdsd_etcd.py.
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MDSD = os.path.join(REPO, "build", "tools", "mdsd")
+
+
+def ensure_built():
+    """Build mdsd when it is missing (make unit does not build tools)."""
+    if not os.path.exists(MDSD):
+        subprocess.run(["make", "-s", "-C", os.path.join(REPO, "tools")],
+                       stdout=sys.stderr, check=False)
+    return os.path.exists(MDSD)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def check(self, name, fn):
+        self.n += 1
+        try:
+            fn()
+            print("ok %d - %s" % (self.n, name), flush=True)
+        except Exception as e:  # noqa: BLE001 - any failure is a test failure
+            self.failed += 1
+            for line in ("%s: %s" % (type(e).__name__, e)).splitlines():
+                print("# " + line)
+            print("not ok %d - %s" % (self.n, name), flush=True)
+
+    def done(self):
+        print("1..%d" % self.n)
+        if self.failed:
+            print("# %d of %d failed" % (self.failed, self.n))
+        return 1 if self.failed else 0
+
+
+def expect(cond, msg="check failed"):
+    if not cond:
+        raise AssertionError(msg)
+
+
+class Mdsd:
+    """One mdsd process on 127.0.0.1:<free port>."""
+
+    def __init__(self, *args, port=None, log=None):
+        self.port = port or free_port()
+        self.args = ["--listen", "127.0.0.1:%d" % self.port] + list(args)
+        self.log = log or tempfile.NamedTemporaryFile(
+            prefix="mdsd-", suffix=".log", delete=False).name
+        self.proc = None
+
+    def start(self, wait=True):
+        with open(self.log, "ab") as f:
+            self.proc = subprocess.Popen([MDSD] + self.args, stdout=f,
+                                         stderr=subprocess.STDOUT)
+        if wait:
+            self.wait_up()
+        return self
+
+    def wait_up(self, timeout=5.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("mdsd exited %d: %s" %
+                                   (self.proc.returncode, self.logtail()))
+            try:
+                if self.req("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("mdsd did not come up: " + self.logtail())
+
+    def logtail(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode if self.proc else None
+
+    def req(self, method, path, body=None, headers=None, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port,
+                                       timeout=timeout)
+        try:
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body)
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            data = r.read()
+            hdrs = dict((k.lower(), v) for k, v in r.getheaders())
+            try:
+                doc = json.loads(data) if data else None
+            except ValueError:
+                doc = data.decode(errors="replace")
+            return r.status, doc, hdrs
+        finally:
+            c.close()
+
+    def put(self, group, id_, body, kind="members"):
+        return self.req("PUT", "/v1/groups/%s/%s/%s" % (group, kind, id_),
+                        body)
+
+    def list(self, group, kind="members", query=""):
+        return self.req("GET", "/v1/groups/%s/%s%s" % (group, kind, query),
+                        timeout=60)
+
+
+def raw(port, data, timeout=5.0, shut=True):
+    """Send raw bytes; return what came back before the server closed."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        if shut:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+        return out
+    finally:
+        s.close()
+
+
+def status_of(resp):
+    line = resp.split(b"\r\n", 1)[0].split()
+    return int(line[1]) if len(line) > 1 else 0
+
+
+# ------------------------------------------------------------------ tests
+
+def main():
+    print("TAP version 13")
+    t = Tap()
+    if not ensure_built():
+        print("1..0 # SKIP mdsd not built")
+        return 0
+    tmp = tempfile.mkdtemp(prefix="mdsd-test-")
+    m = Mdsd("--ttl-ms", "2000", "--long-poll-ms", "3000",
+             "--conn-timeout-s", "1", "-v",
+             log=os.path.join(tmp, "mdsd.log"))
+    st = {}
+
+    def up():
+        m.start()
+        expect(m.req("GET", "/healthz")[0] == 200)
+
+    def ready():
+        s, body, _ = m.req("GET", "/readyz")
+        expect(s == 200, "readyz %d" % s)
+
+    def register():
+        s, d, _ = m.put("g1", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                     "host": "h1", "ttl_ms": 5000})
+        expect(s == 200 and d["created"] is True, "%d %r" % (s, d))
+        expect(d["epoch"] > 0)
+        st["e1"] = d["epoch"]
+
+    def list_members():
+        s, d, _ = m.list("g1")
+        expect(s == 200, s)
+        expect(d["epoch"] == st["e1"], d)
+        expect(d["members"] == [{"id": "n1", "tcp": "127.0.0.1:7400",
+                                 "rdma": "", "weight": 2, "host": "h1",
+                                 "state": "up", "ttl_ms": 5000}], d)
+
+    def groups():
+        s, d, _ = m.req("GET", "/v1/groups")
+        expect(s == 200 and d == {"groups": ["g1"]}, d)
+
+    def heartbeat_same():
+        s, d, _ = m.put("g1", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                     "host": "h1", "ttl_ms": 5000})
+        expect(s == 200 and d["created"] is False, d)
+        expect(d["epoch"] == st["e1"], "a heartbeat moved the epoch")
+
+    def heartbeat_change():
+        s, d, _ = m.put("g1", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                     "host": "h1", "ttl_ms": 5000,
+                                     "state": "draining", "id": "n1"})
+        expect(s == 200 and d["epoch"] > st["e1"], d)
+        st["e2"] = d["epoch"]
+        expect(m.list("g1")[1]["members"][0]["state"] == "draining")
+
+    def get_one():
+        s, d, _ = m.req("GET", "/v1/groups/g1/members/n1")
+        expect(s == 200 and d["id"] == "n1" and d["epoch"] == st["e2"], d)
+        s, d, _ = m.req("GET", "/v1/groups/g1/members/nope")
+        expect(s == 404, s)
+
+    def clients():
+        s, d, _ = m.put("g1", "engine-0", {"host": "h9"}, kind="clients")
+        expect(s == 200 and d["created"], d)
+        s, d, _ = m.list("g1", "clients")
+        expect([c["id"] for c in d["clients"]] == ["engine-0"], d)
+        expect(d["clients"][0]["ttl_ms"] == 2000, "default ttl")
+        ids = [x["id"] for x in m.list("g1")[1]["members"]]
+        expect(ids == ["n1"], "a client entered the members: %r" % ids)
+        s, d, _ = m.req("DELETE", "/v1/groups/g1/clients/engine-0")
+        expect(s == 200, s)
+        expect(m.list("g1", "clients")[1]["clients"] == [])
+
+    def delete():
+        m.put("g1", "n2", {})
+        e = m.list("g1")[1]["epoch"]
+        s, d, _ = m.req("DELETE", "/v1/groups/g1/members/n2")
+        expect(s == 200 and d["epoch"] > e, d)
+        s, d, _ = m.req("DELETE", "/v1/groups/g1/members/n2")
+        expect(s == 404, s)
+        expect([x["id"] for x in m.list("g1")[1]["members"]] == ["n1"])
+
+    def longpoll_wakes():
+        e = m.list("g1")[1]["epoch"]
+        res = {}
+
+        def poll():
+            t0 = time.time()
+            res["r"] = m.list("g1", query="?wait_epoch=%d" % e)
+            res["dt"] = time.time() - t0
+        th = threading.Thread(target=poll)
+        th.start()
+        time.sleep(0.3)
+        m.put("g1", "n3", {"ttl_ms": 60000})
+        th.join(10)
+        s, d, _ = res["r"]
+        expect(s == 200 and d["epoch"] > e, d)
+        expect(res["dt"] < 2.5, "took %.2fs" % res["dt"])
+        expect("n3" in [x["id"] for x in d["members"]])
+
+    def longpoll_many():
+        e = m.list("g1")[1]["epoch"]
+        out = []
+
+        def poll():
+            out.append(m.list("g1", query="?wait_epoch=%d" % e))
+        ths = [threading.Thread(target=poll) for _ in range(40)]
+        for th in ths:
+            th.start()
+        time.sleep(0.5)
+        m.req("DELETE", "/v1/groups/g1/members/n3")
+        for th in ths:
+            th.join(10)
+        expect(len(out) == 40, len(out))
+        expect(all(s == 200 and d["epoch"] > e for s, d, _ in out))
+
+    def longpoll_timeout():
+        e = m.list("g1")[1]["epoch"]
+        t0 = time.time()
+        s, d, _ = m.list("g1", query="?wait_epoch=%d&wait_ms=400" % e)
+        dt = time.time() - t0
+        expect(s == 200 and d["epoch"] == e, d)
+        expect(0.35 < dt < 2.0, "waited %.2fs" % dt)
+        # wait_ms above --long-poll-ms is capped at it (3 s)
+        t0 = time.time()
+        s, d, _ = m.list("g-empty", query="?wait_epoch=0&wait_ms=600000")
+        dt = time.time() - t0
+        expect(s == 200 and d["members"] == [] and 2.5 < dt < 5, dt)
+
+    def expiry():
+        s, d, _ = m.put("g2", "short", {"ttl_ms": 300})
+        e = d["epoch"]
+        time.sleep(1.0)
+        s, d, _ = m.list("g2")
+        expect(d["members"] == [] and d["epoch"] > e, d)
+
+    def expiry_wakes_longpoll():
+        s, d, _ = m.put("g2", "short2", {"ttl_ms": 400})
+        t0 = time.time()
+        s, d2, _ = m.list("g2", query="?wait_epoch=%d" % d["epoch"])
+        dt = time.time() - t0
+        expect(d2["members"] == [] and d2["epoch"] > d["epoch"], d2)
+        expect(dt < 2.0, "took %.2fs" % dt)
+
+    def renew_keeps():
+        m.put("g2", "kept", {"ttl_ms": 500})
+        for _ in range(6):
+            time.sleep(0.2)
+            m.put("g2", "kept", {"ttl_ms": 500})
+        expect([x["id"] for x in m.list("g2")[1]["members"]] == ["kept"])
+
+    def too_large_cl():
+        big = '{"host":"' + "a" * 70000 + '"}'
+        s, d, _ = m.req("PUT", "/v1/groups/g1/members/x", big)
+        expect(s == 413, s)
+
+    def too_large_chunked():
+        body = b"a" * 70000
+        req = (b"PUT /v1/groups/g1/members/x HTTP/1.1\r\nHost: t\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+               (b"%x\r\n" % len(body)) + body + b"\r\n0\r\n\r\n")
+        expect(status_of(raw(m.port, req)) == 413)
+
+    def endless_body():
+        # A huge declared body is refused at once, without reading it.
+        req = (b"PUT /v1/groups/g1/members/x HTTP/1.1\r\nHost: t\r\n"
+               b"Content-Length: 99999999999\r\n\r\n")
+        t0 = time.time()
+        expect(status_of(raw(m.port, req, shut=False)) == 413)
+        expect(time.time() - t0 < 3)
+
+    def bad_json():
+        for body in ['{bad', '', '[1,2]', '"str"', '{"host":"a"} x',
+                     '{"host":"a\\u0000b"}', "{\"host\":'a'}",
+                     '{"host": "a"}\x00']:
+            s, d, _ = m.req("PUT", "/v1/groups/g1/members/x", body)
+            expect(s == 400, "%r -> %d" % (body, s))
+            expect(isinstance(d, dict) and "error" in d, d)
+
+    def bad_fields():
+        for body in [{"bogus": 1}, {"weight": "2"}, {"weight": 0},
+                     {"weight": 1001}, {"weight": 1.5}, {"ttl_ms": 10},
+                     {"ttl_ms": 10 ** 12}, {"ttl_ms": -1}, {"state": "zombie"},
+                     {"tcp": "nohost"}, {"tcp": "a:0"}, {"tcp": "a:99999"},
+                     {"tcp": "a b:1"}, {"rdma": 5}, {"host": "x" * 300},
+                     {"host": None}, {"id": "other"}, {"id": 7},
+                     {"weight": 2 ** 70}]:
+            s, d, _ = m.req("PUT", "/v1/groups/g1/members/x", body)
+            expect(s == 400, "%r -> %d %r" % (body, s, d))
+        expect(m.req("GET", "/v1/groups/g1/members/x")[0] == 404)
+
+    def bad_ids():
+        for path in ["/v1/groups/" + "a" * 65 + "/members",
+                     "/v1/groups/a%20b/members", "/v1/groups/a*b/members",
+                     "/v1/groups/g1/members/" + "b" * 65,
+                     "/v1/groups/g1/members/%C3%A9"]:
+            s = m.req("GET", path)[0]
+            expect(s == 400, "%s -> %d" % (path, s))
+        s = m.req("PUT", "/v1/groups/g1/members/a$b", {})[0]
+        expect(s == 400, s)
+
+    def bad_query():
+        for q in ["?x=1", "?wait_epoch=abc", "?wait_epoch=-1",
+                  "?wait_epoch=99999999999999999999999", "?wait_ms=5",
+                  "?wait_epoch=1&wait_ms=x"]:
+            s = m.list("g1", query=q)[0]
+            expect(s == 400, "%s -> %d" % (q, s))
+        expect(m.req("PUT", "/v1/groups/g1/members/q?x=1", {})[0] == 400)
+
+    def not_found():
+        for path in ["/", "/v1", "/v1/", "/v2/groups", "/v1/groups/",
+                     "/v1/groups/g1", "/v1/groups/g1/", "/v1/groups/g1/nodes",
+                     "/v1/groups/g1/members/n1/x", "/v1/groups//members",
+                     "/metrics/x", "/v1/groups/g1/members/n1/"]:
+            s = m.req("GET", path)[0]
+            expect(s == 404, "%s -> %d" % (path, s))
+
+    def wrong_method():
+        for meth, path, allow in [
+                ("POST", "/v1/groups/g1/members/n1", "PUT"),
+                ("PUT", "/v1/groups/g1/members", "GET"),
+                ("DELETE", "/v1/groups", "GET"),
+                ("POST", "/metrics", "GET"),
+                ("PATCH", "/v1/groups/g1/clients/c", "DELETE"),
+                ("PUT", "/readyz", "GET")]:
+            s, _, h = m.req(meth, path, "{}")
+            expect(s == 405, "%s %s -> %d" % (meth, path, s))
+            expect(allow in h.get("allow", ""), h)
+
+    def slow_client():
+        s = socket.create_connection(("127.0.0.1", m.port), timeout=10)
+        s.sendall(b"GET /v1/groups HTTP/1.1\r\nHo")
+        t0 = time.time()
+        # the server answers others meanwhile
+        expect(m.req("GET", "/healthz")[0] == 200)
+        data = s.recv(100)
+        dt = time.time() - t0
+        s.close()
+        expect(data == b"" or b"408" in data or b"400" in data, data)
+        expect(dt < 5, "slow client held for %.1fs" % dt)
+
+    def garbage():
+        for junk in [b"\x00\xff\xfe garbage\r\n\r\n", b"GET\r\n\r\n",
+                     b"GET / HTTP/9.9\r\n\r\n",
+                     b"GET /v1/groups HTTP/1.1\r\nHost: a\r\n" +
+                     b"X: " + b"y" * 100000 + b"\r\n\r\n",
+                     b"PUT /v1/groups/g1/members/z HTTP/1.1\r\nHost: a\r\n"
+                     b"Content-Length: -5\r\n\r\n"]:
+            try:
+                raw(m.port, junk, timeout=5)
+            except OSError:
+                pass
+        expect(m.req("GET", "/healthz")[0] == 200, "mdsd died")
+        expect(m.proc.poll() is None)
+
+    def metrics():
+        m.put("g1", "n1", {"state": "draining"})
+        s, text, h = m.req("GET", "/metrics")
+        expect(s == 200 and h["content-type"].startswith("text/plain"))
+        for want in ['dfkv_mds_epoch{group="g1",kind="members"} ',
+                     'dfkv_mds_members{group="g1",state="draining"} 1',
+                     'dfkv_mds_clients{group="g1"} 0',
+                     'dfkv_mds_http_requests_total{method="PUT",code="413"}',
+                     'dfkv_mds_lease_expiries_total ',
+                     'dfkv_mds_registrations_total ', 'dfkv_mds_ready 1']:
+            expect(want in text, "missing %r" % want)
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, val = line.rsplit(" ", 1)
+                float(val)
+                expect(name.startswith("dfkv_"), line)
+        exp = [ln for ln in text.splitlines()
+               if ln.startswith("dfkv_mds_lease_expiries_total ")]
+        expect(int(exp[0].split()[1]) >= 2, exp)
+
+    def snapshot():
+        snap = os.path.join(tmp, "dir.json")
+        a = Mdsd("--snapshot", snap, "--ttl-ms", "30000",
+                 log=os.path.join(tmp, "snap.log")).start()
+        try:
+            a.put("gs", "n1", {"tcp": "10.0.0.1:7400", "weight": 3})
+            a.put("gs", "n2", {"ttl_ms": 300})
+            a.put("gs", "c1", {}, kind="clients")
+            before = a.list("gs")[1]
+            expect(a.stop() == 0, "exit status")
+        finally:
+            a.stop()
+        expect(os.path.exists(snap), "no snapshot file")
+        time.sleep(0.4)        # n2's lease lapses while mdsd is down
+        b = Mdsd("--snapshot", snap, port=a.port,
+                 log=os.path.join(tmp, "snap.log")).start()
+        try:
+            after = b.list("gs")[1]
+            ids = [x["id"] for x in after["members"]]
+            expect(ids == ["n1"], ids)
+            expect(after["members"][0] == before["members"][0])
+            expect(after["epoch"] > before["epoch"], "epoch went back")
+            expect([c["id"] for c in b.list("gs", "clients")[1]["clients"]]
+                   == ["c1"])
+        finally:
+            b.stop()
+
+    def snapshot_corrupt():
+        snap = os.path.join(tmp, "bad.json")
+        with open(snap, "w") as f:
+            f.write('{"version": 1, "revision": ')
+        a = Mdsd("--snapshot", snap, log=os.path.join(tmp, "bad.log"))
+        a.start()
+        try:
+            expect(a.list("gx")[1]["members"] == [])
+            expect(os.path.exists(snap + ".corrupt"))
+        finally:
+            a.stop()
+
+    def config_file():
+        conf = os.path.join(tmp, "mdsd.conf")
+        port = free_port()
+        with open(conf, "w") as f:
+            f.write("# sample\nlisten = 127.0.0.1:%d\nbackend = memory\n"
+                    "ttl-ms = 4321\n\nlong-poll-ms=1000\n" % port)
+        a = Mdsd("--config", conf, port=port,
+                 log=os.path.join(tmp, "conf.log"))
+        a.args = ["--config", conf]
+        a.start()
+        try:
+            a.put("gc", "n", {})
+            expect(a.list("gc")[1]["members"][0]["ttl_ms"] == 4321)
+        finally:
+            a.stop()
+        with open(conf, "w") as f:
+            f.write("listen = 127.0.0.1:1\nbogus = 1\n")
+        r = subprocess.run([MDSD, "--config", conf], capture_output=True,
+                           timeout=10)
+        expect(r.returncode == 2, r)
+        for bad in [["--backend", "zk"], ["--ttl-ms", "x"], ["--nope"],
+                    ["--group", "a/b"], ["--advertise", "n1"],
+                    ["--listen", "nowhere"]]:
+            r = subprocess.run([MDSD] + bad, capture_output=True, timeout=10)
+            expect(r.returncode != 0, "%r accepted" % bad)
+
+    def stop_during_longpoll():
+        a = Mdsd("--long-poll-ms", "30000",
+                 log=os.path.join(tmp, "stop.log")).start()
+        res = {}
+
+        def poll():
+            try:
+                res["r"] = a.list("gz", query="?wait_epoch=%d" %
+                                  a.list("gz")[1]["epoch"])
+            except OSError as e:
+                res["r"] = e
+        th = threading.Thread(target=poll)
+        th.start()
+        time.sleep(0.5)
+        t0 = time.time()
+        rc = a.stop()
+        th.join(10)
+        expect(rc == 0, rc)
+        expect(time.time() - t0 < 3, "stop took %.1fs" % (time.time() - t0))
+
+    try:
+        t.check("mdsd starts and answers /healthz", up)
+        t.check("/readyz is 200 with the memory backend", ready)
+        t.check("PUT registers a member", register)
+        t.check("GET lists the member with every field", list_members)
+        t.check("GET /v1/groups lists the group", groups)
+        t.check("a heartbeat renews without moving the epoch", heartbeat_same)
+        t.check("a changed heartbeat moves the epoch", heartbeat_change)
+        t.check("GET one member; 404 for an unknown one", get_one)
+        t.check("clients register, list and delete apart from members",
+                clients)
+        t.check("DELETE removes and moves the epoch; twice is 404", delete)
+        t.check("wait_epoch returns at the next change", longpoll_wakes)
+        t.check("40 concurrent long-polls all wake", longpoll_many)
+        t.check("wait_epoch returns after a bounded wait", longpoll_timeout)
+        t.check("an expired lease removes the member and moves the epoch",
+                expiry)
+        t.check("an expiry wakes a long-poll", expiry_wakes_longpoll)
+        t.check("heartbeats keep a short lease alive", renew_keeps)
+        t.check("413 for a body over the limit (Content-Length)",
+                too_large_cl)
+        t.check("413 for a chunked body over the limit", too_large_chunked)
+        t.check("413 at once for a huge declared body", endless_body)
+        t.check("400 for bad JSON", bad_json)
+        t.check("400 for unknown fields, bad types and ranges", bad_fields)
+        t.check("400 for bad group and entry ids", bad_ids)
+        t.check("400 for bad or unknown query parameters", bad_query)
+        t.check("404 for unknown paths", not_found)
+        t.check("405 with Allow for wrong methods", wrong_method)
+        t.check("a slow client times out, others are served", slow_client)
+        t.check("garbage requests do not hurt mdsd", garbage)
+        t.check("/metrics: Prometheus text with directory and counters",
+                metrics)
+        t.check("the snapshot keeps the directory across a restart",
+                snapshot)
+        t.check("a corrupt snapshot is set aside", snapshot_corrupt)
+        t.check("config file and bad settings", config_file)
+        t.check("SIGTERM during a long-poll stops at once",
+                stop_during_longpoll)
+    finally:
+        rc = m.stop()
+    t.check("mdsd exits 0 on SIGTERM", lambda: expect(rc == 0, rc))
+    if t.failed:
+        print("# mdsd log:")
+        for line in m.logtail().splitlines()[-30:]:
+            print("#   " + line)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mdsd configuration: defaults, the config file ("key = value" lines whose
+ * keys are the long option names) and the command line, which overrides
+ * the file.  Every setting is validated here, before anything starts.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mdsd.h"
+
+const char mdsd_usage[] =
+	"NAME\n"
+	"    mdsd - dfkv membership daemon\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    mdsd [--config FILE] [--listen ADDR:PORT] [--backend memory|etcd]\n"
+	"         [--etcd URL[,URL...]] [--etcd-prefix PREFIX] [--snapshot FILE]\n"
+	"         [--ttl-ms MS] [--long-poll-ms MS] [--agent --group GROUP\n"
+	"         [--advertise NODE=HOST:PORT]... [--advertise-rdma NODE=HOST:PORT]...\n"
+	"         [--weight N] [--host NAME]] [-v]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Serves the dfkv membership directory over HTTP/1.1 + JSON\n"
+	"    (SPEC.md section 7): groups of members (cache nodes) and clients\n"
+	"    (inference instances), each held by a lease that PUT heartbeats\n"
+	"    renew.  With --agent it also registers this host's dfkv.ko nodes in\n"
+	"    GROUP and keeps their leases alive.  See Documentation/mdsd.md.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -c, --config FILE       read settings (key = value) first\n"
+	"    -l, --listen ADDR:PORT  HTTP address (default 127.0.0.1:7480;\n"
+	"                            [::]:PORT for IPv6)\n"
+	"    -b, --backend NAME      memory (default) or etcd\n"
+	"    --etcd URLS             etcd v3 gateway URLs, comma separated\n"
+	"                            (default http://127.0.0.1:2379)\n"
+	"    --etcd-prefix PREFIX    key prefix in etcd (default /dfkv/mds)\n"
+	"    --snapshot FILE         memory backend: keep the directory in FILE\n"
+	"    --ttl-ms MS             lease TTL when a PUT names none and for the\n"
+	"                            agent's nodes (default 10000)\n"
+	"    --long-poll-ms MS       longest wait_epoch wait (default 30000)\n"
+	"    --body-limit BYTES      largest request body (default 65536)\n"
+	"    --conn-timeout-s S      idle/slow connection timeout (default 10)\n"
+	"    --max-connections N     concurrent connections (default 256)\n"
+	"    --max-entries N         memory backend: entries in all groups\n"
+	"                            (default 100000)\n"
+	"    --no-node-metrics       leave host node stats out of /metrics\n"
+	"    -a, --agent             register this host's kernel nodes\n"
+	"    -g, --group GROUP       the agent's group (default \"default\")\n"
+	"    --advertise NODE=ADDR   TCP listener of NODE (repeatable)\n"
+	"    --advertise-rdma NODE=ADDR  RDMA listener of NODE (repeatable)\n"
+	"    --weight N              the agent's member weight (default 1)\n"
+	"    --host NAME             \"host\" of the agent's members (default: the\n"
+	"                            host name)\n"
+	"    -v, --verbose           more log lines (twice: debug)\n"
+	"    -h, --help              this text\n"
+	"    -V, --version           print the version\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 after SIGTERM/SIGINT; 2 bad configuration; 1 start failure.\n";
+
+enum {
+	O_ETCD = 256, O_ETCD_PREFIX, O_SNAPSHOT, O_TTL, O_LONG_POLL,
+	O_BODY_LIMIT, O_CONN_TIMEOUT, O_MAX_CONNS, O_MAX_ENTRIES,
+	O_NO_NODE_METRICS, O_ADVERTISE, O_ADVERTISE_RDMA, O_WEIGHT, O_HOST,
+};
+
+static const struct option opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "backend", required_argument, NULL, 'b' },
+	{ "etcd", required_argument, NULL, O_ETCD },
+	{ "etcd-prefix", required_argument, NULL, O_ETCD_PREFIX },
+	{ "snapshot", required_argument, NULL, O_SNAPSHOT },
+	{ "ttl-ms", required_argument, NULL, O_TTL },
+	{ "long-poll-ms", required_argument, NULL, O_LONG_POLL },
+	{ "body-limit", required_argument, NULL, O_BODY_LIMIT },
+	{ "conn-timeout-s", required_argument, NULL, O_CONN_TIMEOUT },
+	{ "max-connections", required_argument, NULL, O_MAX_CONNS },
+	{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
+	{ "no-node-metrics", no_argument, NULL, O_NO_NODE_METRICS },
+	{ "agent", no_argument, NULL, 'a' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "advertise", required_argument, NULL, O_ADVERTISE },
+	{ "advertise-rdma", required_argument, NULL, O_ADVERTISE_RDMA },
+	{ "weight", required_argument, NULL, O_WEIGHT },
+	{ "host", required_argument, NULL, O_HOST },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char short_opts[] = ":c:l:b:ag:vhV";
+
+static int bad(const char *what, const char *val, const char *why)
+{
+	fprintf(stderr, "mdsd: bad %s '%s': %s\n", what, val, why);
+	return 2;
+}
+
+static int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int copy(char *dst, size_t cap, const char *what, const char *val)
+{
+	if (strlen(val) >= cap)
+		return bad(what, val, "too long");
+	memcpy(dst, val, strlen(val) + 1);
+	return 0;
+}
+
+static int add_advertise(struct advertise *list, size_t *n, const char *what,
+			 const char *val)
+{
+	const char *eq = strchr(val, '=');
+	struct advertise *a;
+
+	if (!eq || eq == val || (size_t)(eq - val) > MDS_ID_MAX)
+		return bad(what, val, "expected NODE=HOST:PORT");
+	if (*n >= MDSD_MAX_ADVERTISE)
+		return bad(what, val, "too many");
+	a = &list[*n];
+	memcpy(a->node, val, (size_t)(eq - val));
+	a->node[eq - val] = '\0';
+	if (!mds_id_valid(a->node))
+		return bad(what, val, "bad node name");
+	if (strlen(eq + 1) > MDS_STR_MAX || !mds_addr_valid(eq + 1) ||
+	    !eq[1])
+		return bad(what, val, "bad HOST:PORT");
+	snprintf(a->addr, sizeof(a->addr), "%s", eq + 1);
+	(*n)++;
+	return 0;
+}
+
+/* Apply one setting (option code c) from the file or the command line. */
+static int apply(struct mdsd_config *cfg, int c, const char *name,
+		 const char *val)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'l':
+		return copy(cfg->listen, sizeof(cfg->listen), name, val);
+	case 'b':
+		if (strcmp(val, "memory") && strcmp(val, "etcd"))
+			return bad(name, val, "memory or etcd");
+		return copy(cfg->backend, sizeof(cfg->backend), name, val);
+	case O_ETCD:
+		return copy(cfg->etcd, sizeof(cfg->etcd), name, val);
+	case O_ETCD_PREFIX:
+		if (val[0] != '/' || strstr(val, "//"))
+			return bad(name, val, "must start with / and have no //");
+		return copy(cfg->etcd_prefix, sizeof(cfg->etcd_prefix), name, val);
+	case O_SNAPSHOT:
+		return copy(cfg->snapshot, sizeof(cfg->snapshot), name, val);
+	case O_TTL:
+		if (parse_num(val, MDS_TTL_MIN_MS, MDS_TTL_MAX_MS, &v))
+			return bad(name, val, "milliseconds, 100..86400000");
+		cfg->ttl_ms = v;
+		return 0;
+	case O_LONG_POLL:
+		if (parse_num(val, 0, 600000, &v))
+			return bad(name, val, "milliseconds, 0..600000");
+		cfg->long_poll_ms = (unsigned int)v;
+		return 0;
+	case O_BODY_LIMIT:
+		if (parse_num(val, 256, 16 << 20, &v))
+			return bad(name, val, "bytes, 256..16777216");
+		cfg->body_limit = (size_t)v;
+		return 0;
+	case O_CONN_TIMEOUT:
+		if (parse_num(val, 1, 3600, &v))
+			return bad(name, val, "seconds, 1..3600");
+		cfg->conn_timeout_s = (unsigned int)v;
+		return 0;
+	case O_MAX_CONNS:
+		if (parse_num(val, 4, 65536, &v))
+			return bad(name, val, "4..65536");
+		cfg->max_conns = (unsigned int)v;
+		return 0;
+	case O_MAX_ENTRIES:
+		if (parse_num(val, 1, 10000000, &v))
+			return bad(name, val, "1..10000000");
+		cfg->max_entries = (unsigned int)v;
+		return 0;
+	case O_NO_NODE_METRICS:
+		cfg->node_metrics = false;
+		return 0;
+	case 'a':
+		cfg->agent = true;
+		return 0;
+	case 'g':
+		if (!mds_id_valid(val))
+			return bad(name, val, "1-64 characters of [A-Za-z0-9._-]");
+		return copy(cfg->group, sizeof(cfg->group), name, val);
+	case O_ADVERTISE:
+		return add_advertise(cfg->tcp, &cfg->n_tcp, name, val);
+	case O_ADVERTISE_RDMA:
+		return add_advertise(cfg->rdma, &cfg->n_rdma, name, val);
+	case O_WEIGHT:
+		if (parse_num(val, 1, MDS_WEIGHT_MAX, &v))
+			return bad(name, val, "1..1000");
+		cfg->weight = (uint32_t)v;
+		return 0;
+	case O_HOST:
+		if (!mds_host_valid(val))
+			return bad(name, val, "[A-Za-z0-9._:-], at most 255");
+		return copy(cfg->host, sizeof(cfg->host), name, val);
+	case 'v':
+		cfg->verbose++;
+		return 0;
+	}
+	return bad("setting", name, "unknown");
+}
+
+static bool truthy(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") ||
+	    !strcmp(v, "on")) {
+		*out = true;
+		return true;
+	}
+	if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0") ||
+	    !strcmp(v, "off")) {
+		*out = false;
+		return true;
+	}
+	return false;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && strchr(" \t\r\n", e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int load_file(struct mdsd_config *cfg, const char *path)
+{
+	char line[2048];
+	unsigned int lineno = 0;
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "mdsd: cannot open config %s: %s\n", path,
+			strerror(errno));
+		return 2;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		const struct option *o;
+		char *key, *val, *eq;
+		bool flag;
+
+		lineno++;
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			fprintf(stderr, "mdsd: %s:%u: expected key = value\n",
+				path, lineno);
+			ret = 2;
+			break;
+		}
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		for (o = opts; o->name; o++) {
+			if (!strcmp(o->name, key))
+				break;
+		}
+		if (!o->name || o->val == 'c' || o->val == 'h' ||
+		    o->val == 'V') {
+			fprintf(stderr, "mdsd: %s:%u: unknown setting '%s'\n",
+				path, lineno, key);
+			ret = 2;
+			break;
+		}
+		if (o->has_arg == no_argument) {
+			if (!truthy(val, &flag)) {
+				fprintf(stderr, "mdsd: %s:%u: '%s' takes true or false\n",
+					path, lineno, key);
+				ret = 2;
+				break;
+			}
+			if (o->val == 'a')
+				cfg->agent = flag;
+			else if (o->val == O_NO_NODE_METRICS)
+				cfg->node_metrics = !flag;
+			else if (o->val == 'v')
+				cfg->verbose = flag;
+			continue;
+		}
+		ret = apply(cfg, o->val, key, val);
+		if (ret)
+			fprintf(stderr, "mdsd: in %s:%u\n", path, lineno);
+	}
+	fclose(f);
+	return ret;
+}
+
+static void defaults(struct mdsd_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:7480");
+	snprintf(cfg->backend, sizeof(cfg->backend), "memory");
+	snprintf(cfg->etcd, sizeof(cfg->etcd), "http://127.0.0.1:2379");
+	snprintf(cfg->etcd_prefix, sizeof(cfg->etcd_prefix), "/dfkv/mds");
+	snprintf(cfg->group, sizeof(cfg->group), "default");
+	cfg->ttl_ms = 10000;
+	cfg->weight = 1;
+	cfg->long_poll_ms = 30000;
+	cfg->body_limit = 64 << 10;
+	cfg->conn_timeout_s = 10;
+	cfg->max_conns = 256;
+	cfg->max_entries = 100000;
+	cfg->node_metrics = true;
+	if (gethostname(cfg->host, sizeof(cfg->host) - 1))
+		cfg->host[0] = '\0';
+}
+
+int mdsd_config_load(struct mdsd_config *cfg, int argc, char *argv[])
+{
+	const char *config = NULL;
+	int c, ret;
+
+	defaults(cfg);
+	/* First pass: --config, --help, --version and syntax errors. */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'h':
+			fputs(mdsd_usage, stdout);
+			return -1;
+		case 'V':
+			printf("mdsd %s\n", DFKV_VERSION);
+			return -1;
+		case '?':
+			fprintf(stderr, "mdsd: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		case ':':
+			fprintf(stderr, "mdsd: option '%s' needs a value\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mdsd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (config) {
+		ret = load_file(cfg, config);
+		if (ret)
+			return ret;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
+		const struct option *o = opts;
+
+		if (c == 'c')
+			continue;
+		while (o->name && o->val != c)
+			o++;
+		ret = apply(cfg, c, o->name ? o->name : "option",
+			    optarg ? optarg : "");
+		if (ret)
+			return ret;
+	}
+	if (!strcmp(cfg->backend, "memory") && cfg->snapshot[0] &&
+	    strlen(cfg->snapshot) > 1000)
+		return bad("snapshot", cfg->snapshot, "path too long");
+	if (!strcmp(cfg->backend, "etcd") && !cfg->etcd[0])
+		return bad("etcd", "", "no URL");
+	return 0;
+}

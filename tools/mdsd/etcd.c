@@ -1,0 +1,837 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mdsd "etcd" backend: the directory lives in an etcd v3 cluster, reached
+ * through its JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/deleterange,
+ * /v3/lease/grant, /v3/lease/keepalive, /v3/watch) with libcurl.
+ *
+ * Keys: PREFIX/GROUP/members/ID and PREFIX/GROUP/clients/ID; the value is
+ * the entry's canonical JSON.  Every entry has its own lease of
+ * ceil(ttl_ms / 1000) seconds: a registration grants one and puts the key
+ * with it; a heartbeat of an unchanged entry only keeps the lease alive
+ * (no write, so the revision does not move); a changed entry is put again
+ * (with its lease when the TTL is unchanged).  etcd deletes the keys of an
+ * expired lease itself.  The epoch of a listing is the etcd revision of the
+ * read, so every mdsd sharing the cluster answers identically; a
+ * wait_epoch=N long-poll is a watch of the group's keys from revision N+1,
+ * which returns at the first change after N.  Several URLs may be given:
+ * a request that cannot connect tries the next one.  A prober thread reads
+ * the prefix every second; /readyz follows it, debounced (two equal
+ * results in a row change the answer).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <curl/curl.h>
+
+#include "mdsd.h"
+
+#define ETCD_TIMEOUT_MS		3000
+#define ETCD_CONNECT_MS		1000
+#define ETCD_PROBE_MS		1000
+#define ETCD_REPLY_MAX		(8 << 20)
+#define ETCD_MAX_URLS		16
+
+struct etcd {
+	struct backend b;
+	char *urls[ETCD_MAX_URLS];
+	size_t n_urls;
+	atomic_size_t cur;		/* the URL that answered last */
+	char prefix[128];
+	pthread_t prober;
+	bool prober_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
+	bool stopping;
+	atomic_bool ready;
+};
+
+#define to_etcd(bp) ((struct etcd *)(bp))
+
+/* ------------------------------------------------------------- base64 */
+
+static const char b64c[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const char *in, size_t n)
+{
+	char *out = malloc((n + 2) / 3 * 4 + 1), *p = out;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)(uint8_t)in[i] << 16 |
+			     (uint32_t)(uint8_t)in[i + 1] << 8 | (uint8_t)in[i + 2];
+
+		*p++ = b64c[v >> 18];
+		*p++ = b64c[(v >> 12) & 63];
+		*p++ = b64c[(v >> 6) & 63];
+		*p++ = b64c[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)(uint8_t)in[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t)(uint8_t)in[i + 1] << 8;
+		*p++ = b64c[v >> 18];
+		*p++ = b64c[(v >> 12) & 63];
+		*p++ = i + 1 < n ? b64c[(v >> 6) & 63] : '=';
+		*p++ = '=';
+	}
+	*p = '\0';
+	return out;
+}
+
+static int b64_val(char c)
+{
+	const char *p = c ? strchr(b64c, c) : NULL;
+
+	return p ? (int)(p - b64c) : -1;
+}
+
+/* Decode into a NUL-terminated malloc()ed string; NULL when malformed. */
+static char *b64_decode(const char *in, size_t *outlen)
+{
+	size_t n = strlen(in), i, o = 0;
+	char *out;
+
+	if (n % 4)
+		return NULL;
+	out = malloc(n / 4 * 3 + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i += 4) {
+		int a = b64_val(in[i]), b = b64_val(in[i + 1]);
+		int c = in[i + 2] == '=' ? 0 : b64_val(in[i + 2]);
+		int d = in[i + 3] == '=' ? 0 : b64_val(in[i + 3]);
+		uint32_t v;
+
+		if (a < 0 || b < 0 || c < 0 || d < 0 ||
+		    ((in[i + 2] == '=' || in[i + 3] == '=') && i + 4 != n) ||
+		    (in[i + 2] == '=' && in[i + 3] != '=')) {
+			free(out);
+			return NULL;
+		}
+		v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 |
+		    (uint32_t)d;
+		out[o++] = (char)(v >> 16);
+		if (in[i + 2] != '=')
+			out[o++] = (char)(v >> 8);
+		if (in[i + 3] != '=')
+			out[o++] = (char)v;
+	}
+	out[o] = '\0';
+	if (outlen)
+		*outlen = o;
+	return out;
+}
+
+/* ---------------------------------------------------------- transport */
+
+struct reply {
+	char *p;
+	size_t len, cap;
+	/* streaming (watch, keepalive): stop after the first decisive message */
+	bool stream, done, failed;
+	size_t parsed;
+	struct json_object *first;	/* keepalive: the first message */
+};
+
+static bool stream_scan(struct reply *r);
+
+static size_t write_cb(char *ptr, size_t sz, size_t nm, void *ud)
+{
+	struct reply *r = ud;
+	size_t n = sz * nm;
+
+	if (r->len + n + 1 > ETCD_REPLY_MAX)
+		return 0;
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		char *p;
+
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		p = realloc(r->p, cap);
+		if (!p)
+			return 0;
+		r->p = p;
+		r->cap = cap;
+	}
+	memcpy(r->p + r->len, ptr, n);
+	r->len += n;
+	r->p[r->len] = '\0';
+	if (r->stream && stream_scan(r))
+		return 0;	/* got what we waited for: end the transfer */
+	return n;
+}
+
+static int progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+		       curl_off_t un)
+{
+	(void)ud;
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return atomic_load(&mdsd_stopping) ? 1 : 0;
+}
+
+/* Errors that mean "this endpoint is unreachable: try the next one". */
+static bool conn_error(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	       rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_GOT_NOTHING ||
+	       rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR;
+}
+
+/*
+ * POST req to path.  Plain calls parse the reply into *resp.  Streaming
+ * calls (r->stream) end when stream_scan says so or at timeout_ms; a
+ * timeout is not an error for them (*timed_out tells).
+ */
+static int post(struct etcd *e, const char *path, struct json_object *req,
+		long timeout_ms, struct reply *r, bool *timed_out)
+{
+	const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	size_t start = atomic_load(&e->cur), i;
+	int err = -ECONNREFUSED;
+
+	if (timed_out)
+		*timed_out = false;
+	for (i = 0; i < e->n_urls; i++) {
+		size_t idx = (start + i) % e->n_urls;
+		struct curl_slist *hdr = NULL;
+		char url[1200];
+		long code = 0;
+		CURLcode rc;
+		CURL *c;
+
+		c = curl_easy_init();
+		if (!c)
+			return -ENOMEM;
+		free(r->p);
+		json_object_put(r->first);
+		r->p = NULL;
+		r->first = NULL;
+		r->len = r->cap = r->parsed = 0;
+		r->done = r->failed = false;
+		snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD_CONNECT_MS);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		rc = curl_easy_perform(c);
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		curl_slist_free_all(hdr);
+		curl_easy_cleanup(c);
+		if (r->stream && (r->done || r->failed) &&
+		    (rc == CURLE_OK || rc == CURLE_WRITE_ERROR)) {
+			atomic_store(&e->cur, idx);
+			return r->failed ? -EIO : 0;
+		}
+		if (r->stream && rc == CURLE_OPERATION_TIMEDOUT && code == 200) {
+			/* The stream was up and quiet for the whole wait. */
+			atomic_store(&e->cur, idx);
+			if (timed_out)
+				*timed_out = true;
+			return 0;
+		}
+		if (rc == CURLE_ABORTED_BY_CALLBACK)
+			return -ECANCELED;
+		if (rc == CURLE_OK && code == 200) {
+			atomic_store(&e->cur, idx);
+			return 0;
+		}
+		if (rc == CURLE_OK) {
+			logmsg(LOG_VERBOSE, "etcd %s%s: HTTP %ld: %.200s",
+			       e->urls[idx], path, code, r->p ? r->p : "");
+			return -EIO;
+		}
+		logmsg(LOG_VERBOSE, "etcd %s%s: %s", e->urls[idx], path,
+		       curl_easy_strerror(rc));
+		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT :
+		      rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO;
+		if (!conn_error(rc))
+			return err;
+	}
+	return err;
+}
+
+/* A plain JSON call. */
+static int call(struct etcd *e, const char *path, struct json_object *req,
+		struct json_object **resp)
+{
+	struct reply r = { 0 };
+	char why[128];
+	int ret;
+
+	*resp = NULL;
+	ret = post(e, path, req, ETCD_TIMEOUT_MS, &r, NULL);
+	json_object_put(req);
+	if (!ret) {
+		*resp = r.p ? mds_json_parse(r.p, r.len, why, sizeof(why)) : NULL;
+		if (!*resp) {
+			logmsg(LOG_ERR, "etcd %s: bad reply: %s", path,
+			       r.p ? why : "empty");
+			ret = -EIO;
+		}
+	}
+	free(r.p);
+	json_object_put(r.first);
+	return ret;
+}
+
+/* Scan the stream for complete messages; true when the transfer may end. */
+static bool stream_scan(struct reply *r)
+{
+	while (r->parsed < r->len) {
+		struct json_tokener *tok;
+		struct json_object *o, *res, *v;
+		size_t pos = r->parsed;
+
+		while (pos < r->len && strchr(" \t\r\n", r->p[pos]))
+			pos++;
+		if (pos == r->len) {
+			r->parsed = pos;
+			return false;
+		}
+		tok = json_tokener_new();
+		if (!tok)
+			return r->failed = true;
+		o = json_tokener_parse_ex(tok, r->p + pos, (int)(r->len - pos));
+		if (!o) {
+			bool more = json_tokener_get_error(tok) ==
+				    json_tokener_continue;
+
+			json_tokener_free(tok);
+			if (!more)
+				r->failed = true;
+			return !more;
+		}
+		r->parsed = pos + json_tokener_get_parse_end(tok);
+		json_tokener_free(tok);
+		if (!json_object_object_get_ex(o, "result", &res)) {
+			/* {"error": ...} */
+			json_object_put(o);
+			r->failed = true;
+			return true;
+		}
+		if (!r->first) {
+			r->first = json_object_get(res);
+		}
+		if ((json_object_object_get_ex(res, "events", &v) &&
+		     json_object_array_length(v) > 0) ||
+		    (json_object_object_get_ex(res, "canceled", &v) &&
+		     json_object_get_boolean(v)) ||
+		    json_object_object_get_ex(res, "compact_revision", &v) ||
+		    json_object_object_get_ex(res, "TTL", &v) ||
+		    json_object_object_get_ex(res, "ID", &v)) {
+			json_object_put(o);
+			r->done = true;
+			return true;
+		}
+		json_object_put(o);
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------- helpers */
+
+static int64_t get_i64(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (json_object_is_type(v, json_type_string))
+		return strtoll(json_object_get_string(v), NULL, 10);
+	return json_object_get_int64(v);
+}
+
+static uint64_t header_rev(struct json_object *resp)
+{
+	struct json_object *h;
+
+	if (!json_object_object_get_ex(resp, "header", &h))
+		return 0;
+	return (uint64_t)get_i64(h, "revision");
+}
+
+static void add_b64(struct json_object *o, const char *key, const char *s,
+		    size_t n)
+{
+	char *b = b64_encode(s, n);
+
+	json_object_object_add(o, key, json_object_new_string(b ? b : ""));
+	free(b);
+}
+
+/* The key range of a prefix: [p, p with its last byte + 1). */
+static void add_prefix_range(struct json_object *o, const char *p)
+{
+	size_t n = strlen(p);
+	char *end = strdup(p);
+
+	add_b64(o, "key", p, n);
+	if (end && n) {
+		end[n - 1]++;
+		add_b64(o, "range_end", end, n);
+	}
+	free(end);
+}
+
+static void entry_key(struct etcd *e, char *buf, size_t cap,
+		      const char *group, enum mds_kind k, const char *id)
+{
+	snprintf(buf, cap, "%s/%s/%s/%s", e->prefix, group, mds_kind_name(k),
+		 id ? id : "");
+}
+
+/* The canonical value of an entry. */
+static char *entry_value(const struct mds_entry *en)
+{
+	struct json_object *o = mds_entry_to_json(en);
+	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+
+	json_object_put(o);
+	return s;
+}
+
+/* Decode one kv into an entry; false when it is not a valid record. */
+static bool kv_entry(struct json_object *kv, const char *keyprefix,
+		     struct mds_entry *en)
+{
+	struct json_object *k, *v, *o;
+	char *key, *val, why[128];
+	size_t kl = strlen(keyprefix), vlen;
+	bool ok = false;
+
+	if (!json_object_object_get_ex(kv, "key", &k) ||
+	    !json_object_object_get_ex(kv, "value", &v))
+		return false;
+	key = b64_decode(json_object_get_string(k), NULL);
+	val = b64_decode(json_object_get_string(v), &vlen);
+	if (key && val && !strncmp(key, keyprefix, kl) &&
+	    mds_id_valid(key + kl)) {
+		o = mds_json_parse(val, vlen, why, sizeof(why));
+		if (o && !mds_entry_from_json(o, key + kl, 0, en, why,
+					      sizeof(why)))
+			ok = true;
+		else
+			logmsg(LOG_VERBOSE, "etcd: skipping bad record %s: %s",
+			       key, why);
+		json_object_put(o);
+	}
+	free(key);
+	free(val);
+	return ok;
+}
+
+/* Range over one key: its kv (a new reference) or NULL, and the revision. */
+static int get_one(struct etcd *e, const char *key, struct json_object **kv,
+		   uint64_t *rev)
+{
+	struct json_object *req = json_object_new_object(), *resp, *kvs;
+	int ret;
+
+	*kv = NULL;
+	add_b64(req, "key", key, strlen(key));
+	ret = call(e, "/v3/kv/range", req, &resp);
+	if (ret)
+		return ret;
+	*rev = header_rev(resp);
+	if (json_object_object_get_ex(resp, "kvs", &kvs) &&
+	    json_object_array_length(kvs) > 0)
+		*kv = json_object_get(json_object_array_get_idx(kvs, 0));
+	json_object_put(resp);
+	return 0;
+}
+
+/* Keep a lease alive; its remaining TTL in seconds (0: gone). */
+static int keepalive(struct etcd *e, int64_t lease, int64_t *ttl)
+{
+	struct json_object *req = json_object_new_object();
+	struct reply r = { .stream = true };
+	bool timed_out;
+	int ret;
+
+	*ttl = 0;
+	json_object_object_add(req, "ID", json_object_new_int64(lease));
+	ret = post(e, "/v3/lease/keepalive", req, ETCD_TIMEOUT_MS, &r,
+		   &timed_out);
+	json_object_put(req);
+	if (!ret && r.first)
+		*ttl = get_i64(r.first, "TTL");
+	else if (!ret)
+		ret = -EIO;
+	free(r.p);
+	json_object_put(r.first);
+	return ret;
+}
+
+static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
+{
+	struct json_object *req = json_object_new_object(), *resp;
+	int64_t secs = (int64_t)((ttl_ms + 999) / 1000);
+	int ret;
+
+	json_object_object_add(req, "TTL", json_object_new_int64(secs));
+	ret = call(e, "/v3/lease/grant", req, &resp);
+	if (ret)
+		return ret;
+	*lease = get_i64(resp, "ID");
+	json_object_put(resp);
+	if (!*lease)
+		return -EIO;
+	counter_inc(C_LEASE_GRANTS);
+	return 0;
+}
+
+/* ---------------------------------------------------------- the ops */
+
+static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
+		    const struct mds_entry *en, uint64_t *epoch, bool *created)
+{
+	struct etcd *e = to_etcd(b);
+	struct json_object *kv, *req, *resp;
+	char key[512], *val;
+	int64_t lease = 0, ttl = 0;
+	struct mds_entry cur;
+	uint64_t rev;
+	int ret;
+
+	entry_key(e, key, sizeof(key), group, k, en->id);
+	ret = get_one(e, key, &kv, &rev);
+	if (ret)
+		return ret;
+	val = entry_value(en);
+	if (!val) {
+		json_object_put(kv);
+		return -ENOMEM;
+	}
+	*created = !kv;
+	if (kv) {
+		char kp[512];
+
+		lease = get_i64(kv, "lease");
+		entry_key(e, kp, sizeof(kp), group, k, NULL);
+		if (!kv_entry(kv, kp, &cur))
+			memset(&cur, 0, sizeof(cur));
+		json_object_put(kv);
+		/* Same TTL: the lease can be kept. */
+		if (lease && cur.ttl_ms == en->ttl_ms) {
+			ret = keepalive(e, lease, &ttl);
+			if (ret)
+				goto out;
+		}
+		if (ttl > 0 && mds_entry_equal(&cur, en)) {
+			counter_inc(C_RENEWALS);
+			*epoch = rev;
+			goto out;
+		}
+		if (ttl <= 0)
+			lease = 0;
+	}
+	if (!lease) {
+		ret = grant(e, en->ttl_ms, &lease);
+		if (ret)
+			goto out;
+	}
+	req = json_object_new_object();
+	add_b64(req, "key", key, strlen(key));
+	add_b64(req, "value", val, strlen(val));
+	json_object_object_add(req, "lease", json_object_new_int64(lease));
+	ret = call(e, "/v3/kv/put", req, &resp);
+	if (ret)
+		goto out;
+	*epoch = header_rev(resp);
+	json_object_put(resp);
+	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
+	counter_inc(C_EPOCH_BUMPS);
+out:
+	free(val);
+	return ret;
+}
+
+static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
+		    const char *id, uint64_t *epoch)
+{
+	struct etcd *e = to_etcd(b);
+	struct json_object *req = json_object_new_object(), *resp;
+	char key[512];
+	int ret;
+
+	entry_key(e, key, sizeof(key), group, k, id);
+	add_b64(req, "key", key, strlen(key));
+	ret = call(e, "/v3/kv/deleterange", req, &resp);
+	if (ret)
+		return ret;
+	*epoch = header_rev(resp);
+	ret = get_i64(resp, "deleted") > 0 ? 0 : -ENOENT;
+	json_object_put(resp);
+	if (!ret) {
+		counter_inc(C_DEREGISTRATIONS);
+		counter_inc(C_EPOCH_BUMPS);
+	}
+	return ret;
+}
+
+/* Block until a key under prefix changes after revision `after`. */
+static void watch(struct etcd *e, const char *prefix, uint64_t after,
+		  unsigned int wait_ms)
+{
+	struct json_object *req = json_object_new_object();
+	struct json_object *cr = json_object_new_object();
+	struct reply r = { .stream = true };
+	bool timed_out = false;
+	int ret;
+
+	add_prefix_range(cr, prefix);
+	json_object_object_add(cr, "start_revision",
+			       json_object_new_int64((int64_t)(after + 1)));
+	json_object_object_add(req, "create_request", cr);
+	ret = post(e, "/v3/watch", req, wait_ms ? wait_ms : 1, &r, &timed_out);
+	json_object_put(req);
+	free(r.p);
+	json_object_put(r.first);
+	if (timed_out)
+		counter_inc(C_LONGPOLL_TIMEOUTS);
+	if (ret && ret != -ECANCELED && !timed_out) {
+		struct timespec ts = { 0, 200 * 1000000L };
+
+		/* No watch: do not let the caller spin. */
+		logmsg(LOG_VERBOSE, "etcd: watch failed: %s", strerror(-ret));
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
+		     bool wait, uint64_t after, unsigned int wait_ms,
+		     struct mds_list *out)
+{
+	struct etcd *e = to_etcd(b);
+	struct json_object *req, *resp, *kvs;
+	char prefix[512];
+	size_t i, n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	entry_key(e, prefix, sizeof(prefix), group, k, NULL);
+	if (wait) {
+		counter_inc(C_LONGPOLLS);
+		atomic_fetch_add(&metrics.longpoll_waiters, 1);
+		watch(e, prefix, after, wait_ms);
+		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
+	}
+	req = json_object_new_object();
+	add_prefix_range(req, prefix);
+	ret = call(e, "/v3/kv/range", req, &resp);
+	if (ret)
+		return ret;
+	out->epoch = header_rev(resp);
+	if (json_object_object_get_ex(resp, "kvs", &kvs) &&
+	    (n = json_object_array_length(kvs)) > 0) {
+		out->v = calloc(n, sizeof(*out->v));
+		if (!out->v) {
+			json_object_put(resp);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++) {
+			if (kv_entry(json_object_array_get_idx(kvs, i), prefix,
+				     &out->v[out->n]))
+				out->n++;
+		}
+	}
+	json_object_put(resp);
+	return 0;
+}
+
+static int etcd_groups(struct backend *b, struct mds_names *out)
+{
+	struct etcd *e = to_etcd(b);
+	struct json_object *req = json_object_new_object(), *resp, *kvs, *k;
+	char prefix[160];
+	size_t i, pl;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(prefix, sizeof(prefix), "%s/", e->prefix);
+	pl = strlen(prefix);
+	add_prefix_range(req, prefix);
+	json_object_object_add(req, "keys_only", json_object_new_boolean(1));
+	ret = call(e, "/v3/kv/range", req, &resp);
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(resp, "kvs", &kvs)) {
+		for (i = 0; i < json_object_array_length(kvs) && !ret; i++) {
+			char *key, *slash;
+
+			if (!json_object_object_get_ex(json_object_array_get_idx(kvs, i),
+						       "key", &k))
+				continue;
+			key = b64_decode(json_object_get_string(k), NULL);
+			if (key && !strncmp(key, prefix, pl)) {
+				slash = strchr(key + pl, '/');
+				if (slash) {
+					*slash = '\0';
+					if (mds_id_valid(key + pl))
+						ret = mds_names_add(out, key + pl);
+				}
+			}
+			free(key);
+		}
+	}
+	json_object_put(resp);
+	return ret;
+}
+
+static bool etcd_ready(struct backend *b)
+{
+	return atomic_load(&to_etcd(b)->ready);
+}
+
+static bool probe(struct etcd *e)
+{
+	struct json_object *req = json_object_new_object(), *resp;
+	int ret;
+
+	add_prefix_range(req, e->prefix);
+	json_object_object_add(req, "count_only", json_object_new_boolean(1));
+	ret = call(e, "/v3/kv/range", req, &resp);
+	json_object_put(resp);
+	return !ret;
+}
+
+static void *prober_main(void *arg)
+{
+	struct etcd *e = arg;
+	struct timespec ts;
+	bool first = true, last = false;
+	uint64_t deadline;
+
+	pthread_mutex_lock(&e->lock);
+	while (!e->stopping) {
+		bool ok;
+
+		pthread_mutex_unlock(&e->lock);
+		ok = probe(e);
+		if (first || (ok == last && ok != atomic_load(&e->ready))) {
+			if (ok != atomic_load(&e->ready))
+				logmsg(LOG_INFO, "etcd: %s", ok ? "ready" :
+				       "unreachable: not ready");
+			atomic_store(&e->ready, ok);
+			atomic_store(&metrics.ready, ok);
+		}
+		first = false;
+		last = ok;
+		pthread_mutex_lock(&e->lock);
+		deadline = now_mono_ms() + ETCD_PROBE_MS;
+		ts.tv_sec = (time_t)(deadline / 1000);
+		ts.tv_nsec = (long)(deadline % 1000) * 1000000L;
+		if (!e->stopping)
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+static void etcd_shutdown(struct backend *b)
+{
+	struct etcd *e = to_etcd(b);
+
+	pthread_mutex_lock(&e->lock);
+	e->stopping = true;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void etcd_destroy(struct backend *b)
+{
+	struct etcd *e = to_etcd(b);
+	size_t i;
+
+	etcd_shutdown(b);
+	if (e->prober_started)
+		pthread_join(e->prober, NULL);
+	for (i = 0; i < e->n_urls; i++)
+		free(e->urls[i]);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+static const struct backend_ops etcd_ops = {
+	.name = "etcd",
+	.put = etcd_put,
+	.del = etcd_del,
+	.list = etcd_list,
+	.groups = etcd_groups,
+	.ready = etcd_ready,
+	.shutdown = etcd_shutdown,
+	.destroy = etcd_destroy,
+};
+
+struct backend *etcd_backend_new(const struct mdsd_config *cfg)
+{
+	struct etcd *e = calloc(1, sizeof(*e));
+	pthread_condattr_t ca;
+	char *list, *tok, *save = NULL;
+
+	if (!e)
+		return NULL;
+	e->b.ops = &etcd_ops;
+	snprintf(e->prefix, sizeof(e->prefix), "%s", cfg->etcd_prefix);
+	/* No trailing slash: keys are PREFIX/GROUP/... */
+	while (strlen(e->prefix) > 1 && e->prefix[strlen(e->prefix) - 1] == '/')
+		e->prefix[strlen(e->prefix) - 1] = '\0';
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	list = strdup(cfg->etcd);
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		size_t n = strlen(tok);
+
+		while (n && tok[n - 1] == '/')
+			tok[--n] = '\0';
+		if (!n)
+			continue;
+		if (e->n_urls == ETCD_MAX_URLS ||
+		    (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))) {
+			logmsg(LOG_ERR, "etcd: bad URL '%s' (http://HOST:PORT, at most %d)",
+			       tok, ETCD_MAX_URLS);
+			free(list);
+			etcd_destroy(&e->b);
+			return NULL;
+		}
+		e->urls[e->n_urls++] = strdup(tok);
+	}
+	free(list);
+	if (!e->n_urls) {
+		logmsg(LOG_ERR, "etcd: no URL");
+		etcd_destroy(&e->b);
+		return NULL;
+	}
+	if (pthread_create(&e->prober, NULL, prober_main, e)) {
+		etcd_destroy(&e->b);
+		return NULL;
+	}
+	e->prober_started = true;
+	logmsg(LOG_INFO, "etcd: %zu endpoint(s), prefix %s", e->n_urls,
+	       e->prefix);
+	return &e->b;
+}

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mdsd HTTP/1.1 + JSON API (SPEC.md section 7) on libmicrohttpd.
+ *
+ *   GET    /v1/groups
+ *   GET    /v1/groups/{g}/members[?wait_epoch=N[&wait_ms=MS]]
+ *   GET|PUT|DELETE /v1/groups/{g}/members/{id}
+ *   (the same under /clients)
+ *   GET    /readyz /healthz /metrics
+ *
+ * One thread per connection (long-polls block in the handler), a
+ * connection limit, an idle timeout for slow clients, a bounded body
+ * (413), strict JSON and ids (400), 404 for unknown paths, 405 with an
+ * Allow header for wrong methods.  Errors are {"error": "..."}.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+#include "mdsd.h"
+
+struct http_server {
+	struct MHD_Daemon *d;
+	const struct mdsd_config *cfg;
+	struct backend *b;
+};
+
+/* Per-request state, kept in *con_cls across the handler's calls. */
+struct req {
+	char *body;
+	size_t len, cap;
+	size_t seen;		/* body bytes received, kept or not */
+	bool too_large;
+};
+
+/* A body larger than this many times the limit closes the connection. */
+#define DISCARD_FACTOR 16
+
+static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
+				 unsigned int code, const char *ctype,
+				 const char *text, size_t len,
+				 const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, (void *)text,
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	metrics_http(method, code);
+	return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, const char *method,
+				 unsigned int code, struct json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	enum MHD_Result ret;
+	size_t n = strlen(s);
+	char *buf = malloc(n + 2);
+
+	if (!buf) {
+		json_object_put(o);
+		return MHD_NO;
+	}
+	memcpy(buf, s, n);
+	buf[n++] = '\n';
+	ret = send_text(c, method, code, "application/json", buf, n, NULL);
+	free(buf);
+	json_object_put(o);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
+				  unsigned int code, const char *allow,
+				  const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
+				  unsigned int code, const char *allow,
+				  const char *fmt, ...)
+{
+	struct json_object *o = json_object_new_object();
+	char msg[256], *buf;
+	const char *s;
+	enum MHD_Result ret;
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	n = strlen(s);
+	buf = malloc(n + 1);
+	if (!buf) {
+		json_object_put(o);
+		return MHD_NO;
+	}
+	memcpy(buf, s, n);
+	buf[n++] = '\n';
+	ret = send_text(c, method, code, "application/json", buf, n, allow);
+	free(buf);
+	json_object_put(o);
+	return ret;
+}
+
+/* Backend errors to HTTP. */
+static enum MHD_Result send_backend_error(struct MHD_Connection *c,
+					  const char *method, int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return send_error(c, method, MHD_HTTP_NOT_FOUND, NULL,
+				  "no such entry");
+	case -ENOSPC:
+		return send_error(c, method, MHD_HTTP_INSUFFICIENT_STORAGE, NULL,
+				  "directory limit reached");
+	case -ENOMEM:
+		return send_error(c, method, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  NULL, "out of memory");
+	default:
+		counter_inc(C_BACKEND_ERRORS);
+		return send_error(c, method, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+				  "backend unavailable: %s", strerror(-err));
+	}
+}
+
+/* ------------------------------------------------------------- queries */
+
+struct query {
+	bool has_wait_epoch, has_wait_ms, bad;
+	uint64_t wait_epoch, wait_ms;
+	char why[96];
+};
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s || strlen(s) > 20)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind,
+				const char *key, const char *value)
+{
+	struct query *q = cls;
+
+	(void)kind;
+	if (!strcmp(key, "wait_epoch")) {
+		q->has_wait_epoch = true;
+		if (!parse_u64(value, &q->wait_epoch)) {
+			q->bad = true;
+			snprintf(q->why, sizeof(q->why),
+				 "wait_epoch must be a decimal integer");
+		}
+	} else if (!strcmp(key, "wait_ms")) {
+		q->has_wait_ms = true;
+		if (!parse_u64(value, &q->wait_ms)) {
+			q->bad = true;
+			snprintf(q->why, sizeof(q->why),
+				 "wait_ms must be a decimal integer");
+		}
+	} else {
+		q->bad = true;
+		snprintf(q->why, sizeof(q->why), "unknown query parameter '%.40s'",
+			 key);
+	}
+	return q->bad ? MHD_NO : MHD_YES;
+}
+
+static bool has_query(struct MHD_Connection *c)
+{
+	return MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL,
+					 NULL) > 0;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
+				const char *method)
+{
+	struct mds_names n;
+	struct json_object *o, *arr;
+	size_t i;
+	int ret;
+
+	ret = s->b->ops->groups(s->b, &n);
+	if (ret)
+		return send_backend_error(c, method, ret);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < n.n; i++)
+		json_object_array_add(arr, json_object_new_string(n.v[i]));
+	json_object_object_add(o, "groups", arr);
+	mds_names_free(&n);
+	return send_json(c, method, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
+			      const char *method, const char *group,
+			      enum mds_kind k)
+{
+	struct query q = { 0 };
+	struct mds_list l;
+	struct json_object *o, *arr;
+	unsigned int wait_ms = s->cfg->long_poll_ms;
+	size_t i;
+	int ret;
+
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_cb, &q);
+	if (q.bad)
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s",
+				  q.why);
+	if (q.has_wait_ms && !q.has_wait_epoch)
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				  "wait_ms needs wait_epoch");
+	if (q.has_wait_ms && q.wait_ms < wait_ms)
+		wait_ms = (unsigned int)q.wait_ms;
+	ret = s->b->ops->list(s->b, group, k, q.has_wait_epoch, q.wait_epoch,
+			      wait_ms, &l);
+	if (ret)
+		return send_backend_error(c, method, ret);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l.epoch));
+	for (i = 0; i < l.n; i++)
+		json_object_array_add(arr, mds_entry_to_json(&l.v[i]));
+	json_object_object_add(o, mds_kind_name(k), arr);
+	mds_list_free(&l);
+	return send_json(c, method, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result h_get_one(struct http_server *s,
+				 struct MHD_Connection *c, const char *method,
+				 const char *group, enum mds_kind k,
+				 const char *id)
+{
+	struct mds_list l;
+	struct json_object *o = NULL;
+	size_t i;
+	int ret;
+
+	ret = s->b->ops->list(s->b, group, k, false, 0, 0, &l);
+	if (ret)
+		return send_backend_error(c, method, ret);
+	for (i = 0; i < l.n; i++) {
+		if (!strcmp(l.v[i].id, id)) {
+			o = mds_entry_to_json(&l.v[i]);
+			json_object_object_add(o, "epoch",
+					       json_object_new_int64((int64_t)l.epoch));
+			break;
+		}
+	}
+	mds_list_free(&l);
+	if (!o)
+		return send_error(c, method, MHD_HTTP_NOT_FOUND, NULL,
+				  "no such entry");
+	return send_json(c, method, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
+			     const char *method, struct req *r,
+			     const char *group, enum mds_kind k, const char *id)
+{
+	struct json_object *o, *reply;
+	struct mds_entry e;
+	uint64_t epoch = 0;
+	bool created = false;
+	char err[160];
+	int ret;
+
+	o = mds_json_parse(r->body, r->len, err, sizeof(err));
+	if (!o)
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s", err);
+	ret = mds_entry_from_json(o, id, s->cfg->ttl_ms, &e, err, sizeof(err));
+	json_object_put(o);
+	if (ret)
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s", err);
+	ret = s->b->ops->put(s->b, group, k, &e, &epoch, &created);
+	if (ret)
+		return send_backend_error(c, method, ret);
+	logmsg(created ? LOG_VERBOSE : LOG_DEBUG, "%s %s/%s/%s",
+	       created ? "registered" : "renewed", group, mds_kind_name(k), id);
+	reply = json_object_new_object();
+	json_object_object_add(reply, "id", json_object_new_string(id));
+	json_object_object_add(reply, "epoch", json_object_new_int64((int64_t)epoch));
+	json_object_object_add(reply, "created", json_object_new_boolean(created));
+	json_object_object_add(reply, "ttl_ms", json_object_new_int64((int64_t)e.ttl_ms));
+	return send_json(c, method, MHD_HTTP_OK, reply);
+}
+
+static enum MHD_Result h_del(struct http_server *s, struct MHD_Connection *c,
+			     const char *method, const char *group,
+			     enum mds_kind k, const char *id)
+{
+	struct json_object *reply;
+	uint64_t epoch = 0;
+	int ret;
+
+	ret = s->b->ops->del(s->b, group, k, id, &epoch);
+	if (ret)
+		return send_backend_error(c, method, ret);
+	logmsg(LOG_VERBOSE, "deleted %s/%s/%s", group, mds_kind_name(k), id);
+	reply = json_object_new_object();
+	json_object_object_add(reply, "id", json_object_new_string(id));
+	json_object_object_add(reply, "epoch", json_object_new_int64((int64_t)epoch));
+	return send_json(c, method, MHD_HTTP_OK, reply);
+}
+
+/* -------------------------------------------------------------- router */
+
+#define MAX_SEGS 6
+
+/*
+ * Split "/a/b/c" into segments; false for an empty segment ("//", a
+ * trailing "/"), too many segments or an overlong path.
+ */
+static int split(const char *url, char *buf, size_t cap, char **seg)
+{
+	size_t n = strlen(url);
+	int count = 0;
+	char *p;
+
+	if (n == 0 || n >= cap || url[0] != '/')
+		return -1;
+	memcpy(buf, url + 1, n);	/* without the leading '/' */
+	p = buf;
+	for (;;) {
+		char *slash = strchr(p, '/');
+
+		if (count == MAX_SEGS)
+			return -1;
+		seg[count++] = p;
+		if (slash)
+			*slash = '\0';
+		if (!*p)
+			return -1;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	return count;
+}
+
+static bool is(const char *m, const char *want)
+{
+	return !strcmp(m, want);
+}
+
+static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
+			     const char *url, const char *method, struct req *r)
+{
+	bool get = is(method, "GET") || is(method, "HEAD");
+	char buf[512], *seg[MAX_SEGS];
+	enum mds_kind k;
+	int n = split(url, buf, sizeof(buf), seg);
+
+	if (n == 1 && (is(seg[0], "healthz") || is(seg[0], "readyz") ||
+		       is(seg[0], "metrics"))) {
+		if (!get)
+			return send_error(c, method, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "GET, HEAD", "method not allowed");
+		if (r->seen)
+			return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+					  "unexpected body");
+		if (is(seg[0], "healthz"))
+			return send_text(c, method, MHD_HTTP_OK, "text/plain",
+					 "ok\n", 3, NULL);
+		if (is(seg[0], "readyz")) {
+			bool ready = s->b->ops->ready(s->b) &&
+				     !atomic_load(&mdsd_stopping);
+
+			return ready ?
+				send_text(c, method, MHD_HTTP_OK, "text/plain",
+					  "ready\n", 6, NULL) :
+				send_text(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
+					  "text/plain", "not ready\n", 10, NULL);
+		} else {
+			size_t len;
+			char *text = metrics_render(s->cfg, s->b, &len);
+			enum MHD_Result ret;
+
+			if (!text)
+				return send_error(c, method,
+						  MHD_HTTP_INTERNAL_SERVER_ERROR,
+						  NULL, "out of memory");
+			ret = send_text(c, method, MHD_HTTP_OK,
+					"text/plain; version=0.0.4; charset=utf-8",
+					text, len, NULL);
+			free(text);
+			return ret;
+		}
+	}
+	if (n < 2 || !is(seg[0], "v1") || !is(seg[1], "groups"))
+		return send_error(c, method, MHD_HTTP_NOT_FOUND, NULL,
+				  "no such path");
+	if (n == 3 || n > 5 ||
+	    (n >= 4 && !is(seg[3], "members") && !is(seg[3], "clients")))
+		return send_error(c, method, MHD_HTTP_NOT_FOUND, NULL,
+				  "no such path");
+	if (n == 2) {
+		if (!get)
+			return send_error(c, method, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "GET, HEAD", "method not allowed");
+		if (has_query(c))
+			return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+					  "no query parameters here");
+		if (r->seen)
+			return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+					  "unexpected body");
+		return h_groups(s, c, method);
+	}
+	k = is(seg[3], "members") ? MDS_MEMBERS : MDS_CLIENTS;
+	if (n == 4) {
+		if (!get)
+			return send_error(c, method, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "GET, HEAD", "method not allowed");
+	} else if (!get && !is(method, "PUT") && !is(method, "DELETE")) {
+		return send_error(c, method, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "GET, HEAD, PUT, DELETE", "method not allowed");
+	}
+	if (!mds_id_valid(seg[2]))
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				  "bad group id (1-64 of [A-Za-z0-9._-])");
+	if (n == 5 && !mds_id_valid(seg[4]))
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				  "bad id (1-64 of [A-Za-z0-9._-])");
+	if (n == 4)
+		return r->seen ?
+			send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				   "unexpected body") :
+			h_list(s, c, method, seg[2], k);
+	if (has_query(c))
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				  "no query parameters here");
+	if (is(method, "PUT"))
+		return h_put(s, c, method, r, seg[2], k, seg[4]);
+	if (r->seen)
+		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
+				  "unexpected body");
+	if (is(method, "DELETE"))
+		return h_del(s, c, method, seg[2], k, seg[4]);
+	return h_get_one(s, c, method, seg[2], k, seg[4]);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+			       const char *url, const char *method,
+			       const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	struct req *r = *con_cls;
+
+	(void)version;
+	if (!r) {
+		const char *cl;
+		uint64_t clen;
+
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		*con_cls = r;
+		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						 MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && (!parse_u64(cl, &clen) || clen > s->cfg->body_limit)) {
+			/* Refuse before reading the body (no 100-continue). */
+			r->too_large = true;
+			return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE,
+					  NULL, "body larger than %zu bytes",
+					  s->cfg->body_limit);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		r->seen += n;
+		if (r->too_large || r->len + n > s->cfg->body_limit) {
+			r->too_large = true;
+			free(r->body);
+			r->body = NULL;
+			r->len = r->cap = 0;
+			/* Do not drain an endless body: drop the connection. */
+			return r->seen > s->cfg->body_limit * DISCARD_FACTOR ?
+				MHD_NO : MHD_YES;
+		}
+		if (r->len + n > r->cap) {
+			size_t cap = r->cap ? r->cap : 1024;
+			char *p;
+
+			while (cap < r->len + n)
+				cap *= 2;
+			if (cap > s->cfg->body_limit)
+				cap = s->cfg->body_limit;
+			p = realloc(r->body, cap);
+			if (!p)
+				return MHD_NO;
+			r->body = p;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload_data, n);
+		r->len += n;
+		return MHD_YES;
+	}
+	if (r->too_large)
+		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+				  "body larger than %zu bytes",
+				  s->cfg->body_limit);
+	return route(s, c, url, method, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (r) {
+		free(r->body);
+		free(r);
+		*con_cls = NULL;
+	}
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	logmsg(LOG_VERBOSE, "http: %s", buf);
+}
+
+/* "ADDR:PORT" or "[V6]:PORT" into a socket address. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	char host[MDS_STR_MAX + 1], *port;
+	struct addrinfo hints = { 0 }, *ai;
+	int ret;
+
+	snprintf(host, sizeof(host), "%s", spec);
+	if (host[0] == '[') {
+		char *rb = strchr(host, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		*rb = '\0';
+		port = rb + 2;
+		memmove(host, host + 1, strlen(host + 1) + 1);
+	} else {
+		port = strrchr(host, ':');
+		if (!port)
+			return -EINVAL;
+		*port++ = '\0';
+	}
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	ret = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (ret)
+		return -EINVAL;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+struct http_server *http_start(const struct mdsd_config *cfg,
+			       struct backend *b)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
+			     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			     MHD_USE_ERROR_LOG;
+
+	if (!s)
+		return NULL;
+	s->cfg = cfg;
+	s->b = b;
+	if (parse_listen(cfg->listen, &ss, &sl)) {
+		logmsg(LOG_ERR, "bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)",
+		       cfg->listen);
+		free(s);
+		return NULL;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns,
+				MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout_s,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 << 10),
+				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
+				MHD_OPTION_END);
+	if (!s->d) {
+		logmsg(LOG_ERR, "cannot listen on %s: %s", cfg->listen,
+		       strerror(errno));
+		free(s);
+		return NULL;
+	}
+	logmsg(LOG_INFO, "listening on %s (backend %s)", cfg->listen,
+	       b->ops->name);
+	return s;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->d);
+	free(s);
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mdsd: the dfkv membership daemon (SPEC.md section 7).  One file per
+ * concern: main.c (start, signals, shutdown), config.c (config file and
+ * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd),
+ * entry.c (member/client records: validation and JSON), mem.c (the
+ * embedded "memory" backend, leases, snapshot), etcd.c (the "etcd"
+ * backend over the v3 JSON gateway), agent.c (the host agent registering
+ * this host's kernel nodes), metrics.c (Prometheus text).  This header
+ * holds what they share.
+ */
+#ifndef MDSD_H
+#define MDSD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#ifndef DFKV_VERSION
+#define DFKV_VERSION "0.0.0"
+#endif
+
+/* ------------------------------------------------------------- records */
+
+#define MDS_ID_MAX	64	/* group and entry ids: [A-Za-z0-9._-]{1,64} */
+#define MDS_STR_MAX	255	/* tcp, rdma, host */
+#define MDS_WEIGHT_MAX	1000
+#define MDS_TTL_MIN_MS	100
+#define MDS_TTL_MAX_MS	86400000ULL
+
+enum mds_kind { MDS_MEMBERS, MDS_CLIENTS, MDS_NR_KINDS };
+
+enum mds_state { MDS_UP, MDS_DRAINING, MDS_UNHEALTHY, MDS_NR_STATES };
+
+/* One member (cache node) or client (inference instance) of a group. */
+struct mds_entry {
+	char id[MDS_ID_MAX + 1];
+	char tcp[MDS_STR_MAX + 1];	/* "host:port" or "" */
+	char rdma[MDS_STR_MAX + 1];	/* "host:port" or "" */
+	char host[MDS_STR_MAX + 1];	/* host name or "" */
+	uint32_t weight;		/* 1..MDS_WEIGHT_MAX */
+	enum mds_state state;
+	uint64_t ttl_ms;		/* lease time-to-live */
+};
+
+/* A listing: entries sorted by id, and the epoch it was taken at. */
+struct mds_list {
+	uint64_t epoch;
+	size_t n;
+	struct mds_entry *v;
+};
+
+struct mds_names {
+	size_t n;
+	char (*v)[MDS_ID_MAX + 1];
+};
+
+const char *mds_kind_name(enum mds_kind k);
+const char *mds_state_name(enum mds_state s);
+int mds_state_parse(const char *s, enum mds_state *out);
+bool mds_id_valid(const char *s);
+bool mds_addr_valid(const char *s);
+bool mds_host_valid(const char *s);
+
+/*
+ * Decode a PUT body (or a stored record).  id is the id from the path; a
+ * body "id" must equal it.  Missing ttl_ms takes default_ttl_ms.  Returns
+ * 0, or -EINVAL with a reason in err.
+ */
+int mds_entry_from_json(struct json_object *o, const char *id,
+			uint64_t default_ttl_ms, struct mds_entry *e,
+			char *err, size_t errlen);
+/* Parse a whole buffer as one JSON object, strictly. */
+struct json_object *mds_json_parse(const char *buf, size_t len,
+				   char *err, size_t errlen);
+/* The record as JSON (fixed key order: renders identically everywhere). */
+struct json_object *mds_entry_to_json(const struct mds_entry *e);
+bool mds_entry_equal(const struct mds_entry *a, const struct mds_entry *b);
+
+void mds_list_free(struct mds_list *l);
+void mds_names_free(struct mds_names *n);
+int mds_names_add(struct mds_names *n, const char *name);	/* sorted, unique */
+
+/* ------------------------------------------------------------ backends */
+
+struct backend;
+
+/*
+ * Every call is thread safe.  Errors: -ENOENT (no such entry), -ENOSPC
+ * (a directory limit), -EIO / -ETIMEDOUT / -ECONNREFUSED (the backend is
+ * unavailable: HTTP 503).
+ */
+struct backend_ops {
+	const char *name;
+	/* Register or heartbeat; *created tells which. */
+	int (*put)(struct backend *b, const char *group, enum mds_kind k,
+		   const struct mds_entry *e, uint64_t *epoch, bool *created);
+	int (*del)(struct backend *b, const char *group, enum mds_kind k,
+		   const char *id, uint64_t *epoch);
+	/*
+	 * List a group's members or clients.  With wait, block until the
+	 * list changed after epoch `after`, at most wait_ms (or until
+	 * shutdown), then list.
+	 */
+	int (*list)(struct backend *b, const char *group, enum mds_kind k,
+		    bool wait, uint64_t after, unsigned int wait_ms,
+		    struct mds_list *out);
+	/* Groups with at least one member or client, sorted. */
+	int (*groups)(struct backend *b, struct mds_names *out);
+	/* Readiness (debounced where it needs probing). */
+	bool (*ready)(struct backend *b);
+	/* Wake every waiter: shutting down. */
+	void (*shutdown)(struct backend *b);
+	void (*destroy)(struct backend *b);
+};
+
+struct backend {
+	const struct backend_ops *ops;
+};
+
+struct mdsd_config;
+struct backend *mem_backend_new(const struct mdsd_config *cfg);
+struct backend *etcd_backend_new(const struct mdsd_config *cfg);
+
+/* -------------------------------------------------------------- config */
+
+#define MDSD_MAX_ADVERTISE 64
+
+struct advertise {
+	char node[MDS_ID_MAX + 1];
+	char addr[MDS_STR_MAX + 1];
+};
+
+struct mdsd_config {
+	char listen[MDS_STR_MAX + 1];		/* ADDR:PORT */
+	char backend[16];			/* memory | etcd */
+	char etcd[1024];			/* URL[,URL...] */
+	char etcd_prefix[128];
+	char group[MDS_ID_MAX + 1];		/* the agent's group */
+	uint64_t ttl_ms;			/* default lease TTL */
+	char snapshot[1024];
+	bool agent;
+	char host[MDS_STR_MAX + 1];		/* the agent's "host" field */
+	uint32_t weight;			/* the agent's member weight */
+	struct advertise tcp[MDSD_MAX_ADVERTISE];
+	size_t n_tcp;
+	struct advertise rdma[MDSD_MAX_ADVERTISE];
+	size_t n_rdma;
+	unsigned int long_poll_ms;		/* longest wait_epoch wait */
+	size_t body_limit;			/* request body bytes */
+	unsigned int conn_timeout_s;		/* idle/slow connections */
+	unsigned int max_conns;
+	unsigned int max_entries;		/* memory backend: all groups */
+	bool node_metrics;			/* host node stats in /metrics */
+	int verbose;
+};
+
+/* Returns 0, or an exit status (2 on usage errors, -1 after --help). */
+int mdsd_config_load(struct mdsd_config *cfg, int argc, char *argv[]);
+extern const char mdsd_usage[];
+
+/* ---------------------------------------------------------------- http */
+
+struct http_server;
+struct http_server *http_start(const struct mdsd_config *cfg,
+			       struct backend *b);
+void http_stop(struct http_server *s);
+
+/* --------------------------------------------------------------- agent */
+
+struct agent;
+struct agent *agent_start(const struct mdsd_config *cfg, struct backend *b);
+void agent_stop(struct agent *a);
+
+/* ------------------------------------------------------------- metrics */
+
+enum mdsd_counter {
+	C_REGISTRATIONS,	/* new entries */
+	C_RENEWALS,		/* heartbeats of existing entries */
+	C_DEREGISTRATIONS,	/* DELETEs that removed an entry */
+	C_LEASE_GRANTS,
+	C_LEASE_EXPIRIES,
+	C_EPOCH_BUMPS,
+	C_BACKEND_ERRORS,
+	C_LONGPOLLS,
+	C_LONGPOLL_TIMEOUTS,
+	C_SNAPSHOT_WRITES,
+	C_SNAPSHOT_ERRORS,
+	C_AGENT_SYNCS,
+	C_AGENT_EVENTS,
+	C_AGENT_ERRORS,
+	C_NR_COUNTERS
+};
+
+struct mdsd_metrics {
+	atomic_ullong c[C_NR_COUNTERS];
+	atomic_int longpoll_waiters;
+	atomic_int agent_nodes;
+	atomic_int ready;
+};
+
+extern struct mdsd_metrics metrics;
+
+static inline void counter_inc(enum mdsd_counter c)
+{
+	atomic_fetch_add_explicit(&metrics.c[c], 1, memory_order_relaxed);
+}
+
+void metrics_http(const char *method, unsigned int code);
+/* The whole /metrics page (malloc()ed). */
+char *metrics_render(const struct mdsd_config *cfg, struct backend *b,
+		     size_t *len);
+
+/* ----------------------------------------------------------------- misc */
+
+extern atomic_bool mdsd_stopping;
+
+uint64_t now_mono_ms(void);
+uint64_t now_wall_ms(void);
+void logmsg(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+extern int log_level;	/* 0 errors+info, 1 verbose, 2 debug */
+
+#define LOG_ERR		-1
+#define LOG_INFO	0
+#define LOG_VERBOSE	1
+#define LOG_DEBUG	2
+
+#endif /* MDSD_H */
