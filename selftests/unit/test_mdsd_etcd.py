@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# mdsd with the etcd backend: a real etcd (Debian's etcd-server) on
+# 127.0.0.1 with a temporary data directory, two mdsd sharing it.  Both
+# answer identically; a long-poll on one wakes on a change made through
+# the other; killing one leaves the other answering; an etcd lease expiry
+# removes a member; stopping etcd makes /readyz fail and restarting it
+# brings the membership back.  TAP on stdout; skipped when etcd is not
+# installed.  Every wait is bounded.
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_mdsd import Mdsd, Tap, ensure_built, expect, free_port  # noqa: E402
+
+
+class Etcd:
+    def __init__(self, tmp):
+        self.dir = os.path.join(tmp, "etcd")
+        self.client = free_port()
+        self.peer = free_port()
+        self.url = "http://127.0.0.1:%d" % self.client
+        self.log = os.path.join(tmp, "etcd.log")
+        self.proc = None
+
+    def start(self):
+        peer = "http://127.0.0.1:%d" % self.peer
+        with open(self.log, "ab") as f:
+            self.proc = subprocess.Popen(
+                ["etcd", "--name", "t", "--data-dir", self.dir,
+                 "--listen-client-urls", self.url,
+                 "--advertise-client-urls", self.url,
+                 "--listen-peer-urls", peer,
+                 "--initial-advertise-peer-urls", peer,
+                 "--initial-cluster", "t=" + peer,
+                 "--listen-metrics-urls", ""],
+                stdout=f, stderr=subprocess.STDOUT)
+        end = time.time() + 20
+        import urllib.request
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("etcd exited")
+            try:
+                with urllib.request.urlopen(self.url + "/health",
+                                            timeout=1) as r:
+                    if b"true" in r.read():
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("etcd did not come up")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def wait_for(fn, timeout, step=0.1):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(step)
+    return fn()
+
+
+def main():
+    print("TAP version 13")
+    if not shutil.which("etcd"):
+        print("1..0 # SKIP etcd not installed (apt-get install etcd-server)")
+        return 0
+    if not ensure_built():
+        print("1..0 # SKIP mdsd not built")
+        return 0
+    t = Tap()
+    tmp = tempfile.mkdtemp(prefix="mdsd-etcd-")
+    etcd = Etcd(tmp)
+    a = b = None
+    st = {}
+
+    def start():
+        nonlocal a, b
+        etcd.start()
+        common = ["--backend", "etcd", "--etcd", etcd.url, "--ttl-ms",
+                  "20000", "--long-poll-ms", "5000", "-v"]
+        a = Mdsd(*common, log=os.path.join(tmp, "a.log")).start()
+        b = Mdsd(*common, log=os.path.join(tmp, "b.log")).start()
+        expect(wait_for(lambda: a.req("GET", "/readyz")[0] == 200 and
+                        b.req("GET", "/readyz")[0] == 200, 10),
+               "not ready")
+
+    def register():
+        s, d, _ = a.put("g", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                    "host": "h1"})
+        expect(s == 200 and d["created"], d)
+        s, d, _ = a.put("g", "n2", {"tcp": "127.0.0.1:7401"})
+        expect(s == 200 and d["created"], d)
+        st["epoch"] = d["epoch"]
+
+    def identical():
+        ra = a.list("g")
+        rb = b.list("g")
+        expect(ra[0] == rb[0] == 200)
+        expect(ra[1] == rb[1], "%r != %r" % (ra[1], rb[1]))
+        expect([m["id"] for m in ra[1]["members"]] == ["n1", "n2"])
+        expect(ra[1]["epoch"] == st["epoch"])
+        expect(a.req("GET", "/v1/groups")[1] == b.req("GET", "/v1/groups")[1]
+               == {"groups": ["g"]})
+
+    def heartbeat_other():
+        s, d, _ = b.put("g", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                    "host": "h1"})
+        expect(s == 200 and d["created"] is False, d)
+        expect(b.list("g")[1]["epoch"] == st["epoch"],
+               "a heartbeat moved the revision")
+
+    def change_moves():
+        s, d, _ = b.put("g", "n1", {"tcp": "127.0.0.1:7400", "weight": 2,
+                                    "host": "h1", "state": "draining"})
+        expect(s == 200 and d["epoch"] > st["epoch"], d)
+        st["epoch"] = d["epoch"]
+        expect(a.req("GET", "/v1/groups/g/members/n1")[1]["state"] ==
+               "draining")
+
+    def longpoll_cross():
+        e = b.list("g")[1]["epoch"]
+        res = {}
+
+        def poll():
+            t0 = time.time()
+            res["r"] = b.list("g", query="?wait_epoch=%d" % e)
+            res["dt"] = time.time() - t0
+        th = threading.Thread(target=poll)
+        th.start()
+        time.sleep(0.5)
+        a.put("g", "n3", {})
+        th.join(15)
+        s, d, _ = res["r"]
+        expect(s == 200 and d["epoch"] > e, d)
+        expect("n3" in [m["id"] for m in d["members"]], d)
+        expect(res["dt"] < 4, "took %.1fs" % res["dt"])
+
+    def longpoll_quiet():
+        # Writes in another group do not wake a long-poll of this one.
+        e = b.list("g")[1]["epoch"]
+        res = {}
+
+        def poll():
+            t0 = time.time()
+            res["r"] = b.list("g", query="?wait_epoch=%d&wait_ms=1500" % e)
+            res["dt"] = time.time() - t0
+        th = threading.Thread(target=poll)
+        th.start()
+        time.sleep(0.3)
+        a.put("other", "x", {})
+        th.join(15)
+        s, d, _ = res["r"]
+        expect(s == 200 and res["dt"] > 1.3, "woke after %.2fs" % res["dt"])
+
+    def delete():
+        s, d, _ = b.req("DELETE", "/v1/groups/g/members/n3")
+        expect(s == 200, s)
+        expect(a.req("DELETE", "/v1/groups/g/members/n3")[0] == 404)
+        expect("n3" not in [m["id"] for m in a.list("g")[1]["members"]])
+
+    def clients():
+        s, d, _ = a.put("g", "eng0", {"host": "h5"}, kind="clients")
+        expect(s == 200 and d["created"], d)
+        expect([c["id"] for c in b.list("g", "clients")[1]["clients"]] ==
+               ["eng0"])
+        expect("eng0" not in [m["id"] for m in b.list("g")[1]["members"]])
+
+    def validation():
+        expect(a.req("PUT", "/v1/groups/g/members/x", "{bad")[0] == 400)
+        expect(a.req("PUT", "/v1/groups/g/members/x", {"zz": 1})[0] == 400)
+        expect(a.req("GET", "/v1/groups/g/nodes")[0] == 404)
+        expect(a.req("POST", "/v1/groups/g/members/x", "{}")[0] == 405)
+
+    def kill_one():
+        a.stop(signal.SIGKILL)
+        s, d, _ = b.list("g")
+        expect(s == 200 and "n1" in [m["id"] for m in d["members"]], d)
+        s, d, _ = b.put("g", "n4", {})
+        expect(s == 200 and d["created"], d)
+
+    def expiry():
+        s, d, _ = b.put("g", "short", {"ttl_ms": 1000})
+        expect(s == 200, s)
+        e = d["epoch"]
+        t0 = time.time()
+        gone = wait_for(lambda: "short" not in
+                        [m["id"] for m in b.list("g")[1]["members"]], 10)
+        expect(gone, "lease did not expire")
+        dt = time.time() - t0
+        expect(dt < 6, "expiry took %.1fs" % dt)
+        expect(b.list("g")[1]["epoch"] > e)
+
+    def expiry_wakes():
+        s, d, _ = b.put("g", "short2", {"ttl_ms": 1000})
+        t0 = time.time()
+        s, d2, _ = b.list("g", query="?wait_epoch=%d&wait_ms=5000" %
+                          d["epoch"])
+        expect("short2" not in [m["id"] for m in d2["members"]], d2)
+        expect(time.time() - t0 < 5)
+
+    def renew_keeps():
+        b.put("g", "kept", {"ttl_ms": 1000})
+        for _ in range(8):
+            time.sleep(0.4)
+            s, d, _ = b.put("g", "kept", {"ttl_ms": 1000})
+            expect(s == 200, s)
+        expect("kept" in [m["id"] for m in b.list("g")[1]["members"]])
+
+    def failover_url():
+        c = Mdsd("--backend", "etcd", "--etcd",
+                 "http://127.0.0.1:1," + etcd.url,
+                 log=os.path.join(tmp, "c.log")).start()
+        try:
+            s, d, _ = c.list("g")
+            expect(s == 200 and "n1" in [m["id"] for m in d["members"]], d)
+        finally:
+            c.stop()
+
+    def prefix_isolation():
+        c = Mdsd("--backend", "etcd", "--etcd", etcd.url, "--etcd-prefix",
+                 "/elsewhere", log=os.path.join(tmp, "c.log")).start()
+        try:
+            expect(c.req("GET", "/v1/groups")[1] == {"groups": []})
+        finally:
+            c.stop()
+
+    def etcd_down():
+        b.put("g", "durable", {"ttl_ms": 120000})
+        etcd.stop()
+        expect(wait_for(lambda: b.req("GET", "/readyz")[0] == 503, 10),
+               "readyz stayed 200")
+        expect(b.list("g")[0] == 503)
+        expect(b.put("g", "x", {})[0] == 503)
+        expect(b.req("GET", "/healthz")[0] == 200)
+
+    def etcd_back():
+        etcd.start()
+        expect(wait_for(lambda: b.req("GET", "/readyz")[0] == 200, 15),
+               "readyz did not come back")
+        s, d, _ = b.list("g")
+        expect(s == 200 and "durable" in [m["id"] for m in d["members"]], d)
+
+    def metrics():
+        s, text, _ = b.req("GET", "/metrics")
+        expect(s == 200)
+        for want in ['dfkv_mds_epoch{group="g",kind="members"} ',
+                     'dfkv_mds_members{group="g",state="up"} ',
+                     'dfkv_mds_ready 1', 'dfkv_mds_lease_grants_total ']:
+            expect(want in text, "missing %r" % want)
+
+    try:
+        t.check("etcd and two mdsd start", start)
+        t.check("register through the first mdsd", register)
+        t.check("both mdsd answer identically", identical)
+        t.check("a heartbeat through the other keeps the revision",
+                heartbeat_other)
+        t.check("a change moves the epoch for both", change_moves)
+        t.check("a long-poll on one wakes on a change through the other",
+                longpoll_cross)
+        t.check("writes to another group do not wake a long-poll",
+                longpoll_quiet)
+        t.check("DELETE through one is seen by the other", delete)
+        t.check("clients are kept apart from members", clients)
+        t.check("validation errors with the etcd backend", validation)
+        t.check("kill one mdsd: the other keeps answering", kill_one)
+        t.check("an etcd lease expiry removes the member", expiry)
+        t.check("a lease expiry wakes a long-poll", expiry_wakes)
+        t.check("heartbeats keep a 1 s lease alive", renew_keeps)
+        t.check("an unreachable first URL fails over to the next",
+                failover_url)
+        t.check("another prefix is another directory", prefix_isolation)
+        t.check("etcd stopped: /readyz and requests are 503", etcd_down)
+        t.check("etcd restarted: ready again, membership back", etcd_back)
+        t.check("/metrics with the etcd backend", metrics)
+    finally:
+        rcs = []
+        for m in (a, b):
+            if m:
+                rcs.append(m.stop())
+        etcd.stop()
+    t.check("mdsd exits 0 on SIGTERM", lambda: expect(rcs[-1] == 0, rcs))
+    if t.failed:
+        for name in ("b.log", "etcd.log"):
+            print("# %s:" % name)
+            try:
+                with open(os.path.join(tmp, name), errors="replace") as f:
+                    for line in f.read().splitlines()[-15:]:
+                        print("#   " + line[:200])
+            except OSError:
+                pass
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
