@@ -83,9 +83,10 @@ static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)
 	return pages[in >> PAGE_SHIFT];
 }
 
-size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
-			    struct iov_iter *from)
+size_t dfkv_arena_copy(struct dfkv_arena *a, u64 pos, size_t len,
+		       struct iov_iter *iter)
 {
+	bool to_arena = iov_iter_rw(iter) == ITER_SOURCE;
 	size_t done = 0;
 
 	while (done < len) {
@@ -93,25 +94,8 @@ size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
 		struct page *p = arena_page(a, pos + done, &off);
 
 		n = min_t(size_t, len - done, PAGE_SIZE - off);
-		got = copy_page_from_iter(p, off, n, from);
-		done += got;
-		if (got != n)
-			break;
-	}
-	return done;
-}
-
-size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
-			  struct iov_iter *to)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		size_t off, n, got;
-		struct page *p = arena_page(a, pos + done, &off);
-
-		n = min_t(size_t, len - done, PAGE_SIZE - off);
-		got = copy_page_to_iter(p, off, n, to);
+		got = to_arena ? copy_page_from_iter(p, off, n, iter) :
+			copy_page_to_iter(p, off, n, iter);
 		done += got;
 		if (got != n)
 			break;

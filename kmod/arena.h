@@ -28,12 +28,11 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls);
 
 /*
  * Copy len bytes between the arena at byte offset pos (inside one extent)
- * and an iov_iter.  Returns the bytes copied; short on a fault.
+ * and an iov_iter: into the arena from a source iterator, out of it into
+ * a destination one.  Returns the bytes copied; short on a fault.
  */
-size_t dfkv_arena_copy_from(struct dfkv_arena *a, u64 pos, size_t len,
-			    struct iov_iter *from);
-size_t dfkv_arena_copy_to(struct dfkv_arena *a, u64 pos, size_t len,
-			  struct iov_iter *to);
+size_t dfkv_arena_copy(struct dfkv_arena *a, u64 pos, size_t len,
+		       struct iov_iter *iter);
 
 /*
  * Describe up to max pages of [pos, pos + len) (inside one extent) as

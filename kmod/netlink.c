@@ -106,7 +106,7 @@ static int put_stat(struct sk_buff *skb, int type, u64 val)
 	return nla_put_u64_64bit(skb, type, val, DFKV_STAT_PAD);
 }
 
-static int fill_ops(struct sk_buff *skb, const struct dfkv_stats_snap *s)
+static int fill_ops(struct sk_buff *skb, const struct dfkv_counters *s)
 {
 	struct nlattr *ops, *op;
 	int i, j;
@@ -135,7 +135,7 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
 	struct dfkv_store *st = &node->store;
 	struct dfkv_slab_stats ss;
-	struct dfkv_stats_snap s;
+	struct dfkv_counters s;
 	struct nlattr *nest;
 
 	dfkv_stats_snapshot(&node->stats, &s);

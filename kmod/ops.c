@@ -190,7 +190,7 @@ static const char *const op_names[__DFKV_OP_MAX] = {
 int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len)
 {
 	struct dfkv_store *st = &node->store;
-	struct dfkv_stats_snap *s;
+	struct dfkv_counters *s;
 	size_t size = PAGE_SIZE * 2, n = 0;
 	char *buf;
 	int i, j;

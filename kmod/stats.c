@@ -21,7 +21,7 @@ int dfkv_stats_init(struct dfkv_stats *st)
 {
 	int err;
 
-	st->pcpu = alloc_percpu(struct dfkv_pcpu_stats);
+	st->pcpu = alloc_percpu(struct dfkv_counters);
 	if (!st->pcpu)
 		return -ENOMEM;
 	err = rhashtable_init(&st->tenants, &tenant_params);
@@ -45,13 +45,13 @@ void dfkv_stats_destroy(struct dfkv_stats *st)
 	free_percpu(st->pcpu);
 }
 
-void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_stats_snap *snap)
+void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 {
 	int cpu, i, j;
 
 	memset(snap, 0, sizeof(*snap));
 	for_each_possible_cpu(cpu) {
-		const struct dfkv_pcpu_stats *p = per_cpu_ptr(st->pcpu, cpu);
+		const struct dfkv_counters *p = per_cpu_ptr(st->pcpu, cpu);
 
 		for (i = 0; i < __DFKV_OP_MAX; i++)
 			for (j = 0; j < __DFKV_STATUS_MAX; j++)

@@ -14,7 +14,8 @@
 #include <linux/atomic.h>
 #include <linux/dfkv.h>
 
-struct dfkv_pcpu_stats {
+/* A node's counters: per CPU on the data path, summed for a snapshot. */
+struct dfkv_counters {
 	u64 ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
 	u64 bytes_in;
 	u64 bytes_out;
@@ -39,26 +40,15 @@ struct dfkv_tenant {
 };
 
 struct dfkv_stats {
-	struct dfkv_pcpu_stats __percpu *pcpu;
+	struct dfkv_counters __percpu *pcpu;
 	struct rhashtable tenants;
 	atomic_t nr_tenants;
 };
 
-/* A summed snapshot, as netlink reports it. */
-struct dfkv_stats_snap {
-	u64 ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
-	u64 bytes_in;
-	u64 bytes_out;
-	u64 hits;
-	u64 misses;
-	u64 evictions;
-	u64 lease_grants;
-	u64 lease_expiries;
-};
 
 int dfkv_stats_init(struct dfkv_stats *st);
 void dfkv_stats_destroy(struct dfkv_stats *st);
-void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_stats_snap *snap);
+void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap);
 
 /* Count one finished operation. */
 static inline void dfkv_stats_op(struct dfkv_stats *st, unsigned int op,

@@ -385,9 +385,9 @@ retry:
 	return DFKV_STATUS_OK;
 }
 
-/* Walk the slots covering [off, off + len) of e's value. */
+/* Copy [off, off + len) of e's value to or from iter, slot by slot. */
 static size_t entry_copy(struct dfkv_entry *e, u64 off, size_t len,
-			 struct iov_iter *iter, bool to_store)
+			 struct iov_iter *iter)
 {
 	struct dfkv_store *st = e->store;
 	u64 ext = st->slab.extent_bytes;
@@ -401,10 +401,7 @@ static size_t entry_copy(struct dfkv_entry *e, u64 off, size_t len,
 		u64 base = dfkv_slot_offset(&st->slab, e->slots[i]) + in;
 		size_t got;
 
-		if (to_store)
-			got = dfkv_arena_copy_from(&st->arena, base, n, iter);
-		else
-			got = dfkv_arena_copy_to(&st->arena, base, n, iter);
+		got = dfkv_arena_copy(&st->arena, base, n, iter);
 		done += got;
 		if (got != n)
 			break;
@@ -445,7 +442,7 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 
 	if (!put->leader || off > e->len || len > e->len - off)
 		return 0;
-	return entry_copy(e, off, len, from, true);
+	return entry_copy(e, off, len, from);
 }
 
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
@@ -577,7 +574,7 @@ size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 
 	if (off > e->len || len > e->len - off)
 		return 0;
-	n = entry_copy(e, off, len, to, false);
+	n = entry_copy(e, off, len, to);
 	this_cpu_add(e->store->stats->pcpu->bytes_out, n);
 	atomic64_add(n, &e->tenant->bytes_out);
 	return n;
