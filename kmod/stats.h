@@ -45,7 +45,6 @@ struct dfkv_stats {
 	atomic_t nr_tenants;
 };
 
-
 int dfkv_stats_init(struct dfkv_stats *st);
 void dfkv_stats_destroy(struct dfkv_stats *st);
 void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap);
