@@ -540,4 +540,39 @@ TEST_F(tcp, delete_node_with_transfers_in_flight)
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
 }
 
+/* Unloading the module closes live connections and frees everything. */
+TEST_F(tcp, unload_module_with_live_connections)
+{
+	struct dfkv_key k = dfkv_test_key(31, 1);
+	uint8_t h[DFKV_REQ_PREFIX_LEN], chunk[8192] = { 0 };
+	int fd[3], i;
+
+	for (i = 0; i < 3; i++) {
+		fd[i] = connect_to("127.0.0.1", PORT);
+		ASSERT_LE(0, fd[i]);
+	}
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, 1 << 20);
+	ASSERT_EQ(0, write_all(fd[0], h, sizeof(h)));
+	ASSERT_EQ(0, write_all(fd[0], chunk, sizeof(chunk)));
+	ASSERT_EQ(0, send_req(fd[1], DFKV_OP_PUT, &k, 0, 0, chunk, 100));
+	for (i = 0; i < 50; i++)
+		ASSERT_EQ(0, send_req(fd[2], DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	dfkv_genl_close(&self->g);
+	EXPECT_EQ(0, system("rmmod dfkv"));
+	for (i = 0; i < 3; i++) {
+		char buf[65536];
+		struct pollfd pfd = { .fd = fd[i], .events = POLLIN };
+		int ready;
+
+		/* Whatever was answered, the stream ends (not a timeout). */
+		do {
+			ready = poll(&pfd, 1, 5000);
+		} while (ready == 1 && recv(fd[i], buf, sizeof(buf), 0) > 0);
+		EXPECT_EQ(1, ready);
+		close(fd[i]);
+	}
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+}
+
 TEST_HARNESS_MAIN
