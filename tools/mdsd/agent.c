@@ -4,16 +4,18 @@
  * group and keeps their leases alive.
  *
  * One thread.  It lists the nodes with the DFKV_CMD_NODE_GET dump, follows
- * the "events" multicast group on a second socket (new node: register;
- * state change: re-register with the new state; deleted node: deregister)
- * and repeats the dump every ttl/3, which renews every lease and repairs
+ * the "events" multicast group on a second socket (deleted node:
+ * deregister at once; new node or state change: dump again at once) and
+ * repeats the dump every ttl/3, which renews every lease and repairs
  * anything an overflowed event socket lost.  When the module goes away
  * its nodes are deregistered.  On exit nothing is deregistered: the
  * leases lapse and the nodes leave the ring within the TTL.
  *
  * A member's id is the node name, its state the node state; tcp and rdma
- * come from --advertise / --advertise-rdma (the netlink API does not carry
- * listener addresses yet), weight from --weight, host from --host.
+ * are the node's first listener of each transport (DFKV_A_LISTENERS; a
+ * wildcard address becomes --advertise-host, else the host name) unless
+ * --advertise / --advertise-rdma name them; weight from --weight, host
+ * from --host.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +35,8 @@
 struct agent_node {
 	char name[DFKV_NODE_NAME_MAX];
 	uint32_t state;
+	char tcp[MDS_STR_MAX + 1];	/* first listener of each kind */
+	char rdma[MDS_STR_MAX + 1];
 };
 
 struct agent {
@@ -44,6 +48,7 @@ struct agent {
 	bool open;
 	struct agent_node known[AGENT_MAX_NODES];	/* registered */
 	size_t n_known;
+	bool resync;			/* an event asks for a dump */
 };
 
 static enum mds_state to_mds_state(uint32_t s)
@@ -87,10 +92,12 @@ static void known_drop(struct agent *a, size_t i)
 	atomic_store(&metrics.agent_nodes, (int)a->n_known);
 }
 
-/* Register or heartbeat one node. */
-static void node_register(struct agent *a, const char *name, uint32_t state)
+/* Register or heartbeat one node (as dumped). */
+static void node_register(struct agent *a, const struct agent_node *n)
 {
 	const struct mdsd_config *cfg = a->cfg;
+	const char *name = n->name, *adv;
+	uint32_t state = n->state;
 	struct mds_entry e = { 0 };
 	uint64_t epoch;
 	bool created;
@@ -100,9 +107,11 @@ static void node_register(struct agent *a, const char *name, uint32_t state)
 	if (!mds_id_valid(name))
 		return;
 	snprintf(e.id, sizeof(e.id), "%s", name);
-	snprintf(e.tcp, sizeof(e.tcp), "%s", lookup(cfg->tcp, cfg->n_tcp, name));
-	snprintf(e.rdma, sizeof(e.rdma), "%s",
-		 lookup(cfg->rdma, cfg->n_rdma, name));
+	/* --advertise wins over the kernel's listener. */
+	adv = lookup(cfg->tcp, cfg->n_tcp, name);
+	snprintf(e.tcp, sizeof(e.tcp), "%s", *adv ? adv : n->tcp);
+	adv = lookup(cfg->rdma, cfg->n_rdma, name);
+	snprintf(e.rdma, sizeof(e.rdma), "%s", *adv ? adv : n->rdma);
 	snprintf(e.host, sizeof(e.host), "%s", cfg->host);
 	e.weight = cfg->weight;
 	e.state = to_mds_state(state);
@@ -147,7 +156,71 @@ static void node_deregister(struct agent *a, const char *name)
 
 /* ------------------------------------------------------------ netlink */
 
+/*
+ * "HOST:PORT" of a listener: a wildcard address (0.0.0.0, ::) is replaced
+ * by --advertise-host (default: the host name); IPv6 gets brackets.
+ */
+static void listener_addr(const struct mdsd_config *cfg, const char *addr,
+			  uint16_t port, char *out, size_t cap)
+{
+	const char *host = addr;
+
+	if (!strcmp(addr, "0.0.0.0") || !strcmp(addr, "::"))
+		host = cfg->advertise_host[0] ? cfg->advertise_host : cfg->host;
+	if (!*host) {
+		out[0] = '\0';
+		return;
+	}
+	if (strlen(host) > cap - 10) {
+		out[0] = '\0';
+		return;
+	}
+	if (strchr(host, ':') && host[0] != '[')
+		snprintf(out, cap, "[%.*s]:%u", (int)(cap - 10), host, port);
+	else
+		snprintf(out, cap, "%.*s:%u", (int)(cap - 10), host, port);
+	if (!mds_addr_valid(out))
+		out[0] = '\0';
+}
+
+static void parse_listeners(const struct mdsd_config *cfg,
+			    const struct nlattr *nest, struct agent_node *n)
+{
+	const struct nlattr *one, *a;
+
+	mnl_attr_for_each_nested(one, nest) {
+		const char *addr = NULL;
+		uint32_t kind = DFKV_LISTENER_TCP;
+		uint16_t port = 0;
+		char *dst;
+
+		if (mnl_attr_get_type(one) != DFKV_A_LISTENER)
+			continue;
+		mnl_attr_for_each_nested(a, one) {
+			switch (mnl_attr_get_type(a)) {
+			case DFKV_A_LISTEN_ADDR:
+				if (!mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+					addr = mnl_attr_get_str(a);
+				break;
+			case DFKV_A_LISTEN_PORT:
+				if (mnl_attr_get_payload_len(a) >= 2)
+					port = mnl_attr_get_u16(a);
+				break;
+			case DFKV_A_LISTEN_TRANSPORT:
+				if (mnl_attr_get_payload_len(a) == 4)
+					kind = mnl_attr_get_u32(a);
+				break;
+			}
+		}
+		dst = kind == DFKV_LISTENER_RDMA ? n->rdma :
+		      kind == DFKV_LISTENER_TCP ? n->tcp : NULL;
+		if (addr && port && dst && !dst[0])
+			listener_addr(cfg, addr, port, dst, MDS_STR_MAX + 1);
+	}
+}
+
 struct dump {
+	const struct mdsd_config *cfg;
 	struct agent_node n[AGENT_MAX_NODES];
 	size_t count;
 };
@@ -156,18 +229,20 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[DFKV_A_MAX + 1];
 	struct dump *d = data;
+	struct agent_node *n;
 
 	dfkv_genl_parse(nlh, tb);
 	if (!tb[DFKV_A_NODE_NAME] || d->count >= AGENT_MAX_NODES ||
 	    mnl_attr_validate(tb[DFKV_A_NODE_NAME], MNL_TYPE_NUL_STRING))
 		return MNL_CB_OK;
-	snprintf(d->n[d->count].name, sizeof(d->n[0].name), "%s",
+	n = &d->n[d->count++];
+	snprintf(n->name, sizeof(n->name), "%s",
 		 mnl_attr_get_str(tb[DFKV_A_NODE_NAME]));
-	d->n[d->count].state = tb[DFKV_A_NODE_STATE] &&
-			       mnl_attr_get_payload_len(tb[DFKV_A_NODE_STATE]) == 4 ?
-			       mnl_attr_get_u32(tb[DFKV_A_NODE_STATE]) :
-			       DFKV_NODE_STATE_UP;
-	d->count++;
+	n->state = tb[DFKV_A_NODE_STATE] &&
+		   mnl_attr_get_payload_len(tb[DFKV_A_NODE_STATE]) == 4 ?
+		   mnl_attr_get_u32(tb[DFKV_A_NODE_STATE]) : DFKV_NODE_STATE_UP;
+	if (tb[DFKV_A_LISTENERS])
+		parse_listeners(d->cfg, tb[DFKV_A_LISTENERS], n);
 	return MNL_CB_OK;
 }
 
@@ -215,6 +290,7 @@ static int sync_nodes(struct agent *a)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->cfg = a->cfg;
 	nlh = dfkv_genl_msg(&a->req, buf, DFKV_CMD_NODE_GET, NLM_F_DUMP);
 	ret = dfkv_genl_talk(&a->req, nlh, dump_cb, d);
 	if (ret) {
@@ -223,7 +299,7 @@ static int sync_nodes(struct agent *a)
 	}
 	counter_inc(C_AGENT_SYNCS);
 	for (i = 0; i < d->count; i++)
-		node_register(a, d->n[i].name, d->n[i].state);
+		node_register(a, &d->n[i]);
 	for (i = 0; i < a->n_known;) {
 		for (j = 0; j < d->count; j++) {
 			if (!strcmp(d->n[j].name, a->known[i].name))
@@ -242,13 +318,17 @@ static int sync_nodes(struct agent *a)
 	return 0;
 }
 
+/*
+ * Events: a deleted node leaves at once; a new node or a state change
+ * asks for a dump (events do not carry the listeners).
+ */
 static int event_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *gh = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[DFKV_A_MAX + 1];
 	struct agent *a = data;
-	uint32_t ev, state = DFKV_NODE_STATE_UP;
 	const char *name;
+	uint32_t ev;
 
 	if (nlh->nlmsg_type != a->ev.family ||
 	    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*gh)) ||
@@ -262,27 +342,11 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	counter_inc(C_AGENT_EVENTS);
 	ev = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
 	name = mnl_attr_get_str(tb[DFKV_A_NODE_NAME]);
-	if (tb[DFKV_A_NODE_STATE] &&
-	    mnl_attr_get_payload_len(tb[DFKV_A_NODE_STATE]) == 4)
-		state = mnl_attr_get_u32(tb[DFKV_A_NODE_STATE]);
-	logmsg(LOG_VERBOSE, "agent: event %u node %s state %u", ev, name, state);
-	switch (ev) {
-	case DFKV_EVENT_NODE_NEW:
-		node_register(a, name, state);
-		break;
-	case DFKV_EVENT_NODE_STATE: {
-		long i = known_find(a, name);
-
-		/* A state event may lack the state: ask for it at the sync. */
-		if (!tb[DFKV_A_NODE_STATE] && i >= 0)
-			state = a->known[i].state;
-		node_register(a, name, state);
-		break;
-	}
-	case DFKV_EVENT_NODE_DEL:
+	logmsg(LOG_VERBOSE, "agent: event %u node %s", ev, name);
+	if (ev == DFKV_EVENT_NODE_DEL)
 		node_deregister(a, name);
-		break;
-	}
+	else
+		a->resync = true;
 	return MNL_CB_OK;
 }
 
@@ -309,6 +373,10 @@ static bool read_events(struct agent *a, bool *resync)
 		}
 		if (mnl_cb_run(buf, (size_t)n, 0, 0, event_cb, a) == MNL_CB_ERROR)
 			*resync = true;
+		if (a->resync) {
+			a->resync = false;
+			*resync = true;
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ const char mdsd_usage[] =
 	"         [--etcd URL[,URL...]] [--etcd-prefix PREFIX] [--snapshot FILE]\n"
 	"         [--ttl-ms MS] [--long-poll-ms MS] [--agent --group GROUP\n"
 	"         [--advertise NODE=HOST:PORT]... [--advertise-rdma NODE=HOST:PORT]...\n"
-	"         [--weight N] [--host NAME]] [-v]\n"
+	"         [--advertise-host HOST] [--weight N] [--host NAME]] [-v]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Serves the dfkv membership directory over HTTP/1.1 + JSON\n"
@@ -51,8 +51,11 @@ const char mdsd_usage[] =
 	"    --no-node-metrics       leave host node stats out of /metrics\n"
 	"    -a, --agent             register this host's kernel nodes\n"
 	"    -g, --group GROUP       the agent's group (default \"default\")\n"
-	"    --advertise NODE=ADDR   TCP listener of NODE (repeatable)\n"
-	"    --advertise-rdma NODE=ADDR  RDMA listener of NODE (repeatable)\n"
+	"    --advertise NODE=ADDR   TCP address of NODE (repeatable; default:\n"
+	"                            its first TCP listener)\n"
+	"    --advertise-rdma NODE=ADDR  RDMA address of NODE (repeatable)\n"
+	"    --advertise-host HOST   address published for wildcard listeners\n"
+	"                            (0.0.0.0, ::; default: the host name)\n"
 	"    --weight N              the agent's member weight (default 1)\n"
 	"    --host NAME             \"host\" of the agent's members (default: the\n"
 	"                            host name)\n"
@@ -67,6 +70,7 @@ enum {
 	O_ETCD = 256, O_ETCD_PREFIX, O_SNAPSHOT, O_TTL, O_LONG_POLL,
 	O_BODY_LIMIT, O_CONN_TIMEOUT, O_MAX_CONNS, O_MAX_ENTRIES,
 	O_NO_NODE_METRICS, O_ADVERTISE, O_ADVERTISE_RDMA, O_WEIGHT, O_HOST,
+	O_ADVERTISE_HOST,
 };
 
 static const struct option opts[] = {
@@ -87,6 +91,7 @@ static const struct option opts[] = {
 	{ "group", required_argument, NULL, 'g' },
 	{ "advertise", required_argument, NULL, O_ADVERTISE },
 	{ "advertise-rdma", required_argument, NULL, O_ADVERTISE_RDMA },
+	{ "advertise-host", required_argument, NULL, O_ADVERTISE_HOST },
 	{ "weight", required_argument, NULL, O_WEIGHT },
 	{ "host", required_argument, NULL, O_HOST },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -223,6 +228,11 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 		if (!mds_host_valid(val))
 			return bad(name, val, "[A-Za-z0-9._:-], at most 255");
 		return copy(cfg->host, sizeof(cfg->host), name, val);
+	case O_ADVERTISE_HOST:
+		if (!mds_host_valid(val))
+			return bad(name, val, "[A-Za-z0-9._:-], at most 255");
+		return copy(cfg->advertise_host, sizeof(cfg->advertise_host),
+			    name, val);
 	case 'v':
 		cfg->verbose++;
 		return 0;

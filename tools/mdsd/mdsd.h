@@ -143,6 +143,7 @@ struct mdsd_config {
 	char snapshot[1024];
 	bool agent;
 	char host[MDS_STR_MAX + 1];		/* the agent's "host" field */
+	char advertise_host[MDS_STR_MAX + 1];	/* for wildcard listeners */
 	uint32_t weight;			/* the agent's member weight */
 	struct advertise tcp[MDSD_MAX_ADVERTISE];
 	size_t n_tcp;
