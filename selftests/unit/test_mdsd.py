@@ -504,6 +504,21 @@ def main():
             r = subprocess.run([MDSD] + bad, capture_output=True, timeout=10)
             expect(r.returncode != 0, "%r accepted" % bad)
 
+    def sample_config():
+        # tools/systemd/mdsd.conf is valid; the command line overrides it.
+        conf = os.path.join(REPO, "tools", "systemd", "mdsd.conf")
+        a = Mdsd("--config", conf, "--snapshot",
+                 os.path.join(tmp, "sample.json"),
+                 log=os.path.join(tmp, "sample.log"))
+        a.args = ["--config", conf, "--listen", "127.0.0.1:%d" % a.port,
+                  "--snapshot", os.path.join(tmp, "sample.json")]
+        a.start()
+        try:
+            s, d, _ = a.put("default", "n", {})
+            expect(s == 200 and d["ttl_ms"] == 10000, d)
+        finally:
+            expect(a.stop() == 0)
+
     def stop_during_longpoll():
         a = Mdsd("--long-poll-ms", "30000",
                  log=os.path.join(tmp, "stop.log")).start()
@@ -561,6 +576,7 @@ def main():
                 snapshot)
         t.check("a corrupt snapshot is set aside", snapshot_corrupt)
         t.check("config file and bad settings", config_file)
+        t.check("the sample config tools/systemd/mdsd.conf", sample_config)
         t.check("SIGTERM during a long-poll stops at once",
                 stop_during_longpoll)
     finally:
