@@ -117,43 +117,60 @@ static struct dfkv_node *enter_node(struct dfkv_file *df)
 	return node;
 }
 
-static int user_iter(int dir, u64 buf, u64 len, struct iovec *iov,
-		     struct iov_iter *iter)
+/*
+ * The caller's buffer of an op as an iov_iter: one range of len bytes, or
+ * with DFKV_OP_F_IOV the iovec array at buf.  Returns the bytes it holds or
+ * a negative errno; *iovp is an allocation to kfree (or NULL).
+ */
+static ssize_t op_iter(const struct dfkv_ioc_op *o, int dir, u64 len,
+		       struct iovec *stack, struct iovec **iovp,
+		       struct iov_iter *iter)
 {
+	int err;
+
+	*iovp = NULL;
+	if (o->flags & DFKV_OP_F_IOV) {
+		*iovp = stack;
+		return import_iovec(dir, u64_to_user_ptr(o->buf), o->iovcnt,
+				    UIO_FASTIOV, iovp, iter);
+	}
 	if (len > MAX_RW_COUNT)
-		return -EINVAL;
-	return import_single_range(dir, u64_to_user_ptr(buf), len, iov, iter);
+		return -E2BIG;
+	err = import_single_range(dir, u64_to_user_ptr(o->buf), len, stack,
+				  iter);
+	return err ? err : (ssize_t)len;
 }
 
 /* Run one PUT/GET/EXIST/REMOVE; fills o's outputs. */
 static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
 {
+	struct iovec stack[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter;
-	struct iovec iov;
+	ssize_t n;
 	int ret;
 
 	o->stored_len = 0;
 	o->data_len = 0;
+	if ((o->flags & DFKV_OP_F_IOV) &&
+	    ((o->op != DFKV_OP_PUT && o->op != DFKV_OP_GET) || o->cap))
+		return -EINVAL;
 	switch (o->op) {
 	case DFKV_OP_PUT:
-		ret = user_iter(ITER_SOURCE, o->buf, o->length, &iov, &iter);
-		if (ret == -EINVAL) {
+		n = op_iter(o, ITER_SOURCE, o->length, stack, &iov, &iter);
+		if (n == -E2BIG) {
 			ret = DFKV_STATUS_TOO_LARGE;
 			break;
 		}
-		if (ret)
-			return ret;
-		ret = dfkv_op_put(node, &o->key, o->length, &iter,
-				  &o->stored_len);
+		ret = n < 0 ? n : n != o->length ? -EINVAL :
+			dfkv_op_put(node, &o->key, o->length, &iter,
+				    &o->stored_len);
 		break;
 	case DFKV_OP_GET:
-		ret = user_iter(ITER_DEST, o->buf,
-				min_t(u64, o->cap, MAX_RW_COUNT), &iov, &iter);
-		if (ret)
-			return ret;
-		ret = dfkv_op_get(node, &o->key, o->offset, o->length,
-				  iov.iov_len, &iter, &o->stored_len,
-				  &o->data_len);
+		n = op_iter(o, ITER_DEST, min_t(u64, o->cap, MAX_RW_COUNT),
+			    stack, &iov, &iter);
+		ret = n < 0 ? n :
+			dfkv_op_get(node, &o->key, o->offset, o->length, n,
+				    &iter, &o->stored_len, &o->data_len);
 		break;
 	case DFKV_OP_EXIST:
 		ret = dfkv_op_exist(node, &o->key, &o->stored_len);
@@ -164,6 +181,7 @@ static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
 	default:
 		return -EINVAL;
 	}
+	kfree(iov);
 	if (ret < 0)
 		return ret;
 	o->status = ret;
@@ -179,7 +197,7 @@ static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
 	err = get_struct(&o, sizeof(o), DFKV_IOC_OP_SIZE_VER0, uarg);
 	if (err)
 		return err;
-	if (o.flags & ~__DFKV_OP_F_ALL || (o.op && o.op != op))
+	if (o.flags & ~__DFKV_OP_F_ALL || o.__reserved || (o.op && o.op != op))
 		return -EINVAL;
 	o.op = op;
 	node = enter_node(df);
@@ -216,7 +234,7 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 		err = copy_struct_from_user(&o, sizeof(o), uop, b.op_size);
 		if (err)
 			break;
-		if (o.flags & ~__DFKV_OP_F_ALL || o.op == DFKV_OP_STATS) {
+		if (o.flags & ~__DFKV_OP_F_ALL || o.__reserved) {
 			err = -EINVAL;
 			break;
 		}

@@ -14,7 +14,7 @@
 
 #include "client.h"
 
-static_assert(sizeof(struct dfkv_ioc_op) == DFKV_IOC_OP_SIZE_VER0, "ABI");
+static_assert(sizeof(struct dfkv_ioc_op) == DFKV_IOC_OP_SIZE_VER1, "ABI");
 static_assert(sizeof(struct dfkv_ioc_keys) == DFKV_IOC_KEYS_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_batch) == DFKV_IOC_BATCH_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_bind) == DFKV_IOC_BIND_SIZE_VER0, "ABI");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "kselftest_harness.h"
 #include "dfkv_test.h"
@@ -457,6 +458,74 @@ TEST_F(dev, batch)
 	b.count = 2;
 	b.op_size = 8;
 	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, scatter_gather)
+{
+	struct dfkv_key k = dfkv_test_key(7, 1200);
+	char in[10000], out[10000] = { 0 };
+	struct iovec put_iov[3] = {
+		{ in, 1 }, { in + 1, 4999 }, { in + 5000, 5000 },
+	};
+	struct iovec get_iov[4] = {
+		{ out, 3000 }, { out + 3000, 1 }, { out + 3001, 0 },
+		{ out + 3001, 6999 },
+	};
+	struct dfkv_ioc_op o;
+
+	dfkv_test_fill(in, sizeof(in), &k, 9);
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.key = k;
+	o.flags = DFKV_OP_F_IOV;
+	o.buf = (uintptr_t)put_iov;
+	o.iovcnt = 3;
+	o.length = sizeof(in) - 1;		/* must match the total */
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_PUT, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.length = sizeof(in);
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_PUT, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(sizeof(in), o.stored_len);
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.key = k;
+	o.flags = DFKV_OP_F_IOV;
+	o.buf = (uintptr_t)get_iov;
+	o.iovcnt = 4;
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(sizeof(in), o.data_len);
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+	/* A range into fewer bytes than it holds is TOO_LARGE. */
+	o.iovcnt = 2;
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, o.status);
+	o.offset = 9000;
+	ASSERT_EQ(0, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(1000, o.data_len);
+	EXPECT_EQ(0, memcmp(out, in + 9000, 1000));
+
+	/* Bad uses: cap with an iovec, other ops, bad arrays. */
+	o.cap = 10;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.cap = 0;
+	o.iovcnt = 100000;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.iovcnt = 2;
+	o.buf = 8;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_GET, &o));
+	EXPECT_EQ(EFAULT, errno);
+	o.buf = (uintptr_t)get_iov;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_EXIST, &o));
+	EXPECT_EQ(EINVAL, errno);
+	o.__reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_GET, &o));
 	EXPECT_EQ(EINVAL, errno);
 }
 

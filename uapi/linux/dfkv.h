@@ -135,6 +135,10 @@ struct dfkv_ioc_bind {
  *         TOO_LARGE and writes nothing (stored_len tells what to ask for).
  * EXIST:  stored_len.
  * REMOVE: OK also when absent.
+ * With DFKV_OP_F_IOV (scatter-gather), buf points at iovcnt struct iovec
+ * (1..1024) instead of one buffer: a PUT's value is their concatenation
+ * (length must equal their total), a GET's range is scattered across them
+ * (cap must be 0: the capacity is their total).
  * stored_len, data_len and status are written back; everything else is
  * read only.
  */
@@ -150,12 +154,16 @@ struct dfkv_ioc_op {
 	__u64 cap;		/* GET: capacity of buf */
 	__u64 stored_len;	/* out */
 	__u64 data_len;		/* out */
+	__u32 iovcnt;		/* DFKV_OP_F_IOV: entries at buf (VER1) */
+	__u32 __reserved;	/* must be 0 */
 };
 
 #define DFKV_IOC_OP_SIZE_VER0	88
+#define DFKV_IOC_OP_SIZE_VER1	96
 
 enum dfkv_op_flags {
-	__DFKV_OP_F_ALL = 0
+	DFKV_OP_F_IOV = 1U << 0,	/* buf is an iovec array (scatter-gather) */
+	__DFKV_OP_F_ALL = DFKV_OP_F_IOV
 };
 
 /*
