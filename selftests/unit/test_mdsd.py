@@ -20,7 +20,7 @@ import threading
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-MDSD = os.path.join(REPO, "build", "tools", "mdsd")
+MDSD = os.environ.get("MDSD") or os.path.join(REPO, "build", "tools", "mdsd")
 
 
 def ensure_built():
@@ -343,6 +343,27 @@ def main():
             expect(s == 400, "%r -> %d" % (body, s))
             expect(isinstance(d, dict) and "error" in d, d)
 
+    def fuzz_bodies():
+        import random
+        rnd = random.Random(7)
+        seeds = [b'{"tcp":"a:1","weight":2}', b'{"host":"h","ttl_ms":500}',
+                 b'{"state":"up","id":"x"}']
+        for i in range(300):
+            b = bytearray(rnd.choice(seeds))
+            for _ in range(rnd.randint(1, 6)):
+                op = rnd.randint(0, 2)
+                pos = rnd.randrange(len(b) + 1)
+                if op == 0:
+                    b[pos:pos] = bytes([rnd.randrange(256)])
+                elif op == 1 and pos < len(b):
+                    del b[pos]
+                elif pos < len(b):
+                    b[pos] = rnd.randrange(256)
+            s = m.req("PUT", "/v1/groups/fz/members/x", bytes(b))[0]
+            expect(s in (200, 400), "%r -> %d" % (bytes(b), s))
+        expect(m.req("GET", "/healthz")[0] == 200)
+        m.req("DELETE", "/v1/groups/fz/members/x")
+
     def bad_fields():
         for body in [{"bogus": 1}, {"weight": "2"}, {"weight": 0},
                      {"weight": 1001}, {"weight": 1.5}, {"ttl_ms": 10},
@@ -564,6 +585,8 @@ def main():
         t.check("413 at once for a huge declared body", endless_body)
         t.check("400 for bad JSON", bad_json)
         t.check("400 for unknown fields, bad types and ranges", bad_fields)
+        t.check("300 mutated bodies: 200 or 400, never a crash",
+                fuzz_bodies)
         t.check("400 for bad group and entry ids", bad_ids)
         t.check("400 for bad or unknown query parameters", bad_query)
         t.check("404 for unknown paths", not_found)
@@ -586,6 +609,9 @@ def main():
         print("# mdsd log:")
         for line in m.logtail().splitlines()[-30:]:
             print("#   " + line)
+    else:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
     return t.done()
 
 
