@@ -5,7 +5,8 @@
 # node add/list/show/set/del and their errors (with the kernel's
 # extended-ack text), put/get round trips through /dev/dfkv (byte-exact,
 # ranges), exist/rm/probe, namespace+key identities, stats as a table and
-# JSON, and monitor's events.
+# JSON, listeners and connection limits (node show, stats, listener list,
+# a raw TCP client moving the connection counters), and monitor's events.
 . "$(dirname "$0")/lib.sh"
 
 T=$(mktemp -d)
@@ -50,7 +51,7 @@ t_version() {
 }
 
 t_help() {
-	for c in version node stats monitor put get exist rm probe key; do
+	for c in version node listener stats monitor put get exist rm probe key; do
 		"$DFKVCTL" "$c" --help >"$T/out" 2>&1 || { echo "$c --help failed"; return 1; }
 		has "$T/out" "SYNOPSIS" && has "$T/out" "dfkvctl $c" || return 1
 	done
@@ -115,6 +116,139 @@ t_node_set() {
 	grep -Eq "max value +2097152$" "$T/out"
 }
 
+t_limits() {
+	expect 0 "$DFKVCTL" node add lim0 --ram 8M --first-request-ms 5000 \
+		--idle-ms 60000 --max-conns 8 &&
+	expect 0 "$DFKVCTL" node show lim0 &&
+	grep -Eq "limits +first request 5000 ms +idle 60000 ms +max conns 8$" "$T/out" &&
+	expect 0 "$DFKVCTL" node set lim0 --first-request-ms 0 --max-conns 2 &&
+	expect 0 "$DFKVCTL" node show lim0 &&
+	grep -Eq "limits +first request off +idle 60000 ms +max conns 2$" "$T/out" &&
+	"$DFKVCTL" stats lim0 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert (d["first_request_ms"], d["idle_ms"], d["max_conns"]) == (0, 60000, 2), d
+assert d["listeners"] == [], d
+s = d["stats"]
+assert all(s[k] == 0 for k in ("conns", "accepts", "conns_refused",
+    "deadline_drops", "proto_errors")), s' &&
+	expect 3 "$DFKVCTL" node set lim0 --max-conns 0 &&
+	has "$T/err" "(--max-conns)" &&
+	expect 2 "$DFKVCTL" node set lim0 --idle-ms -1 &&
+	expect 2 "$DFKVCTL" node set lim0 --idle-ms 4294967296 &&
+	expect 0 "$DFKVCTL" node show lim0 && has "$T/out" "max conns 2" &&
+	expect 0 "$DFKVCTL" node del lim0
+}
+
+t_listener() {
+	expect 0 "$DFKVCTL" listener add "$N" 127.0.0.1 --port 7420 &&
+	expect 0 "$DFKVCTL" listener add "$N" '[::1]:7420' &&
+	expect 0 "$DFKVCTL" listener add kv1 127.0.0.1:7421 &&
+	expect 0 "$DFKVCTL" node show "$N" &&
+	grep -Eq "listeners +tcp 127.0.0.1:7420$" "$T/out" &&
+	grep -Eq "^ +tcp \[::1\]:7420$" "$T/out" &&
+	expect 0 "$DFKVCTL" node list &&
+	grep -Eq "^$N .* 127.0.0.1:7420,\[::1\]:7420$" "$T/out" &&
+	grep -Eq "^kv1 .* 127.0.0.1:7421$" "$T/out" &&
+	expect 0 "$DFKVCTL" listener list &&
+	grep -Eq "^$N +tcp +::1 +7420$" "$T/out" &&
+	grep -Eq "^kv1 +tcp +127.0.0.1 +7421$" "$T/out" &&
+	"$DFKVCTL" listener list "$N" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["listeners"]
+assert sorted((l["node"], l["addr"], l["port"], l["transport"]) for l in d) == [
+    ("kv0", "127.0.0.1", 7420, "tcp"), ("kv0", "::1", 7420, "tcp")], d' &&
+	"$DFKVCTL" stats "$N" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert {(l["addr"], l["port"]) for l in d["listeners"]} == {
+    ("127.0.0.1", 7420), ("::1", 7420)}, d
+assert d["max_conns"] >= 1 and d["first_request_ms"] == 30000, d'
+}
+
+t_listener_errors() {
+	expect 3 "$DFKVCTL" listener add "$N" 127.0.0.1 --port 7420 &&
+	has "$T/err" "already listens there" &&
+	expect 3 "$DFKVCTL" listener add kv1 127.0.0.1 --port 7420 &&
+	has "$T/err" "cannot bind" &&
+	expect 3 "$DFKVCTL" listener add "$N" 192.0.2.77 &&
+	has "$T/err" "cannot bind" &&
+	expect 3 "$DFKVCTL" listener add "$N" not-an-address &&
+	has "$T/err" "not an IPv4 or IPv6 address" &&
+	expect 1 "$DFKVCTL" listener add nosuch 127.0.0.1 &&
+	has "$T/err" "no node of that name" &&
+	expect 1 "$DFKVCTL" listener del "$N" 127.0.0.1 --port 7499 &&
+	has "$T/err" "no listener there" &&
+	expect 2 "$DFKVCTL" listener add "$N" 127.0.0.1 --port 0 &&
+	expect 2 "$DFKVCTL" listener add "$N" &&
+	expect 2 "$DFKVCTL" listener frob
+}
+
+# A raw epoch-6 client: HELLO, PUT and GET over TCP, then a frame with a
+# bad epoch; the node's connection counters move.
+t_listener_traffic() {
+	python3 - <<'PY' || return 1
+import socket, struct
+def req(op, payload=b"", tid=b"\x11" * 16, tenant=7, off=0, ln=0):
+    return struct.pack("<BB16sQQQQ", 6, op, tid, tenant, off, ln,
+                       len(payload)) + payload
+def reply(s):
+    h = b""
+    while len(h) < 18:
+        c = s.recv(18 - len(h)); assert c, "closed"; h += c
+    ep, st, stored, n = struct.unpack("<BBQQ", h)
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d)); assert c, "closed"; d += c
+    return ep, st, stored, d
+s = socket.create_connection(("127.0.0.1", 7420), timeout=5)
+s.sendall(req(14, struct.pack("<Q", 0)) + req(1, b"over tcp") + req(2))
+ep, st, _, d = reply(s)
+assert (ep, st, len(d)) == (6, 0, 16), (ep, st, d)
+assert struct.unpack("<QQ", d)[1] == 2 << 20, d
+assert reply(s)[:3] == (6, 0, 8)
+assert reply(s) == (6, 0, 8, b"over tcp")
+s.close()
+s = socket.create_connection(("::1", 7420), timeout=5)
+s.sendall(b"\x05" + req(2)[1:])
+try:
+    h = s.recv(64)
+except ConnectionResetError:
+    h = b""
+assert h == b"" or h[1] == 4, h          # INVALID (or nothing), then closed
+s.close()
+PY
+	i=0
+	while [ $i -lt 50 ]; do
+		"$DFKVCTL" stats "$N" --json >"$T/j" &&
+		python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["stats"]
+sys.exit(0 if s["conns"] == 0 else 1)' "$T/j" && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["stats"]
+assert s["accepts"] == 2 and s["conns"] == 0, s
+assert s["proto_errors"] == 1 and s["conns_refused"] == 0, s' "$T/j" &&
+	expect 0 "$DFKVCTL" stats "$N" &&
+	grep -Eq "connections +open 0 +accepted 2 +refused 0$" "$T/out" &&
+	grep -Eq "dropped +deadline 0 +protocol errors 1$" "$T/out" &&
+	[ "$("$DFKVCTL" get "$N" 0000000000000007:11111111111111111111111111111111)" = "over tcp" ] &&
+	expect 0 "$DFKVCTL" rm "$N" 0000000000000007:11111111111111111111111111111111
+}
+
+t_listener_del() {
+	expect 0 "$DFKVCTL" listener del "$N" '[::1]' --port 7420 &&
+	expect 0 "$DFKVCTL" listener del kv1 127.0.0.1:7421 &&
+	expect 0 "$DFKVCTL" listener list &&
+	[ "$(grep -c tcp "$T/out")" -eq 1 ] &&
+	grep -Eq "^$N +tcp +127.0.0.1 +7420$" "$T/out" &&
+	! python3 -c 'import socket; socket.create_connection(("::1", 7420), timeout=2)' 2>/dev/null
+}
+
 t_nonroot() {
 	if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
 		echo "# SKIP: needs root and setpriv"
@@ -122,6 +256,9 @@ t_nonroot() {
 	fi
 	expect 3 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		--inh-caps=-all "$DFKVCTL" node add kv9 --ram 16M &&
+	has "$T/err" "Operation not permitted" &&
+	expect 3 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all "$DFKVCTL" listener add kv1 127.0.0.1 &&
 	has "$T/err" "Operation not permitted" &&
 	expect 0 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		--inh-caps=-all "$DFKVCTL" node list
@@ -255,10 +392,12 @@ t_node_del() {
 	expect 0 "$DFKVCTL" node del "$N" &&
 	expect 0 "$DFKVCTL" node del kv1 &&
 	expect 1 "$DFKVCTL" node del "$N" && has "$T/err" "no node of that name" &&
-	expect 0 "$DFKVCTL" node list && [ ! -s "$T/out" ]
+	expect 0 "$DFKVCTL" node list && [ ! -s "$T/out" ] &&
+	# Its listener went with it.
+	! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 7420), timeout=2)' 2>/dev/null
 }
 
-tap_plan 26
+tap_plan 31
 tap_check "version without the module" t_version_unloaded
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
 tap_check "version of tool and module" t_version
@@ -271,6 +410,11 @@ tap_check "bad node name: kernel message" t_err_bad_name
 tap_check "usage errors" t_err_usage
 tap_check "out-of-range budget, unknown node" t_err_range
 tap_check "node set" t_node_set
+tap_check "connection limits: add, set, show, JSON, kernel range" t_limits
+tap_check "listener add, node show/list, listener list, JSON" t_listener
+tap_check "listener errors (kernel messages)" t_listener_errors
+tap_check "TCP traffic moves connection counters" t_listener_traffic
+tap_check "listener del" t_listener_del
 tap_check "non-root cannot add" t_nonroot
 tap_check "put/get byte-exact round trip" t_roundtrip
 tap_check "get ranges" t_ranges

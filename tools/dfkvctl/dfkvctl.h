@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
- * (version.c, node.c, stats.c, monitor.c, put.c, get.c, exist.c, rm.c,
+ * (version.c, node.c, listener.c, stats.c, monitor.c, put.c, get.c, exist.c, rm.c,
  * probe.c, key.c); main.c holds the subcommand table.  This header has
  * what they share: exit codes, argument parsing, the netlink connection,
  * node attribute decoding and the /dev/dfkv binding.
@@ -42,6 +42,11 @@ int exist_main(int argc, char *argv[]);
 int rm_main(int argc, char *argv[]);
 int probe_main(int argc, char *argv[]);
 int key_main(int argc, char *argv[]);
+/* members.c: the mdsd directory */
+int members_main(int argc, char *argv[]);
+int clients_main(int argc, char *argv[]);
+int groups_main(int argc, char *argv[]);
+int listener_main(int argc, char *argv[]);
 
 /* -------------------------------------------------------------- messages */
 
@@ -92,13 +97,28 @@ int nl_error_req(struct dfkv_genl *g, int err, const struct nlmsghdr *req,
 
 #define MAX_STATS_OPS	(__DFKV_OP_MAX * __DFKV_STATUS_MAX)
 
+/* Most listeners of one node that dfkvctl decodes. */
+#define MAX_LISTENERS	32
+/* "addr" of a listener: an IPv6 literal, maybe with "%ifname". */
+#define LISTEN_ADDR_MAX	64
+
+struct listener_info {
+	char addr[LISTEN_ADDR_MAX];
+	uint16_t port;
+	uint32_t transport;	/* enum dfkv_listener_kind */
+};
+
 /* A node (or tenant) as decoded from a DFKV_CMD_NODE_GET/EVENT/TENANT reply. */
 struct node_info {
 	char name[DFKV_NODE_NAME_MAX];
 	uint64_t ram_bytes, max_value, ctime_ns, extent_bytes, tenant;
 	uint32_t flags, state, event;
+	uint32_t first_request_ms, idle_ms, max_conns;
 	bool has_ram, has_max_value, has_flags, has_state, has_ctime,
 	     has_extent, has_tenant, has_stats;
+	bool has_first_request_ms, has_idle_ms, has_max_conns, has_listeners;
+	struct listener_info listeners[MAX_LISTENERS];
+	size_t n_listeners;
 	uint64_t stat[DFKV_STAT_MAX + 1];
 	bool has_stat[DFKV_STAT_MAX + 1];
 	uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
@@ -121,6 +141,9 @@ int state_parse(const char *s, uint32_t *out);
 const char *op_name(uint32_t op);
 const char *status_name(uint32_t status);	/* "ok", "not_found"... */
 const char *event_name(uint32_t event);
+const char *transport_name(uint32_t transport);	/* "tcp", "rdma" */
+/* "ADDR:PORT", IPv6 addresses in brackets. */
+const char *listener_str(const struct listener_info *l, char *buf, size_t len);
 /* The table of stats in a human-readable block (node show, stats). */
 void print_node_report(FILE *f, const struct node_info *ni, bool raw);
 

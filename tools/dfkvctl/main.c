@@ -16,6 +16,7 @@ static const struct {
 } subcommands[] = {
 	{ "version", version_main, "Show the tool, library and module versions" },
 	{ "node", node_main, "Create, delete, modify and list cache nodes" },
+	{ "listener", listener_main, "Add, delete and list a node's TCP listeners" },
 	{ "stats", stats_main, "Show node or tenant statistics (table or JSON)" },
 	{ "monitor", monitor_main, "Print node events as they happen" },
 	{ "put", put_main, "Store a value under a key through /dev/dfkv" },
@@ -24,6 +25,9 @@ static const struct {
 	{ "rm", rm_main, "Remove a key" },
 	{ "probe", probe_main, "Stored lengths of several keys at once" },
 	{ "key", key_main, "Compute the block key of a namespace and key" },
+	{ "members", members_main, "Show a group's members in mdsd (--mds URL)" },
+	{ "clients", clients_main, "Show a group's registered clients in mdsd" },
+	{ "groups", groups_main, "Show the groups known to mdsd" },
 };
 
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

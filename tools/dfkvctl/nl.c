@@ -49,6 +49,16 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "--evict";
 		case DFKV_A_NODE_STATE:
 			return "--state";
+		case DFKV_A_NODE_FIRST_REQUEST_MS:
+			return "--first-request-ms";
+		case DFKV_A_NODE_IDLE_MS:
+			return "--idle-ms";
+		case DFKV_A_NODE_MAX_CONNS:
+			return "--max-conns";
+		case DFKV_A_LISTEN_ADDR:
+			return "ADDR";
+		case DFKV_A_LISTEN_PORT:
+			return "--port";
 		default:
 			return NULL;
 		}
@@ -146,6 +156,39 @@ static void parse_stats(const struct nlattr *nest, struct node_info *ni)
 	}
 }
 
+static void parse_listeners(const struct nlattr *nest, struct node_info *ni)
+{
+	const struct nlattr *one, *a;
+
+	ni->has_listeners = true;
+	mnl_attr_for_each_nested(one, nest) {
+		struct listener_info *l;
+
+		if (mnl_attr_get_type(one) != DFKV_A_LISTENER ||
+		    ni->n_listeners == MAX_LISTENERS)
+			continue;
+		l = &ni->listeners[ni->n_listeners++];
+		memset(l, 0, sizeof(*l));
+		l->transport = DFKV_LISTENER_TCP;
+		mnl_attr_for_each_nested(a, one) {
+			switch (mnl_attr_get_type(a)) {
+			case DFKV_A_LISTEN_ADDR:
+				snprintf(l->addr, sizeof(l->addr), "%.*s",
+					 (int)strnlen(mnl_attr_get_payload(a),
+						      mnl_attr_get_payload_len(a)),
+					 (const char *)mnl_attr_get_payload(a));
+				break;
+			case DFKV_A_LISTEN_PORT:
+				l->port = mnl_attr_get_u16(a);
+				break;
+			case DFKV_A_LISTEN_TRANSPORT:
+				l->transport = mnl_attr_get_u32(a);
+				break;
+			}
+		}
+	}
+}
+
 void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 {
 	const struct nlattr *tb[DFKV_A_MAX + 1];
@@ -176,10 +219,16 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	U64(DFKV_A_TENANT_HASH, tenant, has_tenant);
 	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
 	U32(DFKV_A_NODE_STATE, state, has_state);
+	U32(DFKV_A_NODE_FIRST_REQUEST_MS, first_request_ms,
+	    has_first_request_ms);
+	U32(DFKV_A_NODE_IDLE_MS, idle_ms, has_idle_ms);
+	U32(DFKV_A_NODE_MAX_CONNS, max_conns, has_max_conns);
 	if (tb[DFKV_A_EVENT])
 		ni->event = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
 #undef U64
 #undef U32
+	if (tb[DFKV_A_LISTENERS])
+		parse_listeners(tb[DFKV_A_LISTENERS], ni);
 	if (tb[DFKV_A_NODE_STATS])
 		parse_stats(tb[DFKV_A_NODE_STATS], ni);
 	if (tb[DFKV_A_TENANT_STATS])
@@ -333,7 +382,38 @@ const char *event_name(uint32_t event)
 	}
 }
 
+const char *transport_name(uint32_t transport)
+{
+	switch (transport) {
+	case DFKV_LISTENER_TCP:
+		return "tcp";
+	case DFKV_LISTENER_RDMA:
+		return "rdma";
+	default:
+		return "unknown";
+	}
+}
+
+const char *listener_str(const struct listener_info *l, char *buf, size_t len)
+{
+	if (strchr(l->addr, ':'))
+		snprintf(buf, len, "[%s]:%u", l->addr, l->port);
+	else
+		snprintf(buf, len, "%s:%u", l->addr, l->port);
+	return buf;
+}
+
 /* --------------------------------------------------------------- report */
+
+/* "30000 ms", or "off" for 0. */
+static const char *fmt_ms(uint32_t ms, char *buf, size_t len)
+{
+	if (!ms)
+		snprintf(buf, len, "off");
+	else
+		snprintf(buf, len, "%u ms", ms);
+	return buf;
+}
 
 static void fmt_age(uint64_t ctime_ns, char *buf, size_t len)
 {
@@ -395,6 +475,21 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		fmt_age(ni->ctime_ns, a, sizeof(a));
 		fprintf(f, "  %-12s %s\n", "created", a);
 	}
+	if (ni->has_listeners) {
+		size_t i;
+
+		if (!ni->n_listeners)
+			fprintf(f, "  %-12s none\n", "listeners");
+		for (i = 0; i < ni->n_listeners; i++)
+			fprintf(f, "  %-12s %s %s\n", i ? "" : "listeners",
+				transport_name(ni->listeners[i].transport),
+				listener_str(&ni->listeners[i], a, sizeof(a)));
+	}
+	if (ni->has_first_request_ms || ni->has_idle_ms || ni->has_max_conns) {
+		fprintf(f, "  %-12s first request %s    idle %s    max conns %u\n",
+			"limits", fmt_ms(ni->first_request_ms, b, sizeof(b)),
+			fmt_ms(ni->idle_ms, c, sizeof(c)), ni->max_conns);
+	}
 	if (!ni->has_stats)
 		return;
 
@@ -434,6 +529,17 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		(unsigned long long)s[DFKV_STAT_LEASES],
 		(unsigned long long)s[DFKV_STAT_LEASE_GRANTS],
 		(unsigned long long)s[DFKV_STAT_LEASE_EXPIRIES]);
+	if (ni->has_stat[DFKV_STAT_ACCEPTS]) {
+		fprintf(f, "  %-12s open %llu    accepted %llu    refused %llu\n",
+			"connections",
+			(unsigned long long)s[DFKV_STAT_CONNS],
+			(unsigned long long)s[DFKV_STAT_ACCEPTS],
+			(unsigned long long)s[DFKV_STAT_CONNS_REFUSED]);
+		fprintf(f, "  %-12s deadline %llu    protocol errors %llu\n",
+			"dropped",
+			(unsigned long long)s[DFKV_STAT_DEADLINE_DROPS],
+			(unsigned long long)s[DFKV_STAT_PROTO_ERRORS]);
+	}
 
 	/* Ops by op and status: rows and columns with a non-zero count. */
 	for (op = 0; op < __DFKV_OP_MAX; op++)

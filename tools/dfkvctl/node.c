@@ -16,9 +16,13 @@ static const char help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
+	"                          [CONNECTION LIMITS]\n"
 	"    dfkvctl node del NAME\n"
 	"    dfkvctl node set NAME [--max-value SIZE] [--evict on|off]\n"
 	"                          [--state up|draining|unhealthy]\n"
+	"                          [CONNECTION LIMITS]\n"
+	"    CONNECTION LIMITS: [--first-request-ms MS] [--idle-ms MS]\n"
+	"                       [--max-conns N]\n"
 	"    dfkvctl node show NAME [--bytes]\n"
 	"    dfkvctl node list [--bytes]\n"
 	"\n"
@@ -35,8 +39,13 @@ static const char help[] =
 	"          with ENODEV afterwards.\n"
 	"    set   Change the limits, eviction or state of node NAME.  The RAM\n"
 	"          budget is fixed when a node is created.\n"
-	"    show  Print every attribute of node NAME and its statistics.\n"
+	"    show  Print every attribute of node NAME (listeners and connection\n"
+	"          limits too) and its statistics.\n"
 	"    list  One line per node of the network namespace.\n"
+	"\n"
+	"    A node serves the network through its listeners (see dfkvctl\n"
+	"    listener); the connection limits apply to all of them.  New values\n"
+	"    apply to connections accepted afterwards.\n"
 	"\n"
 	"    SIZE is a number of bytes with an optional binary suffix: K, M, G\n"
 	"    or T (KiB, MiB, GiB, TiB; \"K\", \"KB\" and \"KiB\" all mean 1024).\n"
@@ -52,6 +61,15 @@ static const char help[] =
 	"    --state STATE       up, draining (clients should move away) or\n"
 	"                        unhealthy; every change is announced on the\n"
 	"                        \"events\" multicast group (see dfkvctl monitor)\n"
+	"    --first-request-ms MS\n"
+	"                        a connection whose first complete request has\n"
+	"                        not arrived MS milliseconds after accept is\n"
+	"                        closed (default 30000; 0 = no deadline)\n"
+	"    --idle-ms MS        close a connection idle for MS milliseconds\n"
+	"                        (default 300000; 0 = never)\n"
+	"    --max-conns N       most open network connections of the node\n"
+	"                        (default 1024, at least 1); further ones are\n"
+	"                        refused and counted\n"
 	"    -b, --bytes         print exact byte counts instead of KiB/MiB/GiB\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -62,6 +80,7 @@ static const char help[] =
 	"    dfkvctl node add kv0 --ram 4G --max-value 16M\n"
 	"    dfkvctl node set kv0 --state draining\n"
 	"    dfkvctl node set kv0 --evict off\n"
+	"    dfkvctl node set kv0 --idle-ms 60000 --max-conns 256\n"
 	"    dfkvctl node show kv0\n"
 	"    dfkvctl node list\n"
 	"    dfkvctl node del kv0\n";
@@ -72,7 +91,8 @@ static const char help[] =
 #define CMD_SHOW	"node show"
 #define CMD_LIST	"node list"
 
-enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE };
+enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
+       OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
@@ -80,19 +100,44 @@ static const struct option node_opts[] = {
 	{ "no-evict", no_argument, NULL, OPT_NO_EVICT },
 	{ "evict", required_argument, NULL, OPT_EVICT },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "first-request-ms", required_argument, NULL, OPT_FIRST_REQ },
+	{ "idle-ms", required_argument, NULL, OPT_IDLE },
+	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
 	{ "bytes", no_argument, NULL, 'b' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
+
+#define ALLOW(o)	(1U << ((o) - OPT_RAM))
+#define ALLOW_BYTES	(1U << 31)
 
 /* What the options of one invocation asked for. */
 struct node_args {
 	const char *name;
 	uint64_t ram, max_value;
 	uint32_t state;
+	uint32_t first_req, idle, max_conns;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
+	bool has_first_req, has_idle, has_max_conns;
 	bool raw;
 };
+
+/* A u32 option value (decimal or 0x hex). */
+static int opt_u32(const char *cmd, const char *opt, const char *arg,
+		   uint32_t *out, bool *has)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) || v > UINT32_MAX)
+		return usage_error(cmd, "bad %s '%s' (a number from 0 to %u)",
+				   opt, arg, UINT32_MAX);
+	*out = (uint32_t)v;
+	*has = true;
+	return 0;
+}
+
+#define LIMIT_OPTS	(ALLOW(OPT_FIRST_REQ) | ALLOW(OPT_IDLE) | \
+			 ALLOW(OPT_MAX_CONNS))
 
 /*
  * Parse options and at most one positional NAME; allowed is the set of
@@ -102,7 +147,7 @@ struct node_args {
 static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 		 bool need_name, struct node_args *a)
 {
-	int c;
+	int c, ret = 0;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0;
@@ -153,10 +198,24 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 						   optarg);
 			a->has_state = true;
 			break;
+		case OPT_FIRST_REQ:
+			ret = opt_u32(cmd, "--first-request-ms", optarg,
+				      &a->first_req, &a->has_first_req);
+			break;
+		case OPT_IDLE:
+			ret = opt_u32(cmd, "--idle-ms", optarg, &a->idle,
+				      &a->has_idle);
+			break;
+		case OPT_MAX_CONNS:
+			ret = opt_u32(cmd, "--max-conns", optarg, &a->max_conns,
+				      &a->has_max_conns);
+			break;
 		case 'b':
 			a->raw = true;
 			break;
 		}
+		if (ret)
+			return ret;
 	}
 	if (optind < argc)
 		a->name = argv[optind++];
@@ -172,8 +231,16 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 	return 0;
 }
 
-#define ALLOW(o)	(1U << ((o) - OPT_RAM))
-#define ALLOW_BYTES	(1U << 31)
+/* The connection limits of a NODE_NEW or NODE_SET. */
+static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
+{
+	if (a->has_first_req)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_FIRST_REQUEST_MS, a->first_req);
+	if (a->has_idle)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_IDLE_MS, a->idle);
+	if (a->has_max_conns)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_MAX_CONNS, a->max_conns);
+}
 
 /* Send a mutation and report the kernel's verdict. */
 static int mutate(struct nlmsghdr *nlh, struct dfkv_genl *g, const char *cmd,
@@ -195,8 +262,8 @@ static int node_add(int argc, char *argv[])
 	int ret;
 
 	ret = parse(CMD_ADD, argc, argv,
-		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT),
-		    true, &a);
+		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) |
+		    LIMIT_OPTS, true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_ram)
@@ -211,6 +278,7 @@ static int node_add(int argc, char *argv[])
 		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, a.max_value);
 	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS,
 			 a.no_evict ? 0 : DFKV_NODE_F_EVICT);
+	put_limits(nlh, &a);
 	ret = mutate(nlh, &g, CMD_ADD, a.name);
 	dfkv_genl_close(&g);
 	return ret;
@@ -248,12 +316,13 @@ static int node_set(int argc, char *argv[])
 	int ret;
 
 	ret = parse(CMD_SET, argc, argv,
-		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE),
-		    true, &a);
+		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE) |
+		    LIMIT_OPTS, true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (!a.has_max_value && !a.has_evict && !a.has_state)
-		return usage_error(CMD_SET, "nothing to set (--max-value, --evict or --state)");
+	if (!a.has_max_value && !a.has_evict && !a.has_state &&
+	    !a.has_first_req && !a.has_idle && !a.has_max_conns)
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms or --max-conns)");
 	ret = ctl_open(&g);
 	if (ret)
 		return ret;
@@ -274,6 +343,7 @@ static int node_set(int argc, char *argv[])
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, flags);
 	if (a.has_state)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, a.state);
+	put_limits(nlh, &a);
 	ret = mutate(nlh, &g, CMD_SET, a.name);
 out:
 	dfkv_genl_close(&g);
@@ -320,19 +390,27 @@ static int node_list(int argc, char *argv[])
 	if (ret)
 		return ret;
 	if (n)
-		printf("%-31s %-9s %-5s %12s %12s %10s %12s\n", "NAME", "STATE",
-		       "EVICT", "RAM", "USED", "OBJECTS", "MAX-VALUE");
+		printf("%-31s %-9s %-5s %12s %12s %10s %12s  %s\n", "NAME",
+		       "STATE", "EVICT", "RAM", "USED", "OBJECTS", "MAX-VALUE",
+		       "LISTENERS");
 	for (i = 0; i < n; i++) {
 		const struct node_info *ni = &v[i];
+		char ls[256] = "-", one[96];
+		size_t j, off = 0;
 
-		printf("%-31s %-9s %-5s %12s %12s %10llu %12s\n", ni->name,
+		for (j = 0; j < ni->n_listeners && off < sizeof(ls); j++)
+			off += (size_t)snprintf(ls + off, sizeof(ls) - off,
+						"%s%s", j ? "," : "",
+						listener_str(&ni->listeners[j],
+							     one, sizeof(one)));
+		printf("%-31s %-9s %-5s %12s %12s %10llu %12s  %s\n", ni->name,
 		       state_name(ni->state),
 		       ni->flags & DFKV_NODE_F_EVICT ? "on" : "off",
 		       fmt_bytes(ni->ram_bytes, a.raw, r, sizeof(r)),
 		       fmt_bytes(ni->stat[DFKV_STAT_USED_BYTES], a.raw, u,
 				 sizeof(u)),
 		       (unsigned long long)ni->stat[DFKV_STAT_OBJECTS],
-		       fmt_bytes(ni->max_value, a.raw, m, sizeof(m)));
+		       fmt_bytes(ni->max_value, a.raw, m, sizeof(m)), ls);
 	}
 	free(v);
 	return EXIT_OK;

@@ -24,9 +24,11 @@ static const char help[] =
 	"    every node of the network namespace): configuration, used bytes\n"
 	"    against the RAM budget, bytes in slots and the slab's internal\n"
 	"    waste, objects, tenants, bound extents, bytes in and out, hits,\n"
-	"    misses and the hit ratio, evictions, pinned entries, leases, and a\n"
-	"    table of operations by op (rows) and status (columns; only the\n"
-	"    non-zero ones are shown).\n"
+	"    misses and the hit ratio, evictions, pinned entries, leases, network\n"
+	"    listeners, connection limits and counters (open connections,\n"
+	"    accepts, connections refused over the limit, deadline drops,\n"
+	"    protocol errors), and a table of operations by op (rows) and status\n"
+	"    (columns; only the non-zero ones are shown).\n"
 	"\n"
 	"    With --tenants, prints one line per tenant of NODE: its tenant hash\n"
 	"    (16 hex digits, as in TENANTHEX:IDHEX keys), objects, committed\n"
@@ -36,6 +38,8 @@ static const char help[] =
 	"    -j, --json      print JSON instead of a table: for one NODE an object\n"
 	"                    {\"name\", \"state\", \"evict\", \"flags\", \"ram_bytes\",\n"
 	"                    \"max_value_bytes\", \"extent_bytes\", \"ctime_ns\",\n"
+	"                    \"first_request_ms\", \"idle_ms\", \"max_conns\",\n"
+	"                    \"listeners\": [{\"addr\", \"port\", \"transport\"}],\n"
 	"                    \"stats\": {...}}; without NODE {\"nodes\": [...]};\n"
 	"                    with --tenants {\"node\", \"tenants\": [...]}.  Every\n"
 	"                    number is exact (bytes, counts); \"hit_ratio\" is a\n"
@@ -69,6 +73,11 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_TENANTS] = "tenants",
 	[DFKV_STAT_EXTENTS_BOUND] = "extents_bound",
 	[DFKV_STAT_EXTENTS_TOTAL] = "extents_total",
+	[DFKV_STAT_CONNS] = "conns",
+	[DFKV_STAT_ACCEPTS] = "accepts",
+	[DFKV_STAT_CONNS_REFUSED] = "conns_refused",
+	[DFKV_STAT_DEADLINE_DROPS] = "deadline_drops",
+	[DFKV_STAT_PROTO_ERRORS] = "proto_errors",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)
@@ -134,6 +143,29 @@ static json_object *node_json(const struct node_info *ni)
 	jadd(o, "max_value_bytes", json_object_new_uint64(ni->max_value));
 	jadd(o, "extent_bytes", json_object_new_uint64(ni->extent_bytes));
 	jadd(o, "ctime_ns", json_object_new_uint64(ni->ctime_ns));
+	if (ni->has_first_request_ms)
+		jadd(o, "first_request_ms",
+		     json_object_new_uint64(ni->first_request_ms));
+	if (ni->has_idle_ms)
+		jadd(o, "idle_ms", json_object_new_uint64(ni->idle_ms));
+	if (ni->has_max_conns)
+		jadd(o, "max_conns", json_object_new_uint64(ni->max_conns));
+	if (ni->has_listeners) {
+		json_object *arr = json_object_new_array();
+		size_t i;
+
+		for (i = 0; i < ni->n_listeners; i++) {
+			const struct listener_info *l = &ni->listeners[i];
+			json_object *lo = json_object_new_object();
+
+			jadd(lo, "addr", json_object_new_string(l->addr));
+			jadd(lo, "port", json_object_new_uint64(l->port));
+			jadd(lo, "transport",
+			     json_object_new_string(transport_name(l->transport)));
+			json_object_array_add(arr, lo);
+		}
+		jadd(o, "listeners", arr);
+	}
 	jadd(o, "stats", stats_json(ni));
 	return o;
 }
