@@ -304,7 +304,7 @@ enum dfkv_od_sb_reason dfkv_od_sb_decode(const void *buf,
 		return DFKV_OD_SB_LATTICE;
 	if (get_unaligned_le32(b + SB_RECBYTES) != DFKV_OD_REC_BYTES ||
 	    (sb->state != DFKV_OD_CLEAN && sb->state != DFKV_OD_DIRTY) ||
-	    !sb->epoch || sb->epoch == U64_MAX || !sb->valid_from ||
+	    !sb->epoch || sb->epoch > DFKV_OD_EPOCH_MAX || !sb->valid_from ||
 	    sb->valid_from > sb->epoch + 1 ||
 	    !len || len >= DFKV_OD_NAME_MAX ||
 	    !od_zero(b + SB_NAME + len, DFKV_OD_NAME_MAX - len) ||
@@ -344,13 +344,17 @@ enum dfkv_od_sb_reason dfkv_od_sb_match(const struct dfkv_od_sb *sb,
  * The window [@gen_min, @gen_max] is empty (@gen_min > @gen_max) after a
  * cold reset or when nothing was ever written: skip the scan then.
  *
- * Return: true for a cold reset (@cur was DIRTY).
+ * Return: DFKV_OD_ATTACH_REBUILD, DFKV_OD_ATTACH_COLD (@cur was DIRTY), or
+ * -EOVERFLOW when @cur's epoch is DFKV_OD_EPOCH_MAX (the disk needs a
+ * format; nothing is to be written).
  */
-bool dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
-		       u64 *gen_min, u64 *gen_max)
+int dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
+		      u64 *gen_min, u64 *gen_max)
 {
 	bool cold = cur->state != DFKV_OD_CLEAN;
 
+	if (cur->epoch >= DFKV_OD_EPOCH_MAX)
+		return -EOVERFLOW;
 	*next = *cur;
 	next->epoch = cur->epoch + 1;
 	next->state = DFKV_OD_DIRTY;
@@ -358,7 +362,7 @@ bool dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
 		next->valid_from = next->epoch;
 	*gen_min = next->valid_from;
 	*gen_max = cur->epoch;
-	return cold;
+	return cold ? DFKV_OD_ATTACH_COLD : DFKV_OD_ATTACH_REBUILD;
 }
 
 /* The superblock to write after a graceful flush: CLEAN, same epoch. */

@@ -20,11 +20,12 @@
 #define DFKV_OD_SB_USED		512	/* bytes of it that carry data */
 #define DFKV_OD_REC_BYTES	64
 #define DFKV_OD_RECORDS_OFF	4096ULL
-#define DFKV_OD_DATA_ALIGN_MAX	(1ULL << 20)
+#define DFKV_OD_DATA_ALIGN_MAX	0x100000ULL	/* 1 MiB */
 #define DFKV_OD_UUID_LEN	16
 #define DFKV_OD_NAME_MAX	64	/* including the terminating NUL */
 #define DFKV_OD_SB_MAGIC	"DFKVDISK"	/* 8 bytes, no NUL on disk */
 #define DFKV_OD_RECORD_MAGIC	0x524b4644U	/* "DFKR" */
+#define DFKV_OD_EPOCH_MAX	((1ULL << 63) - 1)	/* then: reformat */
 
 enum dfkv_od_state {
 	DFKV_OD_CLEAN = 1,
@@ -144,8 +145,14 @@ enum dfkv_od_sb_reason dfkv_od_sb_decode(const void *buf,
 					 struct dfkv_od_sb *sb);
 enum dfkv_od_sb_reason dfkv_od_sb_match(const struct dfkv_od_sb *sb,
 					u64 dev_bytes, u64 extent_bytes);
-bool dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
-		       u64 *gen_min, u64 *gen_max);
+/* dfkv_od_sb_attach(): what the attach is */
+enum {
+	DFKV_OD_ATTACH_REBUILD = 0,	/* CLEAN: scan the window */
+	DFKV_OD_ATTACH_COLD = 1,	/* DIRTY: cold reset, no scan */
+};
+
+int dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
+		      u64 *gen_min, u64 *gen_max);
 void dfkv_od_sb_clean(struct dfkv_od_sb *sb);
 const char *dfkv_od_sb_reason_str(enum dfkv_od_sb_reason why);
 
