@@ -12,9 +12,10 @@
 #include <time.h>
 
 #include "client.h"
+#include "discovery.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
-	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER0, "options layout");
+	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER1, "options layout");
 
 #define DEF_BATCH_CONCURRENCY	16
 #define DEF_CONNS_PER_PEER	2
@@ -93,6 +94,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 
 	if (!c)
 		return;
+	dfkv_disc_close(c);		/* no more ring changes */
 	ll = leases_of(c);
 	while (ll->head.next != &ll->head) {
 		struct dfkv_lease *l = ll->head.next;
@@ -122,7 +124,9 @@ static int options_load(struct dfkv_client_options_v2 *o,
 	if (err)
 		return err;
 	if (o->transport >= __DFKV_TRANSPORT_MAX || o->__reserved ||
-	    !dfkv_span_ok(o->ns, o->ns_len) || !o->members)
+	    !dfkv_span_ok(o->ns, o->ns_len) || !o->members == !o->mds_endpoints ||
+	    o->__reserved2 ||
+	    (!o->mds_endpoints && (o->group || o->client_id)))
 		return DFKV_E_INVAL;
 	if (o->batch_concurrency > MAX_BATCH_CONCURRENCY ||
 	    o->conns_per_peer > MAX_CONNS_PER_PEER)
@@ -165,6 +169,28 @@ static int peers_init(struct dfkv_client *c)
 	return err;
 }
 
+/* One peer slot added by discovery: the per-peer part of peers_init.  A
+ * member that cannot be reached by the chosen transport stays unusable. */
+int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	int err;
+
+	p->local_fd = -1;
+	pthread_mutex_init(&p->pool_lock, NULL);
+	pthread_rwlock_init(&p->local_lock, NULL);
+	atomic_init(&p->down_until_ms, 0);
+	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
+		err = dfkv_local_peer_init(c, p);
+	else if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
+		 !dfkv_local_peer_init(c, p))
+		err = 0;
+	else
+		err = dfkv_tcp_peer_init(c, p);
+	if (err)
+		atomic_store(&p->down_until_ms, UINT64_MAX);
+	return err;
+}
+
 DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 			  struct dfkv_client **out)
 {
@@ -199,7 +225,20 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	err = dfkv_tenant_hash(c->ns, c->ns_len, &c->tenant);
 	if (err)
 		goto fail;
-	err = dfkv_members_parse(opts->members, &c->peers, &c->npeers);
+	if (c->opt.mds_endpoints) {
+		err = dfkv_disc_open(c);	/* copies the strings */
+		c->opt.mds_endpoints = c->opt.group = c->opt.client_id = NULL;
+		if (err)
+			goto fail;
+		*out = c;
+		return 0;
+	}
+	{
+		size_t np;
+
+		err = dfkv_members_parse(opts->members, &c->peers, &np);
+		c->npeers = np;
+	}
 	if (err)
 		goto fail;
 	rm = calloc(c->npeers, sizeof(*rm));
@@ -235,6 +274,8 @@ static int route(struct dfkv_client *c, const void *key, uint64_t key_len,
 	if (err)
 		return err;
 	bk->tenant = c->tenant;
+	if (c->disc)
+		return dfkv_disc_route(c, bk->id, peer);
 	err = dfkv_ring_route(c->ring, bk->id, DFKV_PROBE_NODE, &m);
 	if (err)
 		return err;
@@ -607,34 +648,40 @@ static int keyed_prepare(struct dfkv_client *c, uint8_t op,
 			 size_t n, struct keyed *k)
 {
 	struct dfkv_key *bk;
-	size_t *count, off = 0;
+	size_t *count = NULL, off = 0, np = 0;
 	int err = 0;
 
 	memset(k, 0, sizeof(*k));
 	if (!c || !keys || !key_lens || !n || n > DFKV_KEYS_MAX)
 		return DFKV_E_INVAL;
 	bk = calloc(n, sizeof(*bk));
-	count = calloc(c->npeers + 1, sizeof(*count));
 	k->gkeys = calloc(n, sizeof(*k->gkeys));
 	k->gres = calloc(n, sizeof(*k->gres));
 	k->pos = calloc(n, sizeof(*k->pos));
 	k->peer_of = calloc(n, sizeof(*k->peer_of));
-	k->reqs = calloc(c->npeers, sizeof(*k->reqs));
-	k->rp = calloc(c->npeers, sizeof(*k->rp));
-	if (!bk || !count || !k->gkeys || !k->gres || !k->pos || !k->peer_of ||
-	    !k->reqs || !k->rp) {
+	if (!bk || !k->gkeys || !k->gres || !k->pos || !k->peer_of) {
 		err = DFKV_E_NOMEM;
 		goto out;
 	}
+	/* route first: under discovery the peer table may grow meanwhile */
 	for (size_t i = 0; i < n && !err; i++) {
 		err = route(c, keys[i], key_lens[i], &bk[i], &k->peer_of[i]);
-		if (!err)
-			count[k->peer_of[i]->index]++;
+		if (!err && k->peer_of[i]->index >= np)
+			np = k->peer_of[i]->index + 1;
 	}
 	if (err)
 		goto out;
+	count = calloc(np + 1, sizeof(*count));
+	k->reqs = calloc(np, sizeof(*k->reqs));
+	k->rp = calloc(np, sizeof(*k->rp));
+	if (!count || !k->reqs || !k->rp) {
+		err = DFKV_E_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		count[k->peer_of[i]->index]++;
 	/* slices: peer p starts at start[p]; count[] becomes a cursor */
-	for (size_t p = 0; p < c->npeers; p++) {
+	for (size_t p = 0; p < np; p++) {
 		size_t cnt = count[p];
 
 		if (cnt) {
@@ -949,6 +996,12 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 	     "# HELP dfkv_client_local_members Members reached through "
 	     "/dev/dfkv.\n# TYPE dfkv_client_local_members gauge\n"
 	     "dfkv_client_local_members %zu\n", c->npeers - down, down, local);
+	if (c->disc) {
+		char d[2048];
+
+		dfkv_disc_stats(c, d, sizeof(d));
+		emit(&b, "%s", d);
+	}
 	*len = b.len;
 	return b.len <= cap ? 0 : DFKV_E_RANGE;
 }

@@ -71,8 +71,10 @@ struct dfkv_client {
 	uint64_t tenant;
 	char *local_dev;
 	struct dfkv_peer *peers;
-	size_t npeers;
-	struct dfkv_ring *ring;
+	_Atomic size_t npeers;		/* grows under discovery (slots are
+					 * set up before it counts them) */
+	struct dfkv_ring *ring;		/* static members; NULL with disc */
+	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];

@@ -239,6 +239,11 @@ enum dfkv_transport {
  *   IPv4/IPv6 literal or a resolvable name (IPv6 in brackets), weight
  *   defaults to 1.  ":port" may be omitted (7400).
  * ns/ns_len: the namespace bytes (copied; canonical or opaque).
+ * mds_endpoints (VER1): follow the members of `group` in mdsd instead of
+ *   a static list (members must then be NULL); the ring follows the
+ *   directory's epoch.  Draining members stay in the ring, unhealthy ones
+ *   leave it; a loss of more than half of the ring is held for
+ *   mds_grace_ms.  client_id registers this client (never in the ring).
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */
@@ -255,8 +260,21 @@ struct dfkv_client_options_v2 {
 					 * (default 2000) */
 	uint32_t __reserved;		/* must be 0 */
 	const char *local_dev;		/* NULL: "/dev/dfkv" */
+	/* VER1: discovery through mdsd (SPEC 7); see lib/README.md */
+	const char *mds_endpoints;	/* "http://h1:7480,http://h2:7480",
+					 * tried in order; set it instead of
+					 * members */
+	const char *group;		/* NULL: "default" */
+	const char *client_id;		/* NULL: do not register; else
+					 * heartbeat clients/{client_id} */
+	uint32_t mds_poll_ms;		/* long-poll wait (default 30000) */
+	uint32_t mds_grace_ms;		/* hold a loss of more than half of
+					 * the members (default 10000) */
+	uint32_t client_ttl_ms;		/* registration lease (default 10000) */
+	uint32_t __reserved2;		/* must be 0 */
 };
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER1	104
 
 struct dfkv_client;
 

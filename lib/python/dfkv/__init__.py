@@ -108,6 +108,10 @@ class _Options(Structure):
         ("connect_timeout_ms", c_uint32), ("io_timeout_ms", c_uint32),
         ("cooldown_ms", c_uint32), ("reserved", c_uint32),
         ("local_dev", c_char_p),
+        ("mds_endpoints", c_char_p), ("group", c_char_p),
+        ("client_id", c_char_p), ("mds_poll_ms", c_uint32),
+        ("mds_grace_ms", c_uint32), ("client_ttl_ms", c_uint32),
+        ("reserved2", c_uint32),
     ]
 
 
@@ -435,19 +439,26 @@ class Client:
     ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp" or
     "local".  Methods return the dfkv status where a miss is normal (get,
     exist) and raise DfkvError for argument errors.
+
+    Discovery: members=None and mds_endpoints="http://h:7480[,...]" (a
+    string or a list) follow the members of `group` in mdsd; client_id
+    registers this client there (see lib/README.md).
     """
 
     def __init__(self, members, ns, transport="auto", batch_concurrency=0,
                  conns_per_peer=0, connect_timeout_ms=0, io_timeout_ms=0,
-                 cooldown_ms=0, local_dev=None):
-        if not isinstance(members, (str, bytes)):
-            members = ",".join(members)
-        if isinstance(members, str):
-            members = members.encode()
+                 cooldown_ms=0, local_dev=None, mds_endpoints=None,
+                 group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
+                 client_ttl_ms=0):
+        def _b(v):
+            if v is not None and not isinstance(v, (str, bytes)):
+                v = ",".join(v)
+            return v.encode() if isinstance(v, str) else v
+        members = _b(members)
         self._ns = _In(ns)
         self._members = members
-        self._dev = local_dev.encode() if isinstance(local_dev, str) else \
-            local_dev
+        self._dev = _b(local_dev)
+        self._mds = (_b(mds_endpoints), _b(group), _b(client_id))
         o = _Options()
         o.size = ctypes.sizeof(_Options)
         o.transport = TRANSPORTS[transport]
@@ -459,6 +470,10 @@ class Client:
         o.io_timeout_ms = io_timeout_ms
         o.cooldown_ms = cooldown_ms
         o.local_dev = self._dev
+        o.mds_endpoints, o.group, o.client_id = self._mds
+        o.mds_poll_ms = mds_poll_ms
+        o.mds_grace_ms = mds_grace_ms
+        o.client_ttl_ms = client_ttl_ms
         self._c = c_void_p()
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 

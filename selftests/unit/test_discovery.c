@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of libdfkv discovery (SPEC.md 7 and 1.4) against a real
+ * build/tools/mdsd (memory backend) started by each test on 127.0.0.1:
+ * the client's ring follows the group's members within one long-poll and
+ * equals the reference Ketama ring; a 4th member moves about a quarter of
+ * the keys (all to it); a removal or an unhealthy state drops a member,
+ * draining keeps it; mdsd down keeps the last ring and the next endpoint
+ * is tried; a loss of more than half is held for the grace period, then
+ * applied; client registration appears with dfkv_open_v2 and disappears
+ * with dfkv_close.  The nodes themselves are not needed (routing only).
+ * Skipped when build/tools/mdsd is missing (make tools).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+/* kselftest_harness.h (6.1) is not -Wextra clean */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmisleading-indentation"
+#include "kselftest_harness.h"
+#include "dfkv.h"
+
+#define NKEYS		10000
+#define FOLLOW_MS	3000	/* "within one poll": the long-poll answers
+				 * at the change; this only bounds a failure */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* build/tools/mdsd next to build/unit/<this test>, or $DFKV_MDSD. */
+static const char *mdsd_path(void)
+{
+	static char path[PATH_MAX + 32];
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (getenv("DFKV_MDSD"))
+		return getenv("DFKV_MDSD");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	snprintf(path, sizeof(path), "%s/../tools/mdsd", self);
+	return access(path, X_OK) ? NULL : path;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &l))
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* ------------------------------------------------------------ HTTP */
+
+struct body {
+	char p[1 << 16];
+	size_t len;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct body *b = ud;
+	size_t n = size * nmemb;
+
+	if (n >= sizeof(b->p) - b->len)
+		return 0;
+	memcpy(b->p + b->len, ptr, n);
+	b->len += n;
+	b->p[b->len] = 0;
+	return n;
+}
+
+/* The HTTP status (0: transport error); body into b when not NULL. */
+static long http(const char *method, const char *url, const char *data,
+		 struct body *b)
+{
+	struct body tmp;
+	struct curl_slist *h = NULL;
+	long status = 0;
+	CURL *c = curl_easy_init();
+
+	if (!b)
+		b = &tmp;
+	b->len = 0;
+	b->p[0] = 0;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	if (data) {
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
+	}
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(h);
+	return status;
+}
+
+/* ------------------------------------------------------------ mdsd */
+
+struct mds {
+	pid_t pid;
+	int port;
+	char url[64];
+	char dir[64];
+};
+
+static int mds_start(struct mds *m, bool fresh)
+{
+	const char *bin = mdsd_path();
+	char snap[128], port[32];
+	uint64_t end;
+
+	if (!bin)
+		return -1;
+	if (fresh) {
+		snprintf(m->dir, sizeof(m->dir), "/tmp/dfkv-disc-XXXXXX");
+		if (!mkdtemp(m->dir))
+			return -1;
+		m->port = free_port();
+	}
+	snprintf(m->url, sizeof(m->url), "http://127.0.0.1:%d", m->port);
+	snprintf(snap, sizeof(snap), "%s/snap.json", m->dir);
+	snprintf(port, sizeof(port), "127.0.0.1:%d", m->port);
+	m->pid = fork();
+	if (m->pid < 0)
+		return -1;
+	if (!m->pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(bin, bin, "--listen", port, "--snapshot", snap,
+		      "--long-poll-ms", "5000", (char *)NULL);
+		_exit(127);
+	}
+	end = now_ms() + 5000;
+	while (now_ms() < end) {
+		char u[128];
+
+		snprintf(u, sizeof(u), "%s/healthz", m->url);
+		if (http("GET", u, NULL, NULL) == 200)
+			return 0;
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+static void mds_stop(struct mds *m)
+{
+	if (m->pid > 0) {
+		kill(m->pid, SIGTERM);
+		waitpid(m->pid, NULL, 0);
+		m->pid = 0;
+	}
+}
+
+static void mds_cleanup(struct mds *m)
+{
+	char p[128];
+
+	mds_stop(m);
+	snprintf(p, sizeof(p), "%s/snap.json", m->dir);
+	unlink(p);
+	rmdir(m->dir);
+}
+
+static long put_member(struct mds *m, const char *group, const char *id,
+		       int port, int weight, const char *state)
+{
+	char url[256], body[256];
+
+	snprintf(url, sizeof(url), "%s/v1/groups/%s/members/%s", m->url, group,
+		 id);
+	snprintf(body, sizeof(body),
+		 "{\"tcp\":\"127.0.0.1:%d\",\"weight\":%d,\"state\":\"%s\","
+		 "\"ttl_ms\":600000}", port, weight, state);
+	return http("PUT", url, body, NULL);
+}
+
+static long del_member(struct mds *m, const char *group, const char *id)
+{
+	char url[256];
+
+	snprintf(url, sizeof(url), "%s/v1/groups/%s/members/%s", m->url, group,
+		 id);
+	return http("DELETE", url, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ client */
+
+static const uint8_t ns[] = "test-namespace";
+
+static int open_disc(const char *endpoints, const char *group,
+		     const char *client_id, uint32_t grace_ms,
+		     struct dfkv_client **c)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.ns = ns, .ns_len = sizeof(ns) - 1,
+		.mds_endpoints = endpoints, .group = group,
+		.client_id = client_id, .mds_grace_ms = grace_ms,
+		.connect_timeout_ms = 300, .io_timeout_ms = 2000,
+		.client_ttl_ms = 3000,
+	};
+
+	return dfkv_open_v2(&o, c);
+}
+
+static void key_of(unsigned int i, char *k, size_t cap)
+{
+	snprintf(k, cap, "key-%u", i);
+}
+
+/* owner[i] = the member key i routes to ("" on error) */
+struct owners {
+	char name[NKEYS][DFKV_NODE_NAME_MAX];
+	struct dfkv_key bk[NKEYS];
+};
+
+static int snapshot(struct dfkv_client *c, struct owners *o)
+{
+	char k[32];
+
+	for (unsigned int i = 0; i < NKEYS; i++) {
+		const char *m;
+		int err;
+
+		key_of(i, k, sizeof(k));
+		err = dfkv_locate(c, k, strlen(k), &m, &o->bk[i]);
+		if (err)
+			return err;
+		snprintf(o->name[i], sizeof(o->name[i]), "%s", m);
+	}
+	return 0;
+}
+
+/* Distinct owners over the keys. */
+static size_t n_owners(const struct owners *o)
+{
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < NKEYS; i++) {
+		bool seen = false;
+
+		for (unsigned int j = 0; j < i && !seen; j++)
+			seen = !strcmp(o->name[i], o->name[j]);
+		n += !seen;
+		if (n > 64)
+			break;
+	}
+	return n;
+}
+
+static bool owns_some(const struct owners *o, const char *name)
+{
+	for (unsigned int i = 0; i < NKEYS; i++)
+		if (!strcmp(o->name[i], name))
+			return true;
+	return false;
+}
+
+/* A snapshot taken while no ring swap happened (two equal in a row). */
+static int stable_snapshot(struct dfkv_client *c, struct owners *o)
+{
+	static struct owners again;
+	int err;
+
+	for (int tries = 0; tries < 50; tries++) {
+		err = snapshot(c, o);
+		if (!err)
+			err = snapshot(c, &again);
+		if (err)
+			return err;
+		if (!memcmp(o->name, again.name, sizeof(o->name)))
+			return 0;
+	}
+	return -1;
+}
+
+/* Wait until pred(owners) holds; the snapshot is left in o. */
+static bool wait_for(struct dfkv_client *c, struct owners *o,
+		     bool (*pred)(const struct owners *, const void *),
+		     const void *arg, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	do {
+		if (!stable_snapshot(c, o) && pred(o, arg))
+			return true;
+		sleep_ms(20);
+	} while (now_ms() < end);
+	return false;
+}
+
+static bool has(const struct owners *o, const void *name)
+{
+	return owns_some(o, name);
+}
+
+static bool lacks(const struct owners *o, const void *name)
+{
+	return !owns_some(o, name);
+}
+
+static bool count_is(const struct owners *o, const void *n)
+{
+	return n_owners(o) == *(const size_t *)n;
+}
+
+/* The client's routing equals the reference ring over members. */
+static bool matches_ring(const struct owners *o,
+			 const struct dfkv_ring_member *rm, size_t n)
+{
+	struct dfkv_ring *r;
+	bool ok = true;
+
+	if (dfkv_ring_build(rm, n, &r))
+		return false;
+	for (unsigned int i = 0; i < NKEYS && ok; i++) {
+		size_t m;
+
+		ok = !dfkv_ring_route(r, o->bk[i].id, DFKV_PROBE_NODE, &m) &&
+		     !strcmp(dfkv_ring_member_name(r, m), o->name[i]);
+	}
+	dfkv_ring_free(r);
+	return ok;
+}
+
+static bool client_listed(struct mds *m, const char *group, const char *id)
+{
+	char url[256], needle[96];
+	struct body *b = malloc(sizeof(*b));
+	bool found;
+
+	snprintf(url, sizeof(url), "%s/v1/groups/%s/clients", m->url, group);
+	snprintf(needle, sizeof(needle), "\"id\":\"%s\"", id);
+	found = http("GET", url, NULL, b) == 200 && strstr(b->p, needle);
+	free(b);
+	return found;
+}
+
+/* ------------------------------------------------------------ tests */
+
+FIXTURE(disc) {
+	struct mds m;
+	struct owners *a, *b;
+	struct dfkv_client *c;
+};
+
+FIXTURE_SETUP(disc)
+{
+	memset(&self->m, 0, sizeof(self->m));
+	self->c = NULL;
+	if (!mdsd_path())
+		SKIP(return, "build/tools/mdsd not built (make tools)");
+	ASSERT_EQ(0, mds_start(&self->m, true));
+	self->a = calloc(1, sizeof(*self->a));
+	self->b = calloc(1, sizeof(*self->b));
+	ASSERT_TRUE(self->a && self->b);
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv0", 17400, 1, "up"));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "up"));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv2", 17402, 1, "up"));
+}
+
+FIXTURE_TEARDOWN(disc)
+{
+	dfkv_close(self->c);
+	mds_cleanup(&self->m);
+	free(self->a);
+	free(self->b);
+}
+
+static const struct dfkv_ring_member three[] = {
+	{ "kv0", 1 }, { "kv1", 1 }, { "kv2", 1 },
+};
+static const struct dfkv_ring_member four[] = {
+	{ "kv0", 1 }, { "kv1", 1 }, { "kv2", 1 }, { "kv3", 1 },
+};
+
+TEST_F(disc, ring_follows_membership)
+{
+	size_t moved = 0, wrong = 0;
+	uint64_t t0;
+
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 0, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	ASSERT_TRUE(matches_ring(self->a, three, 3));
+
+	/* a 4th member: the long-poll answers at the change */
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv3", 17403, 1, "up"));
+	t0 = now_ms();
+	ASSERT_TRUE(wait_for(self->c, self->b, has, "kv3", FOLLOW_MS));
+	TH_LOG("ring followed the 4th member in %llu ms",
+	       (unsigned long long)(now_ms() - t0));
+	ASSERT_TRUE(matches_ring(self->b, four, 4));
+	for (unsigned int i = 0; i < NKEYS; i++) {
+		if (strcmp(self->a->name[i], self->b->name[i])) {
+			moved++;
+			wrong += !!strcmp(self->b->name[i], "kv3");
+		}
+	}
+	TH_LOG("%zu of %d keys moved (%.1f%%)", moved, NKEYS,
+	       100.0 * moved / NKEYS);
+	EXPECT_EQ(0, wrong);			/* only to the new member */
+	EXPECT_GT(moved, NKEYS * 15 / 100);	/* about a quarter */
+	EXPECT_LT(moved, NKEYS * 35 / 100);
+
+	/* removal (a quarter): applied at once, keys go back */
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv3"));
+	ASSERT_TRUE(wait_for(self->c, self->b, lacks, "kv3", FOLLOW_MS));
+	for (unsigned int i = 0; i < NKEYS; i++)
+		ASSERT_STREQ(self->a->name[i], self->b->name[i]);
+}
+
+TEST_F(disc, unhealthy_leaves_draining_stays)
+{
+	size_t two = 2, three_n = 3;
+
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 0, &self->c));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "draining"));
+	sleep_ms(300);
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "unhealthy"));
+	ASSERT_TRUE(wait_for(self->c, self->a, lacks, "kv1", FOLLOW_MS));
+	EXPECT_TRUE(count_is(self->a, &two));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "up"));
+	ASSERT_TRUE(wait_for(self->c, self->a, count_is, &three_n, FOLLOW_MS));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+}
+
+TEST_F(disc, weight_and_address_changes)
+{
+	static const struct dfkv_ring_member w[] = {
+		{ "kv0", 1 }, { "kv1", 3 }, { "kv2", 1 },
+	};
+
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 0, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	/* same names, new address: no key moves */
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv2", 17999, 1, "up"));
+	sleep_ms(300);
+	ASSERT_EQ(0, stable_snapshot(self->c, self->b));
+	for (unsigned int i = 0; i < NKEYS; i++)
+		ASSERT_STREQ(self->a->name[i], self->b->name[i]);
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 3, "up"));
+	{
+		uint64_t end = now_ms() + FOLLOW_MS;
+		bool ok = false;
+
+		while (!ok && now_ms() < end) {
+			ASSERT_EQ(0, stable_snapshot(self->c, self->b));
+			ok = matches_ring(self->b, w, 3);
+			if (!ok)
+				sleep_ms(20);
+		}
+		EXPECT_TRUE(ok);
+	}
+}
+
+TEST_F(disc, mdsd_down_keeps_ring_then_next_endpoint)
+{
+	char eps[160], st[8192];
+	uint64_t len;
+	int dead = free_port();
+
+	/* a dead endpoint first: open goes on to the next */
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d,%s", dead, self->m.url);
+	ASSERT_EQ(0, open_disc(eps, "g1", NULL, 0, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	ASSERT_TRUE(matches_ring(self->a, three, 3));
+
+	mds_stop(&self->m);
+	sleep_ms(1500);
+	ASSERT_EQ(0, stable_snapshot(self->c, self->b));
+	EXPECT_TRUE(matches_ring(self->b, three, 3));
+	ASSERT_EQ(0, dfkv_stats_snapshot(self->c, st, sizeof(st), &len));
+	EXPECT_TRUE(strstr(st, "dfkv_client_ring_members 3") != NULL);
+	EXPECT_TRUE(strstr(st, "dfkv_client_mds_errors_total 0") == NULL);
+
+	/* back (same directory from the snapshot); a change is followed */
+	ASSERT_EQ(0, mds_start(&self->m, false));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv3", 17403, 1, "up"));
+	ASSERT_TRUE(wait_for(self->c, self->b, has, "kv3", 10000));
+	EXPECT_TRUE(matches_ring(self->b, four, 4));
+}
+
+TEST_F(disc, mass_loss_is_held_for_the_grace_period)
+{
+	size_t one = 1;
+	uint64_t t0;
+
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv3", 17403, 1, "up"));
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 1500, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	ASSERT_TRUE(matches_ring(self->a, four, 4));
+
+	/* 3 of 4 gone at once: held */
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv1"));
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv2"));
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv3"));
+	t0 = now_ms();
+	sleep_ms(600);
+	ASSERT_EQ(0, stable_snapshot(self->c, self->b));
+	EXPECT_TRUE(matches_ring(self->b, four, 4));
+	/* then applied once the grace period is over */
+	ASSERT_TRUE(wait_for(self->c, self->b, count_is, &one, 4000));
+	TH_LOG("loss applied after %llu ms (grace 1500)",
+	       (unsigned long long)(now_ms() - t0));
+	EXPECT_GE(now_ms() - t0, 1400);
+	EXPECT_TRUE(owns_some(self->b, "kv0"));
+}
+
+TEST_F(disc, mass_loss_that_comes_back_is_never_applied)
+{
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 2000, &self->c));
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv1"));
+	ASSERT_EQ(200, del_member(&self->m, "g1", "kv2"));
+	sleep_ms(300);
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "up"));
+	ASSERT_EQ(200, put_member(&self->m, "g1", "kv2", 17402, 1, "up"));
+	for (int i = 0; i < 6; i++) {
+		sleep_ms(500);
+		ASSERT_EQ(0, stable_snapshot(self->c, self->b));
+		ASSERT_TRUE(matches_ring(self->b, three, 3));
+	}
+}
+
+TEST_F(disc, client_registration)
+{
+	uint64_t t0 = now_ms();
+
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", "engine-7", 0, &self->c));
+	EXPECT_TRUE(client_listed(&self->m, "g1", "engine-7"));
+	/* heartbeats keep it past its 3 s TTL */
+	sleep_ms(3500);
+	EXPECT_TRUE(client_listed(&self->m, "g1", "engine-7"));
+	/* never in the ring */
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+	t0 = now_ms();
+	dfkv_close(self->c);
+	self->c = NULL;
+	EXPECT_LT(now_ms() - t0, 1500);		/* the long-poll is woken */
+	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-7"));
+}
+
+TEST_F(disc, empty_group_then_first_member)
+{
+	const char *m;
+	size_t one = 1;
+
+	ASSERT_EQ(0, open_disc(self->m.url, "empty", NULL, 0, &self->c));
+	EXPECT_EQ(DFKV_E_MEMBERS, dfkv_locate(self->c, "k", 1, &m, NULL));
+	EXPECT_EQ(DFKV_E_MEMBERS, dfkv_put(self->c, "k", 1, "v", 1));
+	ASSERT_EQ(200, put_member(&self->m, "empty", "solo", 17400, 1, "up"));
+	ASSERT_TRUE(wait_for(self->c, self->a, count_is, &one, FOLLOW_MS));
+	EXPECT_TRUE(owns_some(self->a, "solo"));
+	/* a node that does not listen: a dropped write, a miss */
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(self->c, "k", 1, "v", 1));
+}
+
+TEST(disc_options)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .ns = ns, .ns_len = sizeof(ns) - 1,
+		.connect_timeout_ms = 200, .io_timeout_ms = 500,
+	};
+	struct dfkv_client *c = (struct dfkv_client *)1;
+	char url[64];
+
+	/* no endpoint answers */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", free_port());
+	o.mds_endpoints = url;
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_open_v2(&o, &c));
+	EXPECT_EQ(NULL, c);
+	/* both or neither of members / mds_endpoints */
+	o.members = "a=127.0.0.1:1";
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.members = NULL;
+	o.mds_endpoints = NULL;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	/* group / client_id without endpoints; bad ids */
+	o.members = "a=127.0.0.1:1";
+	o.group = "g";
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.members = NULL;
+	o.mds_endpoints = url;
+	o.group = "bad/group";
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.group = NULL;
+	o.client_id = "";
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.client_id = NULL;
+	o.mds_endpoints = ",";
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.mds_endpoints = url;
+	o.__reserved2 = 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	/* the VER0 size still opens a static client */
+	o = (struct dfkv_client_options_v2){
+		.size = DFKV_CLIENT_OPTIONS_V2_SIZE_VER0, .ns = ns,
+		.ns_len = sizeof(ns) - 1, .members = "a=127.0.0.1:1",
+	};
+	ASSERT_EQ(0, dfkv_open_v2(&o, &c));
+	dfkv_close(c);
+}
+
+TEST_HARNESS_MAIN
