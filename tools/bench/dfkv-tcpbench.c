@@ -1,0 +1,1085 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkv-tcpbench: PUT/GET over TCP loopback against the in-kernel dfkv node
+ * (through libdfkv), and, with the same harness, against memcached (text
+ * protocol) and Redis (RESP), so that all three are measured the same way:
+ * same value sizes, threads, batch sizes, working set, timing and checks.
+ *
+ * Per value size, thread count and batch size, each thread owns one
+ * client (one TCP connection) and its own keys (its share of --wset, at
+ * least one batch, a whole number of batches).  Two phases:
+ *
+ *   PUT   stores the thread's keys, a batch per call, from the thread's
+ *         batch buffers; a round stores every key, then (untimed) removes
+ *         them, so every timed PUT stores a fresh value.
+ *   GET   loads every key (stored beforehand, untimed) into the same
+ *         buffers, a batch per call.
+ *
+ * A batch is one libdfkv batch call (dfkv_{put,get}_batch: pipelined on
+ * the connection), 16 pipelined SETs or one multi-key "get" for
+ * memcached, 16 pipelined SET or GET commands for Redis.  Batch 1 uses
+ * the scalar calls.  Latency percentiles are per call (per batch).
+ *
+ * Every operation is checked: an error, a status other than OK, a miss,
+ * a GET of another length or other bytes (each PUT stamps its key into
+ * the value's head and tail; GET checks both, untimed) is a failure.
+ * Failures are written beside every figure; the exit status is 1 if any.
+ *
+ * usage: dfkv-tcpbench [options] JSON_PATH
+ *        dfkv-tcpbench --backend redis --port P --fill SIZE,N
+ *               store N values of SIZE bytes under redis-benchmark's keys
+ *               "key:%012d" (for its GET test), exit 1 on any failure
+ *        dfkv-tcpbench --cleanup    delete the bench's node if present
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "dfkv.h"
+#include "genl.h"
+
+#define NODE_NAME	"dfkv-tcpbench"
+#define STAMP_MAGIC	0x6466b76265e4c002ULL
+#define MIB		((uint64_t)1024 * 1024)
+#define BATCH_MAX	64
+
+enum backend { B_DFKV, B_MEMCACHED, B_REDIS };
+static const char *const backend_name[] = { "dfkv", "memcached", "redis" };
+
+enum { PH_PUT, PH_GET, NR_PHASES };
+static const char *const phase_name[] = { "PUT", "GET" };
+
+struct result {
+	uint64_t ops, calls, bytes, fails;
+	double secs, gbps, opsps, p50_us, p99_us;
+	int rounds;
+};
+
+struct config {
+	uint64_t size;
+	int threads, batch;
+	uint64_t keys;		/* per thread */
+	struct result r[NR_PHASES];
+};
+
+static struct {
+	enum backend be;
+	int port;
+	uint64_t ram, wset, max_calls;
+	double duration;
+	const char *json;
+} o = {
+	.be = B_DFKV,
+	.port = 0,
+	.ram = 512 * MIB,
+	.wset = 64 * MIB,
+	.max_calls = 100000,
+	.duration = 1.0,
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t stamp_of(int tid, uint64_t idx)
+{
+	return STAMP_MAGIC ^ ((uint64_t)tid << 48) ^ (idx * 0x9e3779b97f4a7c15ULL);
+}
+
+static void stamp_put(void *buf, uint64_t size, uint64_t s)
+{
+	memcpy(buf, &s, sizeof(s));
+	memcpy((char *)buf + size - sizeof(s), &s, sizeof(s));
+}
+
+static int stamp_ok(const void *buf, uint64_t size, uint64_t s)
+{
+	uint64_t a, b;
+
+	memcpy(&a, buf, sizeof(a));
+	memcpy(&b, (const char *)buf + size - sizeof(b), sizeof(b));
+	return a == s && b == s;
+}
+
+/* ------------------------------------------------ plain socket client */
+
+struct sock {
+	int fd;
+	char rbuf[16384];
+	size_t rpos, rlen;
+};
+
+static int sock_open(struct sock *s, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 60 };
+	int one = 1;
+
+	memset(s, 0, sizeof(*s));
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0)
+		return -1;
+	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(s->fd, (void *)&a, sizeof(a))) {
+		close(s->fd);
+		s->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static int sock_writev(struct sock *s, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = n };
+		ssize_t w = sendmsg(s->fd, &m, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return -1;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= w;
+		}
+	}
+	return 0;
+}
+
+static int sock_fill(struct sock *s)
+{
+	ssize_t r;
+
+	if (s->rpos == s->rlen)
+		s->rpos = s->rlen = 0;
+	if (s->rlen == sizeof(s->rbuf))
+		return -1;
+	r = recv(s->fd, s->rbuf + s->rlen, sizeof(s->rbuf) - s->rlen, 0);
+	if (r <= 0)
+		return -1;
+	s->rlen += r;
+	return 0;
+}
+
+/* One "\r\n"-terminated line (without it) into out. */
+static int sock_line(struct sock *s, char *out, size_t cap)
+{
+	for (;;) {
+		char *p = memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos);
+
+		if (p) {
+			size_t n = p - (s->rbuf + s->rpos);
+
+			if (n == 0 || p[-1] != '\r' || n - 1 >= cap)
+				return -1;
+			memcpy(out, s->rbuf + s->rpos, n - 1);
+			out[n - 1] = 0;
+			s->rpos += n + 1;
+			return 0;
+		}
+		if (s->rpos) {
+			memmove(s->rbuf, s->rbuf + s->rpos, s->rlen - s->rpos);
+			s->rlen -= s->rpos;
+			s->rpos = 0;
+		}
+		if (sock_fill(s))
+			return -1;
+	}
+}
+
+/* Exactly n bytes into dst (NULL: discard), buffered bytes first. */
+static int sock_read(struct sock *s, void *dst, size_t n)
+{
+	char *d = dst;
+	size_t k = s->rlen - s->rpos;
+
+	if (k > n)
+		k = n;
+	if (d)
+		memcpy(d, s->rbuf + s->rpos, k);
+	s->rpos += k;
+	n -= k;
+	if (d)
+		d += k;
+	while (n) {
+		ssize_t r;
+
+		if (!d) {
+			if (sock_fill(s))
+				return -1;
+			k = s->rlen - s->rpos < n ? s->rlen - s->rpos : n;
+			s->rpos += k;
+			n -= k;
+			continue;
+		}
+		r = recv(s->fd, d, n, MSG_WAITALL);
+		if (r <= 0)
+			return -1;
+		d += r;
+		n -= r;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------- workers */
+
+struct shared {
+	pthread_barrier_t bar;
+	struct config *c;
+	int phase, stop, rounds;
+	double t0, wall;
+};
+
+struct worker {
+	pthread_t th;
+	int tid;
+	struct shared *sh;
+	struct dfkv_client *dc;
+	struct sock s;
+	void *buf[BATCH_MAX];
+	uint64_t *lat;
+	uint64_t nlat, ops, calls, fails;
+	char why[200];
+};
+
+static void fail(struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->why, sizeof(w->why), fmt, ap);
+	va_end(ap);
+}
+
+static int key_name(char *out, size_t cap, int tid, uint64_t i)
+{
+	return snprintf(out, cap, "tb:%d:%" PRIu64, tid, i);
+}
+
+static int client_open(struct worker *w)
+{
+	if (o.be == B_DFKV) {
+		char members[128];
+		struct dfkv_client_options_v2 co = {
+			.size = sizeof(co),
+			.transport = DFKV_TRANSPORT_TCP,
+			.members = members,
+			.ns = "dfkv-tcpbench",
+			.ns_len = 13,
+			.batch_concurrency = BATCH_MAX,
+			.conns_per_peer = 1,
+			.io_timeout_ms = 60000,
+		};
+		int st;
+
+		snprintf(members, sizeof(members), NODE_NAME "=127.0.0.1:%d",
+			 o.port);
+		st = dfkv_open_v2(&co, &w->dc);
+		if (st) {
+			fprintf(stderr, "dfkv-tcpbench: dfkv_open_v2: %s\n",
+				dfkv_strerror(st));
+			return -1;
+		}
+		return 0;
+	}
+	if (sock_open(&w->s, o.port)) {
+		fprintf(stderr, "dfkv-tcpbench: connect 127.0.0.1:%d: %s\n",
+			o.port, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void client_close(struct worker *w)
+{
+	if (w->dc)
+		dfkv_close(w->dc);
+	w->dc = NULL;
+	if (w->s.fd > 0)
+		close(w->s.fd);
+	w->s.fd = -1;
+}
+
+/*
+ * PUT n keys starting at index i from w->buf[0..n); names given by name().
+ * Returns the number of failures.
+ */
+static uint64_t do_put(struct worker *w, char (*names)[64], int n,
+		       uint64_t size)
+{
+	char hdr[BATCH_MAX][128], line[256];
+	struct iovec iov[3 * BATCH_MAX];
+	uint64_t f = 0;
+	int j, k = 0;
+
+	if (o.be == B_DFKV) {
+		const void *keys[BATCH_MAX] = { 0 }, *vals[BATCH_MAX] = { 0 };
+		uint64_t klen[BATCH_MAX] = { 0 }, vlen[BATCH_MAX] = { 0 };
+		int st[BATCH_MAX], ok;
+
+		if (n == 1) {
+			ok = dfkv_put(w->dc, names[0], strlen(names[0]),
+				      w->buf[0], size);
+			if (ok)
+				fail(w, "dfkv_put: %s", dfkv_strerror(ok));
+			return ok != 0;
+		}
+		for (j = 0; j < n; j++) {
+			keys[j] = names[j];
+			klen[j] = strlen(names[j]);
+			vals[j] = w->buf[j];
+			vlen[j] = size;
+		}
+		ok = dfkv_put_batch(w->dc, n, keys, klen, vals, vlen, st);
+		if (ok != n)
+			for (j = 0; j < n; j++)
+				if (st[j]) {
+					fail(w, "dfkv_put_batch slot %d: %s", j,
+					     dfkv_strerror(st[j]));
+					f++;
+				}
+		return ok < 0 ? (uint64_t)n : f;
+	}
+	for (j = 0; j < n; j++) {
+		int hl;
+
+		if (o.be == B_MEMCACHED)
+			hl = snprintf(hdr[j], sizeof(hdr[j]),
+				      "set %s 0 0 %" PRIu64 "\r\n", names[j], size);
+		else
+			hl = snprintf(hdr[j], sizeof(hdr[j]),
+				      "*3\r\n$3\r\nSET\r\n$%zu\r\n%s\r\n$%"
+				      PRIu64 "\r\n", strlen(names[j]),
+				      names[j], size);
+		iov[k++] = (struct iovec){ hdr[j], hl };
+		iov[k++] = (struct iovec){ w->buf[j], size };
+		iov[k++] = (struct iovec){ "\r\n", 2 };
+	}
+	if (sock_writev(&w->s, iov, k)) {
+		fail(w, "%s SET send: %s", backend_name[o.be], strerror(errno));
+		return n;
+	}
+	for (j = 0; j < n; j++) {
+		if (sock_line(&w->s, line, sizeof(line))) {
+			fail(w, "%s SET reply: %s", backend_name[o.be],
+			     strerror(errno));
+			return n - j + f;
+		}
+		if (strcmp(line, o.be == B_MEMCACHED ? "STORED" : "+OK")) {
+			fail(w, "%s SET answered \"%.60s\"", backend_name[o.be],
+			     line);
+			f++;
+		}
+	}
+	return f;
+}
+
+/* GET n keys into w->buf[0..n); checks length and stamps (tid, idx0+j). */
+static uint64_t do_get(struct worker *w, char (*names)[64], int n,
+		       uint64_t size)
+{
+	char req[BATCH_MAX * 80], line[256];
+	uint64_t f = 0, len[BATCH_MAX];
+	int j, st[BATCH_MAX];
+	size_t rl = 0;
+
+	for (j = 0; j < n; j++) {
+		st[j] = 0;
+		len[j] = 0;
+	}
+	if (o.be == B_DFKV) {
+		const void *keys[BATCH_MAX] = { 0 };
+		uint64_t klen[BATCH_MAX] = { 0 }, caps[BATCH_MAX] = { 0 };
+		int ok;
+
+		if (n == 1) {
+			st[0] = dfkv_get(w->dc, names[0], strlen(names[0]),
+					 w->buf[0], size, &len[0]);
+		} else {
+			for (j = 0; j < n; j++) {
+				keys[j] = names[j];
+				klen[j] = strlen(names[j]);
+				caps[j] = size;
+			}
+			ok = dfkv_get_batch(w->dc, n, keys, klen, w->buf, caps,
+					    len, st);
+			if (ok < 0) {
+				fail(w, "dfkv_get_batch: %s", dfkv_strerror(ok));
+				return n;
+			}
+		}
+		for (j = 0; j < n; j++)
+			if (st[j])
+				fail(w, "dfkv GET: %s", dfkv_strerror(st[j]));
+	} else if (o.be == B_MEMCACHED) {
+		rl = snprintf(req, sizeof(req), "get");
+		for (j = 0; j < n; j++)
+			rl += snprintf(req + rl, sizeof(req) - rl, " %s", names[j]);
+		rl += snprintf(req + rl, sizeof(req) - rl, "\r\n");
+		if (send(w->s.fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl) {
+			fail(w, "memcached get send: %s", strerror(errno));
+			return n;
+		}
+		/* Hits come back in request order; a miss is just absent. */
+		for (j = 0;; ) {
+			char key[64];
+			unsigned long long bytes;
+			unsigned int flags;
+
+			if (sock_line(&w->s, line, sizeof(line))) {
+				fail(w, "memcached get reply: %s", strerror(errno));
+				return n;
+			}
+			if (!strcmp(line, "END"))
+				break;
+			if (sscanf(line, "VALUE %63s %u %llu", key, &flags,
+				   &bytes) != 3) {
+				fail(w, "memcached get answered \"%.60s\"", line);
+				return n;
+			}
+			while (j < n && strcmp(key, names[j])) {
+				st[j++] = 1;	/* miss */
+				fail(w, "memcached GET miss");
+			}
+			if (j == n || bytes > size) {
+				fail(w, "memcached GET: unexpected value");
+				return n;
+			}
+			len[j] = bytes;
+			if (sock_read(&w->s, w->buf[j], bytes) ||
+			    sock_read(&w->s, line, 2)) {
+				fail(w, "memcached get data: %s", strerror(errno));
+				return n;
+			}
+			j++;
+		}
+		for (; j < n; j++) {
+			st[j] = 1;
+			fail(w, "memcached GET miss");
+		}
+	} else {
+		for (j = 0; j < n; j++)
+			rl += snprintf(req + rl, sizeof(req) - rl,
+				       "*2\r\n$3\r\nGET\r\n$%zu\r\n%s\r\n",
+				       strlen(names[j]), names[j]);
+		if (send(w->s.fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl) {
+			fail(w, "redis GET send: %s", strerror(errno));
+			return n;
+		}
+		for (j = 0; j < n; j++) {
+			long long bytes;
+
+			if (sock_line(&w->s, line, sizeof(line)) ||
+			    line[0] != '$' || sscanf(line + 1, "%lld", &bytes) != 1) {
+				fail(w, "redis GET answered \"%.60s\"", line);
+				return n;
+			}
+			if (bytes < 0) {
+				st[j] = 1;
+				fail(w, "redis GET miss");
+				continue;
+			}
+			if ((uint64_t)bytes > size) {
+				fail(w, "redis GET: %lld bytes", bytes);
+				return n;
+			}
+			len[j] = bytes;
+			if (sock_read(&w->s, w->buf[j], bytes) ||
+			    sock_read(&w->s, line, 2)) {
+				fail(w, "redis GET data: %s", strerror(errno));
+				return n;
+			}
+		}
+	}
+	for (j = 0; j < n; j++) {
+		if (st[j]) {
+			f++;
+		} else if (len[j] != size) {
+			fail(w, "GET returned %" PRIu64 " of %" PRIu64 " bytes",
+			     len[j], size);
+			f++;
+		}
+	}
+	return f;
+}
+
+static uint64_t do_remove(struct worker *w, const char *name)
+{
+	char req[160], line[256];
+	int rl, st;
+
+	if (o.be == B_DFKV) {
+		st = dfkv_remove(w->dc, name, strlen(name));
+		if (st)
+			fail(w, "dfkv_remove: %s", dfkv_strerror(st));
+		return st != 0;
+	}
+	if (o.be == B_MEMCACHED)
+		rl = snprintf(req, sizeof(req), "delete %s\r\n", name);
+	else
+		rl = snprintf(req, sizeof(req), "*2\r\n$3\r\nDEL\r\n$%zu\r\n%s\r\n",
+			      strlen(name), name);
+	if (send(w->s.fd, req, rl, MSG_NOSIGNAL) != rl ||
+	    sock_line(&w->s, line, sizeof(line))) {
+		fail(w, "%s delete: %s", backend_name[o.be], strerror(errno));
+		return 1;
+	}
+	if (o.be == B_MEMCACHED ? strcmp(line, "DELETED") && strcmp(line, "NOT_FOUND")
+				: line[0] != ':') {
+		fail(w, "%s delete answered \"%.60s\"", backend_name[o.be], line);
+		return 1;
+	}
+	return 0;
+}
+
+/* Batch of keys [i, i+n) of thread tid: names and (for PUT) stamps. */
+static void prep(struct worker *w, char (*names)[64], uint64_t i, int n,
+		 int stamp)
+{
+	struct config *c = w->sh->c;
+	int j;
+
+	for (j = 0; j < n; j++) {
+		key_name(names[j], 64, w->tid, i + j);
+		if (stamp)
+			stamp_put(w->buf[j], c->size, stamp_of(w->tid, i + j));
+	}
+}
+
+/* Untimed: store or remove every key of this thread. */
+static void fill(struct worker *w, int remove)
+{
+	struct config *c = w->sh->c;
+	char names[BATCH_MAX][64];
+	uint64_t i;
+
+	for (i = 0; i < c->keys; i += c->batch) {
+		prep(w, names, i, c->batch, !remove);
+		if (remove) {
+			for (int j = 0; j < c->batch; j++)
+				w->fails += do_remove(w, names[j]);
+		} else {
+			w->fails += do_put(w, names, c->batch, c->size);
+		}
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct config *c = sh->c;
+	char names[BATCH_MAX][64];
+	uint64_t i, t0, f;
+
+	for (;;) {
+		pthread_barrier_wait(&sh->bar);
+		if (w->tid == 0)
+			sh->t0 = now();
+		for (i = 0; i < c->keys; i += c->batch) {
+			prep(w, names, i, c->batch, sh->phase == PH_PUT);
+			t0 = now_ns();
+			if (sh->phase == PH_PUT) {
+				f = do_put(w, names, c->batch, c->size);
+				if (w->nlat < o.max_calls)
+					w->lat[w->nlat++] = now_ns() - t0;
+			} else {
+				f = do_get(w, names, c->batch, c->size);
+				if (w->nlat < o.max_calls)
+					w->lat[w->nlat++] = now_ns() - t0;
+				/* untimed: the bytes are the ones PUT stored */
+				for (int j = 0; !f && j < c->batch; j++)
+					if (!stamp_ok(w->buf[j], c->size,
+						      stamp_of(w->tid, i + j))) {
+						fail(w, "GET returned other bytes "
+						     "than PUT stored");
+						f++;
+					}
+			}
+			w->fails += f;
+			w->ops += c->batch;
+			w->calls++;
+		}
+		pthread_barrier_wait(&sh->bar);
+		if (w->tid == 0) {
+			sh->wall += now() - sh->t0;
+			sh->rounds++;
+			sh->stop = sh->wall >= o.duration ||
+				   w->calls + c->keys / c->batch > o.max_calls;
+		}
+		if (sh->phase == PH_PUT)
+			fill(w, 1);
+		pthread_barrier_wait(&sh->bar);
+		if (sh->stop)
+			break;
+	}
+	return NULL;
+}
+
+static void *filler_main(void *arg)
+{
+	struct worker *w = arg;
+
+	fill(w, w->sh->phase);	/* phase used as "remove" flag here */
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct_us(const uint64_t *v, uint64_t n, double p)
+{
+	if (!n)
+		return 0;
+	return v[(uint64_t)(p * (double)(n - 1) + 0.5)] / 1e3;
+}
+
+static void spawn(struct config *c, struct worker *w, void *(*fn)(void *))
+{
+	int t;
+
+	for (t = 0; t < c->threads; t++)
+		if (pthread_create(&w[t].th, NULL, fn, &w[t])) {
+			fprintf(stderr, "dfkv-tcpbench: pthread_create failed\n");
+			exit(2);
+		}
+	for (t = 0; t < c->threads; t++)
+		pthread_join(w[t].th, NULL);
+}
+
+/* Untimed store (remove=0) or removal (1) by all threads; failures. */
+static uint64_t fill_all(struct config *c, struct worker *w, int remove)
+{
+	uint64_t before = 0, after = 0;
+	int t;
+
+	for (t = 0; t < c->threads; t++)
+		before += w[t].fails;
+	w[0].sh->phase = remove;
+	spawn(c, w, filler_main);
+	for (t = 0; t < c->threads; t++)
+		after += w[t].fails;
+	return after - before;
+}
+
+static void run_phase(struct config *c, struct worker *w, int phase)
+{
+	struct shared *sh = w[0].sh;
+	struct result *r = &c->r[phase];
+	uint64_t *all, n = 0;
+	int t;
+
+	sh->phase = phase;
+	sh->stop = 0;
+	sh->wall = 0;
+	sh->rounds = 0;
+	for (t = 0; t < c->threads; t++) {
+		w[t].ops = w[t].calls = w[t].fails = w[t].nlat = 0;
+		w[t].why[0] = 0;
+	}
+	spawn(c, w, worker_main);
+	memset(r, 0, sizeof(*r));
+	all = malloc(sizeof(*all) * o.max_calls * c->threads);
+	if (!all)
+		exit(2);
+	for (t = 0; t < c->threads; t++) {
+		r->ops += w[t].ops;
+		r->calls += w[t].calls;
+		r->fails += w[t].fails;
+		memcpy(all + n, w[t].lat, w[t].nlat * sizeof(*all));
+		n += w[t].nlat;
+		if (w[t].why[0])
+			fprintf(stderr, "dfkv-tcpbench: %s %s %" PRIu64
+				" B x%d b%d thread %d: %" PRIu64
+				" failures, first: %s\n", backend_name[o.be],
+				phase_name[phase], c->size, c->threads,
+				c->batch, t, w[t].fails, w[t].why);
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	r->bytes = r->ops * c->size;
+	r->secs = sh->wall;
+	r->rounds = sh->rounds;
+	r->gbps = r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
+	r->opsps = r->secs > 0 ? r->ops / r->secs : 0;
+	r->p50_us = pct_us(all, n, 0.50);
+	r->p99_us = pct_us(all, n, 0.99);
+	free(all);
+}
+
+static int run_config(struct config *c)
+{
+	struct shared sh = { .c = c };
+	struct worker *w = calloc(c->threads, sizeof(*w));
+	uint64_t extra = 0;
+	int t, j;
+
+	if (!w)
+		return -1;
+	pthread_barrier_init(&sh.bar, NULL, c->threads);
+	for (t = 0; t < c->threads; t++) {
+		w[t].tid = t;
+		w[t].sh = &sh;
+		w[t].s.fd = -1;
+		if (client_open(&w[t]))
+			return -1;
+		for (j = 0; j < c->batch; j++) {
+			if (posix_memalign(&w[t].buf[j], 4096, c->size))
+				exit(2);
+			memset(w[t].buf[j], 0x5a, c->size);
+		}
+		w[t].lat = malloc(sizeof(*w[t].lat) * o.max_calls);
+		if (!w[t].lat)
+			exit(2);
+	}
+	/* Warm-up: one store and removal round, then the timed phases. */
+	extra += fill_all(c, w, 0);
+	extra += fill_all(c, w, 1);
+	run_phase(c, w, PH_PUT);
+	extra += fill_all(c, w, 0);
+	run_phase(c, w, PH_GET);
+	extra += fill_all(c, w, 1);
+	c->r[PH_PUT].fails += extra;
+	for (t = 0; t < c->threads; t++) {
+		if (w[t].why[0] && extra)
+			fprintf(stderr, "dfkv-tcpbench: %s untimed setup, thread %d: "
+				"%s\n", backend_name[o.be], t, w[t].why);
+		client_close(&w[t]);
+		for (j = 0; j < c->batch; j++)
+			free(w[t].buf[j]);
+		free(w[t].lat);
+	}
+	pthread_barrier_destroy(&sh.bar);
+	free(w);
+	return 0;
+}
+
+/* ----------------------------------------------------------- netlink */
+
+static int node_add(struct dfkv_genl *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_NEW, 0);
+	int err;
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
+	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, o.ram);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0);	/* no eviction */
+	err = dfkv_genl_talk(g, nlh, NULL, NULL);
+	if (err)
+		return err;
+	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_LISTENER_ADD, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
+	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, "127.0.0.1");
+	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, o.port);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+static int node_del(struct dfkv_genl *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_DEL, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+/* --------------------------------------------------------------- JSON */
+
+static void json_result(FILE *f, const char *name, const struct result *r,
+			int last)
+{
+	fprintf(f, "      \"%s\": {\"ops\": %" PRIu64 ", \"calls\": %" PRIu64
+		", \"bytes\": %" PRIu64 ", \"failures\": %" PRIu64
+		", \"seconds\": %.6f, \"rounds\": %d, \"gb_per_s\": %.4f"
+		", \"ops_per_s\": %.1f, \"p50_us\": %.2f, \"p99_us\": %.2f}%s\n",
+		name, r->ops, r->calls, r->bytes, r->fails, r->secs, r->rounds,
+		r->gbps, r->opsps, r->p50_us, r->p99_us, last ? "" : ",");
+}
+
+static int write_json(const struct config *cs, int n)
+{
+	FILE *f = fopen(o.json, "w");
+	int i;
+
+	if (!f) {
+		fprintf(stderr, "dfkv-tcpbench: %s: %s\n", o.json, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"bench\": \"dfkv-tcpbench\",\n  \"backend\": \"%s\",\n"
+		"  \"client\": \"%s\",\n  \"params\": {\"port\": %d, "
+		"\"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f, "
+		"\"max_calls_per_thread\": %" PRIu64 ", \"node_ram_bytes\": %"
+		PRIu64 "},\n  \"results\": [\n", backend_name[o.be],
+		o.be == B_DFKV ? "libdfkv (TCP transport, 1 connection per thread)" :
+		o.be == B_MEMCACHED ? "dfkv-tcpbench text protocol, 1 connection "
+		"per thread, batch = pipelined set / multi-key get" :
+		"dfkv-tcpbench RESP, 1 connection per thread, batch = pipelined "
+		"SET/GET", o.port, o.wset, o.duration, o.max_calls, o.ram);
+	for (i = 0; i < n; i++) {
+		const struct config *c = &cs[i];
+
+		fprintf(f, "    {\"value_bytes\": %" PRIu64 ", \"threads\": %d, "
+			"\"batch\": %d, \"keys_per_thread\": %" PRIu64 ",\n",
+			c->size, c->threads, c->batch, c->keys);
+		json_result(f, "put", &c->r[PH_PUT], 0);
+		json_result(f, "get", &c->r[PH_GET], 1);
+		fprintf(f, "    }%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	return fclose(f);
+}
+
+/* --------------------------------------------------------------- main */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dfkv-tcpbench [options] JSON_PATH\n"
+"       dfkv-tcpbench --backend redis --port P --fill SIZE,N\n"
+"       dfkv-tcpbench --cleanup\n"
+"\n"
+"PUT/GET over TCP on 127.0.0.1: the in-kernel dfkv node through libdfkv\n"
+"(creates node \"" NODE_NAME "\" with a listener; needs dfkv.ko and\n"
+"CAP_NET_ADMIN), or a running memcached or redis-server.  Writes JSON;\n"
+"exits 1 if any operation failed.\n"
+"\n"
+"  --backend NAME   dfkv (default), memcached, redis\n"
+"  --port N         TCP port (dfkv: the listener to create; default 7450)\n"
+"  --ram MiB        dfkv node RAM budget (default 512)\n"
+"  --wset MiB       working set split over threads (default 64; at least\n"
+"                   one batch of keys per thread)\n"
+"  --duration SEC   timed work per phase (default 1)\n"
+"  --max-calls N    per thread and phase (default 100000)\n"
+"  --sizes LIST     value sizes in KiB (default 64,1024,4096)\n"
+"  --threads LIST   client threads (default 1,4)\n"
+"  --batches LIST   operations per call (default 1,16; at most %d)\n"
+"  --fill SIZE,N    redis only: store N values of SIZE bytes under\n"
+"                   redis-benchmark's key names, then exit\n"
+"  --cleanup        delete the dfkv bench node if it exists, then exit\n",
+		BATCH_MAX);
+}
+
+static int parse_list(const char *s, uint64_t *v, int max)
+{
+	int n = 0;
+
+	while (*s && n < max) {
+		char *end;
+
+		v[n] = strtoull(s, &end, 10);
+		if (end == s || !v[n])
+			return -1;
+		n++;
+		if (*end && *end != ',')
+			return -1;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return *s ? -1 : n;
+}
+
+static int redis_fill(uint64_t size, uint64_t n)
+{
+	struct shared sh = { 0 };
+	struct worker w = { .sh = &sh };
+	char names[1][64];
+	uint64_t i, f = 0;
+
+	w.s.fd = -1;
+	if (client_open(&w))
+		return 2;
+	if (posix_memalign(&w.buf[0], 4096, size))
+		return 2;
+	memset(w.buf[0], 'x', size);
+	for (i = 0; i < n; i++) {
+		snprintf(names[0], sizeof(names[0]), "key:%012" PRIu64, i);
+		f += do_put(&w, names, 1, size);
+	}
+	if (f)
+		fprintf(stderr, "dfkv-tcpbench: redis fill: %" PRIu64
+			" failures, first: %s\n", f, w.why);
+	client_close(&w);
+	free(w.buf[0]);
+	return f ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "backend", required_argument, NULL, 'B' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "ram", required_argument, NULL, 'r' },
+		{ "wset", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "max-calls", required_argument, NULL, 'm' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "fill", required_argument, NULL, 'f' },
+		{ "cleanup", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t sizes[8] = { 64, 1024, 4096 }, threads[8] = { 1, 4 };
+	uint64_t batches[8] = { 1, 16 }, fillv[2] = { 0, 0 };
+	int nsizes = 3, nthreads = 2, nbatches = 2, cleanup = 0, dofill = 0;
+	int n = 0, i, j, k, opt, err, rc = 0;
+	struct config cs[128];
+	struct dfkv_genl g;
+	uint64_t fails = 0;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'B':
+			for (i = 0; i < 3 && strcmp(optarg, backend_name[i]); i++)
+				;
+			if (i == 3)
+				goto bad;
+			o.be = i;
+			break;
+		case 'p': o.port = atoi(optarg); break;
+		case 'r': o.ram = strtoull(optarg, NULL, 10) * MIB; break;
+		case 'w': o.wset = strtoull(optarg, NULL, 10) * MIB; break;
+		case 'd': o.duration = strtod(optarg, NULL); break;
+		case 'm': o.max_calls = strtoull(optarg, NULL, 10); break;
+		case 's':
+			if ((nsizes = parse_list(optarg, sizes, 8)) < 1)
+				goto bad;
+			break;
+		case 't':
+			if ((nthreads = parse_list(optarg, threads, 8)) < 1)
+				goto bad;
+			break;
+		case 'b':
+			if ((nbatches = parse_list(optarg, batches, 8)) < 1)
+				goto bad;
+			break;
+		case 'f':
+			if (parse_list(optarg, fillv, 2) != 2)
+				goto bad;
+			dofill = 1;
+			break;
+		case 'c': cleanup = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: goto bad;
+		}
+	}
+	if (!o.port)
+		o.port = o.be == B_DFKV ? 7450 : o.be == B_MEMCACHED ? 11211 : 6379;
+	for (k = 0; k < nbatches; k++)
+		if (batches[k] > BATCH_MAX)
+			goto bad;
+	if (dofill)
+		return o.be == B_REDIS ? redis_fill(fillv[0], fillv[1]) : 2;
+	if (!cleanup && optind + 1 != argc)
+		goto bad;
+	if (!cleanup)
+		o.json = argv[optind];
+	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_calls)
+		goto bad;
+
+	if (o.be == B_DFKV || cleanup) {
+		err = dfkv_genl_open(&g);
+		if (err) {
+			fprintf(stderr, "dfkv-tcpbench: netlink family dfkv: %s\n",
+				strerror(-err));
+			return 2;
+		}
+		if (cleanup) {
+			err = node_del(&g);
+			dfkv_genl_close(&g);
+			return err && err != -ENOENT && err != -ENODEV ? 1 : 0;
+		}
+		err = node_add(&g);
+		if (err) {
+			fprintf(stderr, "dfkv-tcpbench: cannot create node %s with "
+				"a listener on 127.0.0.1:%d: %s%s%s\n", NODE_NAME,
+				o.port, strerror(-err), g.errmsg[0] ? ": " : "",
+				g.errmsg);
+			node_del(&g);
+			dfkv_genl_close(&g);
+			return 2;
+		}
+	}
+
+	for (i = 0; i < nsizes; i++)
+		for (j = 0; j < nthreads; j++)
+			for (k = 0; k < nbatches; k++) {
+				struct config *c = &cs[n];
+
+				memset(c, 0, sizeof(*c));
+				c->size = sizes[i] * 1024;
+				c->threads = (int)threads[j];
+				c->batch = (int)batches[k];
+				c->keys = o.wset / c->threads / c->size;
+				c->keys -= c->keys % c->batch;
+				if (c->keys < (uint64_t)c->batch)
+					c->keys = c->batch;
+				fprintf(stderr, "dfkv-tcpbench: %s %" PRIu64
+					" KiB x %d thread(s) batch %d, %" PRIu64
+					" keys each\n", backend_name[o.be],
+					sizes[i], c->threads, c->batch, c->keys);
+				if (run_config(c)) {
+					rc = 2;
+					goto out;
+				}
+				fails += c->r[PH_PUT].fails + c->r[PH_GET].fails;
+				n++;
+			}
+	if (write_json(cs, n))
+		rc = 2;
+	else if (fails)
+		rc = 1;
+out:
+	if (o.be == B_DFKV) {
+		err = node_del(&g);
+		if (err) {
+			fprintf(stderr, "dfkv-tcpbench: cannot delete node %s: %s\n",
+				NODE_NAME, g.errmsg[0] ? g.errmsg : strerror(-err));
+			rc = rc ? rc : 1;
+		}
+		dfkv_genl_close(&g);
+	}
+	return rc;
+bad:
+	usage(stderr);
+	return 2;
+}
