@@ -324,6 +324,7 @@ static void exec_hello(struct dfkv_tcp_conn *c)
 	}
 	put_unaligned_le64(0, buf);
 	put_unaligned_le64(READ_ONCE(c->node->max_value), buf + 8);
+	dfkv_stats_op(&c->node->stats, DFKV_OP_HELLO, DFKV_STATUS_OK);
 	reply_buf(c, DFKV_STATUS_OK, 0, buf, DFKV_HELLO_REPLY_LEN);
 }
 
@@ -598,11 +599,12 @@ static void conn_release_work(struct work_struct *work)
 	if (c->in_op)
 		dfkv_node_exit(c->node);
 
+	sock_release(c->sock);
 	mutex_lock(&tn->lock);
 	list_del(&c->list);
 	tn->nr_conns--;
 	mutex_unlock(&tn->lock);
-	sock_release(c->sock);
+	wake_up(&tn->conns_gone);
 	dfkv_node_put(c->node);
 	kfree(c);
 }
@@ -869,6 +871,7 @@ void dfkv_tcp_node_init(struct dfkv_tcp_node *tn)
 	mutex_init(&tn->lock);
 	INIT_LIST_HEAD(&tn->listeners);
 	INIT_LIST_HEAD(&tn->conns);
+	init_waitqueue_head(&tn->conns_gone);
 }
 
 void dfkv_tcp_node_shutdown(struct dfkv_node *node)
@@ -889,9 +892,11 @@ void dfkv_tcp_node_shutdown(struct dfkv_node *node)
 	list_for_each_entry(c, &tn->conns, list)
 		conn_kill(c);
 	mutex_unlock(&tn->lock);
-	/* Release works (queued above or earlier) remove themselves. */
-	flush_workqueue(dfkv_tcp_wq);
-	WARN_ON(!list_empty(&tn->conns));
+	/*
+	 * Release works (queued above or earlier) unlink themselves; wait for
+	 * this node's only, not for the whole workqueue.
+	 */
+	wait_event(tn->conns_gone, !READ_ONCE(tn->nr_conns));
 }
 
 int __init dfkv_tcp_init(void)

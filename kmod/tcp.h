@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 struct dfkv_node;
 struct sk_buff;
@@ -24,6 +25,7 @@ struct dfkv_tcp_node {
 	struct list_head listeners;
 	struct list_head conns;
 	u32 nr_conns;
+	wait_queue_head_t conns_gone;	/* shutdown waits for nr_conns 0 */
 	bool closing;
 	u32 first_request_ms;		/* READ_ONCE */
 	u32 idle_ms;			/* READ_ONCE */
