@@ -462,6 +462,104 @@ DFKV_API int dfkv_remove(struct dfkv_client *c, const void *key,
 	return run_one(c, &r, key, key_len);
 }
 
+/* ----------------------------------------------------- scatter-gather */
+
+/*
+ * Check a caller's dfkv_iov array and load its non-empty entries into
+ * r->iov (allocated; the caller frees it after execute), their total
+ * into *total.  A total of 0 is left for the caller to judge.
+ */
+static int iov_load(struct dfkv_req *r, const struct dfkv_iov *iov, size_t n,
+		    uint64_t *total)
+{
+	uint64_t sum = 0;
+	size_t k = 0;
+
+	*total = 0;
+	r->iov = NULL;
+	r->iovcnt = 0;
+	if (!iov || !n || n > DFKV_IOV_MAX)
+		return DFKV_E_INVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!iov[i].len)
+			continue;
+		if (!dfkv_span_ok(iov[i].base, iov[i].len) ||
+		    iov[i].len > (uint64_t)(SIZE_MAX / 2) - sum)
+			return DFKV_E_INVAL;
+		sum += iov[i].len;
+		k++;
+	}
+	if (!k)
+		return 0;
+	r->iov = malloc(k * sizeof(*r->iov));
+	if (!r->iov)
+		return DFKV_E_NOMEM;
+	for (size_t i = 0, j = 0; i < n; i++)
+		if (iov[i].len)
+			r->iov[j++] = (struct iovec){ iov[i].base,
+						      (size_t)iov[i].len };
+	r->iovcnt = (uint32_t)k;
+	*total = sum;
+	return 0;
+}
+
+/* A scatter-gather PUT request: 0 or the slot's failure. */
+static int put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		       size_t n)
+{
+	int s = iov_load(r, iov, n, &r->val_len);
+
+	return s ? s : r->val_len ? 0 : DFKV_STATUS_INVALID;
+}
+
+/* A scatter-gather GET request. */
+static int get_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		       size_t n)
+{
+	int s = iov_load(r, iov, n, &r->cap);
+
+	return s ? s : r->cap ? 0 : DFKV_E_INVAL;
+}
+
+DFKV_API int dfkv_put_sg(struct dfkv_client *c, const void *key,
+			 uint64_t key_len, const struct dfkv_iov *iov, size_t n)
+{
+	struct dfkv_req r = { .op = DFKV_OP_PUT };
+	int s = put_sg_load(&r, iov, n);
+
+	if (!s)
+		s = run_one(c, &r, key, key_len);
+	free(r.iov);
+	return s;
+}
+
+DFKV_API int dfkv_get_sg(struct dfkv_client *c, const void *key,
+			 uint64_t key_len, uint64_t offset, uint64_t length,
+			 const struct dfkv_iov *iov, size_t n,
+			 uint64_t *data_len, uint64_t *stored_len)
+{
+	struct dfkv_req r = { .op = DFKV_OP_GET, .offset = offset,
+			      .length = length };
+	int s;
+
+	if (data_len)
+		*data_len = 0;
+	if (stored_len)
+		*stored_len = 0;
+	if (!data_len)
+		return DFKV_E_INVAL;
+	s = get_sg_load(&r, iov, n);
+	if (!s) {
+		s = run_one(c, &r, key, key_len);
+		if (stored_len)
+			*stored_len = r.stored_len;
+		if (s == DFKV_STATUS_OK)
+			*data_len = r.data_len;
+	}
+	free(r.iov);
+	return s;
+}
+
 /* ------------------------------------------------------------ batches */
 
 /* The parts every batch shares: requests routed, bad keys marked. */
@@ -612,6 +710,62 @@ DFKV_API int dfkv_remove_batch(struct dfkv_client *c, size_t n,
 	if (err)
 		return err;
 	ok = batch_run(c, n, r, p, statuses);
+	free(r);
+	free(p);
+	return ok;
+}
+
+DFKV_API int dfkv_put_sg_batch(struct dfkv_client *c, size_t n,
+			       const void *const *keys, const uint64_t *key_lens,
+			       const struct dfkv_iov *const *iovs,
+			       const size_t *iovcnts, int *statuses)
+{
+	struct dfkv_req *r, **p;
+	int err, ok;
+
+	if (!iovs || !iovcnts)
+		keys = NULL;
+	err = batch_prepare(c, n, keys, key_lens, statuses, DFKV_OP_PUT, &r, &p);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (!statuses[i])
+			statuses[i] = put_sg_load(&r[i], iovs[i], iovcnts[i]);
+	ok = batch_run(c, n, r, p, statuses);
+	for (size_t i = 0; i < n; i++)
+		free(r[i].iov);
+	free(r);
+	free(p);
+	return ok;
+}
+
+DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
+			       const void *const *keys, const uint64_t *key_lens,
+			       const struct dfkv_iov *const *iovs,
+			       const size_t *iovcnts, uint64_t *lens,
+			       int *statuses)
+{
+	struct dfkv_req *r, **p;
+	int err, ok;
+
+	if (lens && n <= DFKV_CLIENT_BATCH_MAX)
+		memset(lens, 0, n * sizeof(*lens));
+	if (!iovs || !iovcnts || !lens)
+		keys = NULL;
+	err = batch_prepare(c, n, keys, key_lens, statuses, DFKV_OP_GET, &r, &p);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (!statuses[i])
+			statuses[i] = get_sg_load(&r[i], iovs[i], iovcnts[i]);
+	ok = batch_run(c, n, r, p, statuses);
+	for (size_t i = 0; i < n; i++) {
+		if (statuses[i] == DFKV_STATUS_OK)
+			lens[i] = r[i].data_len;
+		else if (statuses[i] == DFKV_STATUS_TOO_LARGE)
+			lens[i] = r[i].stored_len;
+		free(r[i].iov);
+	}
 	free(r);
 	free(p);
 	return ok;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "util.h"
 
@@ -51,6 +52,12 @@ struct dfkv_req {
 	uint64_t val_len;
 	void *buf;				/* GET destination */
 	uint64_t cap;
+	struct iovec *iov;			/* scatter-gather PUT/GET: the
+						 * caller's non-empty buffers
+						 * (owned by the caller of
+						 * execute; val and buf unused,
+						 * val_len/cap their total) */
+	uint32_t iovcnt;
 	const struct dfkv_key *keys;		/* TOUCH, PROBE, LEASE */
 	uint32_t nkeys;
 	uint64_t *results;			/* PROBE, LEASE: nkeys entries */

@@ -310,6 +310,45 @@ DFKV_API int dfkv_get_range(struct dfkv_client *c, const void *key,
 			    void *buf, uint64_t cap, uint64_t *len,
 			    uint64_t *stored_len);
 
+/*
+ * Scatter-gather.  A value may live in (or land in) n buffers instead of
+ * one: 1 <= n <= DFKV_IOV_MAX entries, each a (base, len) span like
+ * struct iovec but with a 64-bit length on every ABI.  Entries of length
+ * 0 are allowed anywhere and skipped (their base is not looked at, it
+ * may be NULL); an entry with a NULL base and a non-zero length, a null
+ * array, n == 0 or n > DFKV_IOV_MAX fails closed with DFKV_E_INVAL.
+ * Over TCP the buffers go out in gathered sendmsg calls together with
+ * the frame prefix and a GET is received straight into them; through
+ * /dev/dfkv they are handed to the kernel as an iovec array
+ * (DFKV_OP_F_IOV).  There is no intermediate copy on either path.
+ */
+#define DFKV_IOV_MAX	1024
+struct dfkv_iov {
+	void *base;
+	uint64_t len;
+};
+
+/*
+ * Store the concatenation of iov[0..n).  As dfkv_put: a value of total
+ * length 0 is DFKV_STATUS_INVALID.
+ */
+DFKV_API int dfkv_put_sg(struct dfkv_client *c, const void *key,
+			 uint64_t key_len, const struct dfkv_iov *iov, size_t n);
+
+/*
+ * Range read scattered across iov[0..n) in order, with the rules of
+ * dfkv_get_range and cap = the total length of the entries: offset 0 and
+ * length 0 read the whole value; a range wider than the total is
+ * DFKV_STATUS_TOO_LARGE (*data_len 0, *stored_len the stored length,
+ * buffer contents unspecified).  *data_len = bytes written (filling the
+ * entries front to back); *stored_len may be NULL.  A total of 0 is
+ * DFKV_E_INVAL.
+ */
+DFKV_API int dfkv_get_sg(struct dfkv_client *c, const void *key,
+			 uint64_t key_len, uint64_t offset, uint64_t length,
+			 const struct dfkv_iov *iov, size_t n,
+			 uint64_t *data_len, uint64_t *stored_len);
+
 /* *stored_len (may be NULL) = stored length; a miss is NOT_FOUND. */
 DFKV_API int dfkv_exist(struct dfkv_client *c, const void *key,
 			uint64_t key_len, uint64_t *stored_len);
@@ -370,6 +409,23 @@ DFKV_API int dfkv_exist_batch(struct dfkv_client *c, size_t n,
 			      uint64_t *stored_lens, int *statuses);
 DFKV_API int dfkv_remove_batch(struct dfkv_client *c, size_t n,
 			       const void *const *keys, const uint64_t *key_lens,
+			       int *statuses);
+
+/*
+ * Scatter-gather batches, with the rules of dfkv_put_batch and
+ * dfkv_get_batch: operation i uses iovs[i][0..iovcnts[i]) (checked as for
+ * dfkv_put_sg/dfkv_get_sg; a bad array fails that slot only).  get reads
+ * whole values (get-auto): lens[i] = bytes written, or the stored length
+ * when statuses[i] is DFKV_STATUS_TOO_LARGE.
+ */
+DFKV_API int dfkv_put_sg_batch(struct dfkv_client *c, size_t n,
+			       const void *const *keys, const uint64_t *key_lens,
+			       const struct dfkv_iov *const *iovs,
+			       const size_t *iovcnts, int *statuses);
+DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
+			       const void *const *keys, const uint64_t *key_lens,
+			       const struct dfkv_iov *const *iovs,
+			       const size_t *iovcnts, uint64_t *lens,
 			       int *statuses);
 
 /*

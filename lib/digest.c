@@ -9,7 +9,7 @@
 
 #include "util.h"
 
-static int digest(const EVP_MD *md, const struct dfkv_iov *parts, size_t n,
+static int digest(const EVP_MD *md, const struct dfkv_part *parts, size_t n,
 		  uint8_t *out, unsigned int want)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -27,14 +27,14 @@ static int digest(const EVP_MD *md, const struct dfkv_iov *parts, size_t n,
 	return ok && got == want ? 0 : DFKV_E_SYS;
 }
 
-int dfkv_sha256(const struct dfkv_iov *parts, size_t n, uint8_t out[32])
+int dfkv_sha256(const struct dfkv_part *parts, size_t n, uint8_t out[32])
 {
 	return digest(EVP_sha256(), parts, n, out, 32);
 }
 
 int dfkv_md5(const void *p, size_t len, uint8_t out[16])
 {
-	struct dfkv_iov iov = { p, len };
+	struct dfkv_part iov = { p, len };
 
 	return digest(EVP_md5(), &iov, 1, out, 16);
 }

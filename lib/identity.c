@@ -156,7 +156,7 @@ DFKV_API int dfkv_ns_tenant_identity(const void *ns, uint64_t ns_len,
 DFKV_API int dfkv_layout_fingerprint(const struct dfkv_span *fields, size_t n,
 				     uint64_t *out)
 {
-	struct dfkv_iov *parts;
+	struct dfkv_part *parts;
 	uint8_t (*lens)[4], md[32];
 	int err;
 
@@ -175,11 +175,11 @@ DFKV_API int dfkv_layout_fingerprint(const struct dfkv_span *fields, size_t n,
 		free(lens);
 		return DFKV_E_NOMEM;
 	}
-	parts[0] = (struct dfkv_iov){ LAYOUT_TAG, sizeof(LAYOUT_TAG) - 1 };
+	parts[0] = (struct dfkv_part){ LAYOUT_TAG, sizeof(LAYOUT_TAG) - 1 };
 	for (size_t i = 0; i < n; i++) {
 		dfkv_put_le32(lens[i], (uint32_t)fields[i].len);
-		parts[1 + 2 * i] = (struct dfkv_iov){ lens[i], 4 };
-		parts[2 + 2 * i] = (struct dfkv_iov){ fields[i].ptr,
+		parts[1 + 2 * i] = (struct dfkv_part){ lens[i], 4 };
+		parts[2 + 2 * i] = (struct dfkv_part){ fields[i].ptr,
 						      (size_t)fields[i].len };
 	}
 	err = dfkv_sha256(parts, 2 * n + 1, md);
@@ -412,7 +412,7 @@ DFKV_API int dfkv_object_id(const void *ns, uint64_t ns_len,
 			    uint8_t id[DFKV_OBJECT_ID_LEN])
 {
 	uint8_t nl[8], kl[8], md[32];
-	struct dfkv_iov parts[4];
+	struct dfkv_part parts[4];
 	int err;
 
 	if (!id)
@@ -422,10 +422,10 @@ DFKV_API int dfkv_object_id(const void *ns, uint64_t ns_len,
 		return DFKV_E_INVAL;
 	dfkv_put_le64(nl, ns_len);
 	dfkv_put_le64(kl, key_len);
-	parts[0] = (struct dfkv_iov){ nl, 8 };
-	parts[1] = (struct dfkv_iov){ ns, (size_t)ns_len };
-	parts[2] = (struct dfkv_iov){ kl, 8 };
-	parts[3] = (struct dfkv_iov){ key, (size_t)key_len };
+	parts[0] = (struct dfkv_part){ nl, 8 };
+	parts[1] = (struct dfkv_part){ ns, (size_t)ns_len };
+	parts[2] = (struct dfkv_part){ kl, 8 };
+	parts[3] = (struct dfkv_part){ key, (size_t)key_len };
 	err = dfkv_sha256(parts, 4, md);
 	if (err)
 		return err;
@@ -436,7 +436,7 @@ DFKV_API int dfkv_object_id(const void *ns, uint64_t ns_len,
 DFKV_API int dfkv_tenant_hash(const void *ns, uint64_t ns_len, uint64_t *out)
 {
 	uint64_t off, len;
-	struct dfkv_iov parts[3];
+	struct dfkv_part parts[3];
 	uint8_t il[8], md[32];
 	int err;
 
@@ -447,9 +447,9 @@ DFKV_API int dfkv_tenant_hash(const void *ns, uint64_t ns_len, uint64_t *out)
 	if (err)
 		return err;
 	dfkv_put_le64(il, len);
-	parts[0] = (struct dfkv_iov){ TENANT_TAG, sizeof(TENANT_TAG) - 1 };
-	parts[1] = (struct dfkv_iov){ il, 8 };
-	parts[2] = (struct dfkv_iov){ (const uint8_t *)ns + off, (size_t)len };
+	parts[0] = (struct dfkv_part){ TENANT_TAG, sizeof(TENANT_TAG) - 1 };
+	parts[1] = (struct dfkv_part){ il, 8 };
+	parts[2] = (struct dfkv_part){ (const uint8_t *)ns + off, (size_t)len };
 	err = dfkv_sha256(parts, 3, md);
 	if (err)
 		return err;

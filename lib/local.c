@@ -5,7 +5,8 @@
  * same name in the caller's network namespace; PUT/GET/EXIST/REMOVE go in
  * DFKV_IOC_BATCH ioctls (one plain ioctl for a single operation), keyed
  * operations in DFKV_IOC_TOUCH/PROBE/LEASE/RELEASE.  Values move in one
- * copy between the caller's buffer and the node's pages.
+ * copy between the caller's buffer (or, scatter-gather, its iovec array:
+ * DFKV_OP_F_IOV) and the node's pages.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +104,13 @@ static void op_fill(struct dfkv_ioc_op *o, const struct dfkv_req *r)
 		o->buf = (uint64_t)(uintptr_t)r->buf;
 		o->length = r->length;
 		o->cap = r->cap;
+	}
+	/* scatter-gather: the kernel walks the iovecs; cap is their total */
+	if (r->iov) {
+		o->flags = DFKV_OP_F_IOV;
+		o->buf = (uint64_t)(uintptr_t)r->iov;
+		o->iovcnt = r->iovcnt;
+		o->cap = 0;
 	}
 }
 

@@ -7,6 +7,9 @@
  * (prefix + the caller's value, no copy), up to batch_concurrency
  * requests in flight per connection, and replies are matched in FIFO
  * order, with GET data received straight into the caller's buffer.  A
+ * scatter-gather value is a list of segments on both paths: its buffers
+ * are gathered by the same sendmsg, and a reply's data is read into them
+ * (readv-style recvmsg) by a cursor walking the segments.  A
  * connection that fails is closed and its peer reported unhealthy; a
  * pooled connection that the node had closed while idle is retried once
  * on a fresh one.
@@ -50,15 +53,20 @@ struct dfkv_conn {
 	bool have_hdr;
 	struct dfkv_wire_resp resp;
 	uint64_t data_off;
+	size_t seg;		/* the data's cursor: segment of q[recvd]->in */
+	uint64_t seg_off;	/* and offset inside it */
 };
 
 struct item {
 	struct dfkv_req *r;
 	struct dfkv_wire_req w;
 	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
-	const uint8_t *payload;
-	uint8_t *owned;		/* encoded keys, or the rx buffer */
-	uint8_t *rx;		/* PROBE/LEASE reply data */
+	const struct iovec *out;	/* payload segments (w.payload_len) */
+	size_t nout;
+	struct iovec *in;		/* where reply data goes */
+	size_t nin;
+	struct iovec out1, in1;		/* the segment of a single buffer */
+	uint8_t *owned;		/* encoded keys, and the rx buffer */
 };
 
 /* --------------------------------------------------------------- pool */
@@ -199,16 +207,32 @@ static int item_prepare(struct item *it)
 	it->w.op = r->op;
 	memcpy(it->w.id, r->key.id, DFKV_OBJECT_ID_LEN);
 	it->w.tenant = r->key.tenant;
+	it->out = &it->out1;
+	it->in = &it->in1;
 	switch (r->op) {
 	case DFKV_OP_PUT:
-		it->payload = r->val;
 		it->w.payload_len = r->val_len;
+		if (r->iov) {
+			it->out = r->iov;
+			it->nout = r->iovcnt;
+		} else {
+			it->out1 = (struct iovec){ (void *)r->val,
+						   (size_t)r->val_len };
+			it->nout = 1;
+		}
 		break;
 	case DFKV_OP_GET:
 		/* never ask for more than fits: a wider range is TOO_LARGE */
 		it->w.offset = r->offset;
 		it->w.length = !r->length || r->length > r->cap ? r->cap :
 			r->length;
+		if (r->iov) {
+			it->in = r->iov;
+			it->nin = r->iovcnt;
+		} else {
+			it->in1 = (struct iovec){ r->buf, (size_t)r->cap };
+			it->nin = 1;
+		}
 		break;
 	case DFKV_OP_TOUCH:
 	case DFKV_OP_PROBE:
@@ -218,9 +242,14 @@ static int item_prepare(struct item *it)
 		if (!it->owned)
 			return DFKV_E_NOMEM;
 		dfkv_wire_keys_encode(r->keys, r->nkeys, it->owned);
-		it->payload = it->owned;
 		it->w.payload_len = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
-		it->rx = it->owned + it->w.payload_len;
+		it->out1 = (struct iovec){ it->owned,
+					   (size_t)it->w.payload_len };
+		it->nout = 1;
+		/* PROBE/LEASE reply data */
+		it->in1 = (struct iovec){ it->owned + it->w.payload_len,
+					  8 * ((size_t)r->nkeys + 1) };
+		it->nin = 1;
 		if (r->op == DFKV_OP_LEASE)
 			it->w.length = r->length;
 		break;
@@ -264,12 +293,14 @@ static void item_complete(struct dfkv_conn *conn, struct item *it)
 			r->data_len = 0;
 		}
 	} else if (r->op == DFKV_OP_PROBE) {
-		dfkv_wire_u64s_decode(it->rx, r->nkeys, r->results);
+		dfkv_wire_u64s_decode(it->in1.iov_base, r->nkeys, r->results);
 		r->nr_hits = r->nkeys;
 	} else if (r->op == DFKV_OP_LEASE) {
-		r->lease_id = dfkv_get_le64(it->rx);
+		const uint8_t *rx = it->in1.iov_base;
+
+		r->lease_id = dfkv_get_le64(rx);
 		r->nr_hits = (uint32_t)(conn->resp.data_len / 8 - 1);
-		dfkv_wire_u64s_decode(it->rx + 8, r->nr_hits, r->results);
+		dfkv_wire_u64s_decode(rx + 8, r->nr_hits, r->results);
 	}
 }
 
@@ -306,6 +337,29 @@ static void conn_error(struct dfkv_client *c, struct dfkv_conn *conn,
 	conn_fail(c, conn, status);
 }
 
+/*
+ * Append it's payload from byte po on to iov[*niov..IOV_MAX_BATCH); false
+ * when it did not all fit.
+ */
+static bool payload_iov(const struct item *it, uint64_t po,
+			struct iovec *iov, size_t *niov)
+{
+	for (size_t s = 0; s < it->nout; s++) {
+		const struct iovec *v = &it->out[s];
+
+		if (po >= v->iov_len) {
+			po -= v->iov_len;
+			continue;
+		}
+		if (*niov == IOV_MAX_BATCH)
+			return false;
+		iov[(*niov)++] = (struct iovec){ (uint8_t *)v->iov_base + po,
+						 v->iov_len - (size_t)po };
+		po = 0;
+	}
+	return true;
+}
+
 /* Send as much as the in-flight window allows; <0 on a socket error. */
 static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
 {
@@ -316,22 +370,19 @@ static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
 		size_t niov = 0, off = conn->sent_off;
 		ssize_t n;
 
+		/* whole frames, then the part of one that fits */
 		for (size_t i = conn->sent;
 		     i < conn->nq && i - conn->recvd < c->opt.batch_concurrency &&
-		     niov + 2 <= IOV_MAX_BATCH; i++, off = 0) {
+		     niov < IOV_MAX_BATCH; i++, off = 0) {
 			struct item *it = conn->q[i];
 
 			if (off < DFKV_REQ_PREFIX_LEN)
 				iov[niov++] = (struct iovec){
 					it->hdr + off, DFKV_REQ_PREFIX_LEN - off };
-			if (it->w.payload_len) {
-				uint64_t po = off > DFKV_REQ_PREFIX_LEN ?
-					off - DFKV_REQ_PREFIX_LEN : 0;
-
-				iov[niov++] = (struct iovec){
-					(void *)(it->payload + po),
-					(size_t)(it->w.payload_len - po) };
-			}
+			if (!payload_iov(it, off > DFKV_REQ_PREFIX_LEN ?
+					 off - DFKV_REQ_PREFIX_LEN : 0,
+					 iov, &niov))
+				break;
 		}
 		msg.msg_iovlen = niov;
 		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -365,11 +416,13 @@ static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
 	return 0;
 }
 
-/* Read into dst; >0 bytes, 0 on EAGAIN, -1 on EOF or error. */
-static ssize_t rd(int fd, void *dst, size_t len)
+/* Read into iov; >0 bytes, 0 on EAGAIN, -1 on EOF or error. */
+static ssize_t rdv(int fd, struct iovec *iov, size_t niov)
 {
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = niov };
+
 	for (;;) {
-		ssize_t n = recv(fd, dst, len, MSG_DONTWAIT);
+		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
 
 		if (n > 0)
 			return n;
@@ -381,10 +434,43 @@ static ssize_t rd(int fd, void *dst, size_t len)
 	}
 }
 
-/* Where the data of the current reply goes. */
-static uint8_t *data_dst(struct item *it)
+static ssize_t rd(int fd, void *dst, size_t len)
 {
-	return it->r->op == DFKV_OP_GET ? it->r->buf : it->rx;
+	struct iovec v = { dst, len };
+
+	return rdv(fd, &v, 1);
+}
+
+/* k more bytes of the current reply's data have landed. */
+static void data_advance(struct dfkv_conn *conn, const struct item *it,
+			 uint64_t k)
+{
+	conn->data_off += k;
+	conn->seg_off += k;
+	while (conn->seg < it->nin && conn->seg_off >= it->in[conn->seg].iov_len) {
+		conn->seg_off -= it->in[conn->seg].iov_len;
+		conn->seg++;
+	}
+}
+
+/* The destination segments from the cursor on, want bytes at most. */
+static size_t data_iov(const struct dfkv_conn *conn, const struct item *it,
+		       uint64_t want, struct iovec *iov)
+{
+	size_t niov = 0;
+	uint64_t off = conn->seg_off;
+
+	for (size_t s = conn->seg; s < it->nin && want && niov < IOV_MAX_BATCH;
+	     s++, off = 0) {
+		uint64_t k = it->in[s].iov_len - off;
+
+		if (k > want)
+			k = want;
+		iov[niov++] = (struct iovec){ (uint8_t *)it->in[s].iov_base + off,
+					      (size_t)k };
+		want -= k;
+	}
+	return niov;
 }
 
 /*
@@ -425,26 +511,38 @@ static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
 			conn->rpos += DFKV_RESP_PREFIX_LEN;
 			conn->have_hdr = true;
 			conn->data_off = 0;
+			conn->seg = 0;
+			conn->seg_off = 0;
 		}
+		/* data_len fits in it->in: resp_decode and the cap check */
 		while (conn->data_off < conn->resp.data_len) {
 			uint64_t want = conn->resp.data_len - conn->data_off;
 			size_t avail = conn->rlen - conn->rpos;
-			uint8_t *dst = data_dst(it) + conn->data_off;
+			struct iovec dst[IOV_MAX_BATCH];
 
+			if (conn->seg >= it->nin)
+				return DFKV_E_PROTO;	/* not reached */
 			if (avail) {
-				size_t k = want < avail ? (size_t)want : avail;
+				const struct iovec *v = &it->in[conn->seg];
+				uint64_t k = v->iov_len - conn->seg_off;
 
-				memcpy(dst, conn->rbuf + conn->rpos, k);
-				conn->rpos += k;
-				conn->data_off += k;
+				if (k > want)
+					k = want;
+				if (k > avail)
+					k = avail;
+				memcpy((uint8_t *)v->iov_base + conn->seg_off,
+				       conn->rbuf + conn->rpos, (size_t)k);
+				conn->rpos += (size_t)k;
+				data_advance(conn, it, k);
 				continue;
 			}
 			conn->rpos = conn->rlen = 0;
 			if (want >= DIRECT_MIN) {
-				n = rd(conn->fd, dst, (size_t)want);
+				n = rdv(conn->fd, dst,
+					data_iov(conn, it, want, dst));
 				if (n <= 0)
 					return (int)n;
-				conn->data_off += (uint64_t)n;
+				data_advance(conn, it, (uint64_t)n);
 			} else {
 				n = rd(conn->fd, conn->rbuf, RBUF_SIZE);
 				if (n <= 0)

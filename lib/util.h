@@ -64,11 +64,11 @@ int dfkv_copy_struct(void *dst, size_t dst_size, const void *src,
 		     size_t min_size);
 
 /* Digests (digest.c).  A part list is hashed in order. */
-struct dfkv_iov {
+struct dfkv_part {
 	const void *ptr;
 	size_t len;
 };
-int dfkv_sha256(const struct dfkv_iov *parts, size_t n, uint8_t out[32]);
+int dfkv_sha256(const struct dfkv_part *parts, size_t n, uint8_t out[32]);
 int dfkv_md5(const void *p, size_t len, uint8_t out[16]);
 
 #endif /* DFKV_LIB_UTIL_H */

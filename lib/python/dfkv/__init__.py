@@ -92,6 +92,10 @@ class _KeyDesc(Structure):
     ]
 
 
+class _Iov(Structure):
+    _fields_ = [("base", c_void_p), ("len", c_uint64)]
+
+
 class _BlockKey(Structure):
     _fields_ = [("tenant", c_uint64), ("id", c_uint8 * OBJECT_ID_LEN)]
 
@@ -399,6 +403,14 @@ _proto("dfkv_get_batch", c_int, _C, c_size_t, _VPP, _U64P, _VPP, _U64P,
 _proto("dfkv_exist_batch", c_int, _C, c_size_t, _VPP, _U64P, _U64P,
        POINTER(c_int))
 _proto("dfkv_remove_batch", c_int, _C, c_size_t, _VPP, _U64P, POINTER(c_int))
+_IOVP = POINTER(_Iov)
+_proto("dfkv_put_sg", c_int, _C, _P, c_uint64, _IOVP, c_size_t)
+_proto("dfkv_get_sg", c_int, _C, _P, c_uint64, c_uint64, c_uint64, _IOVP,
+       c_size_t, _U64P, _U64P)
+_proto("dfkv_put_sg_batch", c_int, _C, c_size_t, _VPP, _U64P,
+       POINTER(_IOVP), POINTER(c_size_t), POINTER(c_int))
+_proto("dfkv_get_sg_batch", c_int, _C, c_size_t, _VPP, _U64P,
+       POINTER(_IOVP), POINTER(c_size_t), _U64P, POINTER(c_int))
 _proto("dfkv_locate", c_int, _C, _P, c_uint64, POINTER(c_char_p),
        POINTER(_BlockKey))
 _proto("dfkv_stats_snapshot", c_int, _C, c_char_p, c_uint64, _U64P)
@@ -410,6 +422,14 @@ def _spans(items):
     ptrs = (c_void_p * n)(*[i.ptr for i in ins])
     lens = (c_uint64 * n)(*[i.len for i in ins])
     return ins, ptrs, lens
+
+
+def _iovs(bufs, out):
+    """(keep-alive, struct dfkv_iov array, count) of a list of buffers:
+    readable ones (_In) for a PUT, writable ones (_Out) for a GET."""
+    views = [(_Out if out else _In)(b) for b in bufs]
+    arr = (_Iov * max(len(views), 1))(*[_Iov(v.ptr, v.len) for v in views])
+    return views, arr, len(views)
 
 
 class Lease:
@@ -527,6 +547,60 @@ class Client:
         st = _lib.dfkv_get_range(self._handle(), k.ptr, k.len, offset,
                                  length, o.ptr, o.len, byref(n), byref(s))
         return st, n.value, s.value
+
+    def put_sg(self, key, buffers):
+        """Store the concatenation of a list of buffers (bytes-like,
+        numpy arrays; empty ones are skipped) without joining them;
+        returns the status."""
+        k = _In(key)
+        _keep, arr, n = _iovs(buffers, False)
+        return _lib.dfkv_put_sg(self._handle(), k.ptr, k.len, arr, n)
+
+    def get_sg(self, key, buffers, offset=0, length=0):
+        """(status, length): scatter a range (offset 0, length 0: the
+        whole value) across a list of writable buffers (numpy arrays,
+        bytearrays) in order.  length is the bytes written, or with
+        TOO_LARGE (the range is wider than the buffers' total) the stored
+        length."""
+        k = _In(key)
+        _keep, arr, n = _iovs(buffers, True)
+        got, stored = c_uint64(), c_uint64()
+        st = _lib.dfkv_get_sg(self._handle(), k.ptr, k.len, offset, length,
+                              arr, n, byref(got), byref(stored))
+        return st, stored.value if st == TOO_LARGE else got.value
+
+    def put_sg_batch(self, keys, buffer_lists):
+        """[status per item]; item i stores the concatenation of
+        buffer_lists[i]."""
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        lists = [_iovs(b, False) for b in buffer_lists]
+        iv = (_IOVP * max(n, 1))(*[ctypes.cast(a, _IOVP) for _, a, _ in
+                                   lists])
+        cnt = (c_size_t * max(n, 1))(*[c for _, _, c in lists])
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_put_sg_batch(self._handle(), n, kp, kl, iv, cnt, st)
+        if rc < 0:
+            raise DfkvError(rc, "put_sg_batch")
+        return list(st)[:n]
+
+    def get_sg_batch(self, keys, buffer_lists):
+        """[(status, length)]: whole values scattered across the writable
+        buffer_lists[i] (length: bytes written, or the stored length with
+        TOO_LARGE)."""
+        n = len(keys)
+        _, kp, kl = _spans(keys)
+        lists = [_iovs(b, True) for b in buffer_lists]
+        iv = (_IOVP * max(n, 1))(*[ctypes.cast(a, _IOVP) for _, a, _ in
+                                   lists])
+        cnt = (c_size_t * max(n, 1))(*[c for _, _, c in lists])
+        lens = (c_uint64 * max(n, 1))()
+        st = (c_int * max(n, 1))()
+        rc = _lib.dfkv_get_sg_batch(self._handle(), n, kp, kl, iv, cnt, lens,
+                                    st)
+        if rc < 0:
+            raise DfkvError(rc, "get_sg_batch")
+        return list(zip(list(st)[:n], list(lens)[:n]))
 
     def exist(self, key):
         """(status, stored length)."""

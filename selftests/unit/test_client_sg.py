@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Scatter-gather in the Python dfkv.Client (put_sg, get_sg and their
+batches) against test_client.py's in-test epoch-6 nodes on loopback:
+values gathered from and scattered into lists of buffers (numpy arrays
+when numpy is installed, array.array and bytearray otherwise), empty
+buffers, ranges, TOO_LARGE, misses and bad arguments.  Prints TAP."""
+
+import array
+import sys
+import traceback
+
+import dfkv
+import test_client as tc   # starts its nodes and its client, tc.C
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+C = tc.C
+results = []
+
+
+def test(fn):
+    results.append(fn)
+    return fn
+
+
+def pattern(n, seed):
+    return bytes((seed * 31 + i * 7 + (i >> 8)) & 0xff for i in range(n))
+
+
+def u32_buffers(sizes):
+    """Writable buffers of 4-byte items (numpy arrays when available)."""
+    if np is not None:
+        return [np.zeros(s, dtype=np.uint32) for s in sizes]
+    return [array.array("I", bytes(4 * s)) for s in sizes]
+
+
+def raw(buf):
+    return bytes(memoryview(buf).cast("B"))
+
+
+@test
+def put_sg_stores_the_concatenation():
+    v = pattern(20000, 1)
+    parts = [v[:1], bytearray(v[1:5000]), b"", memoryview(v[5000:5003]),
+             bytearray(), v[5003:]]
+    if np is not None:
+        parts[3] = np.frombuffer(v[5000:5003], dtype=np.uint8).copy()
+    assert C.put_sg(b"sg-a", parts) == dfkv.OK
+    assert C.get(b"sg-a") == (dfkv.OK, v)
+    assert C.exist(b"sg-a") == (dfkv.OK, 20000)
+
+
+@test
+def get_sg_scatters_into_buffers():
+    v = pattern(40000, 2)
+    assert C.put(b"sg-b", v) == dfkv.OK
+    outs = u32_buffers([1000, 0, 1, 8999])      # 40000 bytes, one empty
+    assert C.get_sg(b"sg-b", outs) == (dfkv.OK, 40000)
+    assert b"".join(raw(o) for o in outs) == v
+    # spare room: the value fills the front, the rest stays untouched
+    outs = [bytearray(30000), bytearray(b"\xee" * 20000)]
+    assert C.get_sg(b"sg-b", outs) == (dfkv.OK, 40000)
+    assert bytes(outs[0]) + bytes(outs[1][:10000]) == v
+    assert bytes(outs[1][10000:]) == b"\xee" * 10000
+
+
+@test
+def get_sg_ranges_and_too_large():
+    v = pattern(10000, 3)
+    assert C.put(b"sg-c", v) == dfkv.OK
+    outs = [bytearray(3000), bytearray(1)]
+    assert C.get_sg(b"sg-c", outs) == (dfkv.TOO_LARGE, 10000)
+    assert C.get_sg(b"sg-c", outs, offset=9000) == (dfkv.OK, 1000)
+    assert bytes(outs[0][:1000]) == v[9000:]
+    assert C.get_sg(b"sg-c", outs, 100, 3001) == (dfkv.OK, 3001)
+    assert bytes(outs[0]) + bytes(outs[1]) == v[100:3101]
+    assert C.get_sg(b"sg-c", outs, 100, 3002)[0] == dfkv.TOO_LARGE
+    assert C.get_sg(b"sg-c", outs, 10000) == (dfkv.OK, 0)
+    assert C.get_sg(b"sg-c", outs, 10001)[0] == dfkv.STATUS["INVALID"]
+    assert C.get_sg(b"sg-missing", outs) == (dfkv.NOT_FOUND, 0)
+
+
+@test
+def many_small_buffers_roundtrip():
+    v = pattern(4096, 4)
+    parts = [v[i:i + 4] for i in range(0, 4096, 4)]          # 1024 parts
+    assert len(parts) == 1024
+    assert C.put_sg(b"sg-d", parts) == dfkv.OK
+    outs = [bytearray(4) for _ in range(1024)]
+    assert C.get_sg(b"sg-d", outs) == (dfkv.OK, 4096)
+    assert b"".join(bytes(o) for o in outs) == v
+    # one more is over DFKV_IOV_MAX
+    assert C.put_sg(b"sg-e", parts + [b"x"]) == dfkv.ERRORS["E_INVAL"]
+    assert C.get_sg(b"sg-d", outs + [bytearray(1)])[0] == \
+        dfkv.ERRORS["E_INVAL"]
+
+
+@test
+def bad_arguments_fail_closed():
+    E = dfkv.ERRORS["E_INVAL"]
+    assert C.put_sg(b"sg-f", []) == E
+    assert C.put_sg(b"sg-f", [b"", bytearray()]) == dfkv.STATUS["INVALID"]
+    assert C.put_sg(b"", [b"x"]) == E
+    assert C.get_sg(b"sg-a", []) == (E, 0)
+    assert C.get_sg(b"sg-a", [bytearray()]) == (E, 0)
+    assert C.exist(b"sg-f")[0] == dfkv.NOT_FOUND
+    try:
+        C.get_sg(b"sg-a", [bytearray(4), b"read-only"])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("read-only destination accepted")
+
+
+@test
+def sg_batches():
+    keys = [f"sgb{i}".encode() for i in range(50)]
+    vals = [pattern(100 + 37 * i, i) for i in range(50)]
+    lists = [[v[:7], b"", v[7:]] for v in vals]
+    lists[5] = []                                   # a bad slot only
+    st = C.put_sg_batch(keys, lists)
+    assert st[5] == dfkv.ERRORS["E_INVAL"]
+    assert st[:5] + st[6:] == [0] * 49
+    outs = [u32_buffers([10, 1000]) for _ in keys]
+    outs[9] = [bytearray(10)]                       # too small
+    res = C.get_sg_batch(keys, outs)
+    for i, (s, n) in enumerate(res):
+        if i == 5:
+            assert (s, n) == (dfkv.NOT_FOUND, 0)
+        elif i == 9:
+            assert (s, n) == (dfkv.TOO_LARGE, len(vals[9]))
+        else:
+            assert (s, n) == (0, len(vals[i])), (i, s, n)
+            assert b"".join(raw(o) for o in outs[i])[:n] == vals[i]
+
+
+def main():
+    print("TAP version 13")
+    print(f"1..{len(results)}")
+    print(f"# numpy: {'yes' if np is not None else 'no (array.array)'}")
+    failed = 0
+    for n, fn in enumerate(results, 1):
+        try:
+            fn()
+            print(f"ok {n} - {fn.__name__}")
+        except Exception:  # noqa: BLE001  (report every failure as TAP)
+            failed += 1
+            print(f"not ok {n} - {fn.__name__}")
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+    C.close()
+    for node in tc.NODES:
+        try:
+            node.stop()
+        except OSError:
+            pass
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
