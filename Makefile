@@ -99,6 +99,9 @@ install: all
 	depmod -a $(KVER)
 	install -D -m 0644 uapi/linux/dfkv.h $(DESTDIR)$(PREFIX)/include/linux/dfkv.h
 	install -D -m 0644 tools/udev/60-dfkv.rules $(DESTDIR)/etc/udev/rules.d/60-dfkv.rules
+	install -D -m 0644 tools/systemd/mdsd.service $(DESTDIR)/etc/systemd/system/mdsd.service
+	[ -e $(DESTDIR)/etc/dfkv/mdsd.conf ] || \
+		install -D -m 0644 tools/systemd/mdsd.conf $(DESTDIR)/etc/dfkv/mdsd.conf
 	$(MAKE) -C lib install
 	$(MAKE) -C tools install
 
