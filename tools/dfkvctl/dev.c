@@ -214,3 +214,59 @@ int op_result(const char *what, int rc, uint32_t status)
 		dfkv_strerror((int)status));
 	return status == DFKV_STATUS_NOT_FOUND ? EXIT_NOTFOUND : EXIT_FAIL;
 }
+
+/*
+ * A data command on one key and nothing else (exist, rm): options, bind,
+ * the ioctl, the result; print_len prints the stored length on success.
+ */
+int key_op_main(const char *cmd, const char *help, unsigned long ioc,
+		bool print_len, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		KEY_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct key_args ka = { 0 };
+	struct dfkv_ioc_op o = { .size = sizeof(o) };
+	const char *node;
+	char ks[KEY_STR_LEN], what[128];
+	int c, fd, ret, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			ret = print_help(help);
+			goto out;
+		case 'N': case 'X': case 'k': case 'K':
+			ret = key_args_opt(&ka, cmd, c, optarg);
+			if (ret)
+				goto out;
+			break;
+		default:
+			ret = opt_error(cmd, c, argv);
+			goto out;
+		}
+	}
+	ret = data_args_finish(cmd, argc, argv, &ka, &node, false);
+	if (!ret)
+		ret = key_args_resolve(&ka, cmd, 0, &o.key);
+	if (ret)
+		goto out;
+	fd = dev_bind(node);
+	if (fd < 0) {
+		ret = -fd;
+		goto out;
+	}
+	rc = ioctl(fd, ioc, &o);
+	snprintf(what, sizeof(what), "%s %s %s", cmd, node, key_str(&o.key, ks));
+	ret = op_result(what, rc, o.status);
+	if (!ret && print_len)
+		printf("%llu\n", (unsigned long long)o.stored_len);
+	close(fd);
+out:
+	key_args_free(&ka);
+	return ret;
+}

@@ -211,6 +211,9 @@ char *key_str(const struct dfkv_key *k, char *buf);
 
 /* Open /dev/dfkv and bind it to node; returns fd or -exit status. */
 int dev_bind(const char *node);
+/* exist/rm: one key, one ioctl; print_len prints stored_len on success. */
+int key_op_main(const char *cmd, const char *help, unsigned long ioc,
+		bool print_len, int argc, char *argv[]);
 /*
  * Report an ioctl result: an errno (rc < 0) or a protocol status.
  * Returns the exit status (0 for OK).
