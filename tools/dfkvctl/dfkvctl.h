@@ -56,6 +56,20 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Print a man page to stdout; returns EXIT_OK. */
 int print_help(const char *text);
+
+/* A subcommand's actions ("node add", "listener del", ...). */
+struct ctl_action {
+	const char *name;
+	int (*fn)(int argc, char *argv[]);
+};
+
+/*
+ * Run the action argv[1] names (or the help page); names lists the
+ * actions for error messages, e.g. "add, del or list".
+ */
+int run_action(const char *cmd, const char *help,
+	       const struct ctl_action *actions, size_t n, const char *names,
+	       int argc, char *argv[]);
 /* True when argv[1..] asks for help (-h / --help) before anything else. */
 bool wants_help(int argc, char *argv[]);
 

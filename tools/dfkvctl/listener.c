@@ -285,10 +285,7 @@ static int listener_list(int argc, char *argv[])
 	return EXIT_OK;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char *argv[]);
-} actions[] = {
+static const struct ctl_action actions[] = {
 	{ "add", listener_add },
 	{ "del", listener_del },
 	{ "list", listener_list },
@@ -296,16 +293,7 @@ static const struct {
 
 int listener_main(int argc, char *argv[])
 {
-	size_t i;
-
-	if (argc < 2)
-		return usage_error("listener", "missing action (add, del or list)");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help"))
-		return print_help(help);
-	for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (!strcmp(argv[1], actions[i].name))
-			return actions[i].fn(argc - 1, argv + 1);
-	return usage_error("listener", "unknown action '%s' (add, del or list)",
-			   argv[1]);
+	return run_action("listener", help, actions,
+			  sizeof(actions) / sizeof(actions[0]),
+			  "add, del or list", argc, argv);
 }

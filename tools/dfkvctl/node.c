@@ -416,10 +416,7 @@ static int node_list(int argc, char *argv[])
 	return EXIT_OK;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char *argv[]);
-} actions[] = {
+static const struct ctl_action actions[] = {
 	{ "add", node_add },
 	{ "del", node_del },
 	{ "set", node_set },
@@ -429,16 +426,7 @@ static const struct {
 
 int node_main(int argc, char *argv[])
 {
-	size_t i;
-
-	if (argc < 2)
-		return usage_error("node", "missing action (add, del, set, show or list)");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help"))
-		return print_help(help);
-	for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (!strcmp(argv[1], actions[i].name))
-			return actions[i].fn(argc - 1, argv + 1);
-	return usage_error("node", "unknown action '%s' (add, del, set, show or list)",
-			   argv[1]);
+	return run_action("node", help, actions,
+			  sizeof(actions) / sizeof(actions[0]),
+			  "add, del, set, show or list", argc, argv);
 }

@@ -198,3 +198,20 @@ const char *fmt_bytes(uint64_t v, bool raw, char *buf, size_t len)
 		 d, units[u]);
 	return buf;
 }
+
+int run_action(const char *cmd, const char *help,
+	       const struct ctl_action *actions, size_t n, const char *names,
+	       int argc, char *argv[])
+{
+	size_t i;
+
+	if (argc < 2)
+		return usage_error(cmd, "missing action (%s)", names);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help"))
+		return print_help(help);
+	for (i = 0; i < n; i++)
+		if (!strcmp(argv[1], actions[i].name))
+			return actions[i].fn(argc - 1, argv + 1);
+	return usage_error(cmd, "unknown action '%s' (%s)", argv[1], names);
+}
