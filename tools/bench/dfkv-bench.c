@@ -53,6 +53,7 @@
 #define NODE_NAME	"dfkv-bench"
 #define TENANT		0xbe4c000000000001ULL
 #define STAMP_MAGIC	0x6466b76265e4c001ULL
+#include "bench.h"
 #define MIB		((uint64_t)1024 * 1024)
 
 enum { P_DFKV_PUT, P_DFKV_GET, P_MEM_PUT, P_MEM_GET, NR_PHASES };
@@ -96,24 +97,6 @@ static struct opts o = {
 	.accel = "unknown",
 };
 
-/* ------------------------------------------------------------ helpers */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static struct dfkv_key make_key(int tid, uint64_t idx)
 {
 	struct dfkv_key k = { .tenant = TENANT };
@@ -122,26 +105,6 @@ static struct dfkv_key make_key(int tid, uint64_t idx)
 	memcpy(k.id, &t, sizeof(t));
 	memcpy(k.id + 8, &idx, sizeof(idx));
 	return k;
-}
-
-static uint64_t stamp_of(int tid, uint64_t idx)
-{
-	return STAMP_MAGIC ^ ((uint64_t)tid << 48) ^ (idx * 0x9e3779b97f4a7c15ULL);
-}
-
-static void stamp_put(void *buf, uint64_t size, uint64_t s)
-{
-	memcpy(buf, &s, sizeof(s));
-	memcpy((char *)buf + size - sizeof(s), &s, sizeof(s));
-}
-
-static int stamp_ok(const void *buf, uint64_t size, uint64_t s)
-{
-	uint64_t a, b;
-
-	memcpy(&a, buf, sizeof(a));
-	memcpy(&b, (const char *)buf + size - sizeof(b), sizeof(b));
-	return a == s && b == s;
 }
 
 static void *xalloc(uint64_t size)
@@ -351,13 +314,6 @@ static void *worker_main(void *arg)
 			break;
 	}
 	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static double pct_us(const uint64_t *v, uint64_t n, double p)

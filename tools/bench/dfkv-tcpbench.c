@@ -52,6 +52,7 @@
 
 #define NODE_NAME	"dfkv-tcpbench"
 #define STAMP_MAGIC	0x6466b76265e4c002ULL
+#include "bench.h"
 #define MIB		((uint64_t)1024 * 1024)
 #define BATCH_MAX	64
 
@@ -88,42 +89,6 @@ static struct {
 	.max_calls = 100000,
 	.duration = 1.0,
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t stamp_of(int tid, uint64_t idx)
-{
-	return STAMP_MAGIC ^ ((uint64_t)tid << 48) ^ (idx * 0x9e3779b97f4a7c15ULL);
-}
-
-static void stamp_put(void *buf, uint64_t size, uint64_t s)
-{
-	memcpy(buf, &s, sizeof(s));
-	memcpy((char *)buf + size - sizeof(s), &s, sizeof(s));
-}
-
-static int stamp_ok(const void *buf, uint64_t size, uint64_t s)
-{
-	uint64_t a, b;
-
-	memcpy(&a, buf, sizeof(a));
-	memcpy(&b, (const char *)buf + size - sizeof(b), sizeof(b));
-	return a == s && b == s;
-}
 
 /* ------------------------------------------------ plain socket client */
 
@@ -657,13 +622,6 @@ static void *filler_main(void *arg)
 
 	fill(w, w->sh->phase);	/* phase used as "remove" flag here */
 	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static double pct_us(const uint64_t *v, uint64_t n, double p)
