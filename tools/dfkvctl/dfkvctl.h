@@ -141,6 +141,16 @@ struct node_info {
 /* Decode one reply message into *ni (zeroed first). */
 void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni);
 
+/* Replies of a dump (nodes or tenants) collected into an array. */
+struct info_list {
+	struct node_info *v;
+	size_t n, cap;
+	bool oom;
+};
+
+/* dfkv_genl_talk() callback appending each reply to a struct info_list. */
+int info_list_cb(const struct nlmsghdr *nlh, void *data);
+
 /* Fetch one node (DFKV_CMD_NODE_GET doit); returns an exit status. */
 int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni);
 

@@ -256,18 +256,12 @@ int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni)
 	return EXIT_OK;
 }
 
-struct node_list {
-	struct node_info *v;
-	size_t n, cap;
-	bool oom;
-};
-
-static int list_cb(const struct nlmsghdr *nlh, void *data)
+int info_list_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct node_list *l = data;
+	struct info_list *l = data;
 
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
+		size_t cap = l->cap ? l->cap * 2 : 16;
 		struct node_info *v = realloc(l->v, cap * sizeof(*v));
 
 		if (!v) {
@@ -284,12 +278,12 @@ static int list_cb(const struct nlmsghdr *nlh, void *data)
 int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct node_list l = { 0 };
+	struct info_list l = { 0 };
 	struct nlmsghdr *nlh;
 	int err;
 
 	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, NLM_F_DUMP);
-	err = dfkv_genl_talk(g, nlh, list_cb, &l);
+	err = dfkv_genl_talk(g, nlh, info_list_cb, &l);
 	if (err || l.oom) {
 		free(l.v);
 		if (l.oom) {

@@ -179,43 +179,18 @@ static void json_print(json_object *o)
 
 /* ------------------------------------------------------------- tenants */
 
-struct tenant_list {
-	struct node_info *v;
-	size_t n, cap;
-	bool oom;
-};
-
-static int tenant_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct tenant_list *l = data;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct node_info *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v) {
-			l->oom = true;
-			return MNL_CB_ERROR;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
-	node_info_parse(nlh, &l->v[l->n++]);
-	return MNL_CB_OK;
-}
-
 static int show_tenants(struct dfkv_genl *g, const char *node, bool json,
 			bool raw)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct tenant_list l = { 0 };
+	struct info_list l = { 0 };
 	struct nlmsghdr *nlh;
 	size_t i;
 	int err;
 
 	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-	err = dfkv_genl_talk(g, nlh, tenant_cb, &l);
+	err = dfkv_genl_talk(g, nlh, info_list_cb, &l);
 	if (l.oom) {
 		free(l.v);
 		err_msg("out of memory");
