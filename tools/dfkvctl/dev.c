@@ -59,6 +59,34 @@ int key_args_opt(struct key_args *ka, const char *cmd, int opt,
 	}
 }
 
+int key_args_getopt(struct key_args *ka, const char *cmd, const char *help,
+		    int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		KEY_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, ret;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return print_help(help);
+		case 'N': case 'X': case 'k': case 'K':
+			ret = key_args_opt(ka, cmd, c, optarg);
+			if (ret)
+				return ret;
+			break;
+		default:
+			return opt_error(cmd, c, argv);
+		}
+	}
+	return -1;
+}
+
 void key_args_free(struct key_args *ka)
 {
 	free(ka->ns_alloc);
@@ -222,34 +250,15 @@ int op_result(const char *what, int rc, uint32_t status)
 int key_op_main(const char *cmd, const char *help, unsigned long ioc,
 		bool print_len, int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		KEY_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct key_args ka = { 0 };
 	struct dfkv_ioc_op o = { .size = sizeof(o) };
 	const char *node;
 	char ks[KEY_STR_LEN], what[128];
-	int c, fd, ret, rc;
+	int fd, ret, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			ret = print_help(help);
-			goto out;
-		case 'N': case 'X': case 'k': case 'K':
-			ret = key_args_opt(&ka, cmd, c, optarg);
-			if (ret)
-				goto out;
-			break;
-		default:
-			ret = opt_error(cmd, c, argv);
-			goto out;
-		}
-	}
+	ret = key_args_getopt(&ka, cmd, help, argc, argv);
+	if (ret >= 0)
+		goto out;
 	ret = data_args_finish(cmd, argc, argv, &ka, &node, false);
 	if (!ret)
 		ret = key_args_resolve(&ka, cmd, 0, &o.key);

@@ -224,6 +224,13 @@ int key_args_resolve(const struct key_args *ka, const char *cmd, size_t i,
 		     struct dfkv_key *out);
 void key_args_free(struct key_args *ka);
 /*
+ * Parse the options of a command that takes only key options and --help;
+ * -1 when the caller goes on (positional args from optind), else the exit
+ * status to return (help printed, or a usage error).
+ */
+int key_args_getopt(struct key_args *ka, const char *cmd, const char *help,
+		    int argc, char *argv[]);
+/*
  * After getopt: the first positional argument is NODE, the rest are keys.
  * Exactly one key unless multi.  Returns 0 or an exit status.
  */

@@ -34,38 +34,20 @@ static const char help[] =
 
 int key_main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		KEY_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct key_args *ka = calloc(1, sizeof(*ka));
 	struct dfkv_key k;
 	char ks[KEY_STR_LEN];
 	size_t i;
-	int c, ret = 0;
+	int ret = 0;
 
 	if (!ka) {
 		err_msg("key: %s", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			ret = print_help(help);
-			goto out;
-		case 'N': case 'X': case 'k': case 'K':
-			ret = key_args_opt(ka, "key", c, optarg);
-			if (ret)
-				goto out;
-			break;
-		default:
-			ret = opt_error("key", c, argv);
-			goto out;
-		}
-	}
+	ret = key_args_getopt(ka, "key", help, argc, argv);
+	if (ret >= 0)
+		goto out;
+	ret = 0;
 	while (optind < argc && !ret)
 		ret = key_args_add(ka, "key", argv[optind++]);
 	if (ret)

@@ -41,11 +41,6 @@ static const char help[] =
 
 int probe_main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		KEY_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct dfkv_ioc_keys k = { .size = sizeof(k) };
 	struct key_args *ka = calloc(1, sizeof(*ka));
 	struct dfkv_key *keys = NULL;
@@ -53,29 +48,15 @@ int probe_main(int argc, char *argv[])
 	const char *node;
 	char what[128];
 	size_t i, absent = 0;
-	int c, fd, ret, rc;
+	int fd, ret, rc;
 
 	if (!ka) {
 		err_msg("probe: %s", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			ret = print_help(help);
-			goto out;
-		case 'N': case 'X': case 'k': case 'K':
-			ret = key_args_opt(ka, "probe", c, optarg);
-			if (ret)
-				goto out;
-			break;
-		default:
-			ret = opt_error("probe", c, argv);
-			goto out;
-		}
-	}
+	ret = key_args_getopt(ka, "probe", help, argc, argv);
+	if (ret >= 0)
+		goto out;
 	ret = data_args_finish("probe", argc, argv, ka, &node, true);
 	if (ret)
 		goto out;
