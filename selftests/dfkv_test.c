@@ -15,12 +15,17 @@
 int dfkv_test_load(void)
 {
 	const char *ko = getenv("DFKV_KO");
-	char cmd[512];
+	const char *repo = getenv("DFKV_REPO");
+	char cmd[1024];
 
 	if (!ko)
 		ko = "../kmod/dfkv.ko";
+	if (!repo)
+		repo = "..";
+	/* dfkv-insmod loads the modules dfkv.ko depends on first */
 	snprintf(cmd, sizeof(cmd),
-		 "grep -q '^dfkv ' /proc/modules || insmod %s", ko);
+		 "grep -q '^dfkv ' /proc/modules || %s/tools/dfkv-insmod %s",
+		 repo, ko);
 	return system(cmd) ? -1 : 0;
 }
 

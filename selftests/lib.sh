@@ -7,6 +7,7 @@
 
 DFKV_REPO=${DFKV_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 DFKV_KO=${DFKV_KO:-$DFKV_REPO/kmod/dfkv.ko}
+DFKV_INSMOD=${DFKV_INSMOD:-$DFKV_REPO/tools/dfkv-insmod}
 DFKVCTL=${DFKVCTL:-$DFKV_REPO/build/tools/dfkvctl}
 export LD_LIBRARY_PATH="$DFKV_REPO/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 tap_n=0
@@ -35,7 +36,7 @@ tap_done() { [ "$tap_failed" -eq 0 ]; exit $?; }
 # Load dfkv.ko fresh (unloading a previous copy).
 dfkv_load() {
 	dfkv_unload
-	insmod "$DFKV_KO" "$@"
+	"$DFKV_INSMOD" "$DFKV_KO" "$@"
 }
 
 dfkv_unload() {

@@ -12,7 +12,7 @@ load_unload_20() {
 	dfkv_unload || return 1
 	i=0
 	while [ $i -lt 20 ]; do
-		insmod "$DFKV_KO" || return 1
+		"$DFKV_INSMOD" "$DFKV_KO" || return 1
 		rmmod dfkv || return 1
 		i=$((i + 1))
 	done

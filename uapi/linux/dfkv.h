@@ -242,6 +242,10 @@ enum dfkv_cmd {
 	DFKV_CMD_NODE_EVENT,
 	DFKV_CMD_LISTENER_ADD,
 	DFKV_CMD_LISTENER_DEL,
+	DFKV_CMD_DISK_ADD,
+	DFKV_CMD_DISK_DEL,
+	DFKV_CMD_DISK_GET,
+	DFKV_CMD_DISK_EVENT,
 	__DFKV_CMD_MAX
 };
 
@@ -278,8 +282,37 @@ enum dfkv_event {
 	DFKV_EVENT_NODE_NEW = 1,
 	DFKV_EVENT_NODE_DEL = 2,
 	DFKV_EVENT_NODE_STATE = 3,
+	DFKV_EVENT_DISK_ADD = 4,
+	DFKV_EVENT_DISK_DEL = 5,
+	DFKV_EVENT_DISK_STATE = 6,
 	__DFKV_EVENT_MAX
 };
+
+enum dfkv_disk_state {
+	DFKV_DISK_STATE_UP = 1,
+	DFKV_DISK_STATE_FAILED = 2,	/* closed: its blocks are misses */
+	__DFKV_DISK_STATE_MAX
+};
+
+/* RAM tier write policy of a node with disks. */
+enum dfkv_tier_policy {
+	DFKV_TIER_WRITEBACK = 1,	/* RAM first, flushed by workers */
+	DFKV_TIER_WRITEAROUND = 2,	/* PUT to disk; whole GETs fill RAM */
+	__DFKV_TIER_MAX
+};
+
+/* When a write-back PUT is acknowledged. */
+enum dfkv_tier_ack {
+	DFKV_ACK_RAM = 1,		/* after RAM admission */
+	DFKV_ACK_DISK = 2,		/* after the disk commit */
+	__DFKV_ACK_MAX
+};
+
+/* DFKV_A_NODE_NUMA: interleave the RAM arena over all NUMA nodes. */
+#define DFKV_NUMA_INTERLEAVE	0xffffffffU
+/* Disk names and block device paths. */
+#define DFKV_DISK_NAME_MAX	64
+#define DFKV_DISK_PATH_MAX	256
 
 enum dfkv_attr {
 	DFKV_A_UNSPEC,
@@ -305,6 +338,20 @@ enum dfkv_attr {
 	DFKV_A_NODE_FIRST_REQUEST_MS,	/* u32: 0 = no deadline */
 	DFKV_A_NODE_IDLE_MS,		/* u32: 0 = no idle timeout */
 	DFKV_A_NODE_MAX_CONNS,		/* u32: network connections */
+	DFKV_A_DISK_PATH,		/* string: block device path */
+	DFKV_A_DISK_NAME,		/* string, < DFKV_DISK_NAME_MAX */
+	DFKV_A_DISK_FORMAT,		/* flag: (re)format the device */
+	DFKV_A_DISK_EXTENT_BYTES,	/* u64: extent size */
+	DFKV_A_DISK_STATE,		/* u32: enum dfkv_disk_state */
+	DFKV_A_DISK_DEV_BYTES,		/* u64: device size */
+	DFKV_A_DISK_EPOCH,		/* u64: running epoch */
+	DFKV_A_DISK_REASON,		/* string: why it failed */
+	DFKV_A_DISK_STATS,		/* nest: enum dfkv_stat */
+	DFKV_A_NODE_TIER_POLICY,	/* u32: enum dfkv_tier_policy */
+	DFKV_A_NODE_TIER_ACK,		/* u32: enum dfkv_tier_ack */
+	DFKV_A_NODE_DIRTY_PCT,		/* u32: dirty watermark, % of RAM */
+	DFKV_A_NODE_FLUSH_WORKERS,	/* u32: flush workers, 1..16 */
+	DFKV_A_NODE_NUMA,		/* u32: NUMA node or INTERLEAVE */
 	__DFKV_A_MAX
 };
 
@@ -346,6 +393,39 @@ enum dfkv_stat {
 	DFKV_STAT_CONNS_REFUSED,	/* over the connection limit */
 	DFKV_STAT_DEADLINE_DROPS,	/* first-request or idle deadline */
 	DFKV_STAT_PROTO_ERRORS,		/* malformed frames */
+	/* RAM tier of a node with disks */
+	DFKV_STAT_RAM_HITS,		/* GETs served from RAM */
+	DFKV_STAT_RAM_MISSES,		/* GETs that had to read a disk */
+	DFKV_STAT_RAM_PUTS,		/* PUTs admitted to RAM */
+	DFKV_STAT_RAM_BYPASSES,		/* PUTs written straight to disk */
+	DFKV_STAT_RAM_EVICTIONS,	/* durable blocks dropped from RAM */
+	DFKV_STAT_FLUSHED,		/* blocks made durable */
+	DFKV_STAT_FLUSH_RETRIES,
+	DFKV_STAT_FLUSH_DROPS,		/* gave up: the block stays RAM-only */
+	DFKV_STAT_PROMOTED,		/* cold reads into RAM */
+	DFKV_STAT_COALESCED,		/* GETs that waited for a cold read */
+	DFKV_STAT_DIRTY_BYTES,		/* gauge: RAM bytes not yet durable */
+	DFKV_STAT_FLUSH_BACKLOG,	/* gauge: blocks queued for flush */
+	DFKV_STAT_DISKS,		/* gauge */
+	DFKV_STAT_DISKS_FAILED,		/* gauge */
+	/* one disk (DFKV_A_DISK_STATS) */
+	DFKV_STAT_DISK_READS,		/* bios */
+	DFKV_STAT_DISK_WRITES,		/* bios */
+	DFKV_STAT_DISK_READ_BYTES,
+	DFKV_STAT_DISK_WRITE_BYTES,
+	DFKV_STAT_DISK_IO_ERRORS,
+	DFKV_STAT_DISK_RECORD_WRITES,	/* record blocks written */
+	DFKV_STAT_REBUILD_RECORDS,	/* valid records at attach */
+	DFKV_STAT_REBUILD_REJECTED,	/* records cleared at attach */
+	DFKV_STAT_REBUILD_MS,
+	/* RDMA transport */
+	DFKV_STAT_RDMA_CONNS,		/* gauge */
+	DFKV_STAT_RDMA_ACCEPTS,
+	DFKV_STAT_RDMA_READS,		/* RDMA READs posted */
+	DFKV_STAT_RDMA_WRITES,		/* RDMA WRITEs posted */
+	DFKV_STAT_RDMA_READ_BYTES,
+	DFKV_STAT_RDMA_WRITE_BYTES,
+	DFKV_STAT_RDMA_CQ_ERRORS,	/* failed work completions */
 	__DFKV_STAT_MAX
 };
 

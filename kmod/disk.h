@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One dfkv disk: a raw block device opened exclusively, its superblock and
+ * epoch (Documentation/ondisk.md), the slab allocator over its data area,
+ * record writes and clears, payload bios straight from and into the pages
+ * the caller names, and the rebuild scan at attach.  The disk knows nothing
+ * about entries: the store (store.c, tier.c) decides which slots hold what
+ * and hands the disk bio_vecs and records.
+ */
+#ifndef _DFKV_DISK_H
+#define _DFKV_DISK_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/percpu-refcount.h>
+#include <linux/completion.h>
+#include <linux/blk_types.h>
+#include <linux/dfkv.h>
+
+#include "compat.h"
+#include "slab.h"
+#include "ondisk.h"
+
+struct bio_vec;
+struct netlink_ext_ack;
+struct dfkv_disk;
+
+/* Record-area blocks are read-modify-written under one of these. */
+#define DFKV_DISK_REC_LOCKS	64
+/* Default extent size of a new format. */
+#define DFKV_DISK_EXTENT_DEFAULT	(4ULL << 20)
+
+struct dfkv_disk_stats {
+	atomic64_t reads;		/* bios */
+	atomic64_t writes;
+	atomic64_t read_bytes;
+	atomic64_t write_bytes;
+	atomic64_t io_errors;
+	atomic64_t record_writes;	/* record-area blocks written */
+	u64 rebuild_records;		/* set once by dfkv_disk_rebuild() */
+	u64 rebuild_rejected;
+	u64 rebuild_ms;
+};
+
+/*
+ * Called once, from process context, when the disk turns FAILED (a
+ * metadata write failed, or dfkv_disk_fail()); the owner announces it.
+ */
+typedef void (*dfkv_disk_fail_fn)(struct dfkv_disk *d, void *ctx);
+
+struct dfkv_disk {
+	struct list_head link;		/* the owner's list of disks */
+	struct kref ref;		/* freed (with its slab) at the last put */
+	struct rcu_head rcu;
+	char name[DFKV_DISK_NAME_MAX];	/* from the superblock: routing key */
+	char path[DFKV_DISK_PATH_MAX];
+	struct dfkv_bdev bdev;		/* compat.h: the exclusive open */
+	unsigned int lbs;		/* logical block size */
+	struct dfkv_od_sb sb;		/* as on the device now (DIRTY) */
+	u64 gen_min, gen_max;		/* rebuild window, empty if min > max */
+	struct dfkv_slab slab;		/* the data area's extents */
+	u32 state;			/* READ_ONCE, enum dfkv_disk_state */
+	char reason[64];		/* why FAILED, under fail_lock */
+	spinlock_t fail_lock;
+	struct percpu_ref io;		/* bios in flight; killed at close */
+	struct completion io_done;
+	struct mutex rec_lock[DFKV_DISK_REC_LOCKS];
+	dfkv_disk_fail_fn on_fail;
+	void *on_fail_ctx;
+	struct work_struct fail_work;
+	struct dfkv_disk_stats stats;
+	/* owned by the store: durable entries on this disk by recency */
+	spinlock_t lru_lock;
+	struct list_head lru;
+};
+
+/*
+ * Open path exclusively and attach it (Documentation/ondisk.md, "Attach"):
+ * without @format anything but a matching dfkv superblock is refused with
+ * an extack message and nothing is written; with @format the device gets a
+ * new format (@name, or the path's last component; @extent_bytes, or the
+ * default).  On success the superblock on the device says DIRTY with the
+ * new epoch and d->gen_min/gen_max is the rebuild window.  @extent_bytes 0
+ * accepts the format's extent size.
+ */
+int dfkv_disk_open(const char *path, const char *name, bool format,
+		   u64 extent_bytes, dfkv_disk_fail_fn on_fail, void *ctx,
+		   struct netlink_ext_ack *extack, struct dfkv_disk **out);
+
+/*
+ * Scan the record area once (only when the window is not empty), clearing
+ * rejected records on the device and handing every valid record to @found
+ * (which claims the slot in d->slab).  Logs counts and time; fills the
+ * rebuild stats.  Process context, before any traffic.
+ */
+int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
+		      void *ctx);
+
+/*
+ * Stop I/O (new bios fail with -EIO), wait for the bios in flight, write
+ * the superblock CLEAN when @clean and the disk did not fail, and release
+ * the block device.  The struct (and its slab) stays until the last put.
+ */
+void dfkv_disk_close(struct dfkv_disk *d, bool clean);
+void dfkv_disk_get(struct dfkv_disk *d);
+void dfkv_disk_put(struct dfkv_disk *d);
+
+/* Turn the disk FAILED (once): no more writes, blocks become misses. */
+void dfkv_disk_fail(struct dfkv_disk *d, const char *why);
+
+static inline bool dfkv_disk_up(const struct dfkv_disk *d)
+{
+	return READ_ONCE(d->state) == DFKV_DISK_STATE_UP;
+}
+
+/* Device byte offset of a slot's payload. */
+u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot);
+
+/*
+ * Payload I/O: any number of dfkv_dio_submit() calls, each sending
+ * [pos, pos + bytes of bv) to the device (REQ_OP_WRITE) or reading it
+ * into the pages of bv (REQ_OP_READ) with as many bios as needed, all in
+ * flight at once; dfkv_dio_wait() waits for all and returns 0 or -EIO.
+ * Completions run in the block layer's context; the waiter is woken once.
+ */
+struct dfkv_dio {
+	struct dfkv_disk *disk;
+	atomic_t pending;		/* bios + 1 for the submitter */
+	int error;			/* WRITE_ONCE from completions */
+	struct completion done;
+};
+
+void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d);
+void dfkv_dio_submit(struct dfkv_dio *io, enum req_op op, u64 pos,
+		     const struct bio_vec *bv, unsigned int nr);
+int dfkv_dio_wait(struct dfkv_dio *io);
+
+/*
+ * Publish records (their extent/slot fields say where; generation is set
+ * to the running epoch) with REQ_PREFLUSH | REQ_FUA, after the payloads
+ * they describe completed; or clear the records of slots (zero, same
+ * flags).  Either failing fails the disk and returns -EIO.
+ */
+int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
+			unsigned int nr);
+int dfkv_disk_rec_clear(struct dfkv_disk *d, const struct dfkv_slot *slots,
+			unsigned int nr);
+
+#endif /* _DFKV_DISK_H */
