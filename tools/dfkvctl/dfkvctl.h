@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
- * (version.c, node.c, listener.c, stats.c, monitor.c, put.c, get.c, exist.c, rm.c,
- * probe.c, key.c); main.c holds the subcommand table.  This header has
- * what they share: exit codes, argument parsing, the netlink connection,
- * node attribute decoding and the /dev/dfkv binding.
+ * (version.c, node.c, listener.c, disk.c, stats.c, monitor.c, put.c, get.c,
+ * exist.c, rm.c, probe.c, key.c); main.c holds the subcommand table.  This
+ * header has what they share: exit codes, argument parsing, the netlink
+ * connection, node and disk attribute decoding, the human reports and the
+ * JSON helpers, and the /dev/dfkv binding.
  */
 #ifndef DFKVCTL_H
 #define DFKVCTL_H
@@ -47,6 +48,7 @@ int members_main(int argc, char *argv[]);
 int clients_main(int argc, char *argv[]);
 int groups_main(int argc, char *argv[]);
 int listener_main(int argc, char *argv[]);
+int disk_main(int argc, char *argv[]);
 
 /* -------------------------------------------------------------- messages */
 
@@ -122,15 +124,34 @@ struct listener_info {
 	uint32_t transport;	/* enum dfkv_listener_kind */
 };
 
-/* A node (or tenant) as decoded from a DFKV_CMD_NODE_GET/EVENT/TENANT reply. */
+/* The DFKV_A_DISK_* attributes of a DISK_GET reply or a DISK_EVENT. */
+struct disk_attrs {
+	char name[DFKV_DISK_NAME_MAX];
+	char path[DFKV_DISK_PATH_MAX];
+	char reason[128];
+	uint64_t dev_bytes, extent_bytes, epoch;
+	uint32_t state;			/* enum dfkv_disk_state */
+	bool has_name, has_path, has_state, has_dev_bytes, has_extent,
+	     has_epoch;
+};
+
+/*
+ * A node, tenant or disk as decoded from a DFKV_CMD_NODE_GET, NODE_EVENT,
+ * TENANT_GET, DISK_GET or DISK_EVENT reply: name is the node's name, disk
+ * holds the disk attributes, stat[] the stats nest of whichever it is.
+ */
 struct node_info {
 	char name[DFKV_NODE_NAME_MAX];
 	uint64_t ram_bytes, max_value, ctime_ns, extent_bytes, tenant;
 	uint32_t flags, state, event;
 	uint32_t first_request_ms, idle_ms, max_conns;
+	uint32_t tier_policy, tier_ack, dirty_pct, flush_workers, numa;
 	bool has_ram, has_max_value, has_flags, has_state, has_ctime,
 	     has_extent, has_tenant, has_stats;
 	bool has_first_request_ms, has_idle_ms, has_max_conns, has_listeners;
+	bool has_tier_policy, has_tier_ack, has_dirty_pct, has_flush_workers,
+	     has_numa;
+	struct disk_attrs disk;
 	struct listener_info listeners[MAX_LISTENERS];
 	size_t n_listeners;
 	uint64_t stat[DFKV_STAT_MAX + 1];
@@ -166,10 +187,31 @@ const char *op_name(uint32_t op);
 const char *status_name(uint32_t status);	/* "ok", "not_found"... */
 const char *event_name(uint32_t event);
 const char *transport_name(uint32_t transport);	/* "tcp", "rdma" */
+const char *disk_state_name(uint32_t state);	/* "up", "failed" */
+const char *tier_policy_name(uint32_t policy);	/* "writeback", ... */
+int tier_policy_parse(const char *s, uint32_t *out);
+const char *tier_ack_name(uint32_t ack);		/* "ram", "disk" */
+int tier_ack_parse(const char *s, uint32_t *out);
+/* "interleave" or the NUMA node id. */
+const char *numa_str(uint32_t numa, char *buf, size_t len);
 /* "ADDR:PORT", IPv6 addresses in brackets. */
 const char *listener_str(const struct listener_info *l, char *buf, size_t len);
 /* The table of stats in a human-readable block (node show, stats). */
 void print_node_report(FILE *f, const struct node_info *ni, bool raw);
+/* One disk (disk show). */
+void print_disk_report(FILE *f, const struct node_info *ni, bool raw);
+/* The capacity, slots and objects lines of a report (node or disk). */
+void print_usage(FILE *f, const struct node_info *ni, bool raw, bool tenants);
+/* "12.5%": part of whole, "-" when whole is 0. */
+void pct(char *buf, size_t len, uint64_t part, uint64_t whole);
+
+/* ---------------------------------------------------------------- JSON */
+
+struct json_object;
+/* Every counter of ni->stat[] present, by name, plus derived figures. */
+struct json_object *stats_json(const struct node_info *ni);
+/* Pretty-print o on stdout and drop it. */
+void json_print(struct json_object *o);
 
 /* ------------------------------------------------------------ data path */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dfkvctl monitor: join the "events" multicast group and print one line
- * per DFKV_CMD_NODE_EVENT until killed.
+ * per DFKV_CMD_NODE_EVENT and DFKV_CMD_DISK_EVENT until killed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +13,7 @@
 
 static const char help[] =
 	"NAME\n"
-	"    dfkvctl monitor - print node events as they happen\n"
+	"    dfkvctl monitor - print node and disk events as they happen\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    dfkvctl monitor [--timestamp]\n"
@@ -26,6 +26,9 @@ static const char help[] =
 	"        node new NAME state STATE ram SIZE max-value SIZE evict on|off\n"
 	"        node del NAME\n"
 	"        node state NAME STATE\n"
+	"        disk add NODE DISK state STATE\n"
+	"        disk del NODE DISK\n"
+	"        disk state NODE DISK STATE [reason TEXT]\n"
 	"\n"
 	"    Sizes are exact byte counts.  When the kernel drops events because\n"
 	"    the socket buffer overflowed, a line \"events lost\" is printed and\n"
@@ -68,12 +71,24 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (nlh->nlmsg_type != m->g->family ||
 	    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*gh)) ||
-	    gh->cmd != DFKV_CMD_NODE_EVENT)
+	    (gh->cmd != DFKV_CMD_NODE_EVENT && gh->cmd != DFKV_CMD_DISK_EVENT))
 		return MNL_CB_OK;
 	node_info_parse(nlh, &ni);
 	if (m->timestamp)
 		stamp();
 	switch (ni.event) {
+	case DFKV_EVENT_DISK_ADD:
+		printf("disk add %s %s state %s\n", ni.name, ni.disk.name,
+		       disk_state_name(ni.disk.state));
+		break;
+	case DFKV_EVENT_DISK_STATE:
+		printf("disk state %s %s %s%s%s\n", ni.name, ni.disk.name,
+		       disk_state_name(ni.disk.state),
+		       ni.disk.reason[0] ? " reason " : "", ni.disk.reason);
+		break;
+	case DFKV_EVENT_DISK_DEL:
+		printf("disk del %s %s\n", ni.name, ni.disk.name);
+		break;
 	case DFKV_EVENT_NODE_NEW:
 		printf("node new %s state %s ram %llu max-value %llu evict %s\n",
 		       ni.name, state_name(ni.state),
@@ -88,7 +103,8 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 		printf("node state %s %s\n", ni.name, state_name(ni.state));
 		break;
 	default:
-		printf("node event%u %s\n", ni.event, ni.name);
+		printf("%s event%u %s\n", gh->cmd == DFKV_CMD_DISK_EVENT ?
+		       "disk" : "node", ni.event, ni.name);
 		break;
 	}
 	fflush(stdout);

@@ -2,8 +2,8 @@
 /*
  * dfkvctl: the netlink side shared by the subcommands: opening the family
  * with a clear message when the module is absent, reporting errors with
- * the kernel's extended-ack text, decoding node/tenant replies, and the
- * human-readable node report.
+ * the kernel's extended-ack text, decoding node/tenant/disk replies, and
+ * the human-readable node report.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -59,6 +59,24 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "ADDR";
 		case DFKV_A_LISTEN_PORT:
 			return "--port";
+		case DFKV_A_DISK_PATH:
+			return "PATH";
+		case DFKV_A_DISK_NAME:
+			return "NAME";
+		case DFKV_A_DISK_FORMAT:
+			return "--format";
+		case DFKV_A_DISK_EXTENT_BYTES:
+			return "--extent";
+		case DFKV_A_NODE_TIER_POLICY:
+			return "--policy";
+		case DFKV_A_NODE_TIER_ACK:
+			return "--ack";
+		case DFKV_A_NODE_DIRTY_PCT:
+			return "--dirty";
+		case DFKV_A_NODE_FLUSH_WORKERS:
+			return "--flush-workers";
+		case DFKV_A_NODE_NUMA:
+			return "--numa";
 		default:
 			return NULL;
 		}
@@ -156,6 +174,14 @@ static void parse_stats(const struct nlattr *nest, struct node_info *ni)
 	}
 }
 
+/* A string attribute into buf, truncated, always terminated. */
+static void attr_str(const struct nlattr *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s",
+		 (int)strnlen(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a)),
+		 (const char *)mnl_attr_get_payload(a));
+}
+
 static void parse_listeners(const struct nlattr *nest, struct node_info *ni)
 {
 	const struct nlattr *one, *a;
@@ -173,10 +199,7 @@ static void parse_listeners(const struct nlattr *nest, struct node_info *ni)
 		mnl_attr_for_each_nested(a, one) {
 			switch (mnl_attr_get_type(a)) {
 			case DFKV_A_LISTEN_ADDR:
-				snprintf(l->addr, sizeof(l->addr), "%.*s",
-					 (int)strnlen(mnl_attr_get_payload(a),
-						      mnl_attr_get_payload_len(a)),
-					 (const char *)mnl_attr_get_payload(a));
+				attr_str(a, l->addr, sizeof(l->addr));
 				break;
 			case DFKV_A_LISTEN_PORT:
 				l->port = mnl_attr_get_u16(a);
@@ -187,6 +210,20 @@ static void parse_listeners(const struct nlattr *nest, struct node_info *ni)
 			}
 		}
 	}
+}
+
+static void parse_disk(const struct nlattr **tb, struct disk_attrs *d)
+{
+	if (tb[DFKV_A_DISK_NAME]) {
+		attr_str(tb[DFKV_A_DISK_NAME], d->name, sizeof(d->name));
+		d->has_name = true;
+	}
+	if (tb[DFKV_A_DISK_PATH]) {
+		attr_str(tb[DFKV_A_DISK_PATH], d->path, sizeof(d->path));
+		d->has_path = true;
+	}
+	if (tb[DFKV_A_DISK_REASON])
+		attr_str(tb[DFKV_A_DISK_REASON], d->reason, sizeof(d->reason));
 }
 
 void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
@@ -223,6 +260,16 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	    has_first_request_ms);
 	U32(DFKV_A_NODE_IDLE_MS, idle_ms, has_idle_ms);
 	U32(DFKV_A_NODE_MAX_CONNS, max_conns, has_max_conns);
+	U32(DFKV_A_NODE_TIER_POLICY, tier_policy, has_tier_policy);
+	U32(DFKV_A_NODE_TIER_ACK, tier_ack, has_tier_ack);
+	U32(DFKV_A_NODE_DIRTY_PCT, dirty_pct, has_dirty_pct);
+	U32(DFKV_A_NODE_FLUSH_WORKERS, flush_workers, has_flush_workers);
+	U32(DFKV_A_NODE_NUMA, numa, has_numa);
+	U64(DFKV_A_DISK_DEV_BYTES, disk.dev_bytes, disk.has_dev_bytes);
+	U64(DFKV_A_DISK_EXTENT_BYTES, disk.extent_bytes, disk.has_extent);
+	U64(DFKV_A_DISK_EPOCH, disk.epoch, disk.has_epoch);
+	U32(DFKV_A_DISK_STATE, disk.state, disk.has_state);
+	parse_disk(tb, &ni->disk);
 	if (tb[DFKV_A_EVENT])
 		ni->event = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
 #undef U64
@@ -233,6 +280,8 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 		parse_stats(tb[DFKV_A_NODE_STATS], ni);
 	if (tb[DFKV_A_TENANT_STATS])
 		parse_stats(tb[DFKV_A_TENANT_STATS], ni);
+	if (tb[DFKV_A_DISK_STATS])
+		parse_stats(tb[DFKV_A_DISK_STATS], ni);
 }
 
 static int one_cb(const struct nlmsghdr *nlh, void *data)
@@ -313,17 +362,12 @@ const char *state_name(uint32_t state)
 	}
 }
 
+static int name_parse(const char *s, const char *(*name)(uint32_t),
+		      uint32_t max, uint32_t *out);
+
 int state_parse(const char *s, uint32_t *out)
 {
-	uint32_t i;
-
-	for (i = 1; i < __DFKV_NODE_STATE_MAX; i++) {
-		if (!strcmp(s, state_name(i))) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return name_parse(s, state_name, __DFKV_NODE_STATE_MAX, out);
 }
 
 const char *op_name(uint32_t op)
@@ -368,12 +412,86 @@ const char *event_name(uint32_t event)
 	case DFKV_EVENT_NODE_NEW:
 		return "new";
 	case DFKV_EVENT_NODE_DEL:
+	case DFKV_EVENT_DISK_DEL:
 		return "del";
 	case DFKV_EVENT_NODE_STATE:
+	case DFKV_EVENT_DISK_STATE:
 		return "state";
+	case DFKV_EVENT_DISK_ADD:
+		return "add";
 	default:
 		return "unknown";
 	}
+}
+
+const char *disk_state_name(uint32_t state)
+{
+	switch (state) {
+	case DFKV_DISK_STATE_UP:
+		return "up";
+	case DFKV_DISK_STATE_FAILED:
+		return "failed";
+	default:
+		return "unknown";
+	}
+}
+
+const char *tier_policy_name(uint32_t policy)
+{
+	switch (policy) {
+	case DFKV_TIER_WRITEBACK:
+		return "writeback";
+	case DFKV_TIER_WRITEAROUND:
+		return "writearound";
+	default:
+		return "unknown";
+	}
+}
+
+const char *tier_ack_name(uint32_t ack)
+{
+	switch (ack) {
+	case DFKV_ACK_RAM:
+		return "ram";
+	case DFKV_ACK_DISK:
+		return "disk";
+	default:
+		return "unknown";
+	}
+}
+
+/* The value in [1, max) whose name(value) is s. */
+static int name_parse(const char *s, const char *(*name)(uint32_t),
+		      uint32_t max, uint32_t *out)
+{
+	uint32_t i;
+
+	for (i = 1; i < max; i++) {
+		if (!strcmp(s, name(i))) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int tier_policy_parse(const char *s, uint32_t *out)
+{
+	return name_parse(s, tier_policy_name, __DFKV_TIER_MAX, out);
+}
+
+int tier_ack_parse(const char *s, uint32_t *out)
+{
+	return name_parse(s, tier_ack_name, __DFKV_ACK_MAX, out);
+}
+
+const char *numa_str(uint32_t numa, char *buf, size_t len)
+{
+	if (numa == DFKV_NUMA_INTERLEAVE)
+		snprintf(buf, len, "interleave");
+	else
+		snprintf(buf, len, "%u", numa);
+	return buf;
 }
 
 const char *transport_name(uint32_t transport)
@@ -434,12 +552,142 @@ static void fmt_age(uint64_t ctime_ns, char *buf, size_t len)
 	snprintf(buf, len, "%.40s (%lld%c ago)", when, (long long)age, unit);
 }
 
-static void pct(char *buf, size_t len, uint64_t part, uint64_t whole)
+void pct(char *buf, size_t len, uint64_t part, uint64_t whole)
 {
 	if (!whole)
 		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)whole);
+}
+
+void print_usage(FILE *f, const struct node_info *ni, bool raw, bool tenants)
+{
+	const uint64_t *s = ni->stat;
+	uint64_t slot = s[DFKV_STAT_SLOT_BYTES];
+	uint64_t used = s[DFKV_STAT_USED_BYTES];
+	uint64_t waste = slot > used ? slot - used : 0;
+	char a[48], b[48], p[32], t[48] = "";
+
+	pct(p, sizeof(p), used, s[DFKV_STAT_CAPACITY_BYTES]);
+	fprintf(f, "  %-12s %s used of %s (%s)\n", "capacity",
+		fmt_bytes(used, raw, a, sizeof(a)),
+		fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)), p);
+	pct(p, sizeof(p), waste, slot);
+	fprintf(f, "  %-12s %s in slots, %s waste (%s)\n", "slots",
+		fmt_bytes(slot, raw, a, sizeof(a)),
+		fmt_bytes(waste, raw, b, sizeof(b)), p);
+	if (tenants)
+		snprintf(t, sizeof(t), "    tenants %llu",
+			 (unsigned long long)s[DFKV_STAT_TENANTS]);
+	fprintf(f, "  %-12s %llu%s    extents %llu of %llu bound\n",
+		"objects", (unsigned long long)s[DFKV_STAT_OBJECTS], t,
+		(unsigned long long)s[DFKV_STAT_EXTENTS_BOUND],
+		(unsigned long long)s[DFKV_STAT_EXTENTS_TOTAL]);
+}
+
+/* The tier settings of a node (present once the kernel reports them). */
+static void print_tier(FILE *f, const struct node_info *ni)
+{
+	char n[32];
+
+	if (ni->has_tier_policy || ni->has_tier_ack)
+		fprintf(f, "  %-12s %s, ack %s\n", "tier policy",
+			tier_policy_name(ni->tier_policy),
+			tier_ack_name(ni->tier_ack));
+	if (ni->has_dirty_pct || ni->has_flush_workers)
+		fprintf(f, "  %-12s dirty watermark %u%%    flush workers %u\n",
+			"write-back", ni->dirty_pct, ni->flush_workers);
+	if (ni->has_numa)
+		fprintf(f, "  %-12s %s\n", "numa", numa_str(ni->numa, n, sizeof(n)));
+}
+
+#define U(x)	((unsigned long long)(x))
+
+/* The RAM tier, disk and RDMA counters, when the node reports them. */
+static void print_tier_stats(FILE *f, const struct node_info *ni, bool raw)
+{
+	const uint64_t *s = ni->stat;
+	char a[48], b[48], p[32];
+
+	if (ni->has_stat[DFKV_STAT_DISKS])
+		fprintf(f, "  %-12s %llu    failed %llu\n", "disks",
+			U(s[DFKV_STAT_DISKS]), U(s[DFKV_STAT_DISKS_FAILED]));
+	if (ni->has_stat[DFKV_STAT_RAM_HITS]) {
+		pct(p, sizeof(p), s[DFKV_STAT_RAM_HITS],
+		    s[DFKV_STAT_RAM_HITS] + s[DFKV_STAT_RAM_MISSES]);
+		fprintf(f, "  %-12s hits %llu    misses %llu    hit ratio %s\n",
+			"ram tier", U(s[DFKV_STAT_RAM_HITS]),
+			U(s[DFKV_STAT_RAM_MISSES]), p);
+		fprintf(f, "  %-12s admitted %llu    bypassed %llu    evicted %llu\n",
+			"ram puts", U(s[DFKV_STAT_RAM_PUTS]),
+			U(s[DFKV_STAT_RAM_BYPASSES]),
+			U(s[DFKV_STAT_RAM_EVICTIONS]));
+		fprintf(f, "  %-12s flushed %llu    retries %llu    drops %llu\n",
+			"flush", U(s[DFKV_STAT_FLUSHED]),
+			U(s[DFKV_STAT_FLUSH_RETRIES]),
+			U(s[DFKV_STAT_FLUSH_DROPS]));
+		fprintf(f, "  %-12s %s dirty    backlog %llu blocks\n", "",
+			fmt_bytes(s[DFKV_STAT_DIRTY_BYTES], raw, a, sizeof(a)),
+			U(s[DFKV_STAT_FLUSH_BACKLOG]));
+		fprintf(f, "  %-12s promoted %llu    coalesced %llu\n",
+			"cold reads", U(s[DFKV_STAT_PROMOTED]),
+			U(s[DFKV_STAT_COALESCED]));
+	}
+	if (ni->has_stat[DFKV_STAT_DISK_READS]) {
+		fprintf(f, "  %-12s reads %llu (%s)    writes %llu (%s)\n",
+			"disk i/o", U(s[DFKV_STAT_DISK_READS]),
+			fmt_bytes(s[DFKV_STAT_DISK_READ_BYTES], raw, a, sizeof(a)),
+			U(s[DFKV_STAT_DISK_WRITES]),
+			fmt_bytes(s[DFKV_STAT_DISK_WRITE_BYTES], raw, b,
+				  sizeof(b)));
+		fprintf(f, "  %-12s errors %llu    record blocks written %llu\n",
+			"", U(s[DFKV_STAT_DISK_IO_ERRORS]),
+			U(s[DFKV_STAT_DISK_RECORD_WRITES]));
+	}
+	if (ni->has_stat[DFKV_STAT_REBUILD_RECORDS])
+		fprintf(f, "  %-12s %llu records    %llu rejected    %llu ms\n",
+			"rebuild", U(s[DFKV_STAT_REBUILD_RECORDS]),
+			U(s[DFKV_STAT_REBUILD_REJECTED]),
+			U(s[DFKV_STAT_REBUILD_MS]));
+	if (ni->has_stat[DFKV_STAT_RDMA_ACCEPTS]) {
+		fprintf(f, "  %-12s open %llu    accepted %llu    cq errors %llu\n",
+			"rdma", U(s[DFKV_STAT_RDMA_CONNS]),
+			U(s[DFKV_STAT_RDMA_ACCEPTS]),
+			U(s[DFKV_STAT_RDMA_CQ_ERRORS]));
+		fprintf(f, "  %-12s reads %llu (%s)    writes %llu (%s)\n", "",
+			U(s[DFKV_STAT_RDMA_READS]),
+			fmt_bytes(s[DFKV_STAT_RDMA_READ_BYTES], raw, a, sizeof(a)),
+			U(s[DFKV_STAT_RDMA_WRITES]),
+			fmt_bytes(s[DFKV_STAT_RDMA_WRITE_BYTES], raw, b,
+				  sizeof(b)));
+	}
+}
+
+void print_disk_report(FILE *f, const struct node_info *ni, bool raw)
+{
+	const struct disk_attrs *d = &ni->disk;
+	char a[48];
+
+	fprintf(f, "disk %s (node %s)\n", d->name, ni->name);
+	if (d->has_path)
+		fprintf(f, "  %-12s %s\n", "path", d->path);
+	if (d->has_state)
+		fprintf(f, "  %-12s %s%s%s\n", "state", disk_state_name(d->state),
+			d->reason[0] ? ": " : "", d->reason);
+	if (d->has_dev_bytes)
+		fprintf(f, "  %-12s %s\n", "device",
+			fmt_bytes(d->dev_bytes, raw, a, sizeof(a)));
+	if (d->has_extent)
+		fprintf(f, "  %-12s %s\n", "extent size",
+			fmt_bytes(d->extent_bytes, raw, a, sizeof(a)));
+	if (d->has_epoch)
+		fprintf(f, "  %-12s %llu\n", "epoch", U(d->epoch));
+	if (!ni->has_stats)
+		return;
+	fputc('\n', f);
+	print_usage(f, ni, raw, false);
+	fprintf(f, "  %-12s %llu\n", "evictions", U(ni->stat[DFKV_STAT_EVICTIONS]));
+	print_tier_stats(f, ni, raw);
 }
 
 void print_node_report(FILE *f, const struct node_info *ni, bool raw)
@@ -484,29 +732,12 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			"limits", fmt_ms(ni->first_request_ms, b, sizeof(b)),
 			fmt_ms(ni->idle_ms, c, sizeof(c)), ni->max_conns);
 	}
+	print_tier(f, ni);
 	if (!ni->has_stats)
 		return;
 
 	fputc('\n', f);
-	pct(p, sizeof(p), s[DFKV_STAT_USED_BYTES], s[DFKV_STAT_CAPACITY_BYTES]);
-	fprintf(f, "  %-12s %s used of %s (%s)\n", "capacity",
-		fmt_bytes(s[DFKV_STAT_USED_BYTES], raw, a, sizeof(a)),
-		fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)), p);
-	{
-		uint64_t slot = s[DFKV_STAT_SLOT_BYTES];
-		uint64_t used = s[DFKV_STAT_USED_BYTES];
-		uint64_t waste = slot > used ? slot - used : 0;
-
-		pct(p, sizeof(p), waste, slot);
-		fprintf(f, "  %-12s %s in slots, %s waste (%s)\n", "slots",
-			fmt_bytes(slot, raw, a, sizeof(a)),
-			fmt_bytes(waste, raw, b, sizeof(b)), p);
-	}
-	fprintf(f, "  %-12s %llu    tenants %llu    extents %llu of %llu bound\n",
-		"objects", (unsigned long long)s[DFKV_STAT_OBJECTS],
-		(unsigned long long)s[DFKV_STAT_TENANTS],
-		(unsigned long long)s[DFKV_STAT_EXTENTS_BOUND],
-		(unsigned long long)s[DFKV_STAT_EXTENTS_TOTAL]);
+	print_usage(f, ni, raw, true);
 	fprintf(f, "  %-12s in %s    out %s\n", "traffic",
 		fmt_bytes(s[DFKV_STAT_BYTES_IN], raw, a, sizeof(a)),
 		fmt_bytes(s[DFKV_STAT_BYTES_OUT], raw, b, sizeof(b)));
@@ -534,6 +765,7 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			(unsigned long long)s[DFKV_STAT_DEADLINE_DROPS],
 			(unsigned long long)s[DFKV_STAT_PROTO_ERRORS]);
 	}
+	print_tier_stats(f, ni, raw);
 
 	/* Ops by op and status: rows and columns with a non-zero count. */
 	for (op = 0; op < __DFKV_OP_MAX; op++)

@@ -16,13 +16,15 @@ static const char help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
-	"                          [CONNECTION LIMITS]\n"
+	"                          [CONNECTION LIMITS] [TIER] [--numa N|interleave]\n"
 	"    dfkvctl node del NAME\n"
 	"    dfkvctl node set NAME [--max-value SIZE] [--evict on|off]\n"
 	"                          [--state up|draining|unhealthy]\n"
-	"                          [CONNECTION LIMITS]\n"
+	"                          [CONNECTION LIMITS] [TIER]\n"
 	"    CONNECTION LIMITS: [--first-request-ms MS] [--idle-ms MS]\n"
 	"                       [--max-conns N]\n"
+	"    TIER: [--policy writeback|writearound] [--ack ram|disk]\n"
+	"          [--dirty PCT] [--flush-workers N]\n"
 	"    dfkvctl node show NAME [--bytes]\n"
 	"    dfkvctl node list [--bytes]\n"
 	"\n"
@@ -39,13 +41,17 @@ static const char help[] =
 	"          with ENODEV afterwards.\n"
 	"    set   Change the limits, eviction or state of node NAME.  The RAM\n"
 	"          budget is fixed when a node is created.\n"
-	"    show  Print every attribute of node NAME (listeners and connection\n"
-	"          limits too) and its statistics.\n"
+	"    show  Print every attribute of node NAME (listeners, connection\n"
+	"          limits and tier settings too) and its statistics.\n"
 	"    list  One line per node of the network namespace.\n"
 	"\n"
 	"    A node serves the network through its listeners (see dfkvctl\n"
 	"    listener); the connection limits apply to all of them.  New values\n"
 	"    apply to connections accepted afterwards.\n"
+	"\n"
+	"    A node with disks (see dfkvctl disk) keeps a RAM tier in front of\n"
+	"    them; the TIER options choose how PUTs reach the disks.  They can be\n"
+	"    given before the first disk is added.\n"
 	"\n"
 	"    SIZE is a number of bytes with an optional binary suffix: K, M, G\n"
 	"    or T (KiB, MiB, GiB, TiB; \"K\", \"KB\" and \"KiB\" all mean 1024).\n"
@@ -70,6 +76,23 @@ static const char help[] =
 	"    --max-conns N       most open network connections of the node\n"
 	"                        (default 1024, at least 1); further ones are\n"
 	"                        refused and counted\n"
+	"    --policy writeback|writearound\n"
+	"                        writeback (default): a PUT is admitted into\n"
+	"                        RAM, visible at once, and flushed to disk by\n"
+	"                        the flush workers; writearound: a PUT goes\n"
+	"                        straight to disk and a GET of a whole value\n"
+	"                        fills RAM\n"
+	"    --ack ram|disk      when a write-back PUT is answered: after RAM\n"
+	"                        admission (ram, default) or after the disk commit\n"
+	"                        (disk)\n"
+	"    --dirty PCT         dirty-byte watermark, 0-100 percent of the RAM\n"
+	"                        budget (default 80); above it, PUTs of new keys\n"
+	"                        get CACHE_FULL; 0 makes every PUT wait for the\n"
+	"                        disk\n"
+	"    --flush-workers N   flush workers of the node, 1-16 (default 4 per\n"
+	"                        disk, at most 16)\n"
+	"    --numa N|interleave NUMA node of the RAM arena, or interleave it over\n"
+	"                        all NUMA nodes (default); add only\n"
 	"    -b, --bytes         print exact byte counts instead of KiB/MiB/GiB\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -81,6 +104,8 @@ static const char help[] =
 	"    dfkvctl node set kv0 --state draining\n"
 	"    dfkvctl node set kv0 --evict off\n"
 	"    dfkvctl node set kv0 --idle-ms 60000 --max-conns 256\n"
+	"    dfkvctl node add kv1 --ram 8G --policy writeback --ack disk --numa 0\n"
+	"    dfkvctl node set kv1 --dirty 50 --flush-workers 8\n"
 	"    dfkvctl node show kv0\n"
 	"    dfkvctl node list\n"
 	"    dfkvctl node del kv0\n";
@@ -92,7 +117,8 @@ static const char help[] =
 #define CMD_LIST	"node list"
 
 enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
-       OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS };
+       OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS, OPT_POLICY, OPT_ACK, OPT_DIRTY,
+       OPT_FLUSH_WORKERS, OPT_NUMA };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
@@ -103,6 +129,11 @@ static const struct option node_opts[] = {
 	{ "first-request-ms", required_argument, NULL, OPT_FIRST_REQ },
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "ack", required_argument, NULL, OPT_ACK },
+	{ "dirty", required_argument, NULL, OPT_DIRTY },
+	{ "flush-workers", required_argument, NULL, OPT_FLUSH_WORKERS },
+	{ "numa", required_argument, NULL, OPT_NUMA },
 	{ "bytes", no_argument, NULL, 'b' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -117,8 +148,10 @@ struct node_args {
 	uint64_t ram, max_value;
 	uint32_t state;
 	uint32_t first_req, idle, max_conns;
+	uint32_t policy, ack, dirty, flush_workers, numa;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
 	bool has_first_req, has_idle, has_max_conns;
+	bool has_policy, has_ack, has_dirty, has_flush_workers, has_numa;
 	bool raw;
 };
 
@@ -138,6 +171,8 @@ static int opt_u32(const char *cmd, const char *opt, const char *arg,
 
 #define LIMIT_OPTS	(ALLOW(OPT_FIRST_REQ) | ALLOW(OPT_IDLE) | \
 			 ALLOW(OPT_MAX_CONNS))
+#define TIER_OPTS	(ALLOW(OPT_POLICY) | ALLOW(OPT_ACK) | ALLOW(OPT_DIRTY) | \
+			 ALLOW(OPT_FLUSH_WORKERS))
 
 /*
  * Parse options and at most one positional NAME; allowed is the set of
@@ -210,6 +245,35 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 			ret = opt_u32(cmd, "--max-conns", optarg, &a->max_conns,
 				      &a->has_max_conns);
 			break;
+		case OPT_POLICY:
+			if (tier_policy_parse(optarg, &a->policy))
+				return usage_error(cmd, "bad --policy '%s' (writeback or writearound)",
+						   optarg);
+			a->has_policy = true;
+			break;
+		case OPT_ACK:
+			if (tier_ack_parse(optarg, &a->ack))
+				return usage_error(cmd, "bad --ack '%s' (ram or disk)",
+						   optarg);
+			a->has_ack = true;
+			break;
+		case OPT_DIRTY:
+			ret = opt_u32(cmd, "--dirty", optarg, &a->dirty,
+				      &a->has_dirty);
+			break;
+		case OPT_FLUSH_WORKERS:
+			ret = opt_u32(cmd, "--flush-workers", optarg,
+				      &a->flush_workers, &a->has_flush_workers);
+			break;
+		case OPT_NUMA:
+			if (!strcmp(optarg, "interleave")) {
+				a->numa = DFKV_NUMA_INTERLEAVE;
+				a->has_numa = true;
+			} else {
+				ret = opt_u32(cmd, "--numa", optarg, &a->numa,
+					      &a->has_numa);
+			}
+			break;
 		case 'b':
 			a->raw = true;
 			break;
@@ -231,7 +295,7 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 	return 0;
 }
 
-/* The connection limits of a NODE_NEW or NODE_SET. */
+/* The connection limits and tier settings of a NODE_NEW or NODE_SET. */
 static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
 {
 	if (a->has_first_req)
@@ -240,6 +304,16 @@ static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_IDLE_MS, a->idle);
 	if (a->has_max_conns)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_MAX_CONNS, a->max_conns);
+	if (a->has_policy)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_TIER_POLICY, a->policy);
+	if (a->has_ack)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_TIER_ACK, a->ack);
+	if (a->has_dirty)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_DIRTY_PCT, a->dirty);
+	if (a->has_flush_workers)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_FLUSH_WORKERS, a->flush_workers);
+	if (a->has_numa)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_NUMA, a->numa);
 }
 
 /* Send a mutation and report the kernel's verdict. */
@@ -263,7 +337,7 @@ static int node_add(int argc, char *argv[])
 
 	ret = parse(CMD_ADD, argc, argv,
 		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) |
-		    LIMIT_OPTS, true, &a);
+		    LIMIT_OPTS | TIER_OPTS | ALLOW(OPT_NUMA), true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_ram)
@@ -317,12 +391,13 @@ static int node_set(int argc, char *argv[])
 
 	ret = parse(CMD_SET, argc, argv,
 		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE) |
-		    LIMIT_OPTS, true, &a);
+		    LIMIT_OPTS | TIER_OPTS, true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_max_value && !a.has_evict && !a.has_state &&
-	    !a.has_first_req && !a.has_idle && !a.has_max_conns)
-		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms or --max-conns)");
+	    !a.has_first_req && !a.has_idle && !a.has_max_conns &&
+	    !a.has_policy && !a.has_ack && !a.has_dirty && !a.has_flush_workers)
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --policy, --ack, --dirty or --flush-workers)");
 	ret = ctl_open(&g);
 	if (ret)
 		return ret;

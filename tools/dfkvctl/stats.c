@@ -28,7 +28,15 @@ static const char help[] =
 	"    listeners, connection limits and counters (open connections,\n"
 	"    accepts, connections refused over the limit, deadline drops,\n"
 	"    protocol errors), and a table of operations by op (rows) and status\n"
-	"    (columns; only the non-zero ones are shown).\n"
+	"    (columns; only the non-zero ones are shown).  A node with disks\n"
+	"    also shows its tier settings (policy, ack, dirty watermark, flush\n"
+	"    workers, NUMA placement) and the RAM tier's counters: disks (and\n"
+	"    failed ones), RAM hits, misses and hit ratio, PUTs admitted to RAM\n"
+	"    or written straight to disk, RAM evictions, blocks flushed, flush\n"
+	"    retries and drops, dirty bytes, the flush backlog, cold reads\n"
+	"    promoted into RAM and GETs coalesced onto one cold read.  RDMA\n"
+	"    counters appear when the node has RDMA listeners.  Per-disk\n"
+	"    counters are in 'dfkvctl disk show'.\n"
 	"\n"
 	"    With --tenants, prints one line per tenant of NODE: its tenant hash\n"
 	"    (16 hex digits, as in TENANTHEX:IDHEX keys), objects, committed\n"
@@ -39,6 +47,9 @@ static const char help[] =
 	"                    {\"name\", \"state\", \"evict\", \"flags\", \"ram_bytes\",\n"
 	"                    \"max_value_bytes\", \"extent_bytes\", \"ctime_ns\",\n"
 	"                    \"first_request_ms\", \"idle_ms\", \"max_conns\",\n"
+	"                    \"tier_policy\", \"tier_ack\", \"dirty_pct\",\n"
+	"                    \"flush_workers\", \"numa\" (a number or\n"
+	"                    \"interleave\"),\n"
 	"                    \"listeners\": [{\"addr\", \"port\", \"transport\"}],\n"
 	"                    \"stats\": {...}}; without NODE {\"nodes\": [...]};\n"
 	"                    with --tenants {\"node\", \"tenants\": [...]}.  Every\n"
@@ -78,6 +89,36 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_CONNS_REFUSED] = "conns_refused",
 	[DFKV_STAT_DEADLINE_DROPS] = "deadline_drops",
 	[DFKV_STAT_PROTO_ERRORS] = "proto_errors",
+	[DFKV_STAT_RAM_HITS] = "ram_hits",
+	[DFKV_STAT_RAM_MISSES] = "ram_misses",
+	[DFKV_STAT_RAM_PUTS] = "ram_puts",
+	[DFKV_STAT_RAM_BYPASSES] = "ram_bypasses",
+	[DFKV_STAT_RAM_EVICTIONS] = "ram_evictions",
+	[DFKV_STAT_FLUSHED] = "flushed",
+	[DFKV_STAT_FLUSH_RETRIES] = "flush_retries",
+	[DFKV_STAT_FLUSH_DROPS] = "flush_drops",
+	[DFKV_STAT_PROMOTED] = "promoted",
+	[DFKV_STAT_COALESCED] = "coalesced",
+	[DFKV_STAT_DIRTY_BYTES] = "dirty_bytes",
+	[DFKV_STAT_FLUSH_BACKLOG] = "flush_backlog",
+	[DFKV_STAT_DISKS] = "disks",
+	[DFKV_STAT_DISKS_FAILED] = "disks_failed",
+	[DFKV_STAT_DISK_READS] = "disk_reads",
+	[DFKV_STAT_DISK_WRITES] = "disk_writes",
+	[DFKV_STAT_DISK_READ_BYTES] = "disk_read_bytes",
+	[DFKV_STAT_DISK_WRITE_BYTES] = "disk_write_bytes",
+	[DFKV_STAT_DISK_IO_ERRORS] = "disk_io_errors",
+	[DFKV_STAT_DISK_RECORD_WRITES] = "disk_record_writes",
+	[DFKV_STAT_REBUILD_RECORDS] = "rebuild_records",
+	[DFKV_STAT_REBUILD_REJECTED] = "rebuild_rejected",
+	[DFKV_STAT_REBUILD_MS] = "rebuild_ms",
+	[DFKV_STAT_RDMA_CONNS] = "rdma_conns",
+	[DFKV_STAT_RDMA_ACCEPTS] = "rdma_accepts",
+	[DFKV_STAT_RDMA_READS] = "rdma_reads",
+	[DFKV_STAT_RDMA_WRITES] = "rdma_writes",
+	[DFKV_STAT_RDMA_READ_BYTES] = "rdma_read_bytes",
+	[DFKV_STAT_RDMA_WRITE_BYTES] = "rdma_write_bytes",
+	[DFKV_STAT_RDMA_CQ_ERRORS] = "rdma_cq_errors",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)
@@ -85,7 +126,7 @@ static void jadd(json_object *o, const char *k, json_object *v)
 	json_object_object_add(o, k, v);
 }
 
-static json_object *stats_json(const struct node_info *ni)
+json_object *stats_json(const struct node_info *ni)
 {
 	json_object *st = json_object_new_object();
 	json_object *ops = json_object_new_object();
@@ -150,6 +191,21 @@ static json_object *node_json(const struct node_info *ni)
 		jadd(o, "idle_ms", json_object_new_uint64(ni->idle_ms));
 	if (ni->has_max_conns)
 		jadd(o, "max_conns", json_object_new_uint64(ni->max_conns));
+	if (ni->has_tier_policy)
+		jadd(o, "tier_policy",
+		     json_object_new_string(tier_policy_name(ni->tier_policy)));
+	if (ni->has_tier_ack)
+		jadd(o, "tier_ack",
+		     json_object_new_string(tier_ack_name(ni->tier_ack)));
+	if (ni->has_dirty_pct)
+		jadd(o, "dirty_pct", json_object_new_uint64(ni->dirty_pct));
+	if (ni->has_flush_workers)
+		jadd(o, "flush_workers",
+		     json_object_new_uint64(ni->flush_workers));
+	if (ni->has_numa)
+		jadd(o, "numa", ni->numa == DFKV_NUMA_INTERLEAVE ?
+		     json_object_new_string("interleave") :
+		     json_object_new_uint64(ni->numa));
 	if (ni->has_listeners) {
 		json_object *arr = json_object_new_array();
 		size_t i;
@@ -170,7 +226,7 @@ static json_object *node_json(const struct node_info *ni)
 	return o;
 }
 
-static void json_print(json_object *o)
+void json_print(json_object *o)
 {
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 					       JSON_C_TO_STRING_NOSLASHESCAPE));
