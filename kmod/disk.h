@@ -63,9 +63,11 @@ struct dfkv_disk {
 	struct dfkv_slab slab;		/* the data area's extents */
 	u32 state;			/* READ_ONCE, enum dfkv_disk_state */
 	char reason[64];		/* why FAILED, under fail_lock */
+	bool closed;			/* under fail_lock: close began */
 	spinlock_t fail_lock;
 	struct percpu_ref io;		/* bios in flight; killed at close */
 	struct completion io_done;
+	/* serialize the read-modify-write of one record block (by hash) */
 	struct mutex rec_lock[DFKV_DISK_REC_LOCKS];
 	dfkv_disk_fail_fn on_fail;
 	void *on_fail_ctx;
@@ -74,6 +76,9 @@ struct dfkv_disk {
 	/* owned by the store: durable entries on this disk by recency */
 	spinlock_t lru_lock;
 	struct list_head lru;
+	atomic_t users;			/* entries holding slots: wake_up_var */
+	atomic64_t objects;		/* entries on lru (durable here) */
+	atomic64_t used_bytes;		/* and their bytes */
 };
 
 /*
@@ -102,6 +107,11 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
  * Stop I/O (new bios fail with -EIO), wait for the bios in flight, write
  * the superblock CLEAN when @clean and the disk did not fail, and release
  * the block device.  The struct (and its slab) stays until the last put.
+ * Once: the caller has stopped traffic first (a record update refused
+ * because close began fails the disk).  A pending on_fail is dropped and
+ * a running one waited for, so close must not be called under a lock
+ * that on_fail takes; after close on_fail is never called.  Process
+ * context; dfkv_disk_put() too.
  */
 void dfkv_disk_close(struct dfkv_disk *d, bool clean);
 void dfkv_disk_get(struct dfkv_disk *d);
@@ -124,6 +134,15 @@ u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot);
  * into the pages of bv (REQ_OP_READ) with as many bios as needed, all in
  * flight at once; dfkv_dio_wait() waits for all and returns 0 or -EIO.
  * Completions run in the block layer's context; the waiter is woken once.
+ *
+ * @pos is aligned to the logical block size (d->lbs, at most 4 KiB), and
+ * so is every bio_vec's offset; every bio_vec but the last covers whole
+ * logical blocks.  The last may end anywhere: its length is rounded up to
+ * the logical block, so the caller passes whole pages (bvecs covering the
+ * 4 KiB pages of the slot) and a READ may fill the page past the value's
+ * end.  Writes are refused (-EIO) once the disk is not UP; every bio is
+ * refused once close began.  Reads, writes and bytes are counted at
+ * submission, errors at completion.
  */
 struct dfkv_dio {
 	struct dfkv_disk *disk;
@@ -141,7 +160,11 @@ int dfkv_dio_wait(struct dfkv_dio *io);
  * Publish records (their extent/slot fields say where; generation is set
  * to the running epoch) with REQ_PREFLUSH | REQ_FUA, after the payloads
  * they describe completed; or clear the records of slots (zero, same
- * flags).  Either failing fails the disk and returns -EIO.
+ * flags).  Either failing fails the disk and returns -EIO.  Entries that
+ * share a record block are written with one read-modify-write of it; the
+ * first block written carries the REQ_PREFLUSH.  Process context (sleeps
+ * on the block's mutex and the bios); -EIO without a write when the disk
+ * is not UP.
  */
 int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 			unsigned int nr);

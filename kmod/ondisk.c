@@ -13,8 +13,8 @@
 #include <linux/limits.h>
 #include <linux/log2.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "ondisk.h"
 
 /* Superblock field offsets (format 1). */

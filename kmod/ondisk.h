@@ -4,7 +4,7 @@
  * and slot-record codecs, the device geometry, the validation of both with
  * a reason code, the epoch rules of attach, and the rebuild scan of a
  * buffer of records.  Pure code without I/O, shared by the disk tier
- * (bdev.c) and built natively for unit tests and fuzzing.
+ * (disk.c) and built natively for unit tests and fuzzing.
  */
 #ifndef _DFKV_ONDISK_H
 #define _DFKV_ONDISK_H

@@ -1,0 +1,911 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One dfkv disk (disk.h, Documentation/ondisk.md): the exclusive open of a
+ * raw block device, the superblock and its epoch, the record area's
+ * read-modify-write, payload bios straight from and into the caller's
+ * pages, and the rebuild scan.  Every I/O is a bio to the device: no page
+ * cache, no buffer heads.
+ *
+ * I/O and teardown: every bio of traffic (payloads, records, the rebuild)
+ * runs under a reference of d->io taken with percpu_ref_tryget_live();
+ * dfkv_disk_close() kills it and waits until the last one is put, so once
+ * it returns no bio of this disk is in flight and none can start.  The
+ * superblock writes of open and close run outside it: before traffic
+ * exists and after it ended.
+ *
+ * Record blocks: a record-area block is read, patched and written under
+ * d->rec_lock[hash of the block], so two updates of one block never start
+ * from two different images of it (ondisk.md, "Write rules").
+ *
+ * Failure: dfkv_disk_fail() turns the disk FAILED once, under fail_lock,
+ * and queues fail_work, which holds a reference and calls on_fail() in
+ * process context.  A FAILED disk writes nothing more: payload writes and
+ * record updates are refused, close does not write CLEAN.
+ */
+#define pr_fmt(fmt) "dfkv: " fmt
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/hash.h>
+#include <linux/highmem.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/netlink.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#include "disk.h"
+
+/* Bytes of record area the rebuild reads, scans and writes back at once. */
+#define DISK_SCAN_CHUNK		SZ_4M
+
+static void disk_fail_work(struct work_struct *work);
+
+/* Human-readable size for messages: "4 MiB", "64 KiB", "1 GiB". */
+static const char *disk_size_str(u64 bytes, char *buf, size_t len)
+{
+	static const char * const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned int i = 0;
+
+	while (i < ARRAY_SIZE(unit) - 1 && bytes >= 1024 && !(bytes & 1023)) {
+		bytes >>= 10;
+		i++;
+	}
+	snprintf(buf, len, "%llu %s", bytes, unit[i]);
+	return buf;
+}
+
+static struct block_device *disk_bdev(const struct dfkv_disk *d)
+{
+	return dfkv_bdev_get(&d->bdev);
+}
+
+static void disk_count(struct dfkv_disk *d, blk_opf_t opf, u64 bytes,
+		       blk_status_t status)
+{
+	if (op_is_write(opf)) {
+		atomic64_inc(&d->stats.writes);
+		atomic64_add(bytes, &d->stats.write_bytes);
+	} else {
+		atomic64_inc(&d->stats.reads);
+		atomic64_add(bytes, &d->stats.read_bytes);
+	}
+	if (status)
+		atomic64_inc(&d->stats.io_errors);
+}
+
+/*
+ * One synchronous bio of @len bytes (a multiple of the logical block size,
+ * at most a page) at byte @pos from or into @page.  The caller holds a
+ * reference of d->io, or no traffic exists (open, close).
+ */
+static int disk_rw_page(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
+			struct page *page, unsigned int len)
+{
+	struct bio_vec bv;
+	struct bio bio;
+	int err;
+
+	bio_init(&bio, disk_bdev(d), &bv, 1, opf);
+	bio.bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	__bio_add_page(&bio, page, len, 0);
+	err = submit_bio_wait(&bio);
+	disk_count(d, opf, len, bio.bi_status);
+	bio_uninit(&bio);
+	return err;
+}
+
+/* Write @sb to block 0 with REQ_PREFLUSH | REQ_FUA; @whole: all 4 KiB. */
+static int disk_write_sb(struct dfkv_disk *d, const struct dfkv_od_sb *sb,
+			 struct page *page, bool whole)
+{
+	dfkv_od_sb_encode(sb, page_address(page));
+	/*
+	 * An update rewrites the first logical block only: the 512 bytes
+	 * that carry data sit in one sector, which the device writes whole.
+	 */
+	return disk_rw_page(d, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA, 0, page,
+			    whole ? DFKV_OD_SB_BYTES : d->lbs);
+}
+
+static void disk_io_release(struct percpu_ref *ref)
+{
+	struct dfkv_disk *d = container_of(ref, struct dfkv_disk, io);
+
+	complete(&d->io_done);
+}
+
+/* ---- payload bios ---- */
+
+void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d)
+{
+	io->disk = d;
+	atomic_set(&io->pending, 1);
+	io->error = 0;
+	init_completion(&io->done);
+}
+
+static void dio_end_io(struct bio *bio)
+{
+	struct dfkv_dio *io = bio->bi_private;
+	struct dfkv_disk *d = io->disk;
+
+	if (bio->bi_status) {
+		atomic64_inc(&d->stats.io_errors);
+		WRITE_ONCE(io->error, blk_status_to_errno(bio->bi_status));
+	}
+	bio_put(bio);
+	/* the disk may be released once this is put; io lives on */
+	percpu_ref_put(&d->io);
+	if (atomic_dec_and_test(&io->pending))
+		complete(&io->done);
+}
+
+/*
+ * Send @nr bio_vecs as bios of opf to byte @pos.  Every bio_vec starts on
+ * a logical block; all but the last of the whole run cover whole logical
+ * blocks, and the last is extended to the next logical-block boundary
+ * inside its page (the caller passes whole pages: disk.h).
+ */
+static void disk_dio_submit(struct dfkv_dio *io, blk_opf_t opf, u64 pos,
+			    const struct bio_vec *bv, unsigned int nr)
+{
+	struct dfkv_disk *d = io->disk;
+	unsigned int mask = d->lbs - 1;
+
+	if (op_is_write(opf) && !dfkv_disk_up(d)) {
+		WRITE_ONCE(io->error, -EIO);
+		return;
+	}
+	if (WARN_ON_ONCE(pos & mask)) {
+		WRITE_ONCE(io->error, -EINVAL);
+		return;
+	}
+	while (nr) {
+		unsigned int n = min_t(unsigned int, nr, BIO_MAX_VECS);
+		unsigned int i, bytes = 0;
+		struct bio *bio;
+
+		for (i = 0; i < n; i++) {
+			unsigned int len = bv[i].bv_len;
+
+			if (i == nr - 1)
+				len = round_up(len, d->lbs);
+			if (WARN_ON_ONCE((bv[i].bv_offset & mask) ||
+					 (len & mask) || !len)) {
+				WRITE_ONCE(io->error, -EINVAL);
+				return;
+			}
+		}
+		if (!percpu_ref_tryget_live(&d->io)) {
+			WRITE_ONCE(io->error, -EIO);
+			return;
+		}
+		bio = bio_alloc(disk_bdev(d), n, opf, GFP_NOIO);
+		bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+		bio->bi_private = io;
+		bio->bi_end_io = dio_end_io;
+		for (i = 0; i < n; i++) {
+			unsigned int len = bv[i].bv_len;
+
+			if (i == nr - 1)
+				len = round_up(len, d->lbs);
+			/* n <= BIO_MAX_VECS vecs of at most a few pages each */
+			if (bio_add_page(bio, bv[i].bv_page, len,
+					 bv[i].bv_offset) != len) {
+				WARN_ON_ONCE(1);
+				bio_put(bio);
+				percpu_ref_put(&d->io);
+				WRITE_ONCE(io->error, -EINVAL);
+				return;
+			}
+			bytes += len;
+		}
+		disk_count(d, opf, bytes, BLK_STS_OK);
+		atomic_inc(&io->pending);
+		submit_bio(bio);
+		pos += bytes;
+		bv += n;
+		nr -= n;
+	}
+}
+
+void dfkv_dio_submit(struct dfkv_dio *io, enum req_op op, u64 pos,
+		     const struct bio_vec *bv, unsigned int nr)
+{
+	disk_dio_submit(io, op, pos, bv, nr);
+}
+
+int dfkv_dio_wait(struct dfkv_dio *io)
+{
+	if (!atomic_dec_and_test(&io->pending))
+		wait_for_completion(&io->done);
+	return READ_ONCE(io->error) ? -EIO : 0;
+}
+
+/* ---- failure ---- */
+
+void dfkv_disk_fail(struct dfkv_disk *d, const char *why)
+{
+	unsigned long flags;
+	bool notify;
+
+	spin_lock_irqsave(&d->fail_lock, flags);
+	if (READ_ONCE(d->state) == DFKV_DISK_STATE_FAILED) {
+		spin_unlock_irqrestore(&d->fail_lock, flags);
+		return;
+	}
+	WRITE_ONCE(d->state, DFKV_DISK_STATE_FAILED);
+	strscpy(d->reason, why, sizeof(d->reason));
+	notify = d->on_fail && !d->closed;
+	if (notify)
+		kref_get(&d->ref);
+	spin_unlock_irqrestore(&d->fail_lock, flags);
+
+	pr_err("disk %s (%s) failed: %s; its blocks are misses until it is formatted or attached again\n",
+	       d->name, d->path, why);
+	/* queued at most once: the state changes once */
+	if (notify)
+		schedule_work(&d->fail_work);
+}
+
+static void disk_fail_work(struct work_struct *work)
+{
+	struct dfkv_disk *d = container_of(work, struct dfkv_disk, fail_work);
+
+	d->on_fail(d, d->on_fail_ctx);
+	dfkv_disk_put(d);
+}
+
+/* ---- records ---- */
+
+static struct mutex *disk_rec_lock(struct dfkv_disk *d, u64 block)
+{
+	return &d->rec_lock[hash_64(block, ilog2(DFKV_DISK_REC_LOCKS))];
+}
+
+static u64 disk_rec_block(struct dfkv_disk *d, u32 extent, u32 slot)
+{
+	return dfkv_od_rec_pos(&d->sb.geom, extent, slot) >> ilog2(d->lbs);
+}
+
+/* Extent and slot of entry @j of a record update. */
+static void disk_rec_at(const struct dfkv_od_rec *recs,
+			const struct dfkv_slot *slots, unsigned int j,
+			u32 *extent, u32 *slot)
+{
+	*extent = recs ? recs[j].extent : slots[j].extent;
+	*slot = recs ? recs[j].slot : slots[j].index;
+}
+
+/*
+ * Read record block @block into @page, patch every entry in [@from, @nr)
+ * that falls in it, write it back; all under the block's lock.
+ */
+static int disk_rec_rmw(struct dfkv_disk *d, u64 block, struct page *page,
+			blk_opf_t flush, const struct dfkv_od_rec *recs,
+			const struct dfkv_slot *slots, unsigned int from,
+			unsigned int nr)
+{
+	u64 pos = block << ilog2(d->lbs);
+	u8 *buf = page_address(page);
+	unsigned int j;
+	int err;
+
+	mutex_lock(disk_rec_lock(d, block));
+	err = disk_rw_page(d, REQ_OP_READ, pos, page, d->lbs);
+	if (err)
+		goto out;
+	for (j = from; j < nr; j++) {
+		u64 off;
+		u32 e, s;
+
+		disk_rec_at(recs, slots, j, &e, &s);
+		if (disk_rec_block(d, e, s) != block)
+			continue;
+		off = dfkv_od_rec_pos(&d->sb.geom, e, s) - pos;
+		if (recs)
+			dfkv_od_rec_encode(buf + off, &recs[j], d->sb.uuid);
+		else
+			memset(buf + off, 0, DFKV_OD_REC_BYTES);
+	}
+	err = disk_rw_page(d, REQ_OP_WRITE | REQ_FUA | flush, pos, page,
+			   d->lbs);
+	if (!err)
+		atomic64_inc(&d->stats.record_writes);
+out:
+	mutex_unlock(disk_rec_lock(d, block));
+	return err;
+}
+
+/*
+ * Write the records @recs, or clear the records of @slots: every record
+ * block they fall in is read, patched and written once.  The first block
+ * written carries REQ_PREFLUSH, which makes every payload that completed
+ * before this call durable before any record that describes it.
+ */
+static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
+			   const struct dfkv_slot *slots, unsigned int nr)
+{
+	blk_opf_t flush = REQ_PREFLUSH;
+	struct page *page;
+	unsigned int i, j;
+	int err = 0;
+
+	if (!nr)
+		return 0;
+	if (!dfkv_disk_up(d))
+		return -EIO;
+	for (i = 0; i < nr; i++) {
+		u32 e, s;
+
+		disk_rec_at(recs, slots, i, &e, &s);
+		if (e >= d->sb.geom.nr_extents || s >= d->sb.geom.max_slots) {
+			WARN_ONCE(1, "dfkv: record of extent %u slot %u beyond disk %s\n",
+				  e, s, d->name);
+			return -EINVAL;
+		}
+	}
+	if (!percpu_ref_tryget_live(&d->io)) {
+		/*
+		 * A record update after close began: the caller broke the
+		 * "stop traffic first" rule.  A clear that did not happen
+		 * must not be followed by a CLEAN superblock.
+		 */
+		dfkv_disk_fail(d, "record update after close");
+		return -EIO;
+	}
+	page = alloc_page(GFP_NOIO);
+	if (!page) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0; i < nr; i++) {
+		bool done = false;
+		u64 block;
+		u32 e, s;
+
+		disk_rec_at(recs, slots, i, &e, &s);
+		block = disk_rec_block(d, e, s);
+		/* a block shared with an earlier entry was written with it */
+		for (j = 0; j < i && !done; j++) {
+			disk_rec_at(recs, slots, j, &e, &s);
+			done = disk_rec_block(d, e, s) == block;
+		}
+		if (done)
+			continue;
+		err = disk_rec_rmw(d, block, page, flush, recs, slots, i, nr);
+		if (err) {
+			dfkv_disk_fail(d, recs ? "record write failed" :
+						 "record clear failed");
+			err = -EIO;
+			break;
+		}
+		flush = 0;
+	}
+	__free_page(page);
+out:
+	percpu_ref_put(&d->io);
+	return err;
+}
+
+int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
+			unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		recs[i].gen = d->sb.epoch;
+	return disk_rec_update(d, recs, NULL, nr);
+}
+
+int dfkv_disk_rec_clear(struct dfkv_disk *d, const struct dfkv_slot *slots,
+			unsigned int nr)
+{
+	return disk_rec_update(d, NULL, slots, nr);
+}
+
+u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot)
+{
+	int cls = dfkv_slot_class(&d->slab, slot);
+
+	return dfkv_od_data_pos(&d->sb.geom, slot.extent, slot.index,
+				dfkv_slab_class_size(&d->slab, cls));
+}
+
+/* ---- rebuild ---- */
+
+struct disk_scan {
+	struct dfkv_disk *disk;
+	struct dfkv_od_scan *sc;
+	dfkv_od_found_fn found;
+	void *ctx;
+	u64 chunk_pos;		/* device offset of the buffer */
+	unsigned long *dirty;	/* its 4 KiB units to write back */
+};
+
+static int disk_scan_found(void *ctx, const struct dfkv_od_rec *rec)
+{
+	struct disk_scan *ds = ctx;
+
+	return ds->found(ds->ctx, rec);
+}
+
+static void disk_scan_reject(void *ctx, u32 extent, u32 slot,
+			     enum dfkv_od_rec_reason why)
+{
+	struct disk_scan *ds = ctx;
+	u64 off = dfkv_od_rec_pos(&ds->disk->sb.geom, extent, slot) -
+		  ds->chunk_pos;
+
+	__set_bit(off / DFKV_OD_BLOCK, ds->dirty);
+}
+
+/*
+ * Read or write 4 KiB units [first, first + n) of the vmalloc'ed @buf,
+ * whose unit 0 is at byte @pos of the device.  Units, not pages: the
+ * record area is padded to 4 KiB only.
+ */
+static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
+			void *buf, struct bio_vec *bv, unsigned int first,
+			unsigned int n)
+{
+	void *start = buf + (size_t)first * DFKV_OD_BLOCK;
+	struct dfkv_dio io;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		void *p = start + (size_t)i * DFKV_OD_BLOCK;
+
+		bv[i].bv_page = vmalloc_to_page(p);
+		bv[i].bv_offset = offset_in_page(p);
+		bv[i].bv_len = DFKV_OD_BLOCK;
+	}
+	if (op_is_write(opf))
+		flush_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
+	dfkv_dio_init(&io, d);
+	disk_dio_submit(&io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
+	i = dfkv_dio_wait(&io);
+	if (!op_is_write(opf))
+		invalidate_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
+	return i;
+}
+
+int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
+		      void *ctx)
+{
+	const struct dfkv_od_geom *g = &d->sb.geom;
+	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
+	struct disk_scan ds = { .disk = d, .found = found, .ctx = ctx };
+	u64 rejected = 0, start = ktime_get_ns();
+	unsigned int per_chunk, units;
+	struct bio_vec *bv = NULL;
+	char why[160] = "";
+	void *buf = NULL;
+	size_t chunk;
+	u32 first;
+	int err, i;
+
+	d->stats.rebuild_records = 0;
+	d->stats.rebuild_rejected = 0;
+	d->stats.rebuild_ms = 0;
+	if (d->gen_min > d->gen_max)
+		return 0;
+
+	ds.sc = kvzalloc(sizeof(*ds.sc), GFP_KERNEL);
+	if (!ds.sc)
+		return -ENOMEM;
+	err = dfkv_od_scan_init(ds.sc, &d->sb, &d->slab, d->gen_min,
+				d->gen_max);
+	if (err)
+		goto out;
+
+	/* whole extents; span is a power of two, so chunk is 4 KiB-aligned */
+	per_chunk = max_t(u64, DISK_SCAN_CHUNK / span, 1);
+	chunk = round_up((size_t)per_chunk * span, DFKV_OD_BLOCK);
+	units = chunk / DFKV_OD_BLOCK;
+	err = -ENOMEM;
+	buf = vmalloc(chunk);
+	bv = kvmalloc_array(units, sizeof(*bv), GFP_KERNEL);
+	ds.dirty = bitmap_zalloc(units, GFP_KERNEL);
+	if (!buf || !bv || !ds.dirty)
+		goto out;
+
+	for (first = 0; first < g->nr_extents; first += per_chunk) {
+		u32 n = min_t(u32, per_chunk, g->nr_extents - first);
+		unsigned int len = round_up((size_t)n * span, DFKV_OD_BLOCK);
+		unsigned int nu = len / DFKV_OD_BLOCK, p, q;
+		long zeroed;
+
+		ds.chunk_pos = dfkv_od_rec_pos(g, first, 0);
+		err = disk_scan_io(d, REQ_OP_READ, ds.chunk_pos, buf, bv, 0,
+				   nu);
+		if (err) {
+			dfkv_disk_fail(d, "record area read failed");
+			goto out;
+		}
+		zeroed = dfkv_od_scan(ds.sc, buf, first, n, disk_scan_found,
+				      disk_scan_reject, &ds);
+		if (zeroed < 0) {
+			err = zeroed;
+			goto out;
+		}
+		rejected += zeroed;
+		/* write back the runs of units holding a zeroed record */
+		for (p = find_first_bit(ds.dirty, nu); p < nu;
+		     p = find_next_bit(ds.dirty, nu, q)) {
+			q = find_next_zero_bit(ds.dirty, nu, p);
+			err = disk_scan_io(d, REQ_OP_WRITE | REQ_FUA,
+					   ds.chunk_pos, buf, bv, p, q - p);
+			if (err) {
+				dfkv_disk_fail(d, "record clear failed");
+				goto out;
+			}
+			atomic64_add(q - p, &d->stats.record_writes);
+		}
+		bitmap_zero(ds.dirty, nu);
+		cond_resched();
+	}
+	err = 0;
+
+	d->stats.rebuild_records = ds.sc->count[DFKV_OD_REC_OK];
+	d->stats.rebuild_rejected = rejected;
+	d->stats.rebuild_ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
+	for (i = DFKV_OD_REC_MAGIC; i < DFKV_OD_REC_NR_REASONS; i++) {
+		size_t at = strlen(why);
+
+		if (ds.sc->count[i])
+			scnprintf(why + at, sizeof(why) - at, ", %s %llu",
+				  dfkv_od_rec_reason_str(i), ds.sc->count[i]);
+	}
+	pr_info("disk %s: rebuild of epochs %llu..%llu: %llu records, %llu rejected%s in %llu ms\n",
+		d->name, d->gen_min, d->gen_max, d->stats.rebuild_records,
+		rejected, why, d->stats.rebuild_ms);
+out:
+	bitmap_free(ds.dirty);
+	kvfree(bv);
+	vfree(buf);
+	kvfree(ds.sc);
+	if (err)
+		pr_err("disk %s: rebuild failed: %d\n", d->name, err);
+	return err;
+}
+
+/* ---- open, close ---- */
+
+/*
+ * Why the superblock read cannot be attached without --format, as an
+ * extack message; the details go to the kernel log too.
+ */
+static void disk_refusal(struct dfkv_disk *d, enum dfkv_od_sb_reason why,
+			 const struct dfkv_od_sb *sb,
+			 struct netlink_ext_ack *extack)
+{
+	char ext[24];
+
+	disk_size_str(sb->geom.extent_bytes, ext, sizeof(ext));
+	switch (why) {
+	case DFKV_OD_SB_BLANK:
+	case DFKV_OD_SB_FOREIGN:
+		NL_SET_ERR_MSG(extack,
+			       "device carries another file system or data: use --format");
+		break;
+	case DFKV_OD_SB_CRC:
+		NL_SET_ERR_MSG(extack,
+			       "dfkv superblock fails its checksum: use --format");
+		break;
+	case DFKV_OD_SB_FORMAT:
+		DFKV_ERR_MSG_FMT(extack,
+				 "dfkv format of another version: use --format",
+				 "dfkv format version %u, this module reads %u: use --format",
+				 sb->format, DFKV_OD_FORMAT_VERSION);
+		break;
+	case DFKV_OD_SB_LATTICE:
+		NL_SET_ERR_MSG(extack,
+			       "dfkv format of another size-class lattice: use --format");
+		break;
+	case DFKV_OD_SB_DEVICE:
+		DFKV_ERR_MSG_FMT(extack,
+				 "dfkv format for another device size: use --format",
+				 "dfkv format for another device size (%llu bytes): use --format",
+				 sb->geom.dev_bytes);
+		break;
+	case DFKV_OD_SB_EXTENT:
+		DFKV_ERR_MSG_FMT(extack,
+				 "dfkv format of another geometry (extent size): use --format",
+				 "dfkv format of another geometry (extent %s): use --format",
+				 ext);
+		break;
+	default:
+		NL_SET_ERR_MSG(extack,
+			       "dfkv superblock is inconsistent: use --format");
+		break;
+	}
+	if (why == DFKV_OD_SB_DEVICE || why == DFKV_OD_SB_EXTENT)
+		pr_notice("%s refused: %s (device %llu bytes; format for %llu bytes, extent %s): use --format\n",
+			  d->path, dfkv_od_sb_reason_str(why),
+			  bdev_nr_bytes(disk_bdev(d)), sb->geom.dev_bytes,
+			  ext);
+	else
+		pr_notice("%s refused: %s: use --format\n", d->path,
+			  dfkv_od_sb_reason_str(why));
+}
+
+/*
+ * Lay a new format on the device: geometry, the slab over it, the record
+ * area zeroed, a CLEAN superblock at epoch 1.  On return @cur is it.
+ */
+static int disk_format(struct dfkv_disk *d, const char *name,
+		       u64 extent_bytes, struct page *page,
+		       struct dfkv_od_sb *cur, struct netlink_ext_ack *extack)
+{
+	struct block_device *bdev = disk_bdev(d);
+	u64 dev_bytes = bdev_nr_bytes(bdev);
+	u8 uuid[DFKV_OD_UUID_LEN];
+	int err;
+
+	if (!extent_bytes)
+		extent_bytes = DFKV_DISK_EXTENT_DEFAULT;
+	if (!name || !*name)
+		name = kbasename(d->path);
+	if (!*name || strlen(name) >= DFKV_OD_NAME_MAX) {
+		NL_SET_ERR_MSG(extack,
+			       "disk name must be 1 to 63 bytes: give --name");
+		return -EINVAL;
+	}
+	get_random_bytes(uuid, sizeof(uuid));
+	err = dfkv_od_sb_format(cur, dev_bytes, extent_bytes, uuid, name);
+	if (err == -ENOSPC) {
+		NL_SET_ERR_MSG(extack,
+			       "device too small for one extent and its records");
+		return err;
+	}
+	if (err) {
+		NL_SET_ERR_MSG(extack,
+			       "extent size must be a power of two from 64 KiB to 1 GiB");
+		return err;
+	}
+	err = dfkv_slab_init(&d->slab, extent_bytes, cur->geom.nr_extents,
+			     NULL, d);
+	if (err)
+		return err;
+
+	err = blkdev_issue_zeroout(bdev, cur->geom.records_off >> SECTOR_SHIFT,
+				   cur->geom.records_bytes >> SECTOR_SHIFT,
+				   GFP_KERNEL, 0);
+	if (!err)
+		err = disk_write_sb(d, cur, page, true);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "format: writing the device failed");
+		dfkv_slab_destroy(&d->slab);
+		return -EIO;
+	}
+	pr_info("disk %s formatted on %s: %llu bytes, %u extents of %llu bytes\n",
+		cur->name, d->path, dev_bytes, cur->geom.nr_extents,
+		extent_bytes);
+	return 0;
+}
+
+/* Read and check the superblock; nothing is written. */
+static int disk_read_sb(struct dfkv_disk *d, const char *name,
+			u64 extent_bytes, struct page *page,
+			struct dfkv_od_sb *cur, struct netlink_ext_ack *extack)
+{
+	enum dfkv_od_sb_reason why;
+	int err;
+
+	err = disk_rw_page(d, REQ_OP_READ, 0, page, DFKV_OD_SB_BYTES);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "reading the superblock failed");
+		return -EIO;
+	}
+	why = dfkv_od_sb_decode(page_address(page), cur);
+	if (why == DFKV_OD_SB_OK)
+		why = dfkv_od_sb_match(cur, bdev_nr_bytes(disk_bdev(d)),
+				       extent_bytes);
+	if (why != DFKV_OD_SB_OK) {
+		disk_refusal(d, why, cur, extack);
+		return -EMEDIUMTYPE;
+	}
+	if (name && *name && strcmp(name, cur->name)) {
+		DFKV_ERR_MSG_FMT(extack,
+				 "the disk carries another name: omit --name or use --format",
+				 "the disk is named \"%s\": omit --name or use --format",
+				 cur->name);
+		return -EINVAL;
+	}
+	err = dfkv_slab_init(&d->slab, cur->geom.extent_bytes,
+			     cur->geom.nr_extents, NULL, d);
+	if (err)
+		return err;
+	return 0;
+}
+
+int dfkv_disk_open(const char *path, const char *name, bool format,
+		   u64 extent_bytes, dfkv_disk_fail_fn on_fail, void *ctx,
+		   struct netlink_ext_ack *extack, struct dfkv_disk **out)
+{
+	struct dfkv_od_sb cur, next;
+	struct block_device *bdev;
+	struct dfkv_disk *d;
+	struct page *page;
+	char size[24];
+	int err, how, i;
+
+	*out = NULL;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	if (strscpy(d->path, path, sizeof(d->path)) < 0) {
+		NL_SET_ERR_MSG(extack, "device path too long");
+		err = -ENAMETOOLONG;
+		goto free;
+	}
+	INIT_LIST_HEAD(&d->link);
+	kref_init(&d->ref);
+	spin_lock_init(&d->fail_lock);
+	init_completion(&d->io_done);
+	for (i = 0; i < DFKV_DISK_REC_LOCKS; i++)
+		mutex_init(&d->rec_lock[i]);
+	d->on_fail = on_fail;
+	d->on_fail_ctx = ctx;
+	INIT_WORK(&d->fail_work, disk_fail_work);
+	spin_lock_init(&d->lru_lock);
+	INIT_LIST_HEAD(&d->lru);
+	err = percpu_ref_init(&d->io, disk_io_release, 0, GFP_KERNEL);
+	if (err)
+		goto free;
+
+	err = dfkv_bdev_open(d->path, d, &d->bdev);
+	if (err) {
+		if (err == -EBUSY)
+			NL_SET_ERR_MSG(extack,
+				       "device is busy: mounted, or held by another user");
+		else
+			NL_SET_ERR_MSG(extack,
+				       "cannot open the device (not a block device?)");
+		goto exit_ref;
+	}
+	bdev = disk_bdev(d);
+	d->lbs = bdev_logical_block_size(bdev);
+	if (d->lbs > DFKV_OD_BLOCK) {
+		NL_SET_ERR_MSG(extack, "logical block size above 4 KiB");
+		err = -EINVAL;
+		goto close;
+	}
+	if (bdev_read_only(bdev)) {
+		NL_SET_ERR_MSG(extack, "device is read-only");
+		err = -EROFS;
+		goto close;
+	}
+	page = alloc_page(GFP_KERNEL);
+	if (!page) {
+		err = -ENOMEM;
+		goto close;
+	}
+
+	if (format)
+		err = disk_format(d, name, extent_bytes, page, &cur, extack);
+	else
+		err = disk_read_sb(d, name, extent_bytes, page, &cur, extack);
+	if (err)
+		goto free_page;
+
+	how = dfkv_od_sb_attach(&cur, &next, &d->gen_min, &d->gen_max);
+	if (how < 0) {
+		NL_SET_ERR_MSG(extack,
+			       "dfkv disk epoch cannot advance: use --format");
+		err = how;
+		goto slab;
+	}
+	/* DIRTY with the new epoch before any other write (write rule 3) */
+	err = disk_write_sb(d, &next, page, false);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "writing the superblock failed");
+		err = -EIO;
+		goto slab;
+	}
+	__free_page(page);
+	d->sb = next;
+	strscpy(d->name, next.name, sizeof(d->name));
+	WRITE_ONCE(d->state, DFKV_DISK_STATE_UP);
+
+	pr_info("disk %s on %s: %llu bytes, %u extents of %s, epoch %llu, %s\n",
+		d->name, d->path, d->sb.geom.dev_bytes, d->sb.geom.nr_extents,
+		disk_size_str(d->sb.geom.extent_bytes, size, sizeof(size)),
+		d->sb.epoch,
+		how == DFKV_OD_ATTACH_COLD ? "COLD reset (was not closed cleanly)" :
+		d->gen_min > d->gen_max ? "empty" : "REBUILD");
+	*out = d;
+	return 0;
+
+slab:
+	dfkv_slab_destroy(&d->slab);
+free_page:
+	__free_page(page);
+close:
+	dfkv_bdev_close(&d->bdev);
+exit_ref:
+	percpu_ref_exit(&d->io);
+free:
+	kfree(d);
+	return err;
+}
+
+void dfkv_disk_close(struct dfkv_disk *d, bool clean)
+{
+	unsigned long flags;
+	struct page *page;
+	bool cancelled;
+
+	might_sleep();
+	spin_lock_irqsave(&d->fail_lock, flags);
+	if (WARN_ON_ONCE(d->closed)) {
+		spin_unlock_irqrestore(&d->fail_lock, flags);
+		return;
+	}
+	d->closed = true;	/* no more on_fail from here on */
+	spin_unlock_irqrestore(&d->fail_lock, flags);
+
+	percpu_ref_kill(&d->io);
+	wait_for_completion(&d->io_done);
+
+	if (clean && dfkv_disk_up(d)) {
+		struct dfkv_od_sb sb = d->sb;
+		int err = -ENOMEM;
+
+		dfkv_od_sb_clean(&sb);
+		page = alloc_page(GFP_KERNEL);
+		if (page) {
+			err = disk_write_sb(d, &sb, page, false);
+			__free_page(page);
+		}
+		if (!err) {
+			d->sb = sb;
+			pr_info("disk %s closed clean at epoch %llu\n",
+				d->name, sb.epoch);
+		} else {
+			pr_err("disk %s: writing the CLEAN superblock failed (%d): the next attach cold-resets\n",
+			       d->name, err);
+		}
+	} else {
+		pr_info("disk %s closed%s: the next attach cold-resets\n",
+			d->name, dfkv_disk_up(d) ? "" : " after a failure");
+	}
+
+	/* a pending on_fail is dropped, a running one waited for */
+	cancelled = cancel_work_sync(&d->fail_work);
+	dfkv_bdev_close(&d->bdev);
+	if (cancelled)
+		dfkv_disk_put(d);
+}
+
+void dfkv_disk_get(struct dfkv_disk *d)
+{
+	kref_get(&d->ref);
+}
+
+static void disk_release(struct kref *ref)
+{
+	struct dfkv_disk *d = container_of(ref, struct dfkv_disk, ref);
+
+	WARN_ON_ONCE(!d->closed);
+	dfkv_slab_destroy(&d->slab);
+	percpu_ref_exit(&d->io);
+	kfree_rcu(d, rcu);
+}
+
+void dfkv_disk_put(struct dfkv_disk *d)
+{
+	if (d)
+		kref_put(&d->ref, disk_release);
+}
