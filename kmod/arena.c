@@ -3,6 +3,8 @@
  * RAM arena of a node: each slab extent is backed by an array of order-0
  * pages allocated when the slab first binds the extent and kept until the
  * node goes away (extents move between size classes without reallocating).
+ * Pages come from one NUMA node, or round-robin from all nodes with memory
+ * (the default), so a node's bandwidth is not one memory controller's.
  * Copies run page by page with copy_page_{from,to}_iter, so a user buffer
  * or a socket's pages meet the store's pages with exactly one copy.
  */
@@ -11,11 +13,18 @@
 #include <linux/gfp.h>
 #include <linux/overflow.h>
 #include <linux/bvec.h>
+#include <linux/nodemask.h>
+#include <linux/dfkv.h>
 
 #include "arena.h"
 
-int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents)
+int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
+		    u32 numa)
 {
+	if (numa != DFKV_NUMA_INTERLEAVE &&
+	    (numa >= MAX_NUMNODES || !node_state(numa, N_MEMORY)))
+		return -EINVAL;
+	a->numa = numa;
 	a->extent_bytes = extent_bytes;
 	a->nr_extents = nr_extents;
 	a->pages_per_extent = extent_bytes >> PAGE_SHIFT;
@@ -51,6 +60,7 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 	struct dfkv_arena *a = ctx;
 	struct page **pages;
 	u32 i;
+	int nid;
 
 	if (extent >= a->nr_extents)
 		return -EINVAL;
@@ -60,8 +70,17 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 	pages = kvcalloc(a->pages_per_extent, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
+	nid = a->numa == DFKV_NUMA_INTERLEAVE ?
+		first_memory_node : a->numa;
 	for (i = 0; i < a->pages_per_extent; i++) {
-		pages[i] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		pages[i] = alloc_pages_node(nid, GFP_KERNEL | __GFP_NOWARN |
+					    (a->numa == DFKV_NUMA_INTERLEAVE ?
+					     0 : __GFP_THISNODE), 0);
+		if (a->numa == DFKV_NUMA_INTERLEAVE) {
+			nid = next_memory_node(nid);
+			if (nid >= MAX_NUMNODES)
+				nid = first_memory_node;
+		}
 		if (!pages[i]) {
 			arena_free_extent(a, pages);
 			return -ENOMEM;

@@ -18,10 +18,16 @@ struct dfkv_arena {
 	u64 extent_bytes;
 	u32 nr_extents;
 	u32 pages_per_extent;
+	u32 numa;		/* a NUMA node, or DFKV_NUMA_INTERLEAVE */
 	struct page ***pages;	/* [extent][page], allocated on first bind */
 };
 
-int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents);
+/*
+ * numa: allocate every page on that NUMA node, or DFKV_NUMA_INTERLEAVE to
+ * spread each extent's pages round-robin over the nodes with memory.
+ */
+int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
+		    u32 numa);
 void dfkv_arena_destroy(struct dfkv_arena *a);
 /* Give extent its pages (slab bind callback; may sleep). */
 int dfkv_arena_bind(void *ctx, u32 extent, int cls);

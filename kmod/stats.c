@@ -63,6 +63,16 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->evictions += READ_ONCE(p->evictions);
 		snap->lease_grants += READ_ONCE(p->lease_grants);
 		snap->lease_expiries += READ_ONCE(p->lease_expiries);
+		snap->ram_hits += READ_ONCE(p->ram_hits);
+		snap->ram_misses += READ_ONCE(p->ram_misses);
+		snap->ram_puts += READ_ONCE(p->ram_puts);
+		snap->ram_bypasses += READ_ONCE(p->ram_bypasses);
+		snap->ram_evictions += READ_ONCE(p->ram_evictions);
+		snap->flushed += READ_ONCE(p->flushed);
+		snap->flush_retries += READ_ONCE(p->flush_retries);
+		snap->flush_drops += READ_ONCE(p->flush_drops);
+		snap->promoted += READ_ONCE(p->promoted);
+		snap->coalesced += READ_ONCE(p->coalesced);
 	}
 }
 

@@ -24,6 +24,17 @@ struct dfkv_counters {
 	u64 evictions;
 	u64 lease_grants;
 	u64 lease_expiries;
+	/* RAM tier in front of disks */
+	u64 ram_hits;
+	u64 ram_misses;
+	u64 ram_puts;
+	u64 ram_bypasses;
+	u64 ram_evictions;
+	u64 flushed;
+	u64 flush_retries;
+	u64 flush_drops;
+	u64 promoted;
+	u64 coalesced;
 };
 
 struct dfkv_tenant {

@@ -18,9 +18,21 @@
  * ones, and otherwise evicts it.  TOUCH re-queues at the tail in the
  * order of its keys, so a touched prefix ends most recently used.
  *
- * Lock order: entry lock, then shard lock.  Nothing sleeps under either;
- * references are never dropped under them (the release frees slots, which
- * takes the slab's class locks).
+ * With disks (tier.c) a committed value is in RAM, on its disk, or both
+ * (entry->tier).  A write-back PUT commits into RAM as DIRTY and queues a
+ * flush: payload bios from the RAM pages, then the records; only then is it
+ * DURABLE, and only a durable, unpinned entry may leave RAM (RAM eviction
+ * keeps the entry and its disk copy).  A GET of an entry that is not in RAM
+ * reserves RAM slots, marks it LOADING and reads the disk into them; GETs
+ * arriving meanwhile wait for that read.  Disk eviction kills the entry.
+ * The records of a killed entry are cleared by the release of its last
+ * reference, before its disk slots are freed; a graceful stop marks the
+ * entries KEEP first so their records survive.
+ *
+ * Lock order: entry lock, then shard lock or a disk's lru lock.  Nothing
+ * sleeps under either; references are never dropped under them (the
+ * release frees slots, which takes the slab's class locks, and may write
+ * records).
  */
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
@@ -30,8 +42,11 @@
 #include <linux/cpumask.h>
 #include <linux/jhash.h>
 #include <linux/sizes.h>
+#include <linux/delay.h>
 
 #include "store.h"
+#include "disk.h"
+#include "ring.h"
 
 /* How many entries one eviction pass may look at before giving up. */
 #define EVICT_SCAN_MAX	256
@@ -70,19 +85,54 @@ static void entry_free_rcu(struct rcu_head *head)
 {
 	struct dfkv_entry *e = container_of(head, struct dfkv_entry, rcu);
 
-	if (e->slots != &e->slot0)
-		kfree(e->slots);
 	kmem_cache_free(entry_cache, e);
+}
+
+/* Free a RAM slot array taken out of an entry. */
+static void ram_slots_free(struct dfkv_store *st, struct dfkv_entry *e,
+			   struct dfkv_slot *slots, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		dfkv_slab_free(&st->slab, slots[i]);
+	if (slots != &e->slot0)
+		kfree(slots);
+}
+
+/*
+ * Free disk slots taken out of entry e (slots of a rebuild that were never
+ * found have extent U32_MAX), clearing their records first when asked,
+ * and drop what they held of disk d.
+ */
+static void disk_slots_free(struct dfkv_entry *e, struct dfkv_disk *d,
+			    struct dfkv_slot *slots, u32 nr, bool clear)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < nr; i++)
+		if (slots[i].extent != U32_MAX)
+			slots[n++] = slots[i];
+	if (clear && n)
+		dfkv_disk_rec_clear(d, slots, n);
+	for (i = 0; i < n; i++)
+		dfkv_slab_free(&d->slab, slots[i]);
+	if (slots != &e->dslot0)
+		kfree(slots);
+	if (atomic_dec_and_test(&d->users))
+		wake_up_var(&d->users);
+	dfkv_disk_put(d);
 }
 
 static void entry_release(struct kref *ref)
 {
 	struct dfkv_entry *e = container_of(ref, struct dfkv_entry, ref);
-	u32 i;
 
-	for (i = 0; i < e->nr_slots; i++)
-		dfkv_slab_free(&e->store->slab, e->slots[i]);
-	e->nr_slots = 0;
+	ram_slots_free(e->store, e, e->slots, e->nr_slots);
+	if (e->disk)
+		disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
+				(e->tier & DFKV_T_RECS) &&
+				!(e->tier & DFKV_T_KEEP));
 	call_rcu(&e->rcu, entry_free_rcu);
 }
 
@@ -115,17 +165,73 @@ static u64 now_stamp(void)
  * calls entry_unlink() without the lock.  Returns false if it was already
  * dead (someone else unlinks it).
  */
+static void entry_clear_dirty_locked(struct dfkv_store *st,
+				     struct dfkv_entry *e)
+{
+	if (e->tier & DFKV_T_DIRTY) {
+		e->tier &= ~DFKV_T_DIRTY;
+		atomic64_sub(e->len, &st->tier.dirty_bytes);
+	}
+}
+
+static void entry_ram_lru_del_locked(struct dfkv_store *st,
+				     struct dfkv_entry *e)
+{
+	struct dfkv_lru_shard *sh = entry_shard(st, e);
+
+	spin_lock(&sh->lock);
+	list_del_init(&e->lru);
+	spin_unlock(&sh->lock);
+}
+
+static void entry_ram_lru_add_locked(struct dfkv_store *st,
+				     struct dfkv_entry *e)
+{
+	struct dfkv_lru_shard *sh = entry_shard(st, e);
+
+	spin_lock(&sh->lock);
+	e->queued = e->stamp;
+	list_add_tail(&e->lru, &sh->list);
+	spin_unlock(&sh->lock);
+}
+
+static void entry_disk_lru_del_locked(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d = e->disk;
+
+	if (!d)
+		return;
+	spin_lock(&d->lru_lock);
+	if (!list_empty(&e->dlru)) {
+		list_del_init(&e->dlru);
+		atomic64_dec(&d->objects);
+		atomic64_sub(e->len, &d->used_bytes);
+	}
+	spin_unlock(&d->lru_lock);
+}
+
+/* e became durable on its disk: the most recently used there. */
+static void entry_disk_lru_add_locked(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d = e->disk;
+
+	e->tier |= DFKV_T_DURABLE;
+	spin_lock(&d->lru_lock);
+	e->dqueued = READ_ONCE(e->stamp);
+	list_add_tail(&e->dlru, &d->lru);
+	atomic64_inc(&d->objects);
+	atomic64_add(e->len, &d->used_bytes);
+	spin_unlock(&d->lru_lock);
+}
+
 static bool entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	struct dfkv_lru_shard *sh;
-
 	if (e->state == DFKV_E_DEAD)
 		return false;
 	if (e->state == DFKV_E_COMMITTED) {
-		sh = entry_shard(st, e);
-		spin_lock(&sh->lock);
-		list_del_init(&e->lru);
-		spin_unlock(&sh->lock);
+		entry_ram_lru_del_locked(st, e);
+		entry_disk_lru_del_locked(e);
+		entry_clear_dirty_locked(st, e);
 		atomic64_dec(&st->objects);
 		atomic64_sub(e->len, &st->used_bytes);
 		atomic64_dec(&e->tenant->objects);
@@ -141,18 +247,58 @@ static void entry_unlink(struct dfkv_store *st, struct dfkv_entry *e)
 	entry_put(e);	/* the index's reference */
 }
 
-/* Try to evict e (referenced by the caller); true when it was evicted. */
+/*
+ * Evict e (referenced by the caller) from RAM: a durable entry only leaves
+ * RAM, one that has no disk copy (no disk, or its flush was given up) is
+ * killed, a dirty or loading one stays.  True when RAM was freed.
+ */
 static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	struct dfkv_slot *slots = NULL;
+	bool killed = false;
+	u32 nr = 0;
+
+	spin_lock(&e->lock);
+	if (e->state == DFKV_E_COMMITTED && !e->pins &&
+	    (e->tier & DFKV_T_RAM) &&
+	    !(e->tier & (DFKV_T_DIRTY | DFKV_T_LOADING))) {
+		if (e->tier & DFKV_T_DURABLE) {
+			entry_ram_lru_del_locked(st, e);
+			e->tier &= ~DFKV_T_RAM;
+			slots = e->slots;
+			nr = e->nr_slots;
+			e->slots = &e->slot0;
+			e->nr_slots = 0;
+		} else {
+			killed = entry_kill_locked(st, e);
+		}
+	}
+	spin_unlock(&e->lock);
+	if (slots) {
+		ram_slots_free(st, e, slots, nr);
+		this_cpu_inc(st->stats->pcpu->ram_evictions);
+		return true;
+	}
+	if (killed) {
+		entry_unlink(st, e);
+		this_cpu_inc(st->stats->pcpu->evictions);
+	}
+	return killed;
+}
+
+/* Kill e (referenced by the caller) to free its disk slots. */
+static bool entry_try_evict_disk(struct dfkv_store *st, struct dfkv_entry *e)
 {
 	bool killed = false;
 
 	spin_lock(&e->lock);
-	if (e->state == DFKV_E_COMMITTED && !e->pins)
+	if (e->state == DFKV_E_COMMITTED && !e->pins &&
+	    (e->tier & DFKV_T_DURABLE) && !(e->tier & DFKV_T_LOADING))
 		killed = entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
 	if (killed) {
 		entry_unlink(st, e);
-		this_cpu_add(st->stats->pcpu->evictions, 1);
+		this_cpu_inc(st->stats->pcpu->evictions);
 	}
 	return killed;
 }
@@ -194,8 +340,9 @@ static struct dfkv_entry *evict_pick(struct dfkv_store *st)
 			spin_unlock(&best->lock);
 			continue;
 		}
-		if (READ_ONCE(e->stamp) != e->queued || READ_ONCE(e->pins)) {
-			/* Used since queued, or pinned: second chance. */
+		if (READ_ONCE(e->stamp) != e->queued || READ_ONCE(e->pins) ||
+		    (READ_ONCE(e->tier) & (DFKV_T_DIRTY | DFKV_T_LOADING))) {
+			/* Used since queued, pinned or not durable: later. */
 			e->queued = max(READ_ONCE(e->stamp), now_stamp());
 			list_move_tail(&e->lru, &best->list);
 			spin_unlock(&best->lock);
@@ -216,18 +363,19 @@ static struct dfkv_entry *evict_pick(struct dfkv_store *st)
  * need can bind it; true if any entry was evicted.  Pinned owners stay and
  * the extent goes back to its class.
  */
-static bool evict_extent(struct dfkv_store *st, int cls)
+static bool evict_extent(struct dfkv_store *st, struct dfkv_slab *slab,
+			 int cls, bool disk)
 {
 	void *owners[32];
 	unsigned int n, i;
 	bool any = false;
 	u32 extent, pos = 0;
 
-	if (dfkv_slab_victim_extent(&st->slab, cls, &extent))
+	if (dfkv_slab_victim_extent(slab, cls, &extent))
 		return false;
 	do {
 		rcu_read_lock();
-		n = dfkv_slab_extent_owners(&st->slab, extent, &pos, owners,
+		n = dfkv_slab_extent_owners(slab, extent, &pos, owners,
 					    ARRAY_SIZE(owners));
 		for (i = 0; i < n; i++) {
 			struct dfkv_entry *e = owners[i];
@@ -239,70 +387,152 @@ static bool evict_extent(struct dfkv_store *st, int cls)
 		for (i = 0; i < n; i++) {
 			if (!owners[i])
 				continue;
-			any |= entry_try_evict(st, owners[i]);
+			if (disk)
+				any |= entry_try_evict_disk(st, owners[i]);
+			else
+				any |= entry_try_evict(st, owners[i]);
 			entry_put(owners[i]);
 		}
 	} while (n == ARRAY_SIZE(owners));
-	dfkv_slab_undrain(&st->slab, extent);
+	dfkv_slab_undrain(slab, extent);
 	return any;
 }
 
-/* Allocate a slot of len bytes for e, evicting when allowed. */
-static int store_alloc_slot(struct dfkv_store *st, struct dfkv_entry *e,
-			    u64 len, struct dfkv_slot *slot)
+/*
+ * The least recently used evictable entry of a disk, with a reference, or
+ * NULL; entries used since they were queued get a second chance.
+ */
+static struct dfkv_entry *disk_evict_pick(struct dfkv_disk *d)
 {
+	unsigned int scanned = 0;
+	struct dfkv_entry *e;
+
+	spin_lock(&d->lru_lock);
+	while (scanned++ < EVICT_SCAN_MAX) {
+		e = list_first_entry_or_null(&d->lru, struct dfkv_entry, dlru);
+		if (!e)
+			break;
+		if (READ_ONCE(e->stamp) != e->dqueued || READ_ONCE(e->pins) ||
+		    (READ_ONCE(e->tier) & DFKV_T_LOADING)) {
+			e->dqueued = max(READ_ONCE(e->stamp), now_stamp());
+			list_move_tail(&e->dlru, &d->lru);
+			continue;
+		}
+		if (kref_get_unless_zero(&e->ref)) {
+			spin_unlock(&d->lru_lock);
+			return e;
+		}
+		list_del_init(&e->dlru);
+	}
+	spin_unlock(&d->lru_lock);
+	return NULL;
+}
+
+/*
+ * Allocate a slot of len bytes for e in RAM (d == NULL) or on disk d,
+ * evicting by recency when allowed (RAM: the node's evict flag; a disk is
+ * a cache and always evicts).
+ */
+static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
+			    struct dfkv_entry *e, u64 len,
+			    struct dfkv_slot *slot)
+{
+	struct dfkv_slab *slab = d ? &d->slab : &st->slab;
 	unsigned int evicted = 0;
-	int cls = dfkv_slab_class(&st->slab, len);
+	int cls = dfkv_slab_class(slab, len);
 
 	if (cls < 0)
 		return cls;
 	for (;;) {
 		struct dfkv_entry *victim;
-		int err = dfkv_slab_alloc(&st->slab, len, e, slot);
+		int err = dfkv_slab_alloc(slab, len, e, slot);
 
 		if (err != -ENOSPC)
 			return err;
-		if (!READ_ONCE(st->evict))
+		if (!d && !READ_ONCE(st->evict))
 			return -ENOSPC;
 		if (evicted < EVICT_BY_RECENCY) {
-			victim = evict_pick(st);
+			victim = d ? disk_evict_pick(d) : evict_pick(st);
 			if (victim) {
-				entry_try_evict(st, victim);
+				if (d)
+					entry_try_evict_disk(st, victim);
+				else
+					entry_try_evict(st, victim);
 				entry_put(victim);
 				evicted++;
 				continue;
 			}
 		}
-		if (!evict_extent(st, cls))
+		if (!evict_extent(st, slab, cls, d))
 			return -ENOSPC;
 		evicted = 0;
 		cond_resched();
 	}
 }
 
-static int entry_alloc_slots(struct dfkv_store *st, struct dfkv_entry *e)
+/*
+ * Give e the slots of its whole value in RAM (d == NULL) or on disk d, in
+ * parts of one extent.  On failure the slots allocated so far stay in
+ * (*slots, *nr) for the caller to free.
+ */
+static int entry_alloc_parts(struct dfkv_store *st, struct dfkv_disk *d,
+			     struct dfkv_entry *e, struct dfkv_slot **slots,
+			     u32 *nr, struct dfkv_slot *slot0)
 {
-	u64 ext = st->slab.extent_bytes;
-	u32 nr = div64_u64(e->len + ext - 1, ext);
+	u64 ext = d ? d->slab.extent_bytes : st->slab.extent_bytes;
+	u32 n = div64_u64(e->len + ext - 1, ext);
 	u32 i;
 	int err;
 
-	if (nr > 1) {
-		e->slots = kcalloc(nr, sizeof(*e->slots), GFP_KERNEL);
-		if (!e->slots) {
-			e->slots = &e->slot0;
+	*slots = slot0;
+	*nr = 0;
+	if (n > 1) {
+		*slots = kcalloc(n, sizeof(**slots), GFP_KERNEL);
+		if (!*slots) {
+			*slots = slot0;
 			return -ENOMEM;
 		}
 	}
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < n; i++) {
 		u64 part = min_t(u64, ext, e->len - (u64)i * ext);
 
-		err = store_alloc_slot(st, e, part, &e->slots[i]);
+		err = store_alloc_slot(st, d, e, part, &(*slots)[i]);
 		if (err)
 			return err;
-		e->nr_slots = i + 1;
+		*nr = i + 1;
 	}
 	return 0;
+}
+
+static int entry_alloc_slots(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	return entry_alloc_parts(st, NULL, e, &e->slots, &e->nr_slots,
+				 &e->slot0);
+}
+
+/*
+ * A new write-back value would take the dirty bytes over the watermark (a
+ * watermark of 0 makes every PUT wait for its flush instead).
+ */
+static bool store_over_watermark(struct dfkv_store *st, u64 len)
+{
+	struct dfkv_tier *t = &st->tier;
+	u32 pct = READ_ONCE(t->dirty_pct);
+
+	if (!dfkv_tier_on(t) || !pct ||
+	    READ_ONCE(t->policy) != DFKV_TIER_WRITEBACK)
+		return false;
+	return atomic64_read(&t->dirty_bytes) + len >
+		div_u64(st->capacity * pct, 100);
+}
+
+/* The PUT's caller waits for the disk commit before its OK. */
+static bool store_put_waits(struct dfkv_store *st)
+{
+	struct dfkv_tier *t = &st->tier;
+
+	return READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND ||
+		READ_ONCE(t->ack) == DFKV_ACK_DISK || !READ_ONCE(t->dirty_pct);
 }
 
 int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
@@ -334,6 +564,9 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 	e->tenant = tenant;
 	e->store = st;
 	e->slots = &e->slot0;
+	e->dslots = &e->dslot0;
+	INIT_LIST_HEAD(&e->dlru);
+	INIT_WORK(&e->flush_work, dfkv_store_flush_work);
 
 retry:
 	rcu_read_lock();
@@ -375,6 +608,8 @@ retry:
 
 	put->e = e;
 	put->leader = true;
+	if (store_over_watermark(st, len))
+		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
 	err = entry_alloc_slots(st, e);
 	if (err) {
 		int status = err == -ENOSPC || err == -ENOMEM ?
@@ -445,20 +680,45 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 	return entry_copy(e, off, len, from);
 }
 
+/*
+ * Wait for a committed entry's flush (ack=disk, write-around, watermark
+ * 0): OK once durable, IO_ERROR when the flush was given up.  Write-around
+ * then lets the value leave RAM.
+ */
+static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	bool durable;
+
+	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_DIRTY));
+	spin_lock(&e->lock);
+	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
+	spin_unlock(&e->lock);
+	if (!durable)
+		return DFKV_STATUS_IO_ERROR;
+	if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
+	    entry_try_evict(st, e))
+		this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	return DFKV_STATUS_OK;
+}
+
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 {
 	struct dfkv_entry *e = put->e;
 	struct dfkv_store *st = e->store;
-	bool unlink = false;
+	bool unlink = false, flush = false;
 
 	spin_lock(&e->lock);
 	if (e->state == DFKV_E_RESERVED) {
 		if (ok) {
-			struct dfkv_lru_shard *sh = entry_shard(st, e);
-
 			e->state = DFKV_E_COMMITTED;
 			e->stamp = now_stamp();
-			e->queued = e->stamp;
+			e->tier |= DFKV_T_RAM;
+			if (dfkv_tier_on(&st->tier)) {
+				e->tier |= DFKV_T_DIRTY;
+				atomic64_add(e->len, &st->tier.dirty_bytes);
+				kref_get(&e->ref);	/* the flush's */
+				flush = true;
+			}
 			atomic64_inc(&st->objects);
 			atomic64_add(e->len, &st->used_bytes);
 			atomic64_inc(&e->tenant->objects);
@@ -466,9 +726,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 			atomic64_inc(&e->tenant->puts);
 			atomic64_add(e->len, &e->tenant->bytes_in);
 			this_cpu_add(st->stats->pcpu->bytes_in, e->len);
-			spin_lock(&sh->lock);
-			list_add_tail(&e->lru, &sh->list);
-			spin_unlock(&sh->lock);
+			entry_ram_lru_add_locked(st, e);
 			status = DFKV_STATUS_OK;
 		} else {
 			unlink = entry_kill_locked(st, e);
@@ -484,6 +742,15 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	wake_up_all(&st->waitq);
 	if (unlink)
 		entry_unlink(st, e);
+	if (flush) {
+		this_cpu_inc(st->stats->pcpu->ram_puts);
+		dfkv_tier_queue_flush(&st->tier, e);
+		if (store_put_waits(st)) {
+			status = store_put_wait_disk(st, e);
+			if (status != DFKV_STATUS_OK)
+				put->stored_len = 0;
+		}
+	}
 	entry_put(e);
 	put->e = NULL;
 	return status;
@@ -546,12 +813,103 @@ void dfkv_store_unpin(struct dfkv_entry *e)
 	entry_put(e);
 }
 
+/*
+ * Read a pinned, durable entry that is not in RAM back into RAM: new RAM
+ * slots, then the disk straight into them.  The caller set LOADING; GETs
+ * of the key wait for it meanwhile (read coalescing).
+ */
+static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	struct dfkv_slot *slots;
+	u32 nr;
+	int err;
+
+	err = entry_alloc_parts(st, NULL, e, &slots, &nr, &e->slot0);
+	if (!err) {
+		/* Nobody reads e->slots while LOADING: publish them early. */
+		spin_lock(&e->lock);
+		e->slots = slots;
+		e->nr_slots = nr;
+		spin_unlock(&e->lock);
+		err = dfkv_tier_io(st, e, REQ_OP_READ);
+	}
+	spin_lock(&e->lock);
+	if (!err) {
+		e->tier |= DFKV_T_RAM;
+		if (e->state == DFKV_E_COMMITTED)
+			entry_ram_lru_add_locked(st, e);
+		slots = NULL;
+	} else if (e->slots == slots) {
+		e->slots = &e->slot0;
+		e->nr_slots = 0;
+	}
+	e->tier &= ~DFKV_T_LOADING;
+	spin_unlock(&e->lock);
+	wake_up_all(&st->waitq);
+	if (slots)
+		ram_slots_free(st, e, slots, nr);
+	if (!err)
+		this_cpu_inc(st->stats->pcpu->promoted);
+	return err;
+}
+
+/*
+ * Pin a committed entry for reading, bringing it into RAM when it is only
+ * on disk; NULL on a miss, ERR_PTR(-EIO) when its disk failed the read.
+ */
+static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
+					const struct dfkv_key *key)
+{
+	struct dfkv_entry *e = entry_lookup(st, key);
+	bool load = false, tiered = dfkv_tier_on(&st->tier);
+
+	if (!e)
+		return NULL;
+	spin_lock(&e->lock);
+	if (e->state != DFKV_E_COMMITTED ||
+	    (!(e->tier & (DFKV_T_RAM | DFKV_T_LOADING)) &&
+	     (!(e->tier & DFKV_T_DURABLE) || !dfkv_disk_up(e->disk)))) {
+		spin_unlock(&e->lock);
+		entry_put(e);
+		return NULL;
+	}
+	e->pins++;
+	if (!(e->tier & DFKV_T_RAM)) {
+		if (e->tier & DFKV_T_LOADING) {
+			this_cpu_inc(st->stats->pcpu->coalesced);
+		} else {
+			e->tier |= DFKV_T_LOADING;
+			load = true;
+		}
+	} else if (tiered) {
+		this_cpu_inc(st->stats->pcpu->ram_hits);
+	}
+	spin_unlock(&e->lock);
+	atomic64_inc(&st->pins);
+	WRITE_ONCE(e->stamp, now_stamp());
+	if (load) {
+		this_cpu_inc(st->stats->pcpu->ram_misses);
+		store_promote(st, e);
+	} else {
+		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+	}
+	if (!(READ_ONCE(e->tier) & DFKV_T_RAM)) {
+		dfkv_store_unpin(e);
+		return ERR_PTR(-EIO);
+	}
+	return e;
+}
+
 int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 			 struct dfkv_read *rd)
 {
 	struct dfkv_tenant *t;
 
-	rd->e = dfkv_store_pin(st, key);
+	rd->e = store_pin_ram(st, key);
+	if (IS_ERR(rd->e)) {
+		rd->e = NULL;
+		return DFKV_STATUS_IO_ERROR;
+	}
 	if (rd->e) {
 		this_cpu_add(st->stats->pcpu->hits, 1);
 		atomic64_inc(&rd->e->tenant->hits);
@@ -624,15 +982,18 @@ bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key)
 		return false;
 	spin_lock(&e->lock);
 	if (e->state == DFKV_E_COMMITTED) {
-		struct dfkv_lru_shard *sh = entry_shard(st, e);
-		u64 now = now_stamp();
-
 		/* Strictly increasing, so a TOUCH list keeps its order. */
-		spin_lock(&sh->lock);
-		e->stamp = max(now, e->stamp + 1);
-		e->queued = e->stamp;
-		list_move_tail(&e->lru, &sh->list);
-		spin_unlock(&sh->lock);
+		e->stamp = max(now_stamp(), e->stamp + 1);
+		if (e->tier & DFKV_T_RAM) {
+			entry_ram_lru_del_locked(st, e);
+			entry_ram_lru_add_locked(st, e);
+		}
+		if (e->tier & DFKV_T_DURABLE) {
+			spin_lock(&e->disk->lru_lock);
+			e->dqueued = e->stamp;
+			list_move_tail(&e->dlru, &e->disk->lru);
+			spin_unlock(&e->disk->lru_lock);
+		}
 		hit = true;
 	}
 	spin_unlock(&e->lock);
@@ -640,12 +1001,311 @@ bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key)
 	return hit;
 }
 
+/* ---------------------------------------------------------------- disks */
+
+static void flush_done(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	wake_up_all(&st->waitq);
+	atomic_dec(&st->tier.flushing);
+	entry_put(e);	/* the flush's reference */
+}
+
+/* Give up flushing e: it stays in RAM only, evictable like without disk. */
+static void flush_drop(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	spin_lock(&e->lock);
+	entry_clear_dirty_locked(st, e);
+	spin_unlock(&e->lock);
+	this_cpu_inc(st->stats->pcpu->flush_drops);
+}
+
+/*
+ * One attempt at making e durable on disk d: disk slots, payload bios from
+ * the RAM pages, then the records.  The slots are attached to e first, so
+ * whatever happens the release of e frees them (and clears the records
+ * once written).  Returns 0, -EAGAIN (the payload failed: retry) or
+ * another error (give up).
+ */
+static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
+		    struct dfkv_disk *d)
+{
+	struct dfkv_od_rec *recs;
+	struct dfkv_slot *slots;
+	u32 nr, i;
+	int err;
+
+	err = entry_alloc_parts(st, d, e, &slots, &nr, &e->dslot0);
+	atomic_inc(&d->users);
+	dfkv_disk_get(d);
+	spin_lock(&e->lock);
+	e->disk = d;
+	e->dslots = slots;
+	e->nr_dslots = nr;
+	spin_unlock(&e->lock);
+	if (err)
+		return err == -ENOMEM ? -EAGAIN : err;
+
+	err = dfkv_tier_io(st, e, REQ_OP_WRITE);
+	if (err)
+		return -EAGAIN;
+	recs = kcalloc(nr, sizeof(*recs), GFP_KERNEL);
+	if (!recs)
+		return -EAGAIN;
+	for (i = 0; i < nr; i++) {
+		recs[i].key = e->key;
+		recs[i].length = e->len;
+		recs[i].extent = slots[i].extent;
+		recs[i].slot = slots[i].index;
+		recs[i].part = i;
+		recs[i].cls = dfkv_slot_class(&d->slab, slots[i]);
+	}
+	spin_lock(&e->lock);
+	e->tier |= DFKV_T_RECS;	/* from here on, release clears them */
+	spin_unlock(&e->lock);
+	/*
+	 * A REMOVE that came in meanwhile made e DEAD: writing its records
+	 * now is harmless, the release of e clears them before the slots
+	 * are reused, and no lookup can find e.
+	 */
+	err = dfkv_disk_rec_write(d, recs, nr);
+	kfree(recs);
+	return err;
+}
+
+/* Undo a failed attempt: back to RAM only, still dirty. */
+static void flush_detach(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d;
+	struct dfkv_slot *slots;
+	bool recs;
+	u32 nr;
+
+	spin_lock(&e->lock);
+	d = e->disk;
+	slots = e->dslots;
+	nr = e->nr_dslots;
+	recs = e->tier & DFKV_T_RECS;
+	e->disk = NULL;
+	e->dslots = &e->dslot0;
+	e->nr_dslots = 0;
+	e->tier &= ~DFKV_T_RECS;
+	spin_unlock(&e->lock);
+	if (d)
+		disk_slots_free(e, d, slots, nr, recs && dfkv_disk_up(d));
+}
+
+void dfkv_store_flush_work(struct work_struct *work)
+{
+	struct dfkv_entry *e = container_of(work, struct dfkv_entry,
+					    flush_work);
+	struct dfkv_store *st = e->store;
+	struct dfkv_tier *t = &st->tier;
+	struct dfkv_disk *d;
+	int err;
+
+	atomic_dec(&t->backlog);
+	for (;;) {
+		if (READ_ONCE(e->state) == DFKV_E_DEAD)
+			break;
+		d = READ_ONCE(t->abandon) ? NULL :
+			dfkv_tier_route(t, e->key.id);
+		if (!d || !dfkv_disk_up(d)) {
+			if (d)
+				dfkv_disk_put(d);
+			flush_drop(st, e);
+			break;
+		}
+		err = flush_to(st, e, d);
+		dfkv_disk_put(d);
+		if (!err) {
+			spin_lock(&e->lock);
+			entry_clear_dirty_locked(st, e);
+			if (e->state == DFKV_E_COMMITTED)
+				entry_disk_lru_add_locked(e);
+			spin_unlock(&e->lock);
+			this_cpu_inc(st->stats->pcpu->flushed);
+			break;
+		}
+		flush_detach(e);
+		if (err != -EAGAIN ||
+		    ++e->flush_tries >= DFKV_TIER_FLUSH_TRIES) {
+			flush_drop(st, e);
+			if (err == -EAGAIN)
+				t->ops->unhealthy(t->ops_ctx);
+			break;
+		}
+		this_cpu_inc(st->stats->pcpu->flush_retries);
+		msleep(10 << (2 * e->flush_tries));
+	}
+	flush_done(st, e);
+}
+
+/* Rebuild: entries assembled from one disk's records, then published. */
+struct rebuild {
+	struct dfkv_store *st;
+	struct dfkv_disk *d;
+	struct rhashtable parts;	/* key -> entry being assembled */
+	u64 restored, dropped;
+	int err;
+};
+
+static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
+{
+	struct rebuild *rb = ctx;
+	struct dfkv_disk *d = rb->d;
+	u64 ext = d->slab.extent_bytes;
+	u32 nparts = div64_u64(rec->length + ext - 1, ext), i;
+	struct dfkv_slot slot = { rec->extent, rec->slot };
+	struct dfkv_entry *e;
+
+	e = rhashtable_lookup_fast(&rb->parts, &rec->key, index_params);
+	if (e && e->state == DFKV_E_DEAD)
+		return DFKV_OD_SCAN_REFUSE;
+	if (!e) {
+		e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+		e->key = rec->key;
+		kref_init(&e->ref);
+		spin_lock_init(&e->lock);
+		INIT_LIST_HEAD(&e->lru);
+		INIT_LIST_HEAD(&e->dlru);
+		INIT_WORK(&e->flush_work, dfkv_store_flush_work);
+		e->state = DFKV_E_RESERVED;
+		e->len = rec->length;
+		e->store = rb->st;
+		e->slots = &e->slot0;
+		e->dslots = &e->dslot0;
+		e->stamp = rec->gen;	/* older epochs are colder */
+		if (nparts > 1) {
+			e->dslots = kcalloc(nparts, sizeof(*e->dslots),
+					    GFP_KERNEL);
+			if (!e->dslots) {
+				kmem_cache_free(entry_cache, e);
+				return -ENOMEM;
+			}
+		}
+		for (i = 0; i < nparts; i++)
+			e->dslots[i].extent = U32_MAX;
+		e->nr_dslots = nparts;
+		e->disk = d;
+		e->tier = DFKV_T_RECS;
+		dfkv_disk_get(d);
+		atomic_inc(&d->users);
+		if (rhashtable_insert_fast(&rb->parts, &e->hnode,
+					   index_params)) {
+			entry_put(e);
+			return -ENOMEM;
+		}
+	}
+	if (e->len != rec->length || e->stamp != rec->gen ||
+	    e->dslots[rec->part].extent != U32_MAX) {
+		e->state = DFKV_E_DEAD;	/* two copies, or parts disagree */
+		return DFKV_OD_SCAN_REFUSE;
+	}
+	if (dfkv_slab_claim(&d->slab, slot, rec->cls, e))
+		return DFKV_OD_SCAN_REFUSE;
+	e->dslots[rec->part] = slot;
+	return 0;
+}
+
+/* Publish a complete entry, or drop it (its release clears its records). */
+static void rebuild_publish(void *ptr, void *arg)
+{
+	struct dfkv_entry *e = ptr, *old;
+	struct rebuild *rb = arg;
+	struct dfkv_store *st = rb->st;
+	u32 i;
+
+	for (i = 0; i < e->nr_dslots; i++)
+		if (e->dslots[i].extent == U32_MAX)
+			e->state = DFKV_E_DEAD;
+	e->tenant = e->state == DFKV_E_DEAD ? NULL :
+		dfkv_tenant_get(st->stats, e->key.tenant);
+	if (!e->tenant)
+		goto drop;
+	kref_get(&e->ref);	/* the index's */
+	old = rhashtable_lookup_get_insert_fast(&st->index, &e->hnode,
+						index_params);
+	if (old) {
+		/* The key was PUT since the disk came up: that one wins. */
+		kref_put(&e->ref, entry_release);
+		goto drop;
+	}
+	spin_lock(&e->lock);
+	e->state = DFKV_E_COMMITTED;
+	atomic64_inc(&st->objects);
+	atomic64_add(e->len, &st->used_bytes);
+	atomic64_inc(&e->tenant->objects);
+	atomic64_add(e->len, &e->tenant->used_bytes);
+	entry_disk_lru_add_locked(e);
+	spin_unlock(&e->lock);
+	rb->restored++;
+	entry_put(e);	/* the rebuild's */
+	return;
+drop:
+	rb->dropped++;
+	entry_put(e);
+}
+
+int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	struct rebuild rb = { .st = st, .d = d };
+	int err;
+
+	err = rhashtable_init(&rb.parts, &index_params);
+	if (err)
+		return err;
+	err = dfkv_disk_rebuild(d, rebuild_found, &rb);
+	/* Publish or drop every assembled entry, even after an error. */
+	rhashtable_free_and_destroy(&rb.parts, rebuild_publish, &rb);
+	if (!err)
+		pr_info("dfkv: disk %s: %llu blocks restored, %llu dropped\n",
+			d->name, rb.restored, rb.dropped);
+	return err;
+}
+
+/*
+ * A disk goes away gracefully: every entry on it is killed (its records
+ * kept for a later attach) and the call returns once none holds its
+ * slots.  The caller unrouted the disk and drained its flushes first.
+ */
+void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	struct rhashtable_iter it;
+	struct dfkv_entry *e;
+
+	rhashtable_walk_enter(&st->index, &it);
+	rhashtable_walk_start(&it);
+	while ((e = rhashtable_walk_next(&it))) {
+		bool unlink = false;
+
+		if (IS_ERR(e) || READ_ONCE(e->disk) != d ||
+		    !kref_get_unless_zero(&e->ref))
+			continue;
+		rhashtable_walk_stop(&it);
+		spin_lock(&e->lock);
+		if (e->disk == d) {
+			e->tier |= DFKV_T_KEEP;
+			unlink = entry_kill_locked(st, e);
+		}
+		spin_unlock(&e->lock);
+		if (unlink)
+			entry_unlink(st, e);
+		entry_put(e);
+		rhashtable_walk_start(&it);
+	}
+	rhashtable_walk_stop(&it);
+	rhashtable_walk_exit(&it);
+	wait_var_event(&d->users, !atomic_read(&d->users));
+}
+
 static const struct dfkv_slab_ops arena_slab_ops = {
 	.bind = dfkv_arena_bind,
 };
 
 int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
-		    u64 capacity, bool evict)
+		    u64 capacity, bool evict, u32 numa)
 {
 	u64 ext = SZ_4M;
 	u32 i, nr;
@@ -672,7 +1332,7 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 		spin_lock_init(&st->shards[i].lock);
 		INIT_LIST_HEAD(&st->shards[i].list);
 	}
-	err = dfkv_arena_init(&st->arena, ext, nr);
+	err = dfkv_arena_init(&st->arena, ext, nr, numa);
 	if (err)
 		goto err_shards;
 	err = dfkv_slab_init(&st->slab, ext, nr, &arena_slab_ops, &st->arena);
@@ -698,6 +1358,7 @@ static void store_drop_entry(void *ptr, void *arg)
 	struct dfkv_store *st = arg;
 
 	spin_lock(&e->lock);
+	e->tier |= DFKV_T_KEEP;	/* a graceful stop: its records stay */
 	entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
 	entry_put(e);	/* the index's reference */

@@ -2,9 +2,11 @@
 /*
  * The store of a node: the index of block keys to entries, the entry state
  * machine (RESERVED -> COMMITTED -> DEAD), pins, recency and eviction, over
- * a RAM arena carved by the slab allocator.  Transports never touch entries
- * directly: they call the begin/copy/end pairs below, which hand back one
- * of enum dfkv_status.
+ * a RAM arena carved by the slab allocator, and, when the node has disks,
+ * where each committed value lives (the tier flags: in RAM, dirty, durable
+ * on a disk, being loaded).  Transports never touch entries directly: they
+ * call the begin/copy/end pairs below, which hand back one of enum
+ * dfkv_status.
  */
 #ifndef _DFKV_STORE_H
 #define _DFKV_STORE_H
@@ -20,6 +22,7 @@
 #include "slab.h"
 #include "arena.h"
 #include "stats.h"
+#include "tier.h"
 
 enum dfkv_entry_state {
 	DFKV_E_RESERVED,	/* a PUT leader is filling the slots */
@@ -27,7 +30,16 @@ enum dfkv_entry_state {
 	DFKV_E_DEAD,		/* unlinked; slots freed with the last ref */
 };
 
+/* Where a committed value lives (entry->tier, under entry->lock). */
+#define DFKV_T_RAM	BIT(0)	/* the RAM slots hold the value */
+#define DFKV_T_DIRTY	BIT(1)	/* not durable yet: a flush is queued */
+#define DFKV_T_DURABLE	BIT(2)	/* its records on ->disk name ->dslots */
+#define DFKV_T_LOADING	BIT(3)	/* a cold read is filling RAM slots */
+#define DFKV_T_RECS	BIT(4)	/* records were written: clear when freed */
+#define DFKV_T_KEEP	BIT(5)	/* freed by a graceful stop: keep them */
+
 struct dfkv_store;
+struct dfkv_disk;
 
 struct dfkv_entry {
 	struct rhash_head hnode;
@@ -44,9 +56,19 @@ struct dfkv_entry {
 	struct list_head lru;
 	struct dfkv_tenant *tenant;
 	struct dfkv_store *store;
-	u32 nr_slots;
+	u32 nr_slots;		/* RAM slots, 0 while not in RAM */
 	struct dfkv_slot *slots;
 	struct dfkv_slot slot0;
+	/* the disk copy, with a tiered store (tier.c) */
+	u8 tier;		/* DFKV_T_* */
+	u8 flush_tries;
+	u32 nr_dslots;
+	struct dfkv_disk *disk;	/* holds a reference while set */
+	struct dfkv_slot *dslots;
+	struct dfkv_slot dslot0;
+	u64 dqueued;		/* stamp when queued on the disk's lru */
+	struct list_head dlru;
+	struct work_struct flush_work;
 	struct rcu_head rcu;
 };
 
@@ -70,13 +92,14 @@ struct dfkv_store {
 	atomic64_t objects;
 	atomic64_t used_bytes;
 	atomic64_t pins;
+	struct dfkv_tier tier;		/* disks behind the RAM arena */
 };
 
 int dfkv_store_cache_init(void);
 void dfkv_store_cache_exit(void);
 
 int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
-		    u64 capacity, bool evict);
+		    u64 capacity, bool evict, u32 numa);
 /* Drops every entry; no operation may be in flight. */
 void dfkv_store_destroy(struct dfkv_store *st);
 
@@ -137,6 +160,14 @@ u64 dfkv_store_exist(struct dfkv_store *st, const struct dfkv_key *key);
 int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key);
 /* Mark the key most recently used; returns whether it was present. */
 bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key);
+
+/*
+ * Disks (tier.c): rebuild the index from a newly attached disk's records,
+ * drop every entry on a disk that is going away, flush one dirty entry.
+ */
+int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d);
+void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d);
+void dfkv_store_flush_work(struct work_struct *work);
 
 /* Pin / unpin a committed entry for a lease (pin takes a reference). */
 struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The disks of a node behind its RAM arena: the list of disks and their
+ * ring (which disk a block goes to), the write policy, the dirty-byte
+ * watermark and the flush workers.  The entry logic (admission, flush,
+ * promotion, eviction) is in store.c; this is the configuration and the
+ * machinery it runs on.
+ */
+#ifndef _DFKV_TIER_H
+#define _DFKV_TIER_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/atomic.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
+#include <linux/blk_types.h>
+
+struct dfkv_store;
+struct dfkv_entry;
+struct dfkv_disk;
+struct dfkv_ring;
+struct netlink_ext_ack;
+
+#define DFKV_TIER_DIRTY_PCT_DEFAULT	80
+#define DFKV_TIER_WORKERS_PER_DISK	4
+#define DFKV_TIER_WORKERS_MAX		16
+#define DFKV_TIER_FLUSH_TRIES		4	/* then: unhealthy */
+#define DFKV_TIER_STOP_TIMEOUT_MS	30000	/* graceful flush bound */
+
+/* What the owner of the store (the node) hears about. */
+struct dfkv_tier_ops {
+	/* enum dfkv_event: DISK_ADD, DISK_DEL, DISK_STATE */
+	void (*disk_event)(void *ctx, struct dfkv_disk *d, u32 event);
+	void (*unhealthy)(void *ctx);
+};
+
+struct dfkv_tier {
+	struct mutex lock;		/* disk add/del, ring rebuilds */
+	struct list_head disks;		/* under lock */
+	u32 nr_disks;
+	struct dfkv_ring __rcu *ring;	/* NULL: no disk, RAM only */
+	struct workqueue_struct *wq;	/* flush workers */
+	const struct dfkv_tier_ops *ops;
+	void *ops_ctx;
+	u32 policy;			/* READ_ONCE, enum dfkv_tier_policy */
+	u32 ack;			/* READ_ONCE, enum dfkv_tier_ack */
+	u32 dirty_pct;			/* READ_ONCE */
+	u32 workers;			/* 0: per disk default */
+	bool abandon;			/* READ_ONCE: stop flushing, drop */
+	atomic64_t dirty_bytes;
+	atomic_t backlog;		/* flushes queued, not started */
+	atomic_t flushing;		/* flushes queued or running */
+};
+
+int dfkv_tier_init(struct dfkv_tier *t, const char *name,
+		   const struct dfkv_tier_ops *ops, void *ctx);
+/*
+ * Flush every dirty block (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported
+ * if it fires); no new flush may be queued after it.
+ */
+void dfkv_tier_stop(struct dfkv_store *st);
+/* Close every disk (clean) after the store dropped its entries. */
+void dfkv_tier_destroy(struct dfkv_tier *t);
+
+int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
+		       const char *name, bool format, u64 extent_bytes,
+		       struct netlink_ext_ack *extack);
+int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
+		       struct netlink_ext_ack *extack);
+/* The disk named name with a reference, or NULL; *pos-th for dumps. */
+struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
+				     u32 pos);
+int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers);
+
+static inline bool dfkv_tier_on(struct dfkv_tier *t)
+{
+	return rcu_access_pointer(t->ring);
+}
+
+/* The disk a key goes to, with a reference, or NULL. */
+struct dfkv_disk *dfkv_tier_route(struct dfkv_tier *t, const u8 *object_id);
+/* Queue e's flush (the caller gave e a reference for the work). */
+void dfkv_tier_queue_flush(struct dfkv_tier *t, struct dfkv_entry *e);
+/* Move a value between its RAM slots and its disk slots; 0 or -EIO. */
+int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
+		 enum req_op op);
+
+#endif /* _DFKV_TIER_H */
