@@ -65,17 +65,21 @@ deps:
 unit: lib tools ksrc
 	$(MAKE) -C selftests/unit run
 
+# The kselftests in one VM, then the disk crash test (two boots).
 vmtest: all
 	@mkdir -p build
-	$(VM_RUN) --disk 256M -- tools/vm/run-selftests build/vm-tap.log
+	$(VM_RUN) --disk 256M -- tools/vm/run-selftests build/vm-tap.log; \
+	vm=$$?; selftests/crash/run build/crash-tap.log; crash=$$?; \
+	[ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
 check:
 	@mkdir -p build
-	@rm -f build/unit-tap.log build/vm-tap.log
+	@rm -f build/unit-tap.log build/vm-tap.log build/crash-tap.log
 	@$(MAKE) --no-print-directory unit 2>&1 | tee build/unit-tap.log; \
 	unit=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory vmtest; vm=$$?; \
-	tools/tap-summary build/unit-tap.log build/vm-tap.log; sum=$$?; \
+	tools/tap-summary build/unit-tap.log build/vm-tap.log \
+		build/crash-tap.log; sum=$$?; \
 	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$sum -eq 0 ]
 
 lint: ksrc
