@@ -418,6 +418,8 @@ u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot)
 {
 	int cls = dfkv_slot_class(&d->slab, slot);
 
+	/* only a slot the caller holds has a class */
+	WARN_ON_ONCE(cls < 0);
 	return dfkv_od_data_pos(&d->sb.geom, slot.extent, slot.index,
 				dfkv_slab_class_size(&d->slab, cls));
 }
@@ -595,6 +597,9 @@ static void disk_refusal(struct dfkv_disk *d, enum dfkv_od_sb_reason why,
 	disk_size_str(sb->geom.extent_bytes, ext, sizeof(ext));
 	switch (why) {
 	case DFKV_OD_SB_BLANK:
+		NL_SET_ERR_MSG(extack,
+			       "no dfkv superblock (the first 4 KiB are zero, the rest may hold data): use --format");
+		break;
 	case DFKV_OD_SB_FOREIGN:
 		NL_SET_ERR_MSG(extack,
 			       "device carries another file system or data: use --format");
