@@ -91,7 +91,7 @@ lint: ksrc
 	! grep -E 'warning:|error:' build/sparse.log
 
 demo: all
-	$(VM_RUN) -- tools/demo
+	$(VM_RUN) --disk 256M -- tools/demo
 
 bench: all
 	$(VM_RUN) --mem 2048 -- tools/bench/run build/bench.json
