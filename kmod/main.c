@@ -13,6 +13,7 @@
 #include "node.h"
 #include "store.h"
 #include "tcp.h"
+#include "rdma.h"
 
 static int __init dfkv_init(void)
 {
@@ -24,9 +25,12 @@ static int __init dfkv_init(void)
 	err = dfkv_tcp_init();
 	if (err)
 		goto err_cache;
-	err = dfkv_node_pernet_init();
+	err = dfkv_rdma_init();
 	if (err)
 		goto err_tcp;
+	err = dfkv_node_pernet_init();
+	if (err)
+		goto err_rdma;
 	err = dfkv_nl_init();
 	if (err)
 		goto err_pernet;
@@ -40,6 +44,8 @@ err_nl:
 	dfkv_nl_exit();
 err_pernet:
 	dfkv_node_pernet_exit();
+err_rdma:
+	dfkv_rdma_exit();
 err_tcp:
 	dfkv_tcp_exit();
 err_cache:
@@ -52,6 +58,7 @@ static void __exit dfkv_exit(void)
 	dfkv_chardev_exit();
 	dfkv_nl_exit();
 	dfkv_node_pernet_exit();
+	dfkv_rdma_exit();
 	dfkv_tcp_exit();
 	rcu_barrier();
 	dfkv_store_cache_exit();

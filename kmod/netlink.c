@@ -2,9 +2,10 @@
 /*
  * Generic netlink family "dfkv" (uapi/linux/dfkv.h, uapi/dfkv.yaml):
  * version, node create/delete/set/get/dump, the resumable tenant dump and
- * the "events" multicast group.  Policies are strict; every rejection
- * carries an extended-ack message; mutations need CAP_NET_ADMIN in the
- * user namespace owning the caller's network namespace.
+ * the "events" multicast group; the disk commands are in nl_disk.c.
+ * Policies are strict; every rejection carries an extended-ack message;
+ * mutations need CAP_NET_ADMIN in the user namespace owning the caller's
+ * network namespace.
  */
 #include <linux/module.h>
 #include <linux/rhashtable.h>
@@ -15,10 +16,7 @@
 
 #include "netlink.h"
 #include "node.h"
-
-static struct genl_family dfkv_family;
-
-enum { DFKV_MCGRP_EVENTS_ID };
+#include "disk.h"
 
 static const struct genl_multicast_group dfkv_mcgrps[] = {
 	[DFKV_MCGRP_EVENTS_ID] = { .name = DFKV_MCGRP_EVENTS },
@@ -32,6 +30,12 @@ static struct netlink_range_validation ram_range __ro_after_init = {
 static struct netlink_range_validation max_value_range __ro_after_init = {
 	.min = 1,
 	.max = DFKV_MAX_VALUE_LIMIT,
+};
+
+/* The slab's extent sizes; a power of two is checked by the disk. */
+static struct netlink_range_validation extent_range __ro_after_init = {
+	.min = 1ULL << DFKV_SLAB_MIN_EXTENT_SHIFT,
+	.max = 1ULL << DFKV_SLAB_MAX_EXTENT_SHIFT,
 };
 
 static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
@@ -51,6 +55,22 @@ static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
 	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32 },
 	[DFKV_A_NODE_IDLE_MS] = { .type = NLA_U32 },
 	[DFKV_A_NODE_MAX_CONNS] = NLA_POLICY_MIN(NLA_U32, 1),
+	[DFKV_A_DISK_PATH] = { .type = NLA_NUL_STRING,
+			       .len = DFKV_DISK_PATH_MAX - 1 },
+	[DFKV_A_DISK_NAME] = { .type = NLA_NUL_STRING,
+			       .len = DFKV_DISK_NAME_MAX - 1 },
+	[DFKV_A_DISK_FORMAT] = { .type = NLA_FLAG },
+	[DFKV_A_DISK_EXTENT_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
+							   &extent_range),
+	[DFKV_A_NODE_TIER_POLICY] = NLA_POLICY_RANGE(NLA_U32,
+						     DFKV_TIER_WRITEBACK,
+						     __DFKV_TIER_MAX - 1),
+	[DFKV_A_NODE_TIER_ACK] = NLA_POLICY_RANGE(NLA_U32, DFKV_ACK_RAM,
+						  __DFKV_ACK_MAX - 1),
+	[DFKV_A_NODE_DIRTY_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
+	[DFKV_A_NODE_FLUSH_WORKERS] = NLA_POLICY_RANGE(NLA_U32, 0,
+						       DFKV_TIER_WORKERS_MAX),
+	[DFKV_A_NODE_NUMA] = { .type = NLA_U32 },
 };
 
 static bool name_valid(const char *name)
@@ -89,7 +109,7 @@ static int version_get(struct sk_buff *skb, struct genl_info *info)
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &dfkv_family, 0,
+	hdr = genlmsg_put_reply(msg, info, &dfkv_nl_family, 0,
 				DFKV_CMD_VERSION_GET);
 	if (!hdr ||
 	    nla_put_string(msg, DFKV_A_VERSION, DFKV_VERSION) ||
@@ -101,9 +121,17 @@ static int version_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-static int put_stat(struct sk_buff *skb, int type, u64 val)
+struct dfkv_node *dfkv_nl_req_node(struct genl_info *info)
 {
-	return nla_put_u64_64bit(skb, type, val, DFKV_STAT_PAD);
+	const char *name = req_name(info);
+	struct dfkv_node *node;
+
+	if (!name)
+		return NULL;
+	node = dfkv_node_get(genl_info_net(info), name);
+	if (!node)
+		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+	return node;
 }
 
 static int fill_ops(struct sk_buff *skb, const struct dfkv_counters *s)
@@ -122,13 +150,44 @@ static int fill_ops(struct sk_buff *skb, const struct dfkv_counters *s)
 			if (!op ||
 			    nla_put_u32(skb, DFKV_STAT_OP_CODE, i) ||
 			    nla_put_u32(skb, DFKV_STAT_OP_STATUS, j) ||
-			    put_stat(skb, DFKV_STAT_OP_COUNT, s->ops[i][j]))
+			    dfkv_nl_put_stat(skb, DFKV_STAT_OP_COUNT, s->ops[i][j]))
 				return -EMSGSIZE;
 			nla_nest_end(skb, op);
 		}
 	}
 	nla_nest_end(skb, ops);
 	return 0;
+}
+
+static int fill_tier_stats(struct sk_buff *skb, struct dfkv_store *st,
+			   const struct dfkv_counters *s)
+{
+	struct dfkv_tier *t = &st->tier;
+	struct dfkv_disk *d;
+	u32 disks = 0, failed = 0;
+
+	mutex_lock(&t->lock);
+	list_for_each_entry(d, &t->disks, link) {
+		disks++;
+		failed += !dfkv_disk_up(d);
+	}
+	mutex_unlock(&t->lock);
+	return dfkv_nl_put_stat(skb, DFKV_STAT_RAM_HITS, s->ram_hits) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_MISSES, s->ram_misses) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_PUTS, s->ram_puts) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_BYPASSES, s->ram_bypasses) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_EVICTIONS, s->ram_evictions) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSHED, s->flushed) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_RETRIES, s->flush_retries) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_DROPS, s->flush_drops) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_PROMOTED, s->promoted) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_COALESCED, s->coalesced) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_DIRTY_BYTES,
+				 atomic64_read(&t->dirty_bytes)) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_BACKLOG,
+				 atomic_read(&t->backlog)) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS, disks) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS_FAILED, failed) ? -EMSGSIZE : 0;
 }
 
 static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
@@ -142,32 +201,34 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	dfkv_slab_stats(&st->slab, &ss);
 	nest = nla_nest_start(skb, DFKV_A_NODE_STATS);
 	if (!nest || fill_ops(skb, &s) ||
-	    put_stat(skb, DFKV_STAT_BYTES_IN, s.bytes_in) ||
-	    put_stat(skb, DFKV_STAT_BYTES_OUT, s.bytes_out) ||
-	    put_stat(skb, DFKV_STAT_HITS, s.hits) ||
-	    put_stat(skb, DFKV_STAT_MISSES, s.misses) ||
-	    put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&st->objects)) ||
-	    put_stat(skb, DFKV_STAT_USED_BYTES,
-		     atomic64_read(&st->used_bytes)) ||
-	    put_stat(skb, DFKV_STAT_SLOT_BYTES, ss.slot_bytes_used) ||
-	    put_stat(skb, DFKV_STAT_CAPACITY_BYTES, st->capacity) ||
-	    put_stat(skb, DFKV_STAT_EVICTIONS, s.evictions) ||
-	    put_stat(skb, DFKV_STAT_PINS, atomic64_read(&st->pins)) ||
-	    put_stat(skb, DFKV_STAT_LEASES, dfkv_leases_live(&node->leases)) ||
-	    put_stat(skb, DFKV_STAT_LEASE_GRANTS, s.lease_grants) ||
-	    put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
-	    put_stat(skb, DFKV_STAT_TENANTS,
-		     atomic_read(&node->stats.nr_tenants)) ||
-	    put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
-	    put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
-	    put_stat(skb, DFKV_STAT_CONNS, READ_ONCE(node->tcp.nr_conns)) ||
-	    put_stat(skb, DFKV_STAT_ACCEPTS, atomic64_read(&node->tcp.accepts)) ||
-	    put_stat(skb, DFKV_STAT_CONNS_REFUSED,
-		     atomic64_read(&node->tcp.refused)) ||
-	    put_stat(skb, DFKV_STAT_DEADLINE_DROPS,
-		     atomic64_read(&node->tcp.deadline_drops)) ||
-	    put_stat(skb, DFKV_STAT_PROTO_ERRORS,
-		     atomic64_read(&node->tcp.proto_errors)))
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_IN, s.bytes_in) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_OUT, s.bytes_out) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_HITS, s.hits) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISSES, s.misses) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&st->objects)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_USED_BYTES,
+			     atomic64_read(&st->used_bytes)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_SLOT_BYTES, ss.slot_bytes_used) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_CAPACITY_BYTES, st->capacity) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_EVICTIONS, s.evictions) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_PINS, atomic64_read(&st->pins)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASES, dfkv_leases_live(&node->leases)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_GRANTS, s.lease_grants) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_TENANTS,
+			     atomic_read(&node->stats.nr_tenants)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS, READ_ONCE(node->tcp.nr_conns)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_ACCEPTS, atomic64_read(&node->tcp.accepts)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS_REFUSED,
+			     atomic64_read(&node->tcp.refused)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_DEADLINE_DROPS,
+			     atomic64_read(&node->tcp.deadline_drops)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_PROTO_ERRORS,
+			     atomic64_read(&node->tcp.proto_errors)) ||
+	    dfkv_rdma_fill_stats(skb, node) ||
+	    fill_tier_stats(skb, st, &s))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -179,7 +240,7 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 {
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &dfkv_family,
+	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
 			  cb ? NLM_F_MULTI : 0, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -202,6 +263,15 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 			READ_ONCE(node->tcp.idle_ms)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_MAX_CONNS,
 			READ_ONCE(node->tcp.max_conns)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_TIER_POLICY,
+			READ_ONCE(node->store.tier.policy)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_TIER_ACK,
+			READ_ONCE(node->store.tier.ack)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_DIRTY_PCT,
+			READ_ONCE(node->store.tier.dirty_pct)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_FLUSH_WORKERS,
+			READ_ONCE(node->store.tier.workers)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_NUMA, node->store.arena.numa) ||
 	    (stats && dfkv_tcp_fill_listeners(skb, node)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
 	    (stats && fill_node_stats(skb, node))) {
@@ -224,7 +294,7 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
 		nlmsg_free(skb);
 		return;
 	}
-	genlmsg_multicast_netns(&dfkv_family, node->net, skb, 0,
+	genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
 				DFKV_MCGRP_EVENTS_ID, GFP_KERNEL);
 }
 
@@ -235,6 +305,25 @@ static void get_u32(struct genl_info *info, int type, u32 *val)
 		*val = nla_get_u32(info->attrs[type]);
 }
 
+/* Apply the RAM tier's settings of a NODE_NEW or NODE_SET. */
+static void set_tier(struct dfkv_node *node, struct genl_info *info)
+{
+	struct dfkv_tier *t = &node->store.tier;
+
+	if (info->attrs[DFKV_A_NODE_TIER_POLICY])
+		WRITE_ONCE(t->policy,
+			   nla_get_u32(info->attrs[DFKV_A_NODE_TIER_POLICY]));
+	if (info->attrs[DFKV_A_NODE_TIER_ACK])
+		WRITE_ONCE(t->ack,
+			   nla_get_u32(info->attrs[DFKV_A_NODE_TIER_ACK]));
+	if (info->attrs[DFKV_A_NODE_DIRTY_PCT])
+		WRITE_ONCE(t->dirty_pct,
+			   nla_get_u32(info->attrs[DFKV_A_NODE_DIRTY_PCT]));
+	if (info->attrs[DFKV_A_NODE_FLUSH_WORKERS])
+		dfkv_tier_set_workers(t,
+				      nla_get_u32(info->attrs[DFKV_A_NODE_FLUSH_WORKERS]));
+}
+
 static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node_cfg cfg = {
@@ -243,7 +332,10 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 		.first_request_ms = DFKV_FIRST_REQUEST_MS_DEFAULT,
 		.idle_ms = DFKV_IDLE_MS_DEFAULT,
 		.max_conns = DFKV_MAX_CONNS_DEFAULT,
+		.numa = DFKV_NUMA_INTERLEAVE,
 	};
+	struct dfkv_node *node;
+	int err;
 
 	cfg.name = req_name(info);
 	if (!cfg.name)
@@ -264,7 +356,17 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &cfg.first_request_ms);
 	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
 	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
-	return dfkv_node_create(genl_info_net(info), &cfg, info->extack);
+	get_u32(info, DFKV_A_NODE_NUMA, &cfg.numa);
+	err = dfkv_node_create(genl_info_net(info), &cfg, info->extack);
+	if (err)
+		return err;
+	/* The tier's settings are the same as a NODE_SET's. */
+	node = dfkv_node_get(genl_info_net(info), cfg.name);
+	if (node) {
+		set_tier(node, info);
+		dfkv_node_put(node);
+	}
+	return 0;
 }
 
 static int nl_node_del(struct sk_buff *skb, struct genl_info *info)
@@ -282,22 +384,18 @@ static int nl_node_del(struct sk_buff *skb, struct genl_info *info)
 
 static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 {
-	const char *name = req_name(info);
 	struct dfkv_node *node;
+	int fixed = info->attrs[DFKV_A_NODE_RAM_BYTES] ?
+		DFKV_A_NODE_RAM_BYTES : DFKV_A_NODE_NUMA;
 
-	if (!name)
-		return -EINVAL;
-	if (info->attrs[DFKV_A_NODE_RAM_BYTES]) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    info->attrs[DFKV_A_NODE_RAM_BYTES],
-				    "the RAM budget is fixed when the node is created");
+	if (info->attrs[fixed]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[fixed],
+				    "the RAM budget and its NUMA placement are fixed when the node is created");
 		return -EOPNOTSUPP;
 	}
-	node = dfkv_node_get(genl_info_net(info), name);
-	if (!node) {
-		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
+	node = dfkv_nl_req_node(info);
+	if (!node)
 		return -ENOENT;
-	}
 	if (info->attrs[DFKV_A_NODE_MAX_VALUE])
 		WRITE_ONCE(node->max_value,
 			   nla_get_u64(info->attrs[DFKV_A_NODE_MAX_VALUE]));
@@ -323,6 +421,7 @@ static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(tn->idle_ms, idle);
 		WRITE_ONCE(tn->max_conns, max);
 	}
+	set_tier(node, info);
 	dfkv_node_put(node);
 	return 0;
 }
@@ -331,7 +430,8 @@ static int nl_listener(struct genl_info *info, bool add)
 {
 	const char *name = req_name(info);
 	struct dfkv_node *node;
-	u16 port = DFKV_PORT_TCP;
+	u32 kind = DFKV_LISTENER_TCP;
+	u16 port;
 	int err;
 
 	if (!name)
@@ -340,14 +440,9 @@ static int nl_listener(struct genl_info *info, bool add)
 		NL_SET_ERR_MSG(info->extack, "a listener needs an IPv4 or IPv6 address");
 		return -EINVAL;
 	}
-	if (info->attrs[DFKV_A_LISTEN_TRANSPORT] &&
-	    nla_get_u32(info->attrs[DFKV_A_LISTEN_TRANSPORT]) !=
-	    DFKV_LISTENER_TCP) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    info->attrs[DFKV_A_LISTEN_TRANSPORT],
-				    "only TCP listeners are supported by this module");
-		return -EOPNOTSUPP;
-	}
+	if (info->attrs[DFKV_A_LISTEN_TRANSPORT])
+		kind = nla_get_u32(info->attrs[DFKV_A_LISTEN_TRANSPORT]);
+	port = kind == DFKV_LISTENER_RDMA ? DFKV_PORT_RDMA : DFKV_PORT_TCP;
 	if (info->attrs[DFKV_A_LISTEN_PORT])
 		port = nla_get_u16(info->attrs[DFKV_A_LISTEN_PORT]);
 	node = dfkv_node_get(genl_info_net(info), name);
@@ -355,7 +450,15 @@ static int nl_listener(struct genl_info *info, bool add)
 		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
 		return -ENOENT;
 	}
-	if (add)
+	if (kind == DFKV_LISTENER_RDMA && add)
+		err = dfkv_rdma_listener_add(node,
+					     nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
+					     port, info->extack);
+	else if (kind == DFKV_LISTENER_RDMA)
+		err = dfkv_rdma_listener_del(node,
+					     nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
+					     port, info->extack);
+	else if (add)
 		err = dfkv_tcp_listener_add(node,
 					    nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
 					    port, info->extack);
@@ -467,7 +570,7 @@ static int fill_tenant(struct sk_buff *skb, struct netlink_callback *cb,
 	void *hdr;
 
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-			  &dfkv_family, NLM_F_MULTI, DFKV_CMD_TENANT_GET);
+			  &dfkv_nl_family, NLM_F_MULTI, DFKV_CMD_TENANT_GET);
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
@@ -475,12 +578,12 @@ static int fill_tenant(struct sk_buff *skb, struct netlink_callback *cb,
 		goto cancel;
 	nest = nla_nest_start(skb, DFKV_A_TENANT_STATS);
 	if (!nest ||
-	    put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&t->objects)) ||
-	    put_stat(skb, DFKV_STAT_USED_BYTES, atomic64_read(&t->used_bytes)) ||
-	    put_stat(skb, DFKV_STAT_BYTES_IN, atomic64_read(&t->bytes_in)) ||
-	    put_stat(skb, DFKV_STAT_BYTES_OUT, atomic64_read(&t->bytes_out)) ||
-	    put_stat(skb, DFKV_STAT_HITS, atomic64_read(&t->hits)) ||
-	    put_stat(skb, DFKV_STAT_MISSES, atomic64_read(&t->misses)))
+	    dfkv_nl_put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&t->objects)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_USED_BYTES, atomic64_read(&t->used_bytes)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_IN, atomic64_read(&t->bytes_in)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_OUT, atomic64_read(&t->bytes_out)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_HITS, atomic64_read(&t->hits)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISSES, atomic64_read(&t->misses)))
 		goto cancel;
 	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);
@@ -567,6 +670,21 @@ static const struct genl_ops dfkv_ops[] = {
 		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
+		.cmd = DFKV_CMD_DISK_ADD,
+		.doit = dfkv_nl_disk_add,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_DISK_DEL,
+		.doit = dfkv_nl_disk_del,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_DISK_GET,
+		.doit = dfkv_nl_disk_get,
+		.dumpit = dfkv_nl_disk_dump,
+	},
+	{
 		.cmd = DFKV_CMD_TENANT_GET,
 		.start = tenant_dump_start,
 		.dumpit = tenant_dump,
@@ -574,7 +692,7 @@ static const struct genl_ops dfkv_ops[] = {
 	},
 };
 
-static struct genl_family dfkv_family __ro_after_init = {
+struct genl_family dfkv_nl_family __ro_after_init = {
 	.name = DFKV_GENL_NAME,
 	.version = DFKV_GENL_VERSION,
 	.maxattr = DFKV_A_MAX,
@@ -591,10 +709,10 @@ static struct genl_family dfkv_family __ro_after_init = {
 
 int __init dfkv_nl_init(void)
 {
-	return genl_register_family(&dfkv_family);
+	return genl_register_family(&dfkv_nl_family);
 }
 
 void dfkv_nl_exit(void)
 {
-	genl_unregister_family(&dfkv_family);
+	genl_unregister_family(&dfkv_nl_family);
 }

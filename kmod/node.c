@@ -78,6 +78,22 @@ struct dfkv_node *dfkv_node_get(struct net *net, const char *name)
 	return node;
 }
 
+static void node_disk_event(void *ctx, struct dfkv_disk *d, u32 event)
+{
+	dfkv_nl_notify_disk(ctx, d, event);
+}
+
+/* Flushes were given up: the node is not a safe place for new blocks. */
+static void node_unhealthy(void *ctx)
+{
+	dfkv_node_set_state(ctx, DFKV_NODE_STATE_UNHEALTHY);
+}
+
+static const struct dfkv_tier_ops node_tier_ops = {
+	.disk_event = node_disk_event,
+	.unhealthy = node_unhealthy,
+};
+
 int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 		     struct netlink_ext_ack *extack)
 {
@@ -105,13 +121,21 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	if (err)
 		goto err_ref;
 	err = dfkv_store_init(&node->store, &node->stats, cfg->ram_bytes,
-			      cfg->flags & DFKV_NODE_F_EVICT);
+			      cfg->flags & DFKV_NODE_F_EVICT, cfg->numa);
 	if (err) {
-		NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
+		if (err == -EINVAL && cfg->numa != DFKV_NUMA_INTERLEAVE)
+			NL_SET_ERR_MSG(extack, "no NUMA node of that number has memory");
+		else
+			NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
 		goto err_stats;
 	}
+	err = dfkv_tier_init(&node->store.tier, node->name, &node_tier_ops,
+			     node);
+	if (err)
+		goto err_tier;
 	dfkv_leases_init(&node->leases, &node->store, &node->stats);
 	dfkv_tcp_node_init(&node->tcp);
+	dfkv_rdma_node_init(&node->rdma);
 	node->tcp.first_request_ms = cfg->first_request_ms;
 	node->tcp.idle_ms = cfg->idle_ms;
 	node->tcp.max_conns = cfg->max_conns;
@@ -131,6 +155,8 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 
 err_store:
 	dfkv_leases_shutdown(&node->leases);
+	dfkv_tier_destroy(&node->store.tier);	/* no disk yet */
+err_tier:
 	dfkv_store_destroy(&node->store);
 err_stats:
 	dfkv_stats_destroy(&node->stats);
@@ -145,11 +171,15 @@ err_free:
 static void node_shutdown(struct dfkv_node *node)
 {
 	dfkv_tcp_node_shutdown(node);
+	dfkv_rdma_node_shutdown(node);
 	percpu_ref_kill(&node->active);
 	wait_for_completion(&node->drained);
+	dfkv_tier_stop(&node->store);
 	dfkv_leases_shutdown(&node->leases);
 	synchronize_rcu();
+	/* Entries first (their records stay), then the disks close clean. */
 	dfkv_store_destroy(&node->store);
+	dfkv_tier_destroy(&node->store.tier);
 	dfkv_stats_destroy(&node->stats);
 	dfkv_node_put(node);
 }

@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "lease.h"
 #include "tcp.h"
+#include "rdma.h"
 
 struct net;
 struct netlink_ext_ack;
@@ -45,6 +46,7 @@ struct dfkv_node {
 	struct dfkv_store store;
 	struct dfkv_leases leases;
 	struct dfkv_tcp_node tcp;
+	struct dfkv_rdma_node rdma;
 	struct rcu_head rcu;
 };
 
@@ -56,6 +58,7 @@ struct dfkv_node_cfg {
 	u32 first_request_ms;
 	u32 idle_ms;
 	u32 max_conns;
+	u32 numa;		/* NUMA node or DFKV_NUMA_INTERLEAVE */
 };
 
 #define DFKV_MAX_VALUE_DEFAULT	((u64)SZ_64M)

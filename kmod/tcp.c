@@ -31,6 +31,7 @@
 #include <net/genetlink.h>
 
 #include "tcp.h"
+#include "rdma.h"
 #include "node.h"
 #include "ops.h"
 #include "wire.h"
@@ -860,6 +861,8 @@ int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
 		nla_nest_end(skb, one);
 	}
 	mutex_unlock(&tn->lock);
+	if (!err)
+		err = dfkv_rdma_fill_listeners(skb, node);
 	if (err)
 		return err;
 	nla_nest_end(skb, nest);

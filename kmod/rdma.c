@@ -1,0 +1,1601 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel RDMA server of wire epoch 7 (SPEC.md section 3).
+ *
+ * Listeners are rdma_cm ids of a node, created in the node's network
+ * namespace.  A connect request carries the client's HELLO in its private
+ * data; the server answers with the negotiated one in the accept (or the
+ * reject).  Each connection has an RC QP on a CQ from the device's pool
+ * (ib_cq_pool_get, polled from a workqueue) and a protection domain shared
+ * by every connection of the device (struct rdma_dev, refcounted).  Server
+ * memory is only ever addressed with the device's local DMA key: receive
+ * and reply buffers are DMA-mapped once per connection, store pages per
+ * transfer round; nothing is registered per request.
+ *
+ * A request is one SEND into one of `depth` posted receives.  Its handling
+ * runs on dfkv_rdma_wq (struct rdma_cmd, a pool of twice the depth), so a
+ * connection executes its pipelined requests concurrently; replies are
+ * posted strictly in request order, each together with the re-post of the
+ * receive its request came in, which keeps the client's window exact: a
+ * request is never dropped for want of a receive.  PUT payloads are RDMA
+ * READ from the client's descriptors straight into the reserved entry's
+ * pages; GET data is RDMA WRITTEN from the pinned entry's pages, followed
+ * by the SEND of the reply (RC ordering makes the data visible first).
+ * Transfers go in rounds of at most RW_WRS work requests so the send queue
+ * is sized by the depth, whatever the value size.  Small values, key lists
+ * and non-GET reply data ride inline in the SENDs.
+ *
+ * Teardown happens on the workqueue, never in a CM callback: the release
+ * work stops all posting, disconnects, drains the QP (every posted work
+ * request has completed or was flushed, so no page is referenced by the
+ * device any more), waits for the request works, and only then aborts
+ * unfinished PUTs, unpins GET entries and drops leases.  An ib_client
+ * tears down the connections of a device that goes away.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/inet.h>
+#include <linux/workqueue.h>
+#include <linux/uio.h>
+#include <asm/unaligned.h>
+#include <net/genetlink.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
+
+#include "rdma.h"
+#include "node.h"
+#include "ops.h"
+#include "wire.h"
+
+#define RDMA_DEPTH_DEFAULT	32
+/* READ/WRITE work requests of one transfer round, and their SGEs. */
+#define RW_WRS			8
+#define RW_SGES			128
+#define RW_SGE_PER_WR		16
+/* Request: prefix, u32 descriptor count, descriptors or inline payload. */
+#define REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
+
+static struct workqueue_struct *dfkv_rdma_wq;
+
+/* A device in use: its protection domain, shared by its connections. */
+struct rdma_dev {
+	struct list_head list;		/* dev_list */
+	struct kref ref;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct list_head conns;		/* under dev_lock */
+	atomic_t nr_conns;
+	wait_queue_head_t conns_gone;
+};
+
+static LIST_HEAD(dev_list);
+static DEFINE_MUTEX(dev_lock);		/* dev_list, devices' conns */
+
+struct rdma_listener {
+	struct list_head list;		/* dfkv_rdma_node.listeners */
+	struct dfkv_node *node;
+	struct rdma_cm_id *cm_id;	/* xchg: device removal may take it */
+	struct sockaddr_storage addr;
+};
+
+struct rdma_conn;
+
+/* A posted receive and the request it got. */
+struct rdma_recv {
+	struct ib_cqe cqe;
+	struct ib_recv_wr wr;
+	struct ib_sge sge;
+	struct rdma_conn *conn;
+	struct list_head list;		/* conn->pending */
+	u8 *buf;
+	u64 dma;
+	u32 len;			/* bytes received */
+	u64 seq;			/* arrival order */
+};
+
+enum cmd_state {
+	CMD_FREE,
+	CMD_NEW,			/* a request to run */
+	CMD_XFER,			/* a READ/WRITE round in flight */
+	CMD_REPLY,			/* reply built, waiting for its turn */
+	CMD_SENT,			/* reply posted */
+};
+
+/* One request being handled. */
+struct rdma_cmd {
+	struct rdma_conn *conn;
+	struct list_head free;		/* conn->free_cmds */
+	struct work_struct work;
+	struct ib_cqe rw_cqe;		/* a round's inner work requests */
+	struct ib_cqe rw_last_cqe;	/* a round's last (signaled) one */
+	struct ib_cqe send_cqe;
+	enum cmd_state state;
+	struct rdma_recv *recv;
+
+	/* the request */
+	u8 op;
+	struct dfkv_key key;
+	u64 offset;
+	u64 length;
+	u64 payload_len;
+	u32 ndesc;
+	const u8 *desc;			/* in recv->buf */
+	u64 desc_total;
+	u64 stored;			/* GET: the stored length */
+	bool in_op;			/* holds a dfkv_node_enter() */
+	bool put_active;
+	struct dfkv_put put;
+	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
+	void *buf;			/* key list / HELLO payload */
+	u64 buf_dma;
+	bool buf_mapped;
+
+	/* a transfer: READ into put.e or buf, or WRITE from rd.e */
+	bool xfer_write;
+	u64 xfer_base;			/* value offset of the transfer's byte 0 */
+	u64 xfer_total;
+	u64 xfer_done;
+	u64 round_bytes;
+	u32 d_idx;
+	u64 d_off;
+	int xfer_err;
+	u32 nmap;
+	u64 map_addr[RW_SGES];
+	u32 map_len[RW_SGES];
+	struct ib_rdma_wr wrs[RW_WRS];
+	struct ib_sge sges[RW_SGES];
+	struct bio_vec bv[RW_SGES];
+
+	/* the reply */
+	u8 *sbuf;			/* prefix + inline data */
+	u64 sbuf_dma;
+	void *tx_buf;			/* reply data above inline_max */
+	u64 tx_dma;
+	u32 tx_len;
+	struct ib_send_wr send_wr;
+	struct ib_sge send_sge[2];
+};
+
+enum { CONN_DEAD };
+
+struct rdma_conn {
+	struct list_head list;		/* dfkv_rdma_node.conns */
+	struct list_head dev_list;	/* rdma_dev.conns */
+	struct dfkv_node *node;
+	struct rdma_dev *dev;
+	struct rdma_cm_id *cm_id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u32 cq_size;
+	struct work_struct release_work;
+	unsigned long flags;
+	struct dfkv_lease_owner owner;
+
+	u32 depth;
+	u32 inline_max;
+	u32 max_desc;
+	u32 recv_len;
+	u32 sbuf_len;
+	u32 sge_rd;			/* SGEs per RDMA READ */
+	u32 sge_wr;			/* SGEs per RDMA WRITE */
+
+	spinlock_t lock;		/* everything below, and all posting */
+	bool dead;			/* nothing is posted any more */
+	struct list_head free_cmds;
+	struct list_head pending;	/* receives waiting for a cmd */
+	u64 recv_seq;
+	u64 reply_seq;
+	struct rdma_cmd **ready;	/* [seq % depth]: replies in waiting */
+
+	struct rdma_recv *recvs;	/* depth */
+	struct rdma_cmd **cmds;		/* nr_cmds */
+	u32 nr_cmds;
+};
+
+static void conn_kill(struct rdma_conn *conn)
+{
+	if (!test_and_set_bit(CONN_DEAD, &conn->flags))
+		queue_work(dfkv_rdma_wq, &conn->release_work);
+}
+
+static struct ib_device *conn_ibdev(struct rdma_conn *conn)
+{
+	return conn->dev->ibdev;
+}
+
+/* ------------------------------------------------------------ devices */
+
+static void rdev_free(struct kref *ref)
+{
+	struct rdma_dev *dev = container_of(ref, struct rdma_dev, ref);
+
+	lockdep_assert_held(&dev_lock);
+	list_del(&dev->list);
+	ib_dealloc_pd(dev->pd);
+	kfree(dev);
+}
+
+static void rdev_put(struct rdma_dev *dev)
+{
+	mutex_lock(&dev_lock);
+	kref_put(&dev->ref, rdev_free);
+	mutex_unlock(&dev_lock);
+}
+
+static struct rdma_dev *rdev_get(struct ib_device *ibdev)
+{
+	struct rdma_dev *dev;
+
+	mutex_lock(&dev_lock);
+	list_for_each_entry(dev, &dev_list, list) {
+		if (dev->ibdev == ibdev) {
+			kref_get(&dev->ref);
+			goto out;
+		}
+	}
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		goto out;
+	dev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(dev->pd)) {
+		kfree(dev);
+		dev = NULL;
+		goto out;
+	}
+	dev->ibdev = ibdev;
+	kref_init(&dev->ref);
+	INIT_LIST_HEAD(&dev->conns);
+	init_waitqueue_head(&dev->conns_gone);
+	list_add(&dev->list, &dev_list);
+out:
+	mutex_unlock(&dev_lock);
+	return dev;
+}
+
+/* ------------------------------------------------------------ posting */
+
+static int post_recv_locked(struct rdma_conn *conn, struct rdma_recv *rv)
+{
+	ib_dma_sync_single_for_device(conn_ibdev(conn), rv->dma, conn->recv_len,
+				      DMA_FROM_DEVICE);
+	return ib_post_recv(conn->qp, &rv->wr, NULL);
+}
+
+/*
+ * Post the replies that are next in request order, each after re-posting
+ * the receive its request came in.  Called with conn->lock held.
+ */
+static void post_replies_locked(struct rdma_conn *conn)
+{
+	struct rdma_cmd *cmd;
+
+	while ((cmd = conn->ready[conn->reply_seq % conn->depth])) {
+		conn->ready[conn->reply_seq % conn->depth] = NULL;
+		conn->reply_seq++;
+		if (post_recv_locked(conn, cmd->recv) ||
+		    ib_post_send(conn->qp, &cmd->send_wr, NULL)) {
+			/* stays CMD_REPLY: the release work frees it */
+			conn_kill(conn);
+			continue;
+		}
+		cmd->recv = NULL;
+		cmd->state = CMD_SENT;
+	}
+}
+
+/* The reply of cmd is built: send it when its turn comes. */
+static void reply_queue(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+
+	cmd->state = CMD_REPLY;
+	spin_lock(&conn->lock);
+	if (!conn->dead) {
+		conn->ready[cmd->recv->seq % conn->depth] = cmd;
+		post_replies_locked(conn);
+	}
+	spin_unlock(&conn->lock);
+}
+
+/*
+ * Build the reply: the prefix and up to inline_max bytes of data in sbuf,
+ * larger data (a kmalloc'd buffer the cmd now owns) as a second SGE.
+ */
+static void reply(struct rdma_cmd *cmd, int status, u64 stored_len,
+		  u64 data_len, void *data)
+{
+	struct rdma_conn *conn = cmd->conn;
+	struct ib_device *ibdev = conn_ibdev(conn);
+	u32 inl = 0;
+
+	if (data && data_len <= conn->inline_max) {
+		memcpy(cmd->sbuf + DFKV_RESP_PREFIX_LEN, data, data_len);
+		inl = data_len;
+		kfree(data);
+		data = NULL;
+	} else if (data) {
+		cmd->tx_dma = ib_dma_map_single(ibdev, data, data_len,
+						DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, cmd->tx_dma)) {
+			kfree(data);
+			data = NULL;
+			status = DFKV_STATUS_BUSY;
+			stored_len = 0;
+			data_len = 0;
+		} else {
+			cmd->tx_buf = data;
+			cmd->tx_len = data_len;
+		}
+	}
+	dfkv_wire_put_resp(cmd->sbuf, DFKV_EPOCH_RDMA, status, stored_len,
+			   data_len);
+	cmd->send_sge[0].addr = cmd->sbuf_dma;
+	cmd->send_sge[0].length = DFKV_RESP_PREFIX_LEN + inl;
+	cmd->send_sge[0].lkey = conn->dev->pd->local_dma_lkey;
+	cmd->send_wr.num_sge = 1;
+	if (cmd->tx_buf) {
+		cmd->send_sge[1].addr = cmd->tx_dma;
+		cmd->send_sge[1].length = cmd->tx_len;
+		cmd->send_sge[1].lkey = conn->dev->pd->local_dma_lkey;
+		cmd->send_wr.num_sge = 2;
+	}
+	ib_dma_sync_single_for_device(ibdev, cmd->sbuf_dma, conn->sbuf_len,
+				      DMA_TO_DEVICE);
+	reply_queue(cmd);
+}
+
+static void reply_status(struct rdma_cmd *cmd, int status, u64 stored_len)
+{
+	reply(cmd, status, stored_len, 0, NULL);
+}
+
+/* ---------------------------------------------------------- transfers */
+
+static void round_unmap(struct rdma_cmd *cmd)
+{
+	struct ib_device *ibdev = conn_ibdev(cmd->conn);
+	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
+		DMA_FROM_DEVICE;
+	u32 i;
+
+	for (i = 0; i < cmd->nmap; i++)
+		ib_dma_unmap_page(ibdev, cmd->map_addr[i], cmd->map_len[i], dir);
+	cmd->nmap = 0;
+}
+
+/* Build and post the next round of the transfer; 0 or -errno. */
+static int round_post(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	struct ib_device *ibdev = conn_ibdev(conn);
+	struct dfkv_rdma_node *rn = &conn->node->rdma;
+	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
+		DMA_FROM_DEVICE;
+	u32 lkey = conn->dev->pd->local_dma_lkey;
+	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
+	struct dfkv_entry *e = cmd->xfer_write ? cmd->rd.e : cmd->put.e;
+	u64 planned = cmd->xfer_done;
+	u32 nwr = 0, nsge = 0, i;
+	int err = 0;
+
+	while (planned < cmd->xfer_total && nwr < RW_WRS && nsge < RW_SGES) {
+		const u8 *d = cmd->desc + (size_t)cmd->d_idx * DFKV_RDMA_DESC_LEN;
+		u32 dlen = get_unaligned_le32(d + 12);
+		u64 want = min_t(u64, dlen - cmd->d_off,
+				 cmd->xfer_total - planned);
+		u32 room = min_t(u32, per_wr, RW_SGES - nsge), first = nsge;
+		struct ib_rdma_wr *wr = &cmd->wrs[nwr];
+		size_t covered;
+
+		if (cmd->buf) {
+			cmd->sges[nsge].addr = cmd->buf_dma + planned;
+			cmd->sges[nsge].length = want;
+			cmd->sges[nsge].lkey = lkey;
+			nsge++;
+			covered = want;
+		} else {
+			unsigned int nr;
+
+			nr = dfkv_entry_map(e, cmd->xfer_base + planned, want,
+					    cmd->bv, room, &covered);
+			if (!covered) {
+				err = -EIO;
+				break;
+			}
+			for (i = 0; i < nr; i++) {
+				u64 a = ib_dma_map_page(ibdev, cmd->bv[i].bv_page,
+							cmd->bv[i].bv_offset,
+							cmd->bv[i].bv_len, dir);
+
+				if (ib_dma_mapping_error(ibdev, a)) {
+					err = -ENOMEM;
+					break;
+				}
+				cmd->map_addr[cmd->nmap] = a;
+				cmd->map_len[cmd->nmap++] = cmd->bv[i].bv_len;
+				cmd->sges[nsge].addr = a;
+				cmd->sges[nsge].length = cmd->bv[i].bv_len;
+				cmd->sges[nsge].lkey = lkey;
+				nsge++;
+			}
+			if (err)
+				break;
+		}
+		memset(wr, 0, sizeof(*wr));
+		wr->wr.opcode = cmd->xfer_write ? IB_WR_RDMA_WRITE :
+			IB_WR_RDMA_READ;
+		wr->wr.wr_cqe = &cmd->rw_cqe;
+		wr->wr.sg_list = &cmd->sges[first];
+		wr->wr.num_sge = nsge - first;
+		wr->remote_addr = get_unaligned_le64(d) + cmd->d_off;
+		wr->rkey = get_unaligned_le32(d + 8);
+		if (nwr)
+			cmd->wrs[nwr - 1].wr.next = &wr->wr;
+		nwr++;
+		planned += covered;
+		cmd->d_off += covered;
+		if (cmd->d_off == dlen) {
+			cmd->d_idx++;
+			cmd->d_off = 0;
+		}
+	}
+	if (!err && !nwr)
+		err = -EIO;
+	if (err) {
+		round_unmap(cmd);
+		return err;
+	}
+	cmd->wrs[nwr - 1].wr.send_flags = IB_SEND_SIGNALED;
+	cmd->wrs[nwr - 1].wr.wr_cqe = &cmd->rw_last_cqe;
+	cmd->round_bytes = planned - cmd->xfer_done;
+	cmd->state = CMD_XFER;
+
+	spin_lock(&conn->lock);
+	if (conn->dead)
+		err = -ESHUTDOWN;
+	else
+		err = ib_post_send(conn->qp, &cmd->wrs[0].wr, NULL);
+	spin_unlock(&conn->lock);
+	if (err) {
+		/* nothing of the round went out (rxe, mlx: all or the head) */
+		round_unmap(cmd);
+		return err;
+	}
+	if (cmd->xfer_write) {
+		atomic64_add(nwr, &rn->writes);
+		atomic64_add(cmd->round_bytes, &rn->write_bytes);
+	} else {
+		atomic64_add(nwr, &rn->reads);
+		atomic64_add(cmd->round_bytes, &rn->read_bytes);
+	}
+	return 0;
+}
+
+static void count_wc_error(struct rdma_conn *conn, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		atomic64_inc(&conn->node->rdma.cq_errors);
+		pr_debug("dfkv: rdma work completion %s\n",
+			 ib_wc_status_msg(wc->status));
+	}
+}
+
+/* An inner work request of a round: completes only when it failed. */
+static void rw_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
+					    rw_cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		count_wc_error(cmd->conn, wc);
+		cmd->xfer_err = -EIO;
+		conn_kill(cmd->conn);
+	}
+}
+
+/* The last work request of a round: the round is over either way. */
+static void rw_last_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
+					    rw_last_cqe);
+
+	round_unmap(cmd);
+	if (wc->status != IB_WC_SUCCESS) {
+		count_wc_error(cmd->conn, wc);
+		cmd->xfer_err = -EIO;
+		conn_kill(cmd->conn);
+	} else if (!cmd->xfer_err) {
+		cmd->xfer_done += cmd->round_bytes;
+	}
+	queue_work(dfkv_rdma_wq, &cmd->work);
+}
+
+/* Start a transfer of the descriptors' total; false if none could start. */
+static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 base, u64 len)
+{
+	cmd->xfer_write = write;
+	cmd->xfer_base = base;
+	cmd->xfer_total = len;
+	cmd->xfer_done = 0;
+	cmd->xfer_err = 0;
+	cmd->d_idx = 0;
+	cmd->d_off = 0;
+	return !round_post(cmd);
+}
+
+/* ---------------------------------------------------------- execution */
+
+static void exec_keys(struct rdma_cmd *cmd, const u8 *payload)
+{
+	u32 n = cmd->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
+	struct dfkv_node *node = cmd->conn->node;
+	struct dfkv_key *keys;
+	u64 *lens, id = 0;
+	int status;
+
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
+	if (!keys || !lens) {
+		kfree(keys);
+		kfree(lens);
+		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+		return;
+	}
+	dfkv_wire_get_keys(payload, n, keys);
+	switch (cmd->op) {
+	case DFKV_OP_TOUCH:
+		status = dfkv_op_touch(node, keys, n);
+		kfree(lens);
+		lens = NULL;
+		break;
+	case DFKV_OP_PROBE:
+		status = dfkv_op_probe(node, keys, n, lens);
+		for (i = 0; i < n; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		hits = n;
+		break;
+	default:
+		status = dfkv_op_lease(node, &cmd->conn->owner, keys, n,
+				       cmd->length, lens + 1, &hits, &id);
+		for (i = 1; i <= hits; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		put_unaligned_le64(id, &lens[0]);
+		hits++;
+		break;
+	}
+	kfree(keys);
+	if (status != DFKV_STATUS_OK) {
+		kfree(lens);
+		lens = NULL;
+		hits = 0;
+	}
+	reply(cmd, status, 0, (u64)hits * sizeof(u64), lens);
+}
+
+static void exec_hello(struct rdma_cmd *cmd)
+{
+	u8 *buf = kzalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
+	struct dfkv_node *node = cmd->conn->node;
+
+	if (!buf) {
+		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+		return;
+	}
+	put_unaligned_le64(0, buf);
+	put_unaligned_le64(READ_ONCE(node->max_value), buf + 8);
+	dfkv_stats_op(&node->stats, DFKV_OP_HELLO, DFKV_STATUS_OK);
+	reply(cmd, DFKV_STATUS_OK, 0, DFKV_HELLO_REPLY_LEN, buf);
+}
+
+/* A payload (inline or read into cmd->buf) is in: run a non-data op. */
+static void exec_payload_op(struct rdma_cmd *cmd, const u8 *payload)
+{
+	if (cmd->op == DFKV_OP_HELLO)
+		exec_hello(cmd);
+	else
+		exec_keys(cmd, payload);
+}
+
+static void exec_get(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	u64 stored = 0, n = 0, cap;
+	int status;
+
+	cap = cmd->ndesc ? cmd->desc_total : conn->inline_max;
+	status = dfkv_op_get_begin(conn->node, &cmd->key, cmd->offset,
+				   cmd->length, cap, &cmd->rd, &stored, &n);
+	if (status != DFKV_STATUS_OK) {
+		cmd->rd.e = NULL;
+		reply_status(cmd, status, stored);
+		return;
+	}
+	if (n && cmd->ndesc) {
+		cmd->length = n;		/* the range, for the reply */
+		cmd->stored = stored;
+		if (!xfer_start(cmd, true, cmd->offset, n)) {
+			dfkv_op_get_end(conn->node, &cmd->rd,
+					DFKV_STATUS_IO_ERROR);
+			cmd->rd.e = NULL;
+			reply_status(cmd, DFKV_STATUS_IO_ERROR, stored);
+		}
+		return;
+	}
+	if (n) {
+		struct kvec kv = {
+			.iov_base = cmd->sbuf + DFKV_RESP_PREFIX_LEN,
+			.iov_len = n,
+		};
+		struct iov_iter it;
+
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, n);
+		if (dfkv_store_read(&cmd->rd, cmd->offset, n, &it) != n) {
+			dfkv_op_get_end(conn->node, &cmd->rd,
+					DFKV_STATUS_IO_ERROR);
+			cmd->rd.e = NULL;
+			reply_status(cmd, DFKV_STATUS_IO_ERROR, stored);
+			return;
+		}
+	}
+	dfkv_op_get_end(conn->node, &cmd->rd, DFKV_STATUS_OK);
+	cmd->rd.e = NULL;
+	/* inline data is already in sbuf */
+	dfkv_wire_put_resp(cmd->sbuf, DFKV_EPOCH_RDMA, DFKV_STATUS_OK, stored,
+			   n);
+	cmd->send_sge[0].addr = cmd->sbuf_dma;
+	cmd->send_sge[0].length = DFKV_RESP_PREFIX_LEN + n;
+	cmd->send_sge[0].lkey = conn->dev->pd->local_dma_lkey;
+	cmd->send_wr.num_sge = 1;
+	ib_dma_sync_single_for_device(conn_ibdev(conn), cmd->sbuf_dma,
+				      conn->sbuf_len, DMA_TO_DEVICE);
+	reply_queue(cmd);
+}
+
+static void exec_put(struct rdma_cmd *cmd, const u8 *inl)
+{
+	struct dfkv_node *node = cmd->conn->node;
+	int status;
+
+	status = dfkv_op_put_begin(node, &cmd->key, cmd->payload_len,
+				   &cmd->put);
+	if (status != DFKV_STATUS_OK || !cmd->put.e) {
+		reply_status(cmd, status, cmd->put.stored_len);
+		return;
+	}
+	cmd->put_active = true;
+	if (cmd->put.leader && cmd->ndesc) {
+		if (!xfer_start(cmd, false, 0, cmd->payload_len)) {
+			cmd->put_active = false;
+			status = dfkv_op_put_end(node, &cmd->put, false);
+			reply_status(cmd, status, 0);
+		}
+		return;
+	}
+	if (cmd->put.leader) {
+		struct kvec kv = {
+			.iov_base = (void *)inl,
+			.iov_len = cmd->payload_len,
+		};
+		struct iov_iter it;
+		bool ok;
+
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, cmd->payload_len);
+		ok = dfkv_store_put_copy(&cmd->put, 0, cmd->payload_len,
+					 &it) == cmd->payload_len;
+		cmd->put_active = false;
+		status = dfkv_op_put_end(node, &cmd->put, ok);
+	} else {
+		/* a follower: the leader's result */
+		cmd->put_active = false;
+		status = dfkv_op_put_end(node, &cmd->put, true);
+	}
+	reply_status(cmd, status, cmd->put.stored_len);
+}
+
+/* A transfer round completed: go on, or finish the request. */
+static void cmd_xfer_next(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	struct dfkv_node *node = conn->node;
+	struct ib_device *ibdev = conn_ibdev(conn);
+	bool failed = cmd->xfer_err;
+	int status;
+
+	if (!failed && cmd->xfer_done < cmd->xfer_total) {
+		if (!round_post(cmd))
+			return;
+		failed = true;
+	}
+	if (cmd->buf_mapped) {
+		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->payload_len,
+				    DMA_FROM_DEVICE);
+		cmd->buf_mapped = false;
+	}
+	switch (cmd->op) {
+	case DFKV_OP_PUT:
+		cmd->put_active = false;
+		status = dfkv_op_put_end(node, &cmd->put, !failed);
+		reply_status(cmd, status, cmd->put.stored_len);
+		break;
+	case DFKV_OP_GET:
+		dfkv_op_get_end(node, &cmd->rd, failed ? DFKV_STATUS_IO_ERROR :
+				DFKV_STATUS_OK);
+		cmd->rd.e = NULL;
+		if (failed)
+			reply_status(cmd, DFKV_STATUS_IO_ERROR, cmd->stored);
+		else
+			reply(cmd, DFKV_STATUS_OK, cmd->stored, cmd->length,
+			      NULL);
+		break;
+	default:
+		if (failed)
+			reply_status(cmd, DFKV_STATUS_IO_ERROR, 0);
+		else
+			exec_payload_op(cmd, cmd->buf);
+		kfree(cmd->buf);
+		cmd->buf = NULL;
+		break;
+	}
+}
+
+/*
+ * Check the descriptors of a request: none over the maximum, none empty,
+ * their total what the op needs.  Returns a status.
+ */
+static int check_desc(struct rdma_cmd *cmd, u32 len)
+{
+	struct rdma_conn *conn = cmd->conn;
+	const u8 *buf = cmd->recv->buf;
+	u32 i;
+
+	cmd->ndesc = get_unaligned_le32(buf + DFKV_REQ_PREFIX_LEN);
+	cmd->desc = buf + REQ_HDR_LEN;
+	cmd->desc_total = 0;
+	if (!cmd->ndesc) {
+		/* the payload, if any, is inline */
+		if (cmd->payload_len > conn->inline_max ||
+		    len != REQ_HDR_LEN + cmd->payload_len)
+			return DFKV_STATUS_INVALID;
+		return DFKV_STATUS_OK;
+	}
+	if (cmd->ndesc > conn->max_desc ||
+	    len != REQ_HDR_LEN + cmd->ndesc * DFKV_RDMA_DESC_LEN)
+		return DFKV_STATUS_INVALID;
+	for (i = 0; i < cmd->ndesc; i++) {
+		u32 dl = get_unaligned_le32(cmd->desc +
+					    i * DFKV_RDMA_DESC_LEN + 12);
+
+		if (!dl)
+			return DFKV_STATUS_INVALID;
+		cmd->desc_total += dl;
+	}
+	if (cmd->op == DFKV_OP_GET)
+		return DFKV_STATUS_OK;
+	/* descriptors are the payload's sources: they must add up */
+	if (!cmd->payload_len || cmd->desc_total != cmd->payload_len)
+		return DFKV_STATUS_INVALID;
+	return DFKV_STATUS_OK;
+}
+
+/* A request came in: check it and start it. */
+static void cmd_start(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	struct dfkv_node *node = conn->node;
+	struct rdma_recv *rv = cmd->recv;
+	struct dfkv_wire_req req;
+	u64 stored = 0;
+	size_t len;
+	char *text;
+	int status;
+
+	if (rv->len < REQ_HDR_LEN ||
+	    dfkv_wire_parse_req(rv->buf, DFKV_EPOCH_RDMA,
+				READ_ONCE(node->max_value), &req)) {
+		reply_status(cmd, DFKV_STATUS_INVALID, 0);
+		return;
+	}
+	cmd->op = req.op;
+	cmd->key = req.key;
+	cmd->offset = req.offset;
+	cmd->length = req.length;
+	cmd->payload_len = req.payload_len;
+	status = check_desc(cmd, rv->len);
+	if (status != DFKV_STATUS_OK) {
+		reply_status(cmd, status, 0);
+		return;
+	}
+	if (!dfkv_node_enter(node)) {
+		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+		return;
+	}
+	cmd->in_op = true;
+
+	switch (cmd->op) {
+	case DFKV_OP_PUT:
+		exec_put(cmd, rv->buf + REQ_HDR_LEN);
+		return;
+	case DFKV_OP_GET:
+		exec_get(cmd);
+		return;
+	case DFKV_OP_EXIST:
+		status = dfkv_op_exist(node, &cmd->key, &stored);
+		reply_status(cmd, status, stored);
+		return;
+	case DFKV_OP_REMOVE:
+		reply_status(cmd, dfkv_op_remove(node, &cmd->key), 0);
+		return;
+	case DFKV_OP_STATS:
+		status = dfkv_op_stats(node, &text, &len);
+		if (len > DFKV_RDMA_REPLY_DATA_MAX)
+			len = DFKV_RDMA_REPLY_DATA_MAX;
+		reply(cmd, status, 0, text ? len : 0, text);
+		return;
+	case DFKV_OP_RELEASE:
+		reply_status(cmd, dfkv_op_release(node, &conn->owner,
+						  cmd->offset), 0);
+		return;
+	}
+	/* HELLO, TOUCH, PROBE, LEASE: a payload inline or to read */
+	if (!cmd->ndesc) {
+		exec_payload_op(cmd, rv->buf + REQ_HDR_LEN);
+		return;
+	}
+	cmd->buf = kmalloc(cmd->payload_len, GFP_KERNEL);
+	if (!cmd->buf) {
+		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+		return;
+	}
+	cmd->buf_dma = ib_dma_map_single(conn_ibdev(conn), cmd->buf,
+					 cmd->payload_len, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(conn_ibdev(conn), cmd->buf_dma)) {
+		kfree(cmd->buf);
+		cmd->buf = NULL;
+		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+		return;
+	}
+	cmd->buf_mapped = true;
+	if (!xfer_start(cmd, false, 0, cmd->payload_len)) {
+		ib_dma_unmap_single(conn_ibdev(conn), cmd->buf_dma,
+				    cmd->payload_len, DMA_FROM_DEVICE);
+		cmd->buf_mapped = false;
+		kfree(cmd->buf);
+		cmd->buf = NULL;
+		reply_status(cmd, DFKV_STATUS_IO_ERROR, 0);
+	}
+}
+
+static void cmd_work(struct work_struct *work)
+{
+	struct rdma_cmd *cmd = container_of(work, struct rdma_cmd, work);
+
+	if (cmd->state == CMD_NEW)
+		cmd_start(cmd);
+	else if (cmd->state == CMD_XFER)
+		cmd_xfer_next(cmd);
+}
+
+/* Give a receive to a cmd.  Called with conn->lock held. */
+static void cmd_attach_locked(struct rdma_cmd *cmd, struct rdma_recv *rv)
+{
+	list_del(&cmd->free);
+	cmd->recv = rv;
+	cmd->state = CMD_NEW;
+	queue_work(dfkv_rdma_wq, &cmd->work);
+}
+
+static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdma_recv *rv = container_of(wc->wr_cqe, struct rdma_recv, cqe);
+	struct rdma_conn *conn = rv->conn;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			count_wc_error(conn, wc);
+			conn_kill(conn);
+		}
+		return;
+	}
+	rv->len = wc->byte_len;
+	ib_dma_sync_single_for_cpu(conn_ibdev(conn), rv->dma, conn->recv_len,
+				   DMA_FROM_DEVICE);
+	spin_lock(&conn->lock);
+	rv->seq = conn->recv_seq++;
+	if (!conn->dead && !list_empty(&conn->free_cmds))
+		cmd_attach_locked(list_first_entry(&conn->free_cmds,
+						   struct rdma_cmd, free), rv);
+	else
+		list_add_tail(&rv->list, &conn->pending);
+	spin_unlock(&conn->lock);
+}
+
+/* The reply went out: the request is over, its cmd serves the next. */
+static void send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
+					    send_cqe);
+	struct rdma_conn *conn = cmd->conn;
+	struct rdma_recv *rv;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		count_wc_error(conn, wc);
+		conn_kill(conn);
+	}
+	if (cmd->tx_buf) {
+		ib_dma_unmap_single(conn_ibdev(conn), cmd->tx_dma, cmd->tx_len,
+				    DMA_TO_DEVICE);
+		kfree(cmd->tx_buf);
+		cmd->tx_buf = NULL;
+	}
+	if (cmd->in_op) {
+		dfkv_node_exit(conn->node);
+		cmd->in_op = false;
+	}
+	cmd->state = CMD_FREE;
+	spin_lock(&conn->lock);
+	list_add(&cmd->free, &conn->free_cmds);
+	rv = list_first_entry_or_null(&conn->pending, struct rdma_recv, list);
+	if (rv && !conn->dead) {
+		list_del(&rv->list);
+		cmd_attach_locked(cmd, rv);
+	}
+	spin_unlock(&conn->lock);
+}
+
+/* After the QP drained: release what a request still holds. */
+static void cmd_cleanup(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	struct dfkv_node *node = conn->node;
+	struct ib_device *ibdev = conn_ibdev(conn);
+
+	round_unmap(cmd);
+	if (cmd->put_active && cmd->put.leader)
+		dfkv_op_put_end(node, &cmd->put, false);
+	else if (cmd->put_active)
+		dfkv_store_put_drop(&cmd->put);
+	cmd->put_active = false;
+	if (cmd->rd.e)
+		dfkv_op_get_end(node, &cmd->rd, DFKV_STATUS_IO_ERROR);
+	cmd->rd.e = NULL;
+	if (cmd->buf_mapped)
+		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->payload_len,
+				    DMA_FROM_DEVICE);
+	cmd->buf_mapped = false;
+	kfree(cmd->buf);
+	cmd->buf = NULL;
+	if (cmd->tx_buf) {
+		ib_dma_unmap_single(ibdev, cmd->tx_dma, cmd->tx_len,
+				    DMA_TO_DEVICE);
+		kfree(cmd->tx_buf);
+		cmd->tx_buf = NULL;
+	}
+	if (cmd->in_op)
+		dfkv_node_exit(node);
+	cmd->in_op = false;
+	cmd->state = CMD_FREE;
+}
+
+/* ---------------------------------------------------------- connections */
+
+static void conn_free_bufs(struct rdma_conn *conn)
+{
+	struct ib_device *ibdev = conn_ibdev(conn);
+	u32 i;
+
+	for (i = 0; conn->recvs && i < conn->depth; i++) {
+		struct rdma_recv *rv = &conn->recvs[i];
+
+		if (!rv->buf)
+			continue;
+		if (rv->dma)
+			ib_dma_unmap_single(ibdev, rv->dma, conn->recv_len,
+					    DMA_FROM_DEVICE);
+		kfree(rv->buf);
+	}
+	kfree(conn->recvs);
+	for (i = 0; conn->cmds && i < conn->nr_cmds; i++) {
+		struct rdma_cmd *cmd = conn->cmds[i];
+
+		if (!cmd)
+			continue;
+		if (cmd->sbuf_dma)
+			ib_dma_unmap_single(ibdev, cmd->sbuf_dma,
+					    conn->sbuf_len, DMA_TO_DEVICE);
+		kfree(cmd->sbuf);
+		kfree(cmd);
+	}
+	kfree(conn->cmds);
+	kfree(conn->ready);
+}
+
+static int conn_alloc_bufs(struct rdma_conn *conn)
+{
+	struct ib_device *ibdev = conn_ibdev(conn);
+	u32 i;
+
+	conn->recvs = kcalloc(conn->depth, sizeof(*conn->recvs), GFP_KERNEL);
+	conn->cmds = kcalloc(conn->nr_cmds, sizeof(*conn->cmds), GFP_KERNEL);
+	conn->ready = kcalloc(conn->depth, sizeof(*conn->ready), GFP_KERNEL);
+	if (!conn->recvs || !conn->cmds || !conn->ready)
+		return -ENOMEM;
+	for (i = 0; i < conn->depth; i++) {
+		struct rdma_recv *rv = &conn->recvs[i];
+
+		rv->conn = conn;
+		rv->buf = kmalloc(conn->recv_len, GFP_KERNEL);
+		if (!rv->buf)
+			return -ENOMEM;
+		rv->dma = ib_dma_map_single(ibdev, rv->buf, conn->recv_len,
+					    DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(ibdev, rv->dma)) {
+			rv->dma = 0;
+			return -ENOMEM;
+		}
+		rv->cqe.done = recv_done;
+		rv->sge.addr = rv->dma;
+		rv->sge.length = conn->recv_len;
+		rv->sge.lkey = conn->dev->pd->local_dma_lkey;
+		rv->wr.wr_cqe = &rv->cqe;
+		rv->wr.sg_list = &rv->sge;
+		rv->wr.num_sge = 1;
+	}
+	for (i = 0; i < conn->nr_cmds; i++) {
+		struct rdma_cmd *cmd = kzalloc(sizeof(*cmd), GFP_KERNEL);
+
+		if (!cmd)
+			return -ENOMEM;
+		conn->cmds[i] = cmd;
+		cmd->conn = conn;
+		INIT_WORK(&cmd->work, cmd_work);
+		cmd->rw_cqe.done = rw_done;
+		cmd->rw_last_cqe.done = rw_last_done;
+		cmd->send_cqe.done = send_done;
+		cmd->send_wr.opcode = IB_WR_SEND;
+		cmd->send_wr.send_flags = IB_SEND_SIGNALED;
+		cmd->send_wr.wr_cqe = &cmd->send_cqe;
+		cmd->send_wr.sg_list = cmd->send_sge;
+		cmd->sbuf = kzalloc(conn->sbuf_len, GFP_KERNEL);
+		if (!cmd->sbuf)
+			return -ENOMEM;
+		cmd->sbuf_dma = ib_dma_map_single(ibdev, cmd->sbuf,
+						  conn->sbuf_len, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, cmd->sbuf_dma)) {
+			cmd->sbuf_dma = 0;
+			return -ENOMEM;
+		}
+		list_add_tail(&cmd->free, &conn->free_cmds);
+	}
+	return 0;
+}
+
+/* Tear down the QP side of a connection (its QP drained or never used). */
+static void conn_destroy_ib(struct rdma_conn *conn)
+{
+	if (conn->qp)
+		ib_destroy_qp(conn->qp);
+	if (conn->cq)
+		ib_cq_pool_put(conn->cq, conn->cq_size);
+	conn_free_bufs(conn);
+}
+
+static void conn_release_work(struct work_struct *work)
+{
+	struct rdma_conn *conn = container_of(work, struct rdma_conn,
+					      release_work);
+	struct dfkv_node *node = conn->node;
+	struct dfkv_rdma_node *rn = &node->rdma;
+	u32 i;
+
+	spin_lock(&conn->lock);
+	conn->dead = true;
+	spin_unlock(&conn->lock);
+	rdma_disconnect(conn->cm_id);
+	/* every posted work request completes or is flushed */
+	ib_drain_qp(conn->qp);
+	for (i = 0; i < conn->nr_cmds; i++)
+		flush_work(&conn->cmds[i]->work);
+	for (i = 0; i < conn->nr_cmds; i++)
+		if (conn->cmds[i]->state != CMD_FREE)
+			cmd_cleanup(conn->cmds[i]);
+	dfkv_lease_drop_owner(&node->leases, &conn->owner);
+	rdma_destroy_id(conn->cm_id);
+	conn_destroy_ib(conn);
+
+	mutex_lock(&dev_lock);
+	list_del(&conn->dev_list);
+	if (atomic_dec_and_test(&conn->dev->nr_conns))
+		wake_up(&conn->dev->conns_gone);
+	kref_put(&conn->dev->ref, rdev_free);
+	mutex_unlock(&dev_lock);
+
+	mutex_lock(&rn->lock);
+	list_del(&conn->list);
+	rn->nr_conns--;
+	mutex_unlock(&rn->lock);
+	wake_up(&rn->conns_gone);
+	dfkv_node_put(node);
+	kfree(conn);
+}
+
+static int conn_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rdma_conn *conn = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* the ib_client tears down connections of a removed device */
+		conn_kill(conn);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void hello_put(u8 *h, u8 status, u32 depth, u32 inl, u32 ndesc,
+		      u64 max_value)
+{
+	memset(h, 0, DFKV_RDMA_HELLO_LEN);
+	h[0] = DFKV_EPOCH_RDMA;
+	h[1] = status;
+	put_unaligned_le16(depth, h + 2);
+	put_unaligned_le32(inl, h + 4);
+	put_unaligned_le32(ndesc, h + 8);
+	put_unaligned_le64(max_value, h + 24);
+}
+
+static int conn_reject(struct rdma_cm_id *id, struct dfkv_node *node,
+		       u8 status)
+{
+	u8 h[DFKV_RDMA_HELLO_LEN];
+
+	hello_put(h, status, DFKV_RDMA_DEPTH_MAX, DFKV_RDMA_INLINE_MAX,
+		  DFKV_RDMA_DESC_MAX, READ_ONCE(node->max_value));
+	rdma_reject(id, h, sizeof(h), IB_CM_REJ_CONSUMER_DEFINED);
+	return -ECONNREFUSED;	/* the CM destroys the id */
+}
+
+/* Size the connection from the client's HELLO and the device's limits. */
+static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
+			  const u8 *h)
+{
+	const struct ib_device_attr *at = &ibdev->attrs;
+	u32 depth = get_unaligned_le16(h + 2);
+	u32 inl = get_unaligned_le32(h + 4);
+	u32 ndesc = get_unaligned_le32(h + 8);
+	u32 sq;
+
+	if (h[0] != DFKV_EPOCH_RDMA || !depth || !ndesc)
+		return -EINVAL;
+	depth = min_t(u32, depth, DFKV_RDMA_DEPTH_MAX);
+	/* the send queue holds a round of each request and each reply */
+	while (depth > 1 &&
+	       (depth * (RW_WRS + 2) + 1 > (u32)at->max_qp_wr ||
+		depth * (RW_WRS + 3) + 2 > (u32)at->max_cqe))
+		depth /= 2;
+	conn->depth = depth;
+	conn->nr_cmds = 2 * depth;
+	conn->inline_max = min_t(u32, inl, DFKV_RDMA_INLINE_MAX);
+	conn->max_desc = min_t(u32, ndesc, DFKV_RDMA_DESC_MAX);
+	conn->recv_len = REQ_HDR_LEN + max_t(u32, conn->inline_max,
+					     conn->max_desc * DFKV_RDMA_DESC_LEN);
+	conn->sbuf_len = DFKV_RESP_PREFIX_LEN + conn->inline_max;
+	conn->sge_wr = min_t(u32, RW_SGE_PER_WR, at->max_send_sge);
+	conn->sge_rd = min_t(u32, conn->sge_wr, at->max_sge_rd);
+	if (!conn->sge_rd)
+		conn->sge_rd = 1;
+	sq = depth * RW_WRS + conn->nr_cmds;
+	conn->cq_size = depth + sq + 2;
+	return 0;
+}
+
+static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
+		       struct rdma_cm_event *ev)
+{
+	struct dfkv_node *node = l->node;
+	struct dfkv_rdma_node *rn = &node->rdma;
+	const struct rdma_conn_param *cp = &ev->param.conn;
+	struct ib_qp_init_attr qa = {};
+	struct rdma_conn_param ap = {};
+	u8 h[DFKV_RDMA_HELLO_LEN];
+	struct rdma_conn *conn;
+	struct rdma_dev *dev;
+	u32 i;
+	int err;
+
+	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN)
+		return conn_reject(id, node, DFKV_STATUS_INVALID);
+	if (rdma_protocol_iwarp(id->device, id->port_num))
+		return conn_reject(id, node, DFKV_STATUS_UNSUPPORTED);
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	if (conn_negotiate(conn, id->device, cp->private_data)) {
+		kfree(conn);
+		return conn_reject(id, node, DFKV_STATUS_INVALID);
+	}
+	dev = rdev_get(id->device);
+	if (!dev) {
+		kfree(conn);
+		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	}
+	conn->dev = dev;
+	conn->node = node;
+	conn->cm_id = id;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->free_cmds);
+	INIT_LIST_HEAD(&conn->pending);
+	INIT_WORK(&conn->release_work, conn_release_work);
+
+	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1,
+				  IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		conn->cq = NULL;
+		goto err_free;
+	}
+	qa.qp_context = conn;
+	qa.send_cq = conn->cq;
+	qa.recv_cq = conn->cq;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	qa.port_num = id->port_num;
+	qa.cap.max_send_wr = conn->depth * RW_WRS + conn->nr_cmds + 1;
+	qa.cap.max_recv_wr = conn->depth + 1;
+	qa.cap.max_send_sge = max_t(u32, conn->sge_wr, 2);
+	qa.cap.max_recv_sge = 1;
+	err = rdma_create_qp(id, dev->pd, &qa);
+	if (err)
+		goto err_free;
+	conn->qp = id->qp;
+	if (conn_alloc_bufs(conn))
+		goto err_free;
+	for (i = 0; i < conn->depth; i++)
+		if (post_recv_locked(conn, &conn->recvs[i]))
+			goto err_free;
+
+	/* from here on the release work owns the connection and the id */
+	mutex_lock(&rn->lock);
+	if (rn->closing || rn->nr_conns >= READ_ONCE(node->tcp.max_conns)) {
+		mutex_unlock(&rn->lock);
+		goto err_free;
+	}
+	kref_get(&node->ref);
+	list_add_tail(&conn->list, &rn->conns);
+	rn->nr_conns++;
+	atomic64_inc(&rn->accepts);
+	mutex_unlock(&rn->lock);
+	mutex_lock(&dev_lock);
+	list_add_tail(&conn->dev_list, &dev->conns);
+	atomic_inc(&dev->nr_conns);
+	mutex_unlock(&dev_lock);
+	id->context = conn;
+	id->event_handler = conn_cm_handler;
+
+	hello_put(h, DFKV_STATUS_OK, conn->depth, conn->inline_max,
+		  conn->max_desc, READ_ONCE(node->max_value));
+	ap.private_data = h;
+	ap.private_data_len = sizeof(h);
+	ap.responder_resources = min_t(u32, cp->initiator_depth,
+				       id->device->attrs.max_qp_rd_atom);
+	ap.initiator_depth = min_t(u32, cp->responder_resources,
+				   id->device->attrs.max_qp_init_rd_atom);
+	ap.rnr_retry_count = 7;
+	ap.flow_control = 1;
+	if (rdma_accept(id, &ap))
+		conn_kill(conn);
+	return 0;
+
+err_free:
+	if (conn->qp) {
+		ib_drain_qp(conn->qp);
+		rdma_destroy_qp(id);	/* the CM destroys the id itself */
+		conn->qp = NULL;
+	}
+	conn_destroy_ib(conn);
+	rdev_put(dev);
+	kfree(conn);
+	return conn_reject(id, node, DFKV_STATUS_BUSY);
+}
+
+/* ---------------------------------------------------------- listeners */
+
+static int listener_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rdma_listener *l = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return conn_create(l, id, ev);
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * A listener bound to the device: the CM destroys the id
+		 * when we return 1; make sure nobody else does.
+		 */
+		return xchg(&l->cm_id, NULL) == id ? 1 : 0;
+	default:
+		return 0;
+	}
+}
+
+static void listener_free(struct rdma_listener *l)
+{
+	struct rdma_cm_id *id = xchg(&l->cm_id, NULL);
+
+	if (id)
+		rdma_destroy_id(id);	/* waits for its handlers */
+	kfree(l);
+}
+
+static int parse_addr(struct dfkv_node *node, const char *addr, u16 port,
+		      struct sockaddr_storage *ss)
+{
+	char p[8];
+
+	snprintf(p, sizeof(p), "%u", port);
+	return inet_pton_with_scope(node->net, AF_UNSPEC, addr, p, ss);
+}
+
+static bool addr_equal(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
+{
+	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+		sizeof(struct sockaddr_in6);
+
+	return a->ss_family == b->ss_family && !memcmp(a, b, len);
+}
+
+int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
+			   struct netlink_ext_ack *extack)
+{
+	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_listener *l, *o;
+	struct rdma_cm_id *id;
+	int err;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->node = node;
+	err = parse_addr(node, addr, port, &l->addr);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		goto err_free;
+	}
+	mutex_lock(&rn->lock);
+	list_for_each_entry(o, &rn->listeners, list) {
+		if (addr_equal(&o->addr, &l->addr)) {
+			mutex_unlock(&rn->lock);
+			NL_SET_ERR_MSG(extack, "the node already listens there");
+			err = -EEXIST;
+			goto err_free;
+		}
+	}
+	mutex_unlock(&rn->lock);
+	id = rdma_create_id(node->net, listener_cm_handler, l, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		err = PTR_ERR(id);
+		NL_SET_ERR_MSG(extack, "cannot create an RDMA CM id (is rdma_cm loaded?)");
+		goto err_free;
+	}
+	l->cm_id = id;
+	rdma_set_reuseaddr(id, 1);
+	err = rdma_bind_addr(id, (struct sockaddr *)&l->addr);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot bind: no RDMA device has this address, or in use");
+		goto err_id;
+	}
+	err = rdma_listen(id, 128);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot listen on this RDMA address");
+		goto err_id;
+	}
+
+	mutex_lock(&rn->lock);
+	list_for_each_entry(o, &rn->listeners, list) {
+		if (addr_equal(&o->addr, &l->addr)) {
+			mutex_unlock(&rn->lock);
+			NL_SET_ERR_MSG(extack, "the node already listens there");
+			err = -EEXIST;
+			goto err_id;
+		}
+	}
+	if (rn->closing) {
+		mutex_unlock(&rn->lock);
+		err = -ENODEV;
+		goto err_id;
+	}
+	list_add_tail(&l->list, &rn->listeners);
+	mutex_unlock(&rn->lock);
+	return 0;
+
+err_id:
+	listener_free(l);
+	return err;
+err_free:
+	kfree(l);
+	return err;
+}
+
+int dfkv_rdma_listener_del(struct dfkv_node *node, const char *addr, u16 port,
+			   struct netlink_ext_ack *extack)
+{
+	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_listener *l, *found = NULL;
+	struct sockaddr_storage ss;
+
+	if (parse_addr(node, addr, port, &ss)) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		return -EINVAL;
+	}
+	mutex_lock(&rn->lock);
+	list_for_each_entry(l, &rn->listeners, list) {
+		if (addr_equal(&l->addr, &ss)) {
+			found = l;
+			list_del(&l->list);
+			break;
+		}
+	}
+	mutex_unlock(&rn->lock);
+	if (!found) {
+		NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
+		return -ENOENT;
+	}
+	listener_free(found);
+	return 0;
+}
+
+int dfkv_rdma_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+{
+	struct dfkv_rdma_node *rn = &node->rdma;
+	char addr[INET6_ADDRSTRLEN + 1];
+	struct rdma_listener *l;
+	struct nlattr *one;
+	int err = 0;
+
+	mutex_lock(&rn->lock);
+	list_for_each_entry(l, &rn->listeners, list) {
+		u16 port;
+
+		if (l->addr.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI4", &in->sin_addr);
+			port = ntohs(in->sin_port);
+		} else {
+			struct sockaddr_in6 *in6 =
+				(struct sockaddr_in6 *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI6c", &in6->sin6_addr);
+			port = ntohs(in6->sin6_port);
+		}
+		one = nla_nest_start(skb, DFKV_A_LISTENER);
+		if (!one || nla_put_string(skb, DFKV_A_LISTEN_ADDR, addr) ||
+		    nla_put_u16(skb, DFKV_A_LISTEN_PORT, port) ||
+		    nla_put_u32(skb, DFKV_A_LISTEN_TRANSPORT,
+				DFKV_LISTENER_RDMA)) {
+			err = -EMSGSIZE;
+			break;
+		}
+		nla_nest_end(skb, one);
+	}
+	mutex_unlock(&rn->lock);
+	return err;
+}
+
+int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
+{
+	struct dfkv_rdma_node *rn = &node->rdma;
+
+	if (nla_put_u64_64bit(skb, DFKV_STAT_RDMA_CONNS,
+			      READ_ONCE(rn->nr_conns), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_ACCEPTS,
+			      atomic64_read(&rn->accepts), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_READS,
+			      atomic64_read(&rn->reads), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_WRITES,
+			      atomic64_read(&rn->writes), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_READ_BYTES,
+			      atomic64_read(&rn->read_bytes), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_WRITE_BYTES,
+			      atomic64_read(&rn->write_bytes), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_CQ_ERRORS,
+			      atomic64_read(&rn->cq_errors), DFKV_STAT_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+void dfkv_rdma_node_init(struct dfkv_rdma_node *rn)
+{
+	mutex_init(&rn->lock);
+	INIT_LIST_HEAD(&rn->listeners);
+	INIT_LIST_HEAD(&rn->conns);
+	init_waitqueue_head(&rn->conns_gone);
+}
+
+void dfkv_rdma_node_shutdown(struct dfkv_node *node)
+{
+	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_listener *l, *tmp;
+	struct rdma_conn *conn;
+	LIST_HEAD(listeners);
+
+	mutex_lock(&rn->lock);
+	rn->closing = true;
+	list_splice_init(&rn->listeners, &listeners);
+	mutex_unlock(&rn->lock);
+	list_for_each_entry_safe(l, tmp, &listeners, list)
+		listener_free(l);
+
+	mutex_lock(&rn->lock);
+	list_for_each_entry(conn, &rn->conns, list)
+		conn_kill(conn);
+	mutex_unlock(&rn->lock);
+	wait_event(rn->conns_gone, !READ_ONCE(rn->nr_conns));
+}
+
+/* ------------------------------------------------------------ ib_client */
+
+static int dfkv_rdma_add_one(struct ib_device *ibdev)
+{
+	return 0;
+}
+
+/* A device goes away: close its connections and wait for them. */
+static void dfkv_rdma_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct rdma_dev *dev, *found = NULL;
+	struct rdma_conn *conn;
+
+	mutex_lock(&dev_lock);
+	list_for_each_entry(dev, &dev_list, list) {
+		if (dev->ibdev == ibdev) {
+			found = dev;
+			kref_get(&dev->ref);
+			list_for_each_entry(conn, &dev->conns, dev_list)
+				conn_kill(conn);
+			break;
+		}
+	}
+	mutex_unlock(&dev_lock);
+	if (!found)
+		return;
+	wait_event(found->conns_gone, !atomic_read(&found->nr_conns));
+	rdev_put(found);
+}
+
+static struct ib_client dfkv_ib_client = {
+	.name = "dfkv",
+	.add = dfkv_rdma_add_one,
+	.remove = dfkv_rdma_remove_one,
+};
+
+int __init dfkv_rdma_init(void)
+{
+	int err;
+
+	dfkv_rdma_wq = alloc_workqueue("dfkv_rdma", WQ_MEM_RECLAIM | WQ_UNBOUND,
+				       0);
+	if (!dfkv_rdma_wq)
+		return -ENOMEM;
+	err = ib_register_client(&dfkv_ib_client);
+	if (err)
+		destroy_workqueue(dfkv_rdma_wq);
+	return err;
+}
+
+void dfkv_rdma_exit(void)
+{
+	ib_unregister_client(&dfkv_ib_client);
+	destroy_workqueue(dfkv_rdma_wq);
+}
