@@ -13,9 +13,10 @@
 
 #include "client.h"
 #include "discovery.h"
+#include "rdma.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
-	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER1, "options layout");
+	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER2, "options layout");
 
 #define DEF_BATCH_CONCURRENCY	16
 #define DEF_CONNS_PER_PEER	2
@@ -78,6 +79,7 @@ static void peers_fini(struct dfkv_client *c)
 
 		dfkv_local_peer_fini(c, p);
 		dfkv_tcp_peer_fini(c, p);
+		dfkv_rdma_peer_fini(c, p);
 		pthread_mutex_destroy(&p->pool_lock);
 		pthread_rwlock_destroy(&p->local_lock);
 	}
@@ -86,6 +88,16 @@ static void peers_fini(struct dfkv_client *c)
 static struct lease_list *leases_of(struct dfkv_client *c)
 {
 	return &((struct client_priv *)c)->leases;
+}
+
+/* Close the connection a lease held (TCP or RDMA). */
+static void lease_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
+			   struct dfkv_conn *conn)
+{
+	if (p->rdma)
+		dfkv_rdma_conn_put(c, p, conn, false);
+	else
+		dfkv_tcp_conn_put(c, p, conn, false);
 }
 
 DFKV_API void dfkv_close(struct dfkv_client *c)
@@ -102,12 +114,12 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 		l->prev->next = l->next;
 		l->next->prev = l->prev;
 		for (size_t i = 0; i < l->n; i++)
-			dfkv_tcp_conn_put(c, l->part[i].peer, l->part[i].conn,
-					  false);
+			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
 		free(l);
 	}
 	pthread_mutex_destroy(&ll->lock);
 	peers_fini(c);
+	dfkv_rdma_client_fini(c);
 	dfkv_ring_free(c->ring);
 	free(c->peers);
 	free(c->ns);
@@ -125,11 +137,11 @@ static int options_load(struct dfkv_client_options_v2 *o,
 		return err;
 	if (o->transport >= __DFKV_TRANSPORT_MAX || o->__reserved ||
 	    !dfkv_span_ok(o->ns, o->ns_len) || !o->members == !o->mds_endpoints ||
-	    o->__reserved2 ||
+	    o->__reserved2 || o->__reserved3 ||
 	    (!o->mds_endpoints && (o->group || o->client_id)))
 		return DFKV_E_INVAL;
 	if (o->batch_concurrency > MAX_BATCH_CONCURRENCY ||
-	    o->conns_per_peer > MAX_CONNS_PER_PEER)
+	    o->conns_per_peer > MAX_CONNS_PER_PEER || o->rdma_port > 65535)
 		return DFKV_E_INVAL;
 #define DEF(f, v) do { if (!o->f) o->f = (v); } while (0)
 	DEF(batch_concurrency, DEF_BATCH_CONCURRENCY);
@@ -139,6 +151,14 @@ static int options_load(struct dfkv_client_options_v2 *o,
 	DEF(cooldown_ms, DEF_COOLDOWN_MS);
 #undef DEF
 	return 0;
+}
+
+/* Whether remote members go over RDMA: asked for, and a device is up. */
+static bool use_rdma(struct dfkv_client *c)
+{
+	return c->rdma && (c->opt.transport == DFKV_TRANSPORT_RDMA ||
+			   (c->opt.transport == DFKV_TRANSPORT_AUTO &&
+			    c->opt.rdma_port));
 }
 
 static int peers_init(struct dfkv_client *c)
@@ -164,6 +184,10 @@ static int peers_init(struct dfkv_client *c)
 		}
 		if (auto_local && !dfkv_local_peer_init(c, p))
 			continue;
+		if (use_rdma(c)) {
+			err = dfkv_rdma_peer_init(c, p);
+			continue;
+		}
 		err = dfkv_tcp_peer_init(c, p);
 	}
 	return err;
@@ -184,6 +208,8 @@ int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
 	else if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
 		 !dfkv_local_peer_init(c, p))
 		err = 0;
+	else if (use_rdma(c))
+		err = dfkv_rdma_peer_init(c, p);
 	else
 		err = dfkv_tcp_peer_init(c, p);
 	if (err)
@@ -225,6 +251,18 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	err = dfkv_tenant_hash(c->ns, c->ns_len, &c->tenant);
 	if (err)
 		goto fail;
+	if (c->opt.transport == DFKV_TRANSPORT_RDMA ||
+	    (c->opt.transport == DFKV_TRANSPORT_AUTO && c->opt.rdma_port)) {
+		err = dfkv_rdma_client_init(c);
+		/* auto goes on over TCP without a device */
+		if (err && (c->opt.transport == DFKV_TRANSPORT_RDMA ||
+			    err != DFKV_E_NODEV))
+			goto fail;
+		if (err)
+			dfkv_rdma_client_fini(c);
+		err = 0;
+	}
+	c->opt.rdma_devices = NULL;
 	if (c->opt.mds_endpoints) {
 		err = dfkv_disc_open(c);	/* copies the strings */
 		c->opt.mds_endpoints = c->opt.group = c->opt.client_id = NULL;
@@ -323,9 +361,10 @@ static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 {
 	struct dfkv_req **loc = calloc(n, sizeof(*loc));
 	struct dfkv_req **tcp = calloc(n, sizeof(*tcp));
-	size_t nl = 0, nt = 0;
+	struct dfkv_req **rdma = calloc(n, sizeof(*rdma));
+	size_t nl = 0, nt = 0, nr = 0;
 
-	if (!loc || !tcp) {
+	if (!loc || !tcp || !rdma) {
 		for (size_t i = 0; i < n; i++)
 			reqs[i]->status = DFKV_E_NOMEM;
 		goto out;
@@ -339,6 +378,8 @@ static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 			atomic_fetch_add(&c->peer_skips, 1);
 		} else if (r->peer->local) {
 			loc[nl++] = r;
+		} else if (r->peer->rdma) {
+			rdma[nr++] = r;
 		} else {
 			tcp[nt++] = r;
 		}
@@ -348,6 +389,9 @@ static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 	if (nt)
 		dfkv_tcp_exec(c, tcp, nt,
 			      dfkv_now_ms() + c->opt.io_timeout_ms);
+	if (nr)
+		dfkv_rdma_exec(c, rdma, nr,
+			       dfkv_now_ms() + c->opt.io_timeout_ms);
 out:
 	for (size_t i = 0; i < n; i++) {
 		struct dfkv_req *r = reqs[i];
@@ -376,6 +420,7 @@ out:
 	}
 	free(loc);
 	free(tcp);
+	free(rdma);
 }
 
 /* A single data operation on key. */
@@ -1023,16 +1068,14 @@ DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *l)
 		for (size_t i = 0; i < l->n; i++) {
 			/* a connection the transport did not take back */
 			if (reqs[i].conn)
-				dfkv_tcp_conn_put(c, reqs[i].peer, reqs[i].conn,
-						  false);
+				lease_conn_put(c, reqs[i].peer, reqs[i].conn);
 			if (reqs[i].status != DFKV_STATUS_OK && !err)
 				err = reqs[i].status;
 		}
 	}
 	if (err == DFKV_E_NOMEM)
 		for (size_t i = 0; i < l->n; i++)
-			dfkv_tcp_conn_put(c, l->part[i].peer, l->part[i].conn,
-					  false);
+			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
 	free(reqs);
 	free(rp);
 	free(l);

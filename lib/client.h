@@ -33,6 +33,12 @@ struct dfkv_peer {
 	struct dfkv_conn **idle;	/* conns_per_peer slots */
 	size_t nidle;
 
+	/* RDMA (rdma.c): a pool of connections under pool_lock */
+	bool rdma;
+	struct sockaddr_storage rdma_addr;
+	void **ridle;
+	size_t nridle;
+
 	/* /dev/dfkv; the rwlock keeps the fd stable across a rebind */
 	pthread_rwlock_t local_lock;
 	int local_fd;			/* -1: this peer is reached over TCP */
@@ -82,6 +88,7 @@ struct dfkv_client {
 					 * set up before it counts them) */
 	struct dfkv_ring *ring;		/* static members; NULL with disc */
 	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
+	struct dfkv_rdma *rdma;		/* RDMA devices and pools, or NULL */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];

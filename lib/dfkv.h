@@ -55,7 +55,8 @@ enum dfkv_error {
 	DFKV_E_NOT_RUN = -7,	/* initial value of every batch slot */
 	DFKV_E_MEMBERS = -8,	/* bad members list / empty ring */
 	DFKV_E_NODEV = -9,	/* local transport: no /dev/dfkv or no such
-				 * node in this network namespace */
+				 * node in this network namespace; RDMA: no
+				 * active (whitelisted) RDMA device */
 	DFKV_E_SYS = -10,	/* unexpected system error (see errno) */
 	__DFKV_E_MIN = -11
 };
@@ -228,6 +229,10 @@ enum dfkv_transport {
 	DFKV_TRANSPORT_TCP = 1,		/* TCP only */
 	DFKV_TRANSPORT_LOCAL = 2,	/* /dev/dfkv only: every member must
 					 * be a node of this netns */
+	DFKV_TRANSPORT_RDMA = 3,	/* RDMA only (SPEC 3, epoch 7): the
+					 * members' hosts at rdma_port; open
+					 * fails with DFKV_E_NODEV when no
+					 * (whitelisted) device is active */
 	__DFKV_TRANSPORT_MAX
 };
 
@@ -272,9 +277,17 @@ struct dfkv_client_options_v2 {
 					 * the members (default 10000) */
 	uint32_t client_ttl_ms;		/* registration lease (default 10000) */
 	uint32_t __reserved2;		/* must be 0 */
+	/* VER2: RDMA (transport RDMA, or AUTO with rdma_port set) */
+	const char *rdma_devices;	/* NULL: any device; else a comma-
+					 * separated whitelist ("mlx5_0,rxe0") */
+	uint32_t rdma_port;		/* the nodes' RDMA port (0: 7401); with
+					 * AUTO, non-zero turns RDMA on for
+					 * remote members */
+	uint32_t __reserved3;		/* must be 0 */
 };
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER1	104
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER2	120
 
 struct dfkv_client;
 
@@ -427,6 +440,20 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 			       const struct dfkv_iov *const *iovs,
 			       const size_t *iovcnts, uint64_t *lens,
 			       int *statuses);
+
+/*
+ * RDMA memory registration.  dfkv_register_memory records [base, base +
+ * len) as a pool: buffers inside it are used by RDMA requests with the
+ * pool's registration (made once per device, on first use), so a value
+ * moves without a per-request registration.  Pools may not overlap.
+ * Buffers outside every pool still work: each request registers them
+ * for its own duration only.  dfkv_unregister_memory(base) waits for the
+ * requests in flight and drops the pool; the memory must stay valid
+ * until then.  DFKV_E_NODEV when the client has no RDMA transport.
+ */
+DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
+				  uint64_t len);
+DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base);
 
 /*
  * Route a key: the name of the member it belongs to (pointer valid until

@@ -13,11 +13,11 @@
 
 static const char help[] =
 	"NAME\n"
-	"    dfkvctl listener - add, delete and list a node's TCP listeners\n"
+	"    dfkvctl listener - add, delete and list a node's TCP and RDMA listeners\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    dfkvctl listener add NODE ADDR [--port N]\n"
-	"    dfkvctl listener del NODE ADDR [--port N]\n"
+	"    dfkvctl listener add NODE ADDR [--port N] [--transport tcp|rdma]\n"
+	"    dfkvctl listener del NODE ADDR [--port N] [--transport tcp|rdma]\n"
 	"    dfkvctl listener list [NODE] [--json]\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -41,7 +41,11 @@ static const char help[] =
 	"    [ADDR]:PORT are accepted too.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -p, --port N    TCP port, 1-65535 (default 7400)\n"
+	"    -p, --port N    TCP port, 1-65535 (default 7400; 7401 for RDMA)\n"
+	"    -t, --transport tcp|rdma\n"
+	"                    tcp (default), or rdma: an rdma_cm listener (wire\n"
+	"                    epoch 7, SPEC.md section 3); ADDR must then be the\n"
+	"                    address of an RDMA device's netdev (RoCE, rxe)\n"
 	"    -j, --json      list: JSON {\"listeners\": [{\"node\", \"addr\",\n"
 	"                    \"port\", \"transport\"}]}\n"
 	"\n"
@@ -52,6 +56,7 @@ static const char help[] =
 	"EXAMPLES\n"
 	"    dfkvctl listener add kv0 0.0.0.0\n"
 	"    dfkvctl listener add kv0 fd00::1 --port 7410\n"
+	"    dfkvctl listener add kv0 10.0.0.5 --transport rdma\n"
 	"    dfkvctl listener list kv0\n"
 	"    dfkvctl listener del kv0 0.0.0.0\n";
 
@@ -61,6 +66,7 @@ static const char help[] =
 
 static const struct option opts[] = {
 	{ "port", required_argument, NULL, 'p' },
+	{ "transport", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -70,6 +76,7 @@ struct listener_args {
 	const char *pos[3];
 	int npos;
 	uint16_t port;
+	uint32_t transport;
 	bool has_port, json;
 };
 
@@ -91,9 +98,10 @@ static int parse(const char *cmd, int argc, char *argv[], bool list,
 
 	memset(a, 0, sizeof(*a));
 	a->port = DFKV_PORT_TCP;
+	a->transport = DFKV_LISTENER_TCP;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:t:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			print_help(help);
@@ -105,6 +113,17 @@ static int parse(const char *cmd, int argc, char *argv[], bool list,
 			if (ret)
 				return ret;
 			a->has_port = true;
+			break;
+		case 't':
+			if (list)
+				return usage_error(cmd, "option '--transport' does not apply here");
+			if (!strcmp(optarg, "tcp"))
+				a->transport = DFKV_LISTENER_TCP;
+			else if (!strcmp(optarg, "rdma"))
+				a->transport = DFKV_LISTENER_RDMA;
+			else
+				return usage_error(cmd, "bad transport '%s' (tcp or rdma)",
+						   optarg);
 			break;
 		case 'j':
 			if (!list)
@@ -125,6 +144,8 @@ static int parse(const char *cmd, int argc, char *argv[], bool list,
 		return usage_error(cmd, "missing NODE");
 	if (!list && a->npos < 2)
 		return usage_error(cmd, "missing ADDR");
+	if (a->transport == DFKV_LISTENER_RDMA && !a->has_port)
+		a->port = DFKV_PORT_RDMA;
 	if (a->npos && strlen(a->pos[0]) >= DFKV_NODE_NAME_MAX)
 		return usage_error(cmd, "node name '%s' is longer than %d characters",
 				   a->pos[0], DFKV_NODE_NAME_MAX - 1);
@@ -199,6 +220,7 @@ static int listener_mutate(int argc, char *argv[], bool add)
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, a.pos[0]);
 	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, addr);
 	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, a.port);
+	mnl_attr_put_u32(nlh, DFKV_A_LISTEN_TRANSPORT, a.transport);
 	err = dfkv_genl_talk(&g, nlh, NULL, NULL);
 	if (err)
 		ret = nl_error_req(&g, err, nlh, "%s %s %s port %u", cmd,

@@ -1,0 +1,1244 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * libdfkv RDMA transport (SPEC.md section 3, epoch 7) on librdmacm and
+ * libibverbs.
+ *
+ * Devices: at open the client lists the RDMA devices with an active port,
+ * filtered by the rdma_devices whitelist; none means DFKV_E_NODEV for the
+ * RDMA preference (auto falls back to TCP).  A connection is bound, when
+ * several devices could carry it, to an address of the device local to
+ * the calling thread's NUMA node (libnuma); the device rdma_cm resolves
+ * must be on the whitelist.  Each device context gets one protection
+ * domain shared by its connections and by the memory registrations.
+ *
+ * Memory: dfkv_register_memory() records a pool (an engine's whole KV
+ * pool, say); it is registered with a device's PD the first time a
+ * request uses it there and stays registered until
+ * dfkv_unregister_memory().  A buffer outside every pool gets a
+ * registration that lives only for its request: it is deregistered once
+ * the reply came (or its connection was torn down), never cached.
+ *
+ * Requests: one SEND each (the 50-byte prefix, a u32 descriptor count,
+ * then descriptors or the inline payload); PUT values and key lists up to
+ * the negotiated inline size go inline, larger ones as source
+ * descriptors the node RDMA-READs; a GET whose capacity fits inline gets
+ * its data in the reply, a larger one gives destination descriptors the
+ * node RDMA-WRITEs.  Scatter-gather buffers map one-to-one onto
+ * descriptors (a list longer than the negotiated maximum goes through one
+ * bounce buffer).  Up to depth requests are in flight per connection and
+ * replies come back in order; one exec call drives the connections of
+ * every peer from one poll() loop on their completion channels, under
+ * the batch's single deadline.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <numa.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rdma.h"
+#include "wire.h"
+
+#define RDEV_MAX	16
+#define RDMA_DEPTH_WANT	64
+
+/* A device context this client uses, with its protection domain. */
+struct rdev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+};
+
+/* A registered pool: one MR per device it was used on. */
+struct pool {
+	struct pool *next;
+	uint8_t *base;
+	uint64_t len;
+	struct ibv_mr *mr[RDEV_MAX];
+};
+
+struct dfkv_rdma {
+	pthread_mutex_t lock;		/* devs */
+	struct rdev devs[RDEV_MAX];
+	size_t ndev;
+	pthread_rwlock_t pools_lock;	/* readers: requests using pools */
+	struct pool *pools;
+	char allow[RDEV_MAX][64];	/* whitelist; empty: any */
+	size_t nallow;
+	char cand[RDEV_MAX][64];	/* active allowed devices */
+	int cand_numa[RDEV_MAX];
+	size_t ncand;
+};
+
+struct rconn {
+	struct dfkv_peer *peer;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct rdev *dev;
+	size_t dev_idx;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	uint32_t depth, inline_max, max_desc;
+	uint64_t max_value;
+	uint8_t *sbuf, *rbuf;		/* depth slots each */
+	size_t slen, rlen;
+	struct ibv_mr *smr, *rmr;
+	bool *send_busy;		/* slot's SEND not completed yet */
+	bool broken;
+	bool active;
+
+	/* work of the current exec */
+	struct ritem **q;
+	size_t nq, qcap, sent, recvd;
+};
+
+struct ritem {
+	struct dfkv_req *r;
+	struct dfkv_wire_req w;
+	struct ibv_mr *mrs[4];		/* request-scoped registrations */
+	size_t nmr;
+	uint8_t *bounce;		/* PUT/GET through one buffer */
+	uint8_t *keys;			/* encoded key list */
+	uint8_t *desc;			/* descriptors (ndesc) */
+	uint32_t ndesc;
+	bool inline_payload;
+	const uint8_t *payload;		/* inline payload source */
+};
+
+/* ------------------------------------------------------------ devices */
+
+static bool dev_allowed(struct dfkv_rdma *rd, const char *name)
+{
+	if (!rd->nallow)
+		return true;
+	for (size_t i = 0; i < rd->nallow; i++)
+		if (!strcmp(rd->allow[i], name))
+			return true;
+	return false;
+}
+
+static int dev_numa(const char *name)
+{
+	char path[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/numa_node",
+		 name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static bool dev_active(struct ibv_device *d)
+{
+	struct ibv_context *ctx = ibv_open_device(d);
+	struct ibv_device_attr da;
+	bool up = false;
+
+	if (!ctx)
+		return false;
+	if (!ibv_query_device(ctx, &da))
+		for (uint8_t p = 1; p <= da.phys_port_cnt && !up; p++) {
+			struct ibv_port_attr pa;
+
+			up = !ibv_query_port(ctx, p, &pa) &&
+			     pa.state == IBV_PORT_ACTIVE;
+		}
+	ibv_close_device(ctx);
+	return up;
+}
+
+int dfkv_rdma_client_init(struct dfkv_client *c)
+{
+	struct dfkv_rdma *rd = calloc(1, sizeof(*rd));
+	struct ibv_device **list;
+	int n = 0;
+
+	if (!rd)
+		return DFKV_E_NOMEM;
+	pthread_mutex_init(&rd->lock, NULL);
+	pthread_rwlock_init(&rd->pools_lock, NULL);
+	c->rdma = rd;
+	if (c->opt.rdma_devices) {
+		const char *s = c->opt.rdma_devices;
+
+		while (*s && rd->nallow < RDEV_MAX) {
+			size_t k = strcspn(s, ",");
+
+			if (k && k < sizeof(rd->allow[0])) {
+				memcpy(rd->allow[rd->nallow], s, k);
+				rd->allow[rd->nallow++][k] = 0;
+			} else if (k) {
+				return DFKV_E_INVAL;
+			}
+			s += k + (s[k] == ',');
+		}
+	}
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n && rd->ncand < RDEV_MAX; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+
+		if (!dev_allowed(rd, name) || !dev_active(list[i]))
+			continue;
+		snprintf(rd->cand[rd->ncand], sizeof(rd->cand[0]), "%s", name);
+		rd->cand_numa[rd->ncand++] = dev_numa(name);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	return rd->ncand ? 0 : DFKV_E_NODEV;
+}
+
+void dfkv_rdma_client_fini(struct dfkv_client *c)
+{
+	struct dfkv_rdma *rd = c->rdma;
+
+	if (!rd)
+		return;
+	while (rd->pools) {
+		struct pool *p = rd->pools;
+
+		rd->pools = p->next;
+		for (size_t i = 0; i < RDEV_MAX; i++)
+			if (p->mr[i])
+				ibv_dereg_mr(p->mr[i]);
+		free(p);
+	}
+	for (size_t i = 0; i < rd->ndev; i++)
+		ibv_dealloc_pd(rd->devs[i].pd);
+	pthread_mutex_destroy(&rd->lock);
+	pthread_rwlock_destroy(&rd->pools_lock);
+	free(rd);
+	c->rdma = NULL;
+}
+
+/* The client's entry for a device context; NULL when it cannot get one. */
+static struct rdev *dev_of(struct dfkv_rdma *rd, struct ibv_context *ctx,
+			   size_t *idx)
+{
+	struct rdev *d = NULL;
+
+	pthread_mutex_lock(&rd->lock);
+	for (size_t i = 0; i < rd->ndev; i++)
+		if (rd->devs[i].ctx == ctx) {
+			d = &rd->devs[i];
+			*idx = i;
+		}
+	if (!d && rd->ndev < RDEV_MAX) {
+		struct ibv_pd *pd = ibv_alloc_pd(ctx);
+
+		if (pd) {
+			*idx = rd->ndev;
+			d = &rd->devs[rd->ndev++];
+			d->ctx = ctx;
+			d->pd = pd;
+		}
+	}
+	pthread_mutex_unlock(&rd->lock);
+	return d;
+}
+
+/* ------------------------------------------------------------- memory */
+
+DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
+				  uint64_t len)
+{
+	struct dfkv_rdma *rd;
+	struct pool *p;
+
+	if (!c || !dfkv_span_ok(base, len))
+		return DFKV_E_INVAL;
+	rd = c->rdma;
+	if (!rd)
+		return DFKV_E_NODEV;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return DFKV_E_NOMEM;
+	p->base = base;
+	p->len = len;
+	pthread_rwlock_wrlock(&rd->pools_lock);
+	for (struct pool *o = rd->pools; o; o = o->next)
+		if ((uint8_t *)base < o->base + o->len &&
+		    o->base < (uint8_t *)base + len) {
+			pthread_rwlock_unlock(&rd->pools_lock);
+			free(p);
+			return DFKV_E_INVAL;	/* overlaps a pool */
+		}
+	/* register with the devices in use now; others on first use */
+	for (size_t i = 0; i < rd->ndev; i++) {
+		p->mr[i] = ibv_reg_mr(rd->devs[i].pd, base, len,
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_READ |
+				      IBV_ACCESS_REMOTE_WRITE);
+		if (!p->mr[i]) {
+			for (size_t j = 0; j < i; j++)
+				ibv_dereg_mr(p->mr[j]);
+			pthread_rwlock_unlock(&rd->pools_lock);
+			free(p);
+			return DFKV_E_SYS;
+		}
+	}
+	p->next = rd->pools;
+	rd->pools = p;
+	pthread_rwlock_unlock(&rd->pools_lock);
+	return 0;
+}
+
+DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base)
+{
+	struct dfkv_rdma *rd;
+	struct pool **pp, *p;
+
+	if (!c || !base)
+		return DFKV_E_INVAL;
+	rd = c->rdma;
+	if (!rd)
+		return DFKV_E_NODEV;
+	/* the write lock waits for the requests using any pool */
+	pthread_rwlock_wrlock(&rd->pools_lock);
+	for (pp = &rd->pools; (p = *pp); pp = &p->next)
+		if (p->base == base)
+			break;
+	if (p)
+		*pp = p->next;
+	pthread_rwlock_unlock(&rd->pools_lock);
+	if (!p)
+		return DFKV_E_INVAL;
+	for (size_t i = 0; i < RDEV_MAX; i++)
+		if (p->mr[i])
+			ibv_dereg_mr(p->mr[i]);
+	free(p);
+	return 0;
+}
+
+/*
+ * The rkey covering [ptr, ptr + len) on conn's device: a pool's (pools
+ * read-locked by the caller), else a registration scoped to the item.
+ */
+static int mem_key(struct dfkv_rdma *rd, struct rconn *conn, struct ritem *it,
+		   void *ptr, uint64_t len, int access, uint32_t *rkey)
+{
+	struct ibv_mr *mr;
+
+	for (struct pool *p = rd->pools; p; p = p->next) {
+		if ((uint8_t *)ptr < p->base ||
+		    (uint8_t *)ptr + len > p->base + p->len)
+			continue;
+		/* first use on this device: register the pool there */
+		pthread_mutex_lock(&rd->lock);
+		if (!p->mr[conn->dev_idx])
+			p->mr[conn->dev_idx] =
+				ibv_reg_mr(conn->dev->pd, p->base, p->len,
+					   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_WRITE);
+		mr = p->mr[conn->dev_idx];
+		pthread_mutex_unlock(&rd->lock);
+		if (!mr)
+			return DFKV_E_SYS;
+		*rkey = mr->rkey;
+		return 0;
+	}
+	if (it->nmr == sizeof(it->mrs) / sizeof(it->mrs[0]))
+		return DFKV_E_NOMEM;
+	mr = ibv_reg_mr(conn->dev->pd, ptr, len, access);
+	if (!mr)
+		return DFKV_E_SYS;
+	it->mrs[it->nmr++] = mr;
+	*rkey = mr->rkey;
+	return 0;
+}
+
+static void item_release(struct ritem *it)
+{
+	for (size_t i = 0; i < it->nmr; i++)
+		ibv_dereg_mr(it->mrs[i]);
+	it->nmr = 0;
+	free(it->bounce);
+	free(it->keys);
+	free(it->desc);
+	it->bounce = it->keys = it->desc = NULL;
+}
+
+/* -------------------------------------------------------- connections */
+
+static void conn_close(struct rconn *conn)
+{
+	if (!conn)
+		return;
+	if (conn->id) {
+		if (conn->id->qp)
+			rdma_disconnect(conn->id);
+		if (conn->id->qp)
+			rdma_destroy_qp(conn->id);
+	}
+	if (conn->smr)
+		ibv_dereg_mr(conn->smr);
+	if (conn->rmr)
+		ibv_dereg_mr(conn->rmr);
+	if (conn->cq)
+		ibv_destroy_cq(conn->cq);
+	if (conn->cc)
+		ibv_destroy_comp_channel(conn->cc);
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	if (conn->ch)
+		rdma_destroy_event_channel(conn->ch);
+	free(conn->sbuf);
+	free(conn->rbuf);
+	free(conn->send_busy);
+	free(conn->q);
+	free(conn);
+}
+
+/* Wait for the next CM event of the id; 0 and *ev, or an error. */
+static int cm_wait(struct rconn *conn, uint64_t deadline,
+		   enum rdma_cm_event_type want, struct rdma_cm_event **ev)
+{
+	struct pollfd pfd = { .fd = conn->ch->fd, .events = POLLIN };
+
+	for (;;) {
+		uint64_t now = dfkv_now_ms();
+		int rc;
+
+		if (now >= deadline)
+			return DFKV_E_UNAVAILABLE;
+		rc = poll(&pfd, 1, (int)(deadline - now));
+		if (rc < 0 && errno != EINTR)
+			return DFKV_E_SYS;
+		if (rc <= 0)
+			continue;
+		if (rdma_get_cm_event(conn->ch, ev))
+			return DFKV_E_SYS;
+		if ((*ev)->event == want && !(*ev)->status)
+			return 0;
+		rdma_ack_cm_event(*ev);
+		return DFKV_E_UNAVAILABLE;
+	}
+}
+
+/*
+ * A source address on the preferred device when several could carry the
+ * connection: the netdev of its first GID, an address of family fam.
+ */
+static bool pick_src(struct dfkv_rdma *rd, int fam, struct sockaddr_storage *src)
+{
+	int cpu = sched_getcpu(), node = -1;
+	size_t best = rd->ncand;
+	char path[256], ndev[64] = "";
+	struct ifaddrs *ifa, *a;
+	bool found = false;
+	FILE *f;
+
+	if (rd->ncand < 2)
+		return false;
+	if (numa_available() >= 0 && cpu >= 0)
+		node = numa_node_of_cpu(cpu);
+	for (size_t i = 0; i < rd->ncand && best == rd->ncand; i++)
+		if (rd->cand_numa[i] == node)
+			best = i;
+	if (best == rd->ncand)
+		best = 0;
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0",
+		 rd->cand[best]);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(ndev, sizeof(ndev), f))
+		ndev[0] = 0;
+	fclose(f);
+	ndev[strcspn(ndev, "\n")] = 0;
+	if (!ndev[0] || getifaddrs(&ifa))
+		return false;
+	for (a = ifa; a && !found; a = a->ifa_next) {
+		if (!a->ifa_addr || a->ifa_addr->sa_family != fam ||
+		    strcmp(a->ifa_name, ndev))
+			continue;
+		memset(src, 0, sizeof(*src));
+		memcpy(src, a->ifa_addr, fam == AF_INET ?
+		       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		found = true;
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
+			struct sockaddr *src, uint64_t deadline)
+{
+	struct dfkv_peer *p = conn->peer;
+	struct rdma_cm_event *ev;
+	int tmo = (int)c->opt.connect_timeout_ms, err;
+
+	conn->ch = rdma_create_event_channel();
+	if (!conn->ch)
+		return DFKV_E_SYS;
+	if (rdma_create_id(conn->ch, &conn->id, conn, RDMA_PS_TCP))
+		return DFKV_E_SYS;
+	if (rdma_resolve_addr(conn->id, src, (struct sockaddr *)&p->rdma_addr,
+			      tmo))
+		return DFKV_E_UNAVAILABLE;
+	err = cm_wait(conn, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, &ev);
+	if (err)
+		return err;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(conn->id, tmo))
+		return DFKV_E_UNAVAILABLE;
+	err = cm_wait(conn, deadline, RDMA_CM_EVENT_ROUTE_RESOLVED, &ev);
+	if (err)
+		return err;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
+			       int *status)
+{
+	struct dfkv_rdma *rd = c->rdma;
+	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_conn_param cp = { 0 };
+	struct sockaddr_storage src;
+	struct rdma_cm_event *ev;
+	struct rconn *conn;
+	uint8_t h[DFKV_RDMA_HELLO_LEN] = { 0 };
+	const uint8_t *sh;
+	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
+		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
+	int err;
+
+	*status = DFKV_E_UNAVAILABLE;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn) {
+		*status = DFKV_E_NOMEM;
+		return NULL;
+	}
+	conn->peer = p;
+	atomic_fetch_add(&c->connects, 1);
+	if (pick_src(rd, p->rdma_addr.ss_family, &src)) {
+		err = conn_resolve(c, conn, (struct sockaddr *)&src, deadline);
+		if (err) {		/* not over that device: let CM choose */
+			conn_close(conn);
+			conn = calloc(1, sizeof(*conn));
+			if (!conn) {
+				*status = DFKV_E_NOMEM;
+				return NULL;
+			}
+			conn->peer = p;
+			err = conn_resolve(c, conn, NULL, deadline);
+		}
+	} else {
+		err = conn_resolve(c, conn, NULL, deadline);
+	}
+	if (err)
+		goto fail;
+	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device))) {
+		err = DFKV_E_NODEV;
+		goto fail;
+	}
+	conn->dev = dev_of(rd, conn->id->verbs, &conn->dev_idx);
+	if (!conn->dev)
+		goto fail;
+	conn->cc = ibv_create_comp_channel(conn->id->verbs);
+	if (!conn->cc)
+		goto fail;
+	/* sized for what the server may grant at most */
+	if (depth > 128)
+		depth = 128;
+	conn->cq = ibv_create_cq(conn->id->verbs, (int)(2 * depth + 2), NULL,
+				 conn->cc, 0);
+	if (!conn->cq || ibv_req_notify_cq(conn->cq, 0))
+		goto fail;
+	qa.send_cq = conn->cq;
+	qa.recv_cq = conn->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 1;
+	qa.cap.max_send_wr = depth + 1;
+	qa.cap.max_recv_wr = depth + 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
+		goto fail;
+
+	h[0] = DFKV_EPOCH_RDMA;
+	h[2] = (uint8_t)depth;
+	h[3] = (uint8_t)(depth >> 8);
+	dfkv_put_le32(h + 4, DFKV_RDMA_INLINE_WANT);
+	dfkv_put_le32(h + 8, DFKV_RDMA_DESC_WANT);
+	/* receives for the largest grant, posted before the connect */
+	conn->depth = depth;
+	conn->rlen = DFKV_RESP_PREFIX_LEN +
+		(DFKV_RDMA_REPLY_DATA_MAX > DFKV_RDMA_INLINE_WANT ?
+		 DFKV_RDMA_REPLY_DATA_MAX : DFKV_RDMA_INLINE_WANT);
+	conn->rbuf = malloc(conn->rlen * depth);
+	if (!conn->rbuf)
+		goto fail;
+	conn->rmr = ibv_reg_mr(conn->dev->pd, conn->rbuf, conn->rlen * depth,
+			       IBV_ACCESS_LOCAL_WRITE);
+	if (!conn->rmr)
+		goto fail;
+	for (uint32_t i = 0; i < depth; i++) {
+		struct ibv_sge sge = { (uintptr_t)(conn->rbuf + i * conn->rlen),
+				       (uint32_t)conn->rlen, conn->rmr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(conn->id->qp, &wr, &bad))
+			goto fail;
+	}
+	cp.private_data = h;
+	cp.private_data_len = sizeof(h);
+	cp.responder_resources = 16;
+	cp.initiator_depth = 16;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if (rdma_connect(conn->id, &cp))
+		goto fail;
+	if (cm_wait(conn, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev))
+		goto fail;
+	sh = ev->param.conn.private_data;
+	if (!sh || ev->param.conn.private_data_len < DFKV_RDMA_HELLO_LEN ||
+	    sh[0] != DFKV_EPOCH_RDMA || sh[1] != DFKV_STATUS_OK) {
+		rdma_ack_cm_event(ev);
+		*status = DFKV_E_PROTO;
+		conn_close(conn);
+		return NULL;
+	}
+	conn->depth = sh[2] | (uint32_t)sh[3] << 8;
+	conn->inline_max = dfkv_get_le32(sh + 4);
+	conn->max_desc = dfkv_get_le32(sh + 8);
+	conn->max_value = dfkv_get_le64(sh + 24);
+	rdma_ack_cm_event(ev);
+	if (!conn->depth || conn->depth > depth || !conn->max_desc ||
+	    conn->inline_max > DFKV_RDMA_INLINE_WANT ||
+	    conn->max_desc > DFKV_RDMA_DESC_WANT) {
+		*status = DFKV_E_PROTO;
+		conn_close(conn);
+		return NULL;
+	}
+	conn->slen = DFKV_RDMA_REQ_HDR_LEN +
+		(conn->inline_max > conn->max_desc * DFKV_RDMA_DESC_LEN ?
+		 conn->inline_max : conn->max_desc * DFKV_RDMA_DESC_LEN);
+	conn->sbuf = malloc(conn->slen * conn->depth);
+	conn->send_busy = calloc(conn->depth, sizeof(*conn->send_busy));
+	if (!conn->sbuf || !conn->send_busy)
+		goto fail;
+	conn->smr = ibv_reg_mr(conn->dev->pd, conn->sbuf,
+			       conn->slen * conn->depth, 0);
+	if (!conn->smr)
+		goto fail;
+	return conn;
+fail:
+	if (err == DFKV_E_NODEV)
+		*status = DFKV_E_NODEV;
+	atomic_fetch_add(&c->conn_failures, 1);
+	conn_close(conn);
+	return NULL;
+}
+
+int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char port[12];
+
+	if (!c->rdma)
+		return DFKV_E_NODEV;
+	p->ridle = calloc(c->opt.conns_per_peer, sizeof(*p->ridle));
+	if (!p->ridle)
+		return DFKV_E_NOMEM;
+	if (!p->host[0])
+		return DFKV_E_MEMBERS;
+	snprintf(port, sizeof(port), "%u",
+		 c->opt.rdma_port ? c->opt.rdma_port : DFKV_PORT_RDMA);
+	if (getaddrinfo(p->host, port, &hints, &res) || !res) {
+		if (res)
+			freeaddrinfo(res);
+		return DFKV_E_MEMBERS;
+	}
+	memcpy(&p->rdma_addr, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	p->rdma = true;
+	return 0;
+}
+
+void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	(void)c;
+	for (size_t i = 0; i < p->nridle; i++)
+		conn_close(p->ridle[i]);
+	p->nridle = 0;
+	free(p->ridle);
+	p->ridle = NULL;
+}
+
+static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
+			      int *status)
+{
+	struct rconn *conn = NULL;
+
+	pthread_mutex_lock(&p->pool_lock);
+	if (p->nridle)
+		conn = p->ridle[--p->nridle];
+	pthread_mutex_unlock(&p->pool_lock);
+	if (conn)
+		return conn;
+	return conn_open(c, p, status);
+}
+
+static void rconn_put(struct dfkv_client *c, struct dfkv_peer *p,
+		      struct rconn *conn, bool healthy)
+{
+	if (!conn)
+		return;
+	conn->nq = conn->sent = conn->recvd = 0;
+	conn->active = false;
+	for (uint32_t i = 0; healthy && i < conn->depth; i++)
+		if (conn->send_busy[i])
+			healthy = false;	/* a SEND still unreported */
+	if (healthy && !conn->broken) {
+		pthread_mutex_lock(&p->pool_lock);
+		if (p->nridle < c->opt.conns_per_peer) {
+			p->ridle[p->nridle++] = conn;
+			conn = NULL;
+		}
+		pthread_mutex_unlock(&p->pool_lock);
+	}
+	conn_close(conn);
+}
+
+void dfkv_rdma_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
+			struct dfkv_conn *conn, bool healthy)
+{
+	rconn_put(c, p, (struct rconn *)conn, healthy);
+}
+
+/* ------------------------------------------------------------- framing */
+
+/* Descriptors for the segments of a value; 0 or a status. */
+static int item_descs(struct dfkv_rdma *rd, struct rconn *conn,
+		      struct ritem *it, const struct iovec *seg, size_t nseg,
+		      uint64_t total, bool to_server)
+{
+	int access = to_server ? IBV_ACCESS_REMOTE_READ :
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	size_t nd = 0;
+	int err;
+
+	/* segments of at most 2^31 bytes each */
+	for (size_t s = 0; s < nseg; s++)
+		nd += (seg[s].iov_len + (1u << 31) - 1) >> 31;
+	if (nd > conn->max_desc) {
+		/* too many pieces: one bounce buffer */
+		it->bounce = malloc(total ? total : 1);
+		if (!it->bounce)
+			return DFKV_E_NOMEM;
+		if (to_server)
+			for (size_t s = 0, o = 0; s < nseg; o += seg[s].iov_len, s++)
+				memcpy(it->bounce + o, seg[s].iov_base,
+				       seg[s].iov_len);
+		nd = (total + (1u << 31) - 1) >> 31;
+	}
+	it->desc = malloc(nd * DFKV_RDMA_DESC_LEN);
+	if (!it->desc)
+		return DFKV_E_NOMEM;
+	it->ndesc = 0;
+	for (size_t s = 0; s < (it->bounce ? 1 : nseg); s++) {
+		uint8_t *base = it->bounce ? it->bounce : seg[s].iov_base;
+		uint64_t len = it->bounce ? total : seg[s].iov_len;
+		uint32_t rkey;
+
+		err = mem_key(rd, conn, it, base, len, access, &rkey);
+		if (err)
+			return err;
+		for (uint64_t o = 0; o < len; o += 1u << 31) {
+			uint8_t *d = it->desc + it->ndesc++ * DFKV_RDMA_DESC_LEN;
+			uint64_t k = len - o > (1u << 31) ? 1u << 31 : len - o;
+
+			dfkv_put_le64(d, (uintptr_t)(base + o));
+			dfkv_put_le32(d + 8, rkey);
+			dfkv_put_le32(d + 12, (uint32_t)k);
+		}
+	}
+	return 0;
+}
+
+/* The segments of a request's value or buffer. */
+static size_t item_segs(struct dfkv_req *r, bool put, struct iovec *one,
+			const struct iovec **segs)
+{
+	if (r->iov) {
+		*segs = r->iov;
+		return r->iovcnt;
+	}
+	*one = put ? (struct iovec){ (void *)r->val, (size_t)r->val_len } :
+		(struct iovec){ r->buf, (size_t)r->cap };
+	*segs = one;
+	return 1;
+}
+
+/* Encode the request; the payload inline or as descriptors. */
+static int item_prepare(struct dfkv_rdma *rd, struct rconn *conn,
+			struct ritem *it)
+{
+	struct dfkv_req *r = it->r;
+	const struct iovec *segs;
+	struct iovec one;
+	size_t nseg;
+
+	memset(&it->w, 0, sizeof(it->w));
+	it->w.epoch = DFKV_EPOCH_RDMA;
+	it->w.op = r->op;
+	memcpy(it->w.id, r->key.id, DFKV_OBJECT_ID_LEN);
+	it->w.tenant = r->key.tenant;
+	switch (r->op) {
+	case DFKV_OP_PUT:
+		it->w.payload_len = r->val_len;
+		nseg = item_segs(r, true, &one, &segs);
+		if (r->val_len <= conn->inline_max) {
+			it->inline_payload = true;
+			if (nseg == 1) {
+				it->payload = segs[0].iov_base;
+				return 0;
+			}
+			it->bounce = malloc(r->val_len);
+			if (!it->bounce)
+				return DFKV_E_NOMEM;
+			for (size_t s = 0, o = 0; s < nseg; o += segs[s].iov_len, s++)
+				memcpy(it->bounce + o, segs[s].iov_base,
+				       segs[s].iov_len);
+			it->payload = it->bounce;
+			return 0;
+		}
+		return item_descs(rd, conn, it, segs, nseg, r->val_len, true);
+	case DFKV_OP_GET:
+		it->w.offset = r->offset;
+		it->w.length = !r->length || r->length > r->cap ? r->cap :
+			r->length;
+		if (r->cap <= conn->inline_max)
+			return 0;	/* the data comes in the reply */
+		nseg = item_segs(r, false, &one, &segs);
+		return item_descs(rd, conn, it, segs, nseg, r->cap, false);
+	case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE:
+	case DFKV_OP_LEASE: {
+		uint64_t kl = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
+		struct iovec kv;
+
+		it->keys = malloc(kl);
+		if (!it->keys)
+			return DFKV_E_NOMEM;
+		dfkv_wire_keys_encode(r->keys, r->nkeys, it->keys);
+		memset(it->w.id, 0, sizeof(it->w.id));
+		it->w.tenant = 0;
+		it->w.payload_len = kl;
+		if (r->op == DFKV_OP_LEASE)
+			it->w.length = r->length;
+		if (kl <= conn->inline_max) {
+			it->inline_payload = true;
+			it->payload = it->keys;
+			return 0;
+		}
+		kv = (struct iovec){ it->keys, (size_t)kl };
+		return item_descs(rd, conn, it, &kv, 1, kl, true);
+	}
+	case DFKV_OP_RELEASE:
+		memset(it->w.id, 0, sizeof(it->w.id));
+		it->w.tenant = 0;
+		it->w.offset = r->lease_id;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Copy reply data (inline) into the request's destination. */
+static void data_scatter(struct dfkv_req *r, const uint8_t *src, uint64_t n)
+{
+	const struct iovec *segs;
+	struct iovec one;
+	size_t nseg = item_segs(r, false, &one, &segs);
+
+	for (size_t s = 0; s < nseg && n; s++) {
+		uint64_t k = segs[s].iov_len < n ? segs[s].iov_len : n;
+
+		memcpy(segs[s].iov_base, src, k);
+		src += k;
+		n -= k;
+	}
+}
+
+/* A reply arrived for it: decode it into the request. */
+static int item_complete(struct rconn *conn, struct ritem *it,
+			 const uint8_t *buf, uint32_t len)
+{
+	struct dfkv_req *r = it->r;
+	struct dfkv_wire_resp resp;
+	uint64_t inl;
+
+	if (len < DFKV_RESP_PREFIX_LEN ||
+	    dfkv_wire_resp_decode(buf, len, &it->w, &resp) ||
+	    resp.epoch != DFKV_EPOCH_RDMA)
+		return DFKV_E_PROTO;
+	inl = len - DFKV_RESP_PREFIX_LEN;
+	r->status = resp.status;
+	r->stored_len = resp.stored_len;
+	r->data_len = resp.data_len;
+	if (r->status != DFKV_STATUS_OK)
+		return 0;
+	switch (r->op) {
+	case DFKV_OP_GET: {
+		uint64_t range = r->stored_len - r->offset;
+
+		if (resp.data_len > r->cap)
+			return DFKV_E_PROTO;
+		if (r->length && r->length < range)
+			range = r->length;
+		if (range > r->cap) {
+			r->status = DFKV_STATUS_TOO_LARGE;
+			r->data_len = 0;
+			return 0;
+		}
+		if (!it->ndesc) {
+			if (inl != resp.data_len)
+				return DFKV_E_PROTO;
+			data_scatter(r, buf + DFKV_RESP_PREFIX_LEN, inl);
+		} else if (it->bounce) {
+			data_scatter(r, it->bounce, resp.data_len);
+		}
+		break;
+	}
+	case DFKV_OP_PROBE:
+		if (inl != resp.data_len)
+			return DFKV_E_PROTO;
+		dfkv_wire_u64s_decode(buf + DFKV_RESP_PREFIX_LEN, r->nkeys,
+				      r->results);
+		r->nr_hits = r->nkeys;
+		break;
+	case DFKV_OP_LEASE:
+		if (inl != resp.data_len)
+			return DFKV_E_PROTO;
+		r->lease_id = dfkv_get_le64(buf + DFKV_RESP_PREFIX_LEN);
+		r->nr_hits = (uint32_t)(resp.data_len / 8 - 1);
+		dfkv_wire_u64s_decode(buf + DFKV_RESP_PREFIX_LEN + 8,
+				      r->nr_hits, r->results);
+		break;
+	default:
+		break;
+	}
+	(void)conn;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- exec */
+
+static void conn_fail(struct dfkv_client *c, struct rconn *conn, int status)
+{
+	for (size_t i = conn->recvd; i < conn->nq; i++)
+		conn->q[i]->r->status = status;
+	conn->recvd = conn->nq;
+	conn->broken = true;
+	atomic_fetch_add(&c->conn_failures, 1);
+	dfkv_peer_failed(c, conn->peer);
+}
+
+/* Post the SENDs the window and the send slots allow. */
+static int conn_send(struct dfkv_client *c, struct rconn *conn)
+{
+	while (conn->sent < conn->nq && conn->sent - conn->recvd < conn->depth) {
+		struct ritem *it = conn->q[conn->sent];
+		uint32_t slot = conn->sent % conn->depth;
+		uint8_t *b = conn->sbuf + (size_t)slot * conn->slen;
+		uint32_t len = DFKV_RDMA_REQ_HDR_LEN;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+
+		if (conn->send_busy[slot])
+			return 0;	/* its last SEND is not reported yet */
+		dfkv_wire_req_encode(&it->w, b);
+		dfkv_put_le32(b + DFKV_REQ_PREFIX_LEN,
+			      it->inline_payload ? 0 : it->ndesc);
+		if (it->inline_payload) {
+			memcpy(b + len, it->payload, it->w.payload_len);
+			len += (uint32_t)it->w.payload_len;
+		} else if (it->ndesc) {
+			memcpy(b + len, it->desc, it->ndesc * DFKV_RDMA_DESC_LEN);
+			len += it->ndesc * DFKV_RDMA_DESC_LEN;
+		}
+		sge = (struct ibv_sge){ (uintptr_t)b, len, conn->smr->lkey };
+		wr.wr_id = (1ull << 32) | slot;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (ibv_post_send(conn->id->qp, &wr, &bad))
+			return DFKV_E_UNAVAILABLE;
+		conn->send_busy[slot] = true;
+		if (it->r->op == DFKV_OP_PUT)
+			atomic_fetch_add(&c->bytes_out, it->w.payload_len);
+		conn->sent++;
+	}
+	(void)c;
+	return 0;
+}
+
+/* Reap completions: how many, or a negative status on failure. */
+static int conn_poll(struct dfkv_client *c, struct rconn *conn)
+{
+	struct ibv_wc wc[16];
+	int n, got = 0;
+
+	while ((n = ibv_poll_cq(conn->cq, 16, wc)) > 0) {
+		got += n;
+		for (int i = 0; i < n; i++) {
+			uint32_t idx = (uint32_t)wc[i].wr_id;
+			bool send = wc[i].wr_id >> 32;
+
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return DFKV_E_UNAVAILABLE;
+			if (send) {
+				conn->send_busy[idx] = false;
+				continue;
+			}
+			if (conn->recvd >= conn->sent)
+				return DFKV_E_PROTO;	/* unasked reply */
+			{
+				struct ritem *it = conn->q[conn->recvd];
+				uint8_t *b = conn->rbuf + (size_t)idx * conn->rlen;
+				struct ibv_sge sge = { (uintptr_t)b,
+						       (uint32_t)conn->rlen,
+						       conn->rmr->lkey };
+				struct ibv_recv_wr wr = { .wr_id = idx,
+							  .sg_list = &sge,
+							  .num_sge = 1 }, *bad;
+				int err = item_complete(conn, it, b,
+							wc[i].byte_len);
+
+				if (err)
+					return err;
+				if (it->r->op == DFKV_OP_GET &&
+				    it->r->status == DFKV_STATUS_OK)
+					atomic_fetch_add(&c->bytes_in,
+							 it->r->data_len);
+				conn->recvd++;
+				if (ibv_post_recv(conn->id->qp, &wr, &bad))
+					return DFKV_E_UNAVAILABLE;
+			}
+		}
+	}
+	return n < 0 ? DFKV_E_UNAVAILABLE : got;
+}
+
+static bool conn_sends_busy(const struct rconn *conn)
+{
+	for (uint32_t i = 0; i < conn->depth; i++)
+		if (conn->send_busy[i])
+			return true;
+	return false;
+}
+
+static bool conn_push(struct rconn *conn, struct ritem *it)
+{
+	if (conn->nq == conn->qcap) {
+		size_t cap = conn->qcap ? 2 * conn->qcap : 16;
+		struct ritem **q = realloc(conn->q, cap * sizeof(*q));
+
+		if (!q)
+			return false;
+		conn->q = q;
+		conn->qcap = cap;
+	}
+	conn->q[conn->nq++] = it;
+	return true;
+}
+
+static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
+			  struct ritem *items, size_t n, struct rconn **conns)
+{
+	size_t cnt = 0, k = 0, want;
+	struct rconn *held = NULL;
+	int status = DFKV_E_UNAVAILABLE;
+
+	for (size_t i = 0; i < n; i++)
+		if (items[i].r->peer == p) {
+			cnt++;
+			if (items[i].r->conn)
+				held = (struct rconn *)items[i].r->conn;
+		}
+	if (!cnt)
+		return 0;
+	want = held ? 1 : cnt < c->opt.conns_per_peer ? cnt :
+		c->opt.conns_per_peer;
+	for (; k < want; k++) {
+		conns[k] = held ? held : conn_get(c, p, &status);
+		if (!conns[k])
+			break;
+		conns[k]->nq = conns[k]->sent = conns[k]->recvd = 0;
+		conns[k]->active = true;
+	}
+	if (!k) {
+		for (size_t i = 0; i < n; i++)
+			if (items[i].r->peer == p)
+				items[i].r->status = status;
+		if (status != DFKV_E_NODEV)
+			dfkv_peer_failed(c, p);
+		return 0;
+	}
+	for (size_t i = 0, rr = 0; i < n; i++) {
+		struct rconn *conn;
+		int err;
+
+		if (items[i].r->peer != p)
+			continue;
+		conn = conns[rr++ % k];
+		err = item_prepare(c->rdma, conn, &items[i]);
+		if (err)
+			items[i].r->status = err;
+		else if (!conn_push(conn, &items[i]))
+			items[i].r->status = DFKV_E_NOMEM;
+	}
+	return k;
+}
+
+static bool conn_busy(const struct rconn *conn)
+{
+	return conn->active && !conn->broken && conn->recvd < conn->nq;
+}
+
+void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		    uint64_t deadline)
+{
+	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
+	struct ritem *items = calloc(n, sizeof(*items));
+	struct rconn **conns = calloc(maxc ? maxc : 1, sizeof(*conns));
+	struct pollfd *pfd = calloc(maxc ? maxc : 1, sizeof(*pfd));
+	struct rconn **pconn = calloc(maxc ? maxc : 1, sizeof(*pconn));
+
+	if (!items || !conns || !pfd || !pconn) {
+		for (size_t i = 0; i < n; i++)
+			reqs[i]->status = DFKV_E_NOMEM;
+		goto out_free;
+	}
+	pthread_rwlock_rdlock(&c->rdma->pools_lock);
+	for (size_t i = 0; i < n; i++)
+		items[i].r = reqs[i];
+	for (size_t p = 0; p < c->npeers; p++)
+		nc += assign_peer(c, &c->peers[p], items, n, conns + nc);
+
+	for (;;) {
+		uint64_t now = dfkv_now_ms();
+		bool progress = false;
+		size_t np = 0;
+		int rc;
+
+		for (size_t i = 0; i < nc; i++) {
+			struct rconn *conn = conns[i];
+
+			if (!conn_busy(conn))
+				continue;
+			rc = conn_poll(c, conn);
+			if (rc >= 0)
+				rc = conn_send(c, conn);
+			if (rc < 0)
+				conn_fail(c, conn, rc);
+		}
+		for (size_t i = 0; i < nc; i++) {
+			struct rconn *conn = conns[i];
+
+			if (!conn_busy(conn))
+				continue;
+			if (now >= deadline) {
+				conn_fail(c, conn, DFKV_E_TIMEOUT);
+				continue;
+			}
+			/* arm, then look again: no completion slips by */
+			if (ibv_req_notify_cq(conn->cq, 0)) {
+				conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+				continue;
+			}
+			rc = conn_poll(c, conn);
+			if (rc < 0) {
+				conn_fail(c, conn, rc);
+				continue;
+			}
+			if (rc > 0)
+				progress = true;
+			pconn[np] = conn;
+			pfd[np].fd = conn->cc->fd;
+			pfd[np].events = POLLIN;
+			pfd[np].revents = 0;
+			np++;
+		}
+		if (!np)
+			break;
+		if (progress)
+			continue;
+		rc = poll(pfd, np, (int)(deadline - now > 100 ? 100 :
+					 deadline - now));
+		if (rc < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < np; i++) {
+			struct ibv_cq *cq;
+			void *ctx;
+
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			if (!ibv_get_cq_event(pconn[i]->cc, &cq, &ctx))
+				ibv_ack_cq_events(cq, 1);
+		}
+	}
+	for (size_t i = 0; i < nc; i++)
+		if (conn_busy(conns[i]))
+			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
+
+	for (size_t i = 0; i < nc; i++) {
+		struct rconn *conn = conns[i];
+		bool healthy = !conn->broken && conn->recvd == conn->nq;
+		bool keep = false;
+
+		/* the last SENDs' completions are due (their replies came) */
+		for (int t = 0; healthy && t < 1000 && conn_sends_busy(conn); t++)
+			if (conn_poll(c, conn) < 0)
+				healthy = false;
+
+		/* a granted lease keeps its connection until RELEASE */
+		for (size_t j = 0; j < conn->nq && healthy; j++) {
+			struct dfkv_req *r = conn->q[j]->r;
+
+			if (r->op == DFKV_OP_LEASE && r->status == DFKV_STATUS_OK &&
+			    r->lease_id) {
+				r->conn = (struct dfkv_conn *)conn;
+				keep = true;
+			}
+			if (r->op == DFKV_OP_RELEASE)
+				r->conn = NULL;
+		}
+		if (keep) {
+			conn->active = false;
+			continue;
+		}
+		for (size_t j = 0; j < conn->nq; j++)
+			if (conn->q[j]->r->op == DFKV_OP_RELEASE)
+				conn->q[j]->r->conn = NULL;
+		/* a broken connection is closed before its buffers go */
+		rconn_put(c, conn->peer, conn, healthy);
+	}
+	for (size_t i = 0; i < n; i++)
+		item_release(&items[i]);
+	pthread_rwlock_unlock(&c->rdma->pools_lock);
+out_free:
+	free(items);
+	free(conns);
+	free(pfd);
+	free(pconn);
+}

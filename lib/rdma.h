@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libdfkv RDMA transport (SPEC.md section 3, epoch 7) on librdmacm and
+ * libibverbs: the client's devices and registered memory pools, each
+ * peer's pool of connections, and exec of routed requests.
+ */
+#ifndef DFKV_LIB_RDMA_H
+#define DFKV_LIB_RDMA_H
+
+#include "client.h"
+
+/* The HELLO of the CM private data (kmod/rdma.h has the layout). */
+#define DFKV_RDMA_HELLO_LEN		32
+#define DFKV_RDMA_DESC_LEN		16
+#define DFKV_RDMA_REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
+#define DFKV_RDMA_REPLY_DATA_MAX	(8 * (DFKV_KEYS_MAX + 1))
+/* What the client asks for. */
+#define DFKV_RDMA_INLINE_WANT		4096
+#define DFKV_RDMA_DESC_WANT		256
+
+/*
+ * Set up the client's RDMA side (device list, whitelist).  Returns 0, or
+ * DFKV_E_NODEV when no allowed device has an active port.
+ */
+int dfkv_rdma_client_init(struct dfkv_client *c);
+void dfkv_rdma_client_fini(struct dfkv_client *c);
+
+int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
+void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		    uint64_t deadline_ms);
+/* Return a lease-holding connection to its peer's pool (or close it). */
+void dfkv_rdma_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
+			struct dfkv_conn *conn, bool healthy);
+
+#endif /* DFKV_LIB_RDMA_H */
