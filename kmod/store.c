@@ -687,14 +687,15 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
  */
 static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	bool durable;
+	bool durable, nospc;
 
 	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_DIRTY));
 	spin_lock(&e->lock);
 	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
+	nospc = e->tier & DFKV_T_NOSPC;
 	spin_unlock(&e->lock);
 	if (!durable)
-		return DFKV_STATUS_IO_ERROR;
+		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
 	if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
 	    entry_try_evict(st, e))
 		this_cpu_inc(st->stats->pcpu->ram_bypasses);
@@ -1011,10 +1012,12 @@ static void flush_done(struct dfkv_store *st, struct dfkv_entry *e)
 }
 
 /* Give up flushing e: it stays in RAM only, evictable like without disk. */
-static void flush_drop(struct dfkv_store *st, struct dfkv_entry *e)
+static void flush_drop(struct dfkv_store *st, struct dfkv_entry *e, int err)
 {
 	spin_lock(&e->lock);
 	entry_clear_dirty_locked(st, e);
+	if (err == -ENOSPC)
+		e->tier |= DFKV_T_NOSPC;
 	spin_unlock(&e->lock);
 	this_cpu_inc(st->stats->pcpu->flush_drops);
 }
@@ -1112,7 +1115,7 @@ void dfkv_store_flush_work(struct work_struct *work)
 		if (!d || !dfkv_disk_up(d)) {
 			if (d)
 				dfkv_disk_put(d);
-			flush_drop(st, e);
+			flush_drop(st, e, -EIO);
 			break;
 		}
 		err = flush_to(st, e, d);
@@ -1127,9 +1130,10 @@ void dfkv_store_flush_work(struct work_struct *work)
 			break;
 		}
 		flush_detach(e);
-		if (err != -EAGAIN ||
+		/* A full disk (all pinned) is retried too, never unhealthy. */
+		if ((err != -EAGAIN && err != -ENOSPC) ||
 		    ++e->flush_tries >= DFKV_TIER_FLUSH_TRIES) {
-			flush_drop(st, e);
+			flush_drop(st, e, err);
 			if (err == -EAGAIN)
 				t->ops->unhealthy(t->ops_ctx);
 			break;

@@ -37,6 +37,7 @@ enum dfkv_entry_state {
 #define DFKV_T_LOADING	BIT(3)	/* a cold read is filling RAM slots */
 #define DFKV_T_RECS	BIT(4)	/* records were written: clear when freed */
 #define DFKV_T_KEEP	BIT(5)	/* freed by a graceful stop: keep them */
+#define DFKV_T_NOSPC	BIT(6)	/* the flush was given up: disk full */
 
 struct dfkv_store;
 struct dfkv_disk;
