@@ -1,0 +1,225 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RDMA transport (wire epoch 7) over Soft-RoCE, inside the test VM as
+# root.  A veth pair joins the root namespace (rva) and namespace dfkv-rb
+# (rvb), with an rdma_rxe device on each end.  The 6.1 kernel's rdma_rxe
+# sends and receives its RoCE packets in the initial namespace only, so
+# RDMA traffic between two namespaces cannot flow; the data path is tested
+# in the root namespace (node kvr listening on rva's address, the client
+# reaching it through rxe_ra) and the namespace rules with the second end
+# (an RDMA listener binds to an address of its node's namespace only).
+# Every op over RDMA byte-exact and identical over TCP, values from 1 byte
+# to DFKV_RDMA_MAX (default 8 MiB; TCG is slow) and one of DFKV_RDMA_BIG
+# (default 64 MiB), batches of 256, scatter-gather; bad input (wrong
+# epoch, too many descriptors, lengths that do not add up, bad rkeys, a
+# disconnect mid-PUT, a client that posts no receives) fails the request
+# or the connection and the node keeps serving; the node is deleted, the
+# rxe device removed and the module unloaded with RDMA connections open.
+# vm-run fails the run on any kernel warning.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+chmod 755 "$T"
+cp "$DFKVCTL" "$T/dfkvctl" || { echo "Bail out! no $DFKVCTL"; exit 1; }
+CLIENT_SRC=$DFKV_REPO/build/selftests/dfkv_rdma_client
+cp "$CLIENT_SRC" "$T/client" || { echo "Bail out! no $CLIENT_SRC"; exit 1; }
+DFKVCTL=$T/dfkvctl
+CLIENT=$T/client
+NS_B=dfkv-rb
+IP_A=192.0.2.65 IP_B=192.0.2.66
+MAX=${DFKV_RDMA_MAX:-8388608}
+BIG=${DFKV_RDMA_BIG:-67108864}
+
+inns() {
+	ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+cleanup() {
+	kill $HOLD 2>/dev/null
+	wait 2>/dev/null
+	inns $NS_B "$DFKVCTL" node del kvb 2>/dev/null
+	rdma link del rxe_ra 2>/dev/null
+	inns $NS_B rdma link del rxe_rb 2>/dev/null
+	ip link del rva 2>/dev/null
+	ip netns del $NS_B 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+HOLD=
+
+# nstat NAME: a counter of node kvr (dfkvctl stats --json).
+nstat() {
+	"$DFKVCTL" stats kvr --json |
+		python3 -c "import json, sys; print(json.load(sys.stdin)['stats'].get('$1', -1))"
+}
+
+setup_net() {
+	modprobe -a rdma_rxe rdma_ucm ib_uverbs veth || return 1
+	ip netns add $NS_B &&
+	ip link add rva type veth peer name rvb &&
+	ip link set rvb netns $NS_B &&
+	ip addr add $IP_A/30 dev rva && ip link set rva up &&
+	inns $NS_B ip addr add $IP_B/30 dev rvb &&
+	inns $NS_B ip link set rvb up && inns $NS_B ip link set lo up &&
+	rdma link add rxe_ra type rxe netdev rva &&
+	inns $NS_B rdma link add rxe_rb type rxe netdev rvb
+}
+
+setup_node() {
+	dfkv_load || return 1
+	"$DFKVCTL" node add kvr --ram 200M --max-value 64M --no-evict &&
+	"$DFKVCTL" listener add kvr $IP_A --transport rdma &&
+	"$DFKVCTL" listener add kvr $IP_A
+}
+
+listed() {
+	"$DFKVCTL" listener list kvr --json |
+		python3 -c '
+import json, sys
+l = json.load(sys.stdin)["listeners"]
+kinds = sorted((x["transport"], x["port"]) for x in l)
+assert kinds == [("rdma", 7401), ("tcp", 7400)], kinds'
+}
+
+# A second RDMA listener on the same address is refused, so is one on an
+# address of no namespace interface; a node of dfkv-rb listens on rvb's
+# address, which the root namespace's node cannot, and is deleted with
+# its listener.
+listener_rules() {
+	! "$DFKVCTL" listener add kvr $IP_A --transport rdma 2>/dev/null &&
+	! "$DFKVCTL" listener add kvr 198.51.100.7 --transport rdma 2>/dev/null &&
+	! "$DFKVCTL" listener add kvr $IP_B --transport rdma 2>/dev/null &&
+	inns $NS_B "$DFKVCTL" node add kvb --ram 16M &&
+	inns $NS_B "$DFKVCTL" listener add kvb $IP_B --transport rdma &&
+	inns $NS_B "$DFKVCTL" listener list kvb | grep -q "rdma .*$IP_B" &&
+	inns $NS_B "$DFKVCTL" listener del kvb $IP_B --transport rdma &&
+	inns $NS_B "$DFKVCTL" listener add kvb $IP_B --transport rdma &&
+	inns $NS_B "$DFKVCTL" node del kvb
+}
+
+ops() {
+	"$CLIENT" ops $IP_A "$MAX"
+}
+
+big() {
+	"$CLIENT" big $IP_A "$BIG"
+}
+
+counters() {
+	c=$(nstat rdma_accepts) r=$(nstat rdma_reads) w=$(nstat rdma_writes)
+	rb=$(nstat rdma_read_bytes) wb=$(nstat rdma_write_bytes)
+	echo "accepts $c reads $r writes $w read_bytes $rb write_bytes $wb"
+	[ "$c" -ge 2 ] && [ "$r" -gt 0 ] && [ "$w" -gt 0 ] &&
+		[ "$rb" -ge "$BIG" ] && [ "$wb" -ge "$BIG" ]
+}
+
+raw() {
+	"$CLIENT" raw $IP_A "$1"
+}
+
+# After the bad inputs: every connection is gone, no pin is left, and a
+# new client is served.
+still_serving() {
+	sleep 1
+	conns=$(nstat rdma_conns) pins=$(nstat pins) errs=$(nstat rdma_cq_errors)
+	echo "conns $conns pins $pins cq_errors $errs"
+	[ "$conns" -eq 0 ] && [ "$pins" -eq 0 ] && [ "$errs" -gt 0 ] &&
+		"$CLIENT" ops $IP_A 70000
+}
+
+# start_hold: a client keeping traffic on one connection, in the
+# background; waits for its first line.
+start_hold() {
+	"$CLIENT" hold $IP_A 60 >"$T/hold.out" 2>"$T/hold.err" &
+	HOLD=$!
+	for _ in $(seq 100); do
+		grep -q ready "$T/hold.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+	[ "$(nstat rdma_conns)" -ge 1 ]
+}
+
+# stop_hold: the client must end by itself (its node went away), soon.
+stop_hold() {
+	for _ in $(seq 150); do
+		kill -0 $HOLD 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $HOLD 2>/dev/null; then
+		echo "the client did not notice"
+		return 1
+	fi
+	wait $HOLD
+	rc=$?
+	HOLD=
+	cat "$T/hold.err"
+	return $rc
+}
+
+node_del_live() {
+	start_hold || return 1
+	timeout 60 "$DFKVCTL" node del kvr || return 1
+	stop_hold
+}
+
+# The device goes away under a live connection: the connection is torn
+# down, the listener bound to it dies; with the device back, the listener
+# is added again and serves.
+rxe_remove_live() {
+	setup_node_again || return 1
+	start_hold || return 1
+	timeout 60 rdma link del rxe_ra || return 1
+	stop_hold || return 1
+	[ "$(nstat rdma_conns)" -eq 0 ] &&
+	rdma link add rxe_ra type rxe netdev rva &&
+	"$DFKVCTL" listener del kvr $IP_A --transport rdma &&
+	"$DFKVCTL" listener add kvr $IP_A --transport rdma &&
+	"$CLIENT" ops $IP_A 5000
+}
+
+setup_node_again() {
+	"$DFKVCTL" node del kvr 2>/dev/null
+	"$DFKVCTL" node add kvr --ram 64M --max-value 4M --no-evict &&
+	"$DFKVCTL" listener add kvr $IP_A --transport rdma &&
+	"$DFKVCTL" listener add kvr $IP_A
+}
+
+rmmod_live() {
+	setup_node_again || return 1
+	start_hold || return 1
+	timeout 60 rmmod dfkv || return 1
+	stop_hold
+}
+
+# tcheck NAME CMD...: tap_check, then the seconds it took (TCG is slow).
+tcheck() {
+	t0=$(date +%s)
+	tap_check "$@"
+	echo "# $(($(date +%s) - t0)) s"
+}
+
+tap_plan 17
+tcheck "netns, veth and rdma_rxe on both ends" setup_net
+tcheck "node with RDMA and TCP listeners" setup_node
+tcheck "listeners dump shows both transports" listed
+tcheck "listener rules" listener_rules
+tcheck "RDMA requested without a device: DFKV_E_NODEV" \
+	"$CLIENT" nodev $IP_A
+tcheck "every op over RDMA, 1 B to $MAX B, identical over TCP" ops
+tcheck "one value of $BIG B" big
+tcheck "RDMA counters" counters
+tcheck "HELLO with a wrong epoch is rejected" raw epoch
+tcheck "bad descriptors fail the request only" raw desc
+tcheck "bad rkeys fail the connection cleanly" raw rkey
+tcheck "disconnect in the middle of a PUT" raw midput
+tcheck "a client that posts no receives is still answered" raw norecv
+tcheck "node keeps serving, nothing pinned, no connection left" \
+	still_serving
+tcheck "node deleted with a live RDMA connection" node_del_live
+tcheck "rxe device removed with a live RDMA connection" rxe_remove_live
+tcheck "module unloaded with a live RDMA connection" rmmod_live
+tap_done

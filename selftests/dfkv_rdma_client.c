@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfkv_rdma_client: the client side of selftests/dfkv_rdma.sh.
+ *
+ *   ops HOST MAXSIZE
+ *       libdfkv over RDMA (transport RDMA, member "kvr=HOST") against
+ *       node kvr: every op (PUT, GET, ranges, EXIST, REMOVE, TOUCH, PROBE,
+ *       LEASE/RELEASE, zero-length and oversized PUTs), values from 1 byte
+ *       to MAXSIZE, from a registered pool and from unregistered buffers,
+ *       scatter-gather PUT/GET, batches of 256; every byte checked, and
+ *       every value read back over TCP (port 7400) byte-identical.
+ *   big HOST SIZE
+ *       One value of SIZE bytes PUT from and GOT into a registered pool.
+ *   nodev HOST
+ *       transport RDMA with a whitelist naming no device: dfkv_open_v2
+ *       fails with DFKV_E_NODEV (no silent TCP fallback).
+ *   raw HOST CASE
+ *       A raw librdmacm/libibverbs client: bad-epoch HELLO (rejected),
+ *       too many descriptors, lengths that do not add up, a GET with a
+ *       bad rkey (the connection breaks, cleanly), a disconnect in the
+ *       middle of a 16 MiB PUT, a client that never reposts receives
+ *       (queue depth + 8 requests; must all be answered once it does).
+ *   hold HOST SECONDS
+ *       Keep PUT/GET traffic going over one connection until the node goes
+ *       away (transport errors then are expected) or SECONDS pass; exits
+ *       0 unless a value came back wrong.
+ *
+ * Exit status 0 when every check passed; failures are printed on stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <dfkv.h>
+
+static int failures;
+
+#define FAIL(...)							\
+	do {								\
+		if (failures++ < 30)					\
+			fprintf(stderr, "FAIL: " __VA_ARGS__);		\
+	} while (0)
+
+static const char ns[] = "rdma-selftest";
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void fill(uint8_t *b, uint64_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	for (uint64_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (uint8_t)x;
+	}
+}
+
+static struct dfkv_client *open_client(const char *host, uint32_t transport,
+				       const char *devs)
+{
+	char members[128];
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o),
+		.transport = transport,
+		.members = members,
+		.ns = ns, .ns_len = sizeof(ns) - 1,
+		.conns_per_peer = 1,
+		.connect_timeout_ms = 5000,
+		.io_timeout_ms = 30000,
+		.cooldown_ms = 1,
+		.rdma_devices = devs,
+	};
+	struct dfkv_client *c = NULL;
+	int st;
+
+	snprintf(members, sizeof(members), "kvr=%s:%u", host, DFKV_PORT_TCP);
+	st = dfkv_open_v2(&o, &c);
+	if (st) {
+		fprintf(stderr, "dfkv_open_v2(%u): %s\n", transport,
+			dfkv_strerror(st));
+		return NULL;
+	}
+	return c;
+}
+
+/* ---------------------------------------------------------------- ops */
+
+static void check_get(struct dfkv_client *c, struct dfkv_client *tcp,
+		      const char *key, const uint8_t *want, uint64_t n,
+		      uint8_t *buf, uint64_t cap)
+{
+	uint64_t len = 0;
+	int st;
+
+	memset(buf, 0xee, n < cap ? n : cap);
+	st = dfkv_get(c, key, strlen(key), buf, cap, &len);
+	if (st || len != n || memcmp(buf, want, n))
+		FAIL("get %s (%" PRIu64 " bytes): %s len %" PRIu64 "%s\n", key,
+		     n, dfkv_strerror(st), len,
+		     !st && len == n ? " bytes differ" : "");
+	if (!tcp)
+		return;
+	memset(buf, 0xdd, n < cap ? n : cap);
+	st = dfkv_get(tcp, key, strlen(key), buf, cap, &len);
+	if (st || len != n || memcmp(buf, want, n))
+		FAIL("tcp get %s: %s len %" PRIu64 "\n", key, dfkv_strerror(st),
+		     len);
+}
+
+static void ops_sizes(struct dfkv_client *c, struct dfkv_client *tcp,
+		      uint64_t maxsize, uint8_t *pool, uint64_t pool_len,
+		      const char *tag)
+{
+	static const uint64_t fixed[] = { 1, 2, 100, 4095, 4096, 4097, 65536,
+					  65537, 1 << 20, (1 << 20) + 3 };
+	uint64_t sizes[32], ns_ = 0;
+	uint8_t *val, *buf;
+	char key[64];
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (fixed[i] <= maxsize)
+			sizes[ns_++] = fixed[i];
+	for (uint64_t s = 4 << 20; s <= maxsize && ns_ < 30; s *= 4)
+		sizes[ns_++] = s;
+	if (sizes[ns_ - 1] != maxsize)
+		sizes[ns_++] = maxsize;
+	/* value and buffer: inside the registered pool, or plain malloc */
+	if (pool) {
+		if (2 * maxsize > pool_len) {
+			FAIL("pool too small\n");
+			return;
+		}
+		val = pool;
+		buf = pool + maxsize;
+	} else {
+		val = malloc(maxsize);
+		buf = malloc(maxsize + 64);
+		if (!val || !buf) {
+			FAIL("malloc\n");
+			return;
+		}
+	}
+	for (size_t i = 0; i < ns_; i++) {
+		uint64_t n = sizes[i], len = 0, stored = 0;
+		int st;
+
+		snprintf(key, sizeof(key), "%s-%" PRIu64, tag, n);
+		fill(val, n, n + (uintptr_t)tag[0]);
+		st = dfkv_put(c, key, strlen(key), val, n);
+		if (st) {
+			FAIL("put %s: %s\n", key, dfkv_strerror(st));
+			continue;
+		}
+		check_get(c, tcp, key, val, n, buf, n);
+		/* a larger buffer than the value, and a range */
+		if (!pool)
+			check_get(c, NULL, key, val, n, buf, n + 64);
+		if (n > 10) {
+			st = dfkv_get_range(c, key, strlen(key), 3, n - 7, buf,
+					    n - 7, &len, &stored);
+			if (st || len != n - 7 || stored != n ||
+			    memcmp(buf, val + 3, n - 7))
+				FAIL("range %s: %s\n", key, dfkv_strerror(st));
+			/* too small a buffer: TOO_LARGE with the length */
+			st = dfkv_get(c, key, strlen(key), buf, n - 1, &len);
+			if (st != DFKV_STATUS_TOO_LARGE || len != n)
+				FAIL("small buffer %s: %s len %" PRIu64 "\n", key,
+				     dfkv_strerror(st), len);
+		}
+		st = dfkv_exist(c, key, strlen(key), &stored);
+		if (st || stored != n)
+			FAIL("exist %s: %s\n", key, dfkv_strerror(st));
+		/* immutable: a second PUT keeps the bytes */
+		val[0] ^= 0xff;
+		st = dfkv_put(c, key, strlen(key), val, n);
+		val[0] ^= 0xff;
+		if (st)
+			FAIL("re-put %s: %s\n", key, dfkv_strerror(st));
+		check_get(c, NULL, key, val, n, buf, n);
+	}
+	if (!pool) {
+		free(val);
+		free(buf);
+	}
+}
+
+static void ops_misc(struct dfkv_client *c)
+{
+	const void *keys[300];
+	uint64_t klen[300], lens[300];
+	char kb[300][32];
+	struct dfkv_lease *lease = NULL;
+	size_t hits = 0;
+	uint64_t stored, len;
+	uint8_t v[64], b[64];
+	int st;
+
+	/* zero-length PUT is INVALID, a miss is NOT_FOUND */
+	fill(v, sizeof(v), 7);
+	st = dfkv_put(c, "empty", 5, v, 0);
+	if (st != DFKV_STATUS_INVALID)
+		FAIL("empty put: %s\n", dfkv_strerror(st));
+	st = dfkv_get(c, "missing", 7, b, sizeof(b), &len);
+	if (st != DFKV_STATUS_NOT_FOUND)
+		FAIL("miss: %s\n", dfkv_strerror(st));
+	/* REMOVE */
+	fill(v, sizeof(v), 7);
+	if (dfkv_put(c, "gone", 4, v, sizeof(v)) ||
+	    dfkv_remove(c, "gone", 4) ||
+	    dfkv_exist(c, "gone", 4, &stored) != DFKV_STATUS_NOT_FOUND ||
+	    dfkv_remove(c, "gone", 4))
+		FAIL("remove\n");
+	/* range rules: offset == stored_len gives 0 bytes, beyond INVALID */
+	if (dfkv_put(c, "rng", 3, v, sizeof(v)))
+		FAIL("put rng\n");
+	st = dfkv_get_range(c, "rng", 3, sizeof(v), 0, b, sizeof(b), &len,
+			    &stored);
+	if (st || len || stored != sizeof(v))
+		FAIL("range at end: %s\n", dfkv_strerror(st));
+	st = dfkv_get_range(c, "rng", 3, sizeof(v) + 1, 0, b, sizeof(b), &len,
+			    &stored);
+	if (st != DFKV_STATUS_INVALID)
+		FAIL("range beyond: %s\n", dfkv_strerror(st));
+	/* TOUCH, PROBE, LEASE over 300 keys (more than fits inline) */
+	for (int i = 0; i < 300; i++) {
+		snprintf(kb[i], sizeof(kb[i]), "multi-%d", i);
+		keys[i] = kb[i];
+		klen[i] = strlen(kb[i]);
+		if (i < 200 && dfkv_put(c, kb[i], klen[i], v, i + 1))
+			FAIL("put %s\n", kb[i]);
+	}
+	if (dfkv_touch(c, keys, klen, 300))
+		FAIL("touch\n");
+	st = dfkv_probe(c, keys, klen, 300, lens);
+	for (int i = 0; !st && i < 300; i++)
+		if (lens[i] != (i < 200 ? (uint64_t)i + 1 : 0)) {
+			FAIL("probe %d: %" PRIu64 "\n", i, lens[i]);
+			break;
+		}
+	if (st)
+		FAIL("probe: %s\n", dfkv_strerror(st));
+	st = dfkv_lease(c, keys, klen, 300, 5000, lens, &hits, &lease);
+	if (st || hits != 200 || lens[199] != 200)
+		FAIL("lease: %s hits %zu\n", dfkv_strerror(st), hits);
+	if (lease && dfkv_release(c, lease))
+		FAIL("release\n");
+	/* a small key list inline */
+	st = dfkv_probe(c, keys, klen, 3, lens);
+	if (st || lens[2] != 3)
+		FAIL("small probe: %s\n", dfkv_strerror(st));
+}
+
+static void ops_batches(struct dfkv_client *c, struct dfkv_client *tcp)
+{
+	enum { N = 256, SZ = 8192 };
+	const void *keys[N], *vals[N];
+	void *bufs[N];
+	uint64_t klen[N], vlen[N], caps[N], lens[N];
+	int sts[N];
+	char kb[N][32];
+	uint8_t *v = malloc((size_t)N * SZ), *b = malloc((size_t)N * SZ);
+	int ok;
+
+	if (!v || !b) {
+		FAIL("malloc\n");
+		goto out;
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(kb[i], sizeof(kb[i]), "batch-%d", i);
+		keys[i] = kb[i];
+		klen[i] = strlen(kb[i]);
+		vlen[i] = (uint64_t)(i * 37) % SZ + 1;
+		vals[i] = v + (size_t)i * SZ;
+		fill(v + (size_t)i * SZ, vlen[i], 1000 + i);
+		bufs[i] = b + (size_t)i * SZ;
+		caps[i] = SZ;
+	}
+	ok = dfkv_put_batch(c, N, keys, klen, vals, vlen, sts);
+	if (ok != N)
+		FAIL("put_batch: %d ok, first status %s\n", ok,
+		     dfkv_strerror(sts[0]));
+	for (int pass = 0; pass < 2; pass++) {
+		struct dfkv_client *cc = pass ? tcp : c;
+
+		memset(b, 0, (size_t)N * SZ);
+		ok = dfkv_get_batch(cc, N, keys, klen, bufs, caps, lens, sts);
+		if (ok != N)
+			FAIL("get_batch(%s): %d ok\n", pass ? "tcp" : "rdma", ok);
+		for (int i = 0; i < N; i++)
+			if (lens[i] != vlen[i] ||
+			    memcmp(bufs[i], vals[i], vlen[i])) {
+				FAIL("batch %d differs (%s)\n", i,
+				     pass ? "tcp" : "rdma");
+				break;
+			}
+	}
+out:
+	free(v);
+	free(b);
+}
+
+static void ops_sg(struct dfkv_client *c, struct dfkv_client *tcp,
+		   uint8_t *pool)
+{
+	enum { SEGS = 300, SEG = 3000 };	/* more than max descriptors */
+	static struct dfkv_iov iov[SEGS];
+	uint8_t *v = malloc((size_t)SEGS * SEG);
+	uint8_t *b = malloc((size_t)SEGS * SEG);
+	uint64_t dl = 0, st_len = 0, total = 0;
+	int st;
+
+	if (!v || !b) {
+		FAIL("malloc\n");
+		goto out;
+	}
+	fill(v, (size_t)SEGS * SEG, 55);
+	/* a few large segments: one descriptor each */
+	for (int i = 0; i < 4; i++)
+		iov[i] = (struct dfkv_iov){ v + i * 100000, 100000 };
+	st = dfkv_put_sg(c, "sg-4", 4, iov, 4);
+	if (st)
+		FAIL("put_sg 4: %s\n", dfkv_strerror(st));
+	for (int i = 0; i < 4; i++)
+		iov[i] = (struct dfkv_iov){ b + i * 100000, 100000 };
+	memset(b, 0, 400000);
+	st = dfkv_get_sg(c, "sg-4", 4, 0, 0, iov, 4, &dl, &st_len);
+	if (st || dl != 400000 || memcmp(b, v, 400000))
+		FAIL("get_sg 4: %s %" PRIu64 "\n", dfkv_strerror(st), dl);
+	check_get(tcp, NULL, "sg-4", v, 400000, b, 400000);
+	/* many small segments: more than the descriptor maximum */
+	for (int i = 0; i < SEGS; i++) {
+		iov[i] = (struct dfkv_iov){ v + (size_t)i * SEG, SEG };
+		total += SEG;
+	}
+	st = dfkv_put_sg(c, "sg-many", 7, iov, SEGS);
+	if (st)
+		FAIL("put_sg many: %s\n", dfkv_strerror(st));
+	for (int i = 0; i < SEGS; i++)
+		iov[i] = (struct dfkv_iov){ b + (size_t)i * SEG, SEG };
+	memset(b, 0, total);
+	st = dfkv_get_sg(c, "sg-many", 7, 0, 0, iov, SEGS, &dl, &st_len);
+	if (st || dl != total || memcmp(b, v, total))
+		FAIL("get_sg many: %s\n", dfkv_strerror(st));
+	/* segments inside the registered pool */
+	if (pool) {
+		iov[0] = (struct dfkv_iov){ pool + 5, 70000 };
+		iov[1] = (struct dfkv_iov){ pool + 200000, 1 };
+		fill(pool, 300000, 9);
+		st = dfkv_put_sg(c, "sg-pool", 7, iov, 2);
+		memcpy(v, pool + 5, 70000);
+		v[70000] = pool[200000];
+		if (st)
+			FAIL("put_sg pool: %s\n", dfkv_strerror(st));
+		check_get(c, tcp, "sg-pool", v, 70001, b, 70001);
+	}
+out:
+	free(v);
+	free(b);
+}
+
+static int cmd_ops(const char *host, uint64_t maxsize)
+{
+	struct dfkv_client *c = open_client(host, DFKV_TRANSPORT_RDMA, NULL);
+	struct dfkv_client *tcp = open_client(host, DFKV_TRANSPORT_TCP, NULL);
+	uint64_t pool_len = 2 * maxsize + (1 << 20);
+	uint8_t *pool = NULL;
+	uint64_t t0 = now_ms();
+	int st;
+
+	if (!c || !tcp)
+		return 1;
+	pool = aligned_alloc(4096, (pool_len + 4095) & ~4095ULL);
+	st = pool ? dfkv_register_memory(c, pool, pool_len) : DFKV_E_NOMEM;
+	if (st)
+		FAIL("register_memory: %s\n", dfkv_strerror(st));
+	if (dfkv_register_memory(c, pool + 10, 10) != DFKV_E_INVAL)
+		FAIL("overlapping pool accepted\n");
+	ops_sizes(c, tcp, maxsize, NULL, 0, "plain");
+	fprintf(stderr, "# plain sizes done (%" PRIu64 " ms)\n", now_ms() - t0);
+	ops_sizes(c, tcp, maxsize, pool, pool_len, "pool");
+	fprintf(stderr, "# pool sizes done (%" PRIu64 " ms)\n", now_ms() - t0);
+	ops_misc(c);
+	ops_batches(c, tcp);
+	fprintf(stderr, "# batches done (%" PRIu64 " ms)\n", now_ms() - t0);
+	ops_sg(c, tcp, pool);
+	if (dfkv_unregister_memory(c, pool))
+		FAIL("unregister_memory\n");
+	if (dfkv_unregister_memory(c, pool) != DFKV_E_INVAL)
+		FAIL("second unregister accepted\n");
+	/* after unregistering, the same buffer still works (scoped MR) */
+	ops_sizes(c, NULL, maxsize < 65537 ? maxsize : 65537, NULL, 0, "after");
+	dfkv_close(c);
+	dfkv_close(tcp);
+	free(pool);
+	fprintf(stderr, "# ops done in %" PRIu64 " ms, %d failures\n",
+		now_ms() - t0, failures);
+	return failures ? 1 : 0;
+}
+
+/* One value of size bytes from and into a registered pool. */
+static int cmd_big(const char *host, uint64_t size)
+{
+	struct dfkv_client *c = open_client(host, DFKV_TRANSPORT_RDMA, NULL);
+	uint8_t *pool = aligned_alloc(4096, 2 * size);
+	uint64_t len = 0, t0, t1, t2;
+	int st;
+
+	if (!c || !pool)
+		return 1;
+	if (dfkv_register_memory(c, pool, 2 * size))
+		FAIL("register_memory\n");
+	fill(pool, size, size);
+	memset(pool + size, 0, size);
+	t0 = now_ms();
+	st = dfkv_put(c, "big", 3, pool, size);
+	t1 = now_ms();
+	if (st)
+		FAIL("put %" PRIu64 ": %s\n", size, dfkv_strerror(st));
+	st = dfkv_get(c, "big", 3, pool + size, size, &len);
+	t2 = now_ms();
+	if (st || len != size || memcmp(pool, pool + size, size))
+		FAIL("get %" PRIu64 ": %s len %" PRIu64 "\n", size,
+		     dfkv_strerror(st), len);
+	fprintf(stderr, "# %" PRIu64 " bytes: put %" PRIu64 " ms, get %" PRIu64
+		" ms\n", size, t1 - t0, t2 - t1);
+	dfkv_unregister_memory(c, pool);
+	dfkv_close(c);
+	free(pool);
+	return failures ? 1 : 0;
+}
+
+static int cmd_nodev(const char *host)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o),
+		.transport = DFKV_TRANSPORT_RDMA,
+		.members = "kvr=127.0.0.1",
+		.ns = ns, .ns_len = sizeof(ns) - 1,
+		.rdma_devices = "no-such-device",
+	};
+	struct dfkv_client *c = NULL;
+	int st = dfkv_open_v2(&o, &c);
+
+	(void)host;
+	if (st != DFKV_E_NODEV || c)
+		FAIL("open with no device: %s\n", dfkv_strerror(st));
+	return failures ? 1 : 0;
+}
+
+/* --------------------------------------------------------------- hold */
+
+static int cmd_hold(const char *host, unsigned int secs)
+{
+	struct dfkv_client *c = open_client(host, DFKV_TRANSPORT_RDMA, NULL);
+	uint64_t end = now_ms() + secs * 1000ULL, n = 0;
+	uint8_t *v = malloc(1 << 20), *b = malloc(1 << 20);
+	char key[32];
+
+	if (!c || !v || !b)
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	while (now_ms() < end) {
+		uint64_t sz = (n % 7 + 1) * 100000, len = 0;
+		int st;
+
+		snprintf(key, sizeof(key), "hold-%" PRIu64, n % 16);
+		fill(v, sz, n % 16);
+		st = dfkv_put(c, key, strlen(key), v, sz);
+		if (st < 0)
+			break;		/* the node went away */
+		st = dfkv_get(c, key, strlen(key), b, 1 << 20, &len);
+		if (st == DFKV_STATUS_OK) {
+			/* values are immutable: the first PUT of key won */
+			fill(v, len, n % 16);
+			if (len != (n % 16 % 7 + 1) * 100000 || memcmp(v, b, len))
+				FAIL("hold: %s differs\n", key);
+		} else {
+			break;		/* a miss: the node went away */
+		}
+		n++;
+	}
+	fprintf(stderr, "# hold: %" PRIu64 " rounds\n", n);
+	dfkv_close(c);
+	free(v);
+	free(b);
+	return failures ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- raw */
+
+struct raw {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *mem;		/* 0: send bufs, 1 MiB on: data */
+	uint32_t depth, inline_max, max_desc;
+	int reject_status;
+};
+
+#define RAW_MEM		(32u << 20)
+#define RAW_SLOT	8192
+
+static int raw_event(struct raw *r, enum rdma_cm_event_type want,
+		     struct rdma_cm_event **out)
+{
+	struct rdma_cm_event *ev;
+	struct pollfd pfd = { .fd = r->ch->fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 10000) <= 0 || rdma_get_cm_event(r->ch, &ev))
+		return -1;
+	if (ev->event == RDMA_CM_EVENT_REJECTED &&
+	    ev->param.conn.private_data_len >= 2)
+		r->reject_status =
+			((const uint8_t *)ev->param.conn.private_data)[1];
+	if (ev->event != want) {
+		fprintf(stderr, "# raw: %s (status %d) while waiting for %s\n",
+			rdma_event_str(ev->event), ev->status,
+			rdma_event_str(want));
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	if (out)
+		*out = ev;
+	else
+		rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* Connect with a HELLO of epoch ep; nrecv receives posted first. */
+static int raw_connect(struct raw *r, const char *host, uint8_t ep,
+		       int nrecv)
+{
+	struct addrinfo *ai;
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_event *ev;
+	uint8_t h[32] = { 0 };
+	char port[8];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(port, sizeof(port), "%u", DFKV_PORT_RDMA);
+	if (getaddrinfo(host, port, NULL, &ai))
+		return -1;
+	r->ch = rdma_create_event_channel();
+	if (!r->ch || rdma_create_id(r->ch, &r->id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(r->id, NULL, ai->ai_addr, 5000) ||
+	    raw_event(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    rdma_resolve_route(r->id, 5000) ||
+	    raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL)) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	r->pd = ibv_alloc_pd(r->id->verbs);
+	r->cq = ibv_create_cq(r->id->verbs, 256, NULL, NULL, 0);
+	r->mem = aligned_alloc(4096, RAW_MEM);
+	if (!r->pd || !r->cq || !r->mem)
+		return -1;
+	memset(r->mem, 0, RAW_MEM);
+	r->mr = ibv_reg_mr(r->pd, r->mem, RAW_MEM, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	qa.send_cq = r->cq;
+	qa.recv_cq = r->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 1;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = 64;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (!r->mr || rdma_create_qp(r->id, r->pd, &qa))
+		return -1;
+	for (int i = 0; i < nrecv; i++) {
+		struct ibv_sge sge = { (uintptr_t)(r->mem + (64 + i) * RAW_SLOT),
+				       RAW_SLOT, r->mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 64 + i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(r->id->qp, &wr, &bad))
+			return -1;
+	}
+	h[0] = ep;
+	h[2] = 8;			/* depth 8 */
+	h[4] = 0x00; h[5] = 0x04;	/* inline 1024 */
+	h[8] = 4;			/* at most 4 descriptors */
+	cp.private_data = h;
+	cp.private_data_len = sizeof(h);
+	cp.responder_resources = 16;
+	cp.initiator_depth = 16;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if (rdma_connect(r->id, &cp) ||
+	    raw_event(r, RDMA_CM_EVENT_ESTABLISHED, &ev))
+		return -1;
+	{
+		const uint8_t *s = ev->param.conn.private_data;
+
+		r->depth = s[2] | s[3] << 8;
+		r->inline_max = s[4] | s[5] << 8;
+		r->max_desc = s[8];
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+static void raw_close(struct raw *r)
+{
+	if (r->id && r->id->qp) {
+		rdma_disconnect(r->id);
+		rdma_destroy_qp(r->id);
+	}
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	if (r->id)
+		rdma_destroy_id(r->id);
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	free(r->mem);
+}
+
+/* Send one request from slot s: prefix, count, descriptors. */
+static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
+		    uint64_t off, uint64_t length, uint64_t payload_len,
+		    uint32_t count, const uint64_t *addr, const uint32_t *rkey,
+		    const uint32_t *len)
+{
+	uint8_t *b = r->mem + (size_t)s * RAW_SLOT;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	uint32_t n = DFKV_REQ_PREFIX_LEN + 4;
+
+	memset(b, 0, RAW_SLOT);
+	b[0] = DFKV_EPOCH_RDMA;
+	b[1] = op;
+	memcpy(b + 2, id, strlen(id) < 16 ? strlen(id) : 16);
+	for (int i = 0; i < 8; i++) {
+		b[26 + i] = (uint8_t)(off >> (8 * i));
+		b[34 + i] = (uint8_t)(length >> (8 * i));
+		b[42 + i] = (uint8_t)(payload_len >> (8 * i));
+	}
+	memcpy(b + 50, &count, 4);
+	for (uint32_t i = 0; i < count; i++) {
+		memcpy(b + n, &addr[i], 8);
+		memcpy(b + n + 8, &rkey[i], 4);
+		memcpy(b + n + 12, &len[i], 4);
+		n += 16;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)b, n, r->mr->lkey };
+	wr.wr_id = s;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	return ibv_post_send(r->id->qp, &wr, &bad);
+}
+
+/* Wait for the next receive; its status byte, or -1 (error/timeout). */
+static int raw_reply(struct raw *r, int timeout_ms, uint64_t *stored)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	struct ibv_wc wc;
+
+	while (now_ms() < end) {
+		int n = ibv_poll_cq(r->cq, 1, &wc);
+
+		if (n < 0)
+			return -1;
+		if (!n) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS)
+			return -1;
+		if (wc.opcode == IBV_WC_RECV) {
+			uint8_t *b = r->mem + wc.wr_id * RAW_SLOT;
+
+			if (stored)
+				memcpy(stored, b + 2, 8);
+			return b[0] == DFKV_EPOCH_RDMA ? b[1] : -2;
+		}
+	}
+	return -1;
+}
+
+static int cmd_raw(const char *host, const char *what)
+{
+	struct raw r;
+	uint64_t addr[8], stored = 0;
+	uint32_t rkey[8], len[8];
+	int st;
+
+	if (!strcmp(what, "epoch")) {
+		/* a HELLO of the TCP epoch: rejected with INVALID */
+		st = raw_connect(&r, host, DFKV_EPOCH_TCP, 4);
+		if (!st || r.reject_status != DFKV_STATUS_INVALID)
+			FAIL("bad epoch: connect %d, reject status %d\n", st,
+			     r.reject_status);
+		raw_close(&r);
+		return failures ? 1 : 0;
+	}
+	if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("raw connect failed\n");
+		raw_close(&r);
+		return 1;
+	}
+	if (r.depth != 8 || r.inline_max != 1024 || r.max_desc != 4)
+		FAIL("negotiated depth %u inline %u desc %u\n", r.depth,
+		     r.inline_max, r.max_desc);
+	for (int i = 0; i < 8; i++) {
+		addr[i] = (uintptr_t)(r.mem + (1 << 20) + i * 4096);
+		rkey[i] = r.mr->rkey;
+		len[i] = 4096;
+	}
+	if (!strcmp(what, "desc")) {
+		/* 5 descriptors, 4 allowed: INVALID, the connection lives */
+		st = raw_send(&r, 0, DFKV_OP_PUT, "raw-desc", 0, 0, 5 * 4096, 5,
+			      addr, rkey, len);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_INVALID)
+			FAIL("too many descriptors not INVALID\n");
+		/* lengths that do not add up: payload 3 pages, 2 described */
+		st = raw_send(&r, 1, DFKV_OP_PUT, "raw-sum", 0, 0, 3 * 4096, 2,
+			      addr, rkey, len);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_INVALID)
+			FAIL("mismatched lengths not INVALID\n");
+		/* an empty descriptor */
+		len[0] = 0;
+		st = raw_send(&r, 2, DFKV_OP_GET, "raw-sum", 0, 0, 0, 1, addr,
+			      rkey, len);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_INVALID)
+			FAIL("empty descriptor not INVALID\n");
+		len[0] = 4096;
+		/* then a good PUT and GET on the same connection */
+		memset(r.mem + (1 << 20), 0x5a, 8192);
+		st = raw_send(&r, 3, DFKV_OP_PUT, "raw-good", 0, 0, 8192, 2,
+			      addr, rkey, len);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_OK)
+			FAIL("good PUT after bad ones failed\n");
+		memset(r.mem + (1 << 20), 0, 8192);
+		st = raw_send(&r, 4, DFKV_OP_GET, "raw-good", 0, 0, 0, 2, addr,
+			      rkey, len);
+		if (st || raw_reply(&r, 10000, &stored) != DFKV_STATUS_OK ||
+		    stored != 8192 || r.mem[(1 << 20) + 8191] != 0x5a)
+			FAIL("good GET after bad ones failed\n");
+	} else if (!strcmp(what, "rkey")) {
+		/* a GET into a wrong rkey: the node's WRITE fails, the
+		 * connection is torn down, no reply arrives */
+		memset(r.mem + (1 << 20), 1, 4096);
+		st = raw_send(&r, 0, DFKV_OP_PUT, "raw-rkey", 0, 0, 4096, 1,
+			      addr, rkey, len);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_OK)
+			FAIL("PUT before bad rkey failed\n");
+		rkey[0] ^= 0x5a5a00;
+		st = raw_send(&r, 1, DFKV_OP_GET, "raw-rkey", 0, 0, 0, 1, addr,
+			      rkey, len);
+		st = st ? st : raw_reply(&r, 10000, NULL);
+		if (st == DFKV_STATUS_OK)
+			FAIL("GET with a bad rkey succeeded\n");
+		/* a PUT from a bad rkey */
+		raw_close(&r);
+		if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 16)) {
+			FAIL("reconnect failed\n");
+		} else {
+			addr[0] = (uintptr_t)(r.mem + (1 << 20));
+			rkey[0] = r.mr->rkey + 77;
+			st = raw_send(&r, 0, DFKV_OP_PUT, "raw-badput", 0, 0,
+				      4096, 1, addr, rkey, len);
+			st = st ? st : raw_reply(&r, 10000, NULL);
+			if (st == DFKV_STATUS_OK)
+				FAIL("PUT from a bad rkey succeeded\n");
+		}
+	} else if (!strcmp(what, "midput")) {
+		/* disconnect while the node reads a 16 MiB value */
+		len[0] = 16 << 20;
+		addr[0] = (uintptr_t)(r.mem + (1 << 20));
+		st = raw_send(&r, 0, DFKV_OP_PUT, "raw-mid", 0, 0, 16 << 20, 1,
+			      addr, rkey, len);
+		if (st)
+			FAIL("send failed\n");
+		usleep(20000);
+	} else if (!strcmp(what, "norecv")) {
+		/* depth + 4 requests; the node may answer only as receives
+		 * are posted (RNR retries), and must answer all of them */
+		int got = 0;
+
+		raw_close(&r);
+		if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 0)) {
+			FAIL("connect\n");
+			raw_close(&r);
+			return 1;
+		}
+		for (int i = 0; i < 8; i++)
+			raw_send(&r, i, DFKV_OP_EXIST, "nothing", 0, 0, 0, 0,
+				 NULL, NULL, NULL);
+		sleep(2);
+		for (int i = 0; i < 16; i++) {
+			struct ibv_sge sge = { (uintptr_t)(r.mem + (64 + i) * RAW_SLOT),
+					       RAW_SLOT, r.mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = 64 + i,
+						  .sg_list = &sge,
+						  .num_sge = 1 }, *bad;
+
+			ibv_post_recv(r.id->qp, &wr, &bad);
+		}
+		for (int i = 0; i < 8; i++)
+			if (raw_reply(&r, 20000, NULL) == DFKV_STATUS_NOT_FOUND)
+				got++;
+		if (got != 8)
+			FAIL("norecv: %d of 8 replies\n", got);
+	} else {
+		FAIL("unknown raw case %s\n", what);
+	}
+	raw_close(&r);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && !strcmp(argv[1], "ops"))
+		return cmd_ops(argv[2], strtoull(argv[3], NULL, 0));
+	if (argc >= 4 && !strcmp(argv[1], "big"))
+		return cmd_big(argv[2], strtoull(argv[3], NULL, 0));
+	if (argc >= 3 && !strcmp(argv[1], "nodev"))
+		return cmd_nodev(argv[2]);
+	if (argc >= 4 && !strcmp(argv[1], "raw"))
+		return cmd_raw(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "hold"))
+		return cmd_hold(argv[2], (unsigned int)atoi(argv[3]));
+	fprintf(stderr, "usage: %s ops HOST MAXSIZE | big HOST SIZE | "
+		"nodev HOST | raw HOST CASE | hold HOST SECONDS\n", argv[0]);
+	return 2;
+}
