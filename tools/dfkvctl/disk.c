@@ -239,7 +239,12 @@ static int fetch(const char *cmd, const struct disk_args *a,
 	if (a->npos == 2)
 		mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, a->pos[1]);
 	err = dfkv_genl_talk(&g, nlh, info_list_cb, l);
-	if (l->oom) {
+	if (!err && !l->oom && a->npos == 1 && !l->n) {
+		/* An empty dump of one node: tell a missing node apart. */
+		struct node_info ni;
+
+		ret = node_fetch(&g, a->pos[0], &ni);
+	} else if (l->oom) {
 		err_msg("out of memory");
 		ret = EXIT_FAIL;
 	} else if (err) {

@@ -594,9 +594,14 @@ static void print_tier(FILE *f, const struct node_info *ni)
 		fprintf(f, "  %-12s %s, ack %s\n", "tier policy",
 			tier_policy_name(ni->tier_policy),
 			tier_ack_name(ni->tier_ack));
-	if (ni->has_dirty_pct || ni->has_flush_workers)
-		fprintf(f, "  %-12s dirty watermark %u%%    flush workers %u\n",
-			"write-back", ni->dirty_pct, ni->flush_workers);
+	if (ni->has_dirty_pct || ni->has_flush_workers) {
+		if (ni->flush_workers)
+			snprintf(n, sizeof(n), "%u", ni->flush_workers);
+		else
+			snprintf(n, sizeof(n), "4 per disk");
+		fprintf(f, "  %-12s dirty watermark %u%%    flush workers %s\n",
+			"write-back", ni->dirty_pct, n);
+	}
 	if (ni->has_numa)
 		fprintf(f, "  %-12s %s\n", "numa", numa_str(ni->numa, n, sizeof(n)));
 }
