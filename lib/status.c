@@ -35,7 +35,7 @@ DFKV_API const char *dfkv_strerror(int status)
 	case DFKV_E_PROTO:		return "protocol error";
 	case DFKV_E_NOT_RUN:		return "not run";
 	case DFKV_E_MEMBERS:		return "bad members list";
-	case DFKV_E_NODEV:		return "no local dfkv node";
+	case DFKV_E_NODEV:		return "no local dfkv node, or no RDMA device";
 	case DFKV_E_SYS:		return "system error";
 	default:			return "unknown status";
 	}

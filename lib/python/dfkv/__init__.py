@@ -47,7 +47,7 @@ PROBE_DISK = 4
 OBJECT_ID_LEN = 16
 KEY_HASH_MAX = 64
 KEY_RENDER_MAX = 640
-TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2}
+TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
 
 
 class DfkvError(Exception):
@@ -116,6 +116,8 @@ class _Options(Structure):
         ("client_id", c_char_p), ("mds_poll_ms", c_uint32),
         ("mds_grace_ms", c_uint32), ("client_ttl_ms", c_uint32),
         ("reserved2", c_uint32),
+        ("rdma_devices", c_char_p), ("rdma_port", c_uint32),
+        ("reserved3", c_uint32),
     ]
 
 
@@ -385,6 +387,8 @@ _C = c_void_p
 _VPP = POINTER(c_void_p)
 _proto("dfkv_open_v2", c_int, POINTER(_Options), POINTER(c_void_p))
 _proto("dfkv_close", None, _C)
+_proto("dfkv_register_memory", c_int, _C, _P, c_uint64)
+_proto("dfkv_unregister_memory", c_int, _C, _P)
 _proto("dfkv_put", c_int, _C, _P, c_uint64, _P, c_uint64)
 _proto("dfkv_get", c_int, _C, _P, c_uint64, _P, c_uint64, _U64P)
 _proto("dfkv_get_range", c_int, _C, _P, c_uint64, c_uint64, c_uint64, _P,
@@ -456,8 +460,10 @@ class Client:
     """A dfkv client (dfkv_open_v2).
 
     members: "name=host:port[@weight],..." or a list of such entries;
-    ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp" or
-    "local".  Methods return the dfkv status where a miss is normal (get,
+    ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp",
+    "local" or "rdma" (rdma_devices: a whitelist, a string or a list;
+    rdma_port: the nodes' RDMA port, with "auto" it turns RDMA on).
+    Methods return the dfkv status where a miss is normal (get,
     exist) and raise DfkvError for argument errors.
 
     Discovery: members=None and mds_endpoints="http://h:7480[,...]" (a
@@ -469,7 +475,7 @@ class Client:
                  conns_per_peer=0, connect_timeout_ms=0, io_timeout_ms=0,
                  cooldown_ms=0, local_dev=None, mds_endpoints=None,
                  group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
-                 client_ttl_ms=0):
+                 client_ttl_ms=0, rdma_devices=None, rdma_port=0):
         def _b(v):
             if v is not None and not isinstance(v, (str, bytes)):
                 v = ",".join(v)
@@ -479,6 +485,8 @@ class Client:
         self._members = members
         self._dev = _b(local_dev)
         self._mds = (_b(mds_endpoints), _b(group), _b(client_id))
+        self._rdev = _b(rdma_devices)
+        self._pools = {}
         o = _Options()
         o.size = ctypes.sizeof(_Options)
         o.transport = TRANSPORTS[transport]
@@ -494,6 +502,8 @@ class Client:
         o.mds_poll_ms = mds_poll_ms
         o.mds_grace_ms = mds_grace_ms
         o.client_ttl_ms = client_ttl_ms
+        o.rdma_devices = self._rdev
+        o.rdma_port = rdma_port
         self._c = c_void_p()
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 
@@ -514,6 +524,23 @@ class Client:
         if not self._c:
             raise DfkvError(ERRORS["E_INVAL"], "client is closed")
         return self._c
+
+    def register_memory(self, buf):
+        """Register a writable buffer (bytearray, numpy array: an
+        engine's KV pool) for RDMA once, so requests on buffers inside it
+        need no registration of their own (dfkv_register_memory).  The
+        buffer is kept alive until unregister_memory or close."""
+        o = _Out(buf)
+        _check(_lib.dfkv_register_memory(self._handle(), o.ptr, o.len),
+               "register_memory")
+        self._pools[o.ptr] = o
+
+    def unregister_memory(self, buf):
+        """Drop a registration made by register_memory(buf)."""
+        o = _Out(buf)
+        _check(_lib.dfkv_unregister_memory(self._handle(), o.ptr),
+               "unregister_memory")
+        self._pools.pop(o.ptr, None)
 
     def put(self, key, value):
         """Store value (bytes-like, non-empty); returns the status."""
