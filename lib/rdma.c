@@ -30,6 +30,9 @@
  * every peer from one poll() loop on their completion channels, under
  * the batch's single deadline.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* sched_getcpu */
+#endif
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netdb.h>
