@@ -10,8 +10,10 @@
 # reaching it through rxe_ra) and the namespace rules with the second end
 # (an RDMA listener binds to an address of its node's namespace only).
 # Every op over RDMA byte-exact and identical over TCP, values from 1 byte
-# to DFKV_RDMA_MAX (default 8 MiB; TCG is slow) and one of DFKV_RDMA_BIG
-# (default 64 MiB), batches of 256, scatter-gather; bad input (wrong
+# to DFKV_RDMA_MAX (default 2 MiB) and one of DFKV_RDMA_BIG (default 16
+# MiB; rxe moves 2-4 MB/s under TCG, as ib_write_bw/ib_read_bw show: set
+# DFKV_RDMA_MAX=8388608 DFKV_RDMA_BIG=67108864 for the full range, about
+# eight minutes), batches of 256, scatter-gather; bad input (wrong
 # epoch, too many descriptors, lengths that do not add up, bad rkeys, a
 # disconnect mid-PUT, a client that posts no receives) fails the request
 # or the connection and the node keeps serving; the node is deleted, the
@@ -28,8 +30,8 @@ DFKVCTL=$T/dfkvctl
 CLIENT=$T/client
 NS_B=dfkv-rb
 IP_A=192.0.2.65 IP_B=192.0.2.66
-MAX=${DFKV_RDMA_MAX:-8388608}
-BIG=${DFKV_RDMA_BIG:-67108864}
+MAX=${DFKV_RDMA_MAX:-2097152}
+BIG=${DFKV_RDMA_BIG:-16777216}
 
 inns() {
 	ns=$1
@@ -50,10 +52,12 @@ cleanup() {
 trap cleanup EXIT
 HOLD=
 
-# nstat NAME: a counter of node kvr (dfkvctl stats --json).
+# nstat NAME: a counter of node kvr (dfkvctl stats --json; no python:
+# it starts slowly under TCG).
 nstat() {
-	"$DFKVCTL" stats kvr --json |
-		python3 -c "import json, sys; print(json.load(sys.stdin)['stats'].get('$1', -1))"
+	v=$("$DFKVCTL" stats kvr --json | tr -d ' \n' |
+		sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p")
+	echo "${v:--1}"
 }
 
 setup_net() {
@@ -76,12 +80,11 @@ setup_node() {
 }
 
 listed() {
-	"$DFKVCTL" listener list kvr --json |
-		python3 -c '
-import json, sys
-l = json.load(sys.stdin)["listeners"]
-kinds = sorted((x["transport"], x["port"]) for x in l)
-assert kinds == [("rdma", 7401), ("tcp", 7400)], kinds'
+	l=$("$DFKVCTL" listener list kvr)
+	echo "$l"
+	[ "$(echo "$l" | grep -c kvr)" -eq 2 ] &&
+	echo "$l" | grep -q "^kvr *rdma *$IP_A *7401\$" &&
+	echo "$l" | grep -q "^kvr *tcp *$IP_A *7400\$"
 }
 
 # A second RDMA listener on the same address is refused, so is one on an
