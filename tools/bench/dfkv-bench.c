@@ -31,6 +31,18 @@
  * failure.  Failures are printed beside every figure, and a run with any
  * failure exits 1 without writing the JSON: its figures are not reported.
  *
+ * With --disk, every node gets that block device (formatted) behind its
+ * RAM budget, with the RAM tier settings given (--policy, --ack, --dirty,
+ * --evict); the dfkv phases then also record what they caused in the RAM
+ * tier and on the disk (hits, misses, flushes, bios, bytes), a disk I/O
+ * error or a dropped flush counts as a failure, and the dirty bytes are
+ * left to reach the disk before each timed phase.  With --reattach the
+ * node is restarted between storing the keys and the GET phase, which
+ * then runs one round, all of it cold reads from the disk; without, a
+ * working set larger than the RAM budget makes GETs cold (a round reads
+ * the keys in the order they were stored, so the least recently used is
+ * the next one).  The counters show how many were.
+ *
  * usage: dfkv-bench [options] JSON_PATH
  *        dfkv-bench --cleanup          delete the bench's node if present
  */
@@ -49,6 +61,8 @@
 #include <sys/utsname.h>
 
 #include "genl.h"
+#include "node.h"
+#include "ioc.h"
 
 #define NODE_NAME	"dfkv-bench"
 #define TENANT		0xbe4c000000000001ULL
@@ -71,6 +85,7 @@ struct result {
 	double opsps;
 	double p50_us, p99_us;
 	int rounds;
+	struct tier_snap t0, t1;	/* --disk: counters around the phase */
 };
 
 struct config {
@@ -87,6 +102,9 @@ struct opts {
 	uint64_t max_ops;
 	const char *accel;
 	const char *json;
+	struct bench_node node;
+	int no_memcpy;
+	double clean_wait;	/* s, for the dirty bytes before a phase */
 };
 
 static struct opts o = {
@@ -95,16 +113,13 @@ static struct opts o = {
 	.duration = 2.0,
 	.max_ops = 200000,
 	.accel = "unknown",
+	.node = { .name = NODE_NAME, .dirty_pct = -1 },
+	.clean_wait = 300,
 };
 
 static struct dfkv_key make_key(int tid, uint64_t idx)
 {
-	struct dfkv_key k = { .tenant = TENANT };
-	uint64_t t = (uint64_t)tid;
-
-	memcpy(k.id, &t, sizeof(t));
-	memcpy(k.id + 8, &idx, sizeof(idx));
-	return k;
+	return bench_key(TENANT, tid, idx);
 }
 
 static void *xalloc(uint64_t size)
@@ -118,72 +133,6 @@ static void *xalloc(uint64_t size)
 	}
 	memset(p, 0x5a, size);	/* fault every page in before timing */
 	return p;
-}
-
-static int open_bound(void)
-{
-	struct dfkv_ioc_bind b = { .size = sizeof(b) };
-	int fd = open("/dev/dfkv", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	snprintf(b.node, sizeof(b.node), "%s", NODE_NAME);
-	if (ioctl(fd, DFKV_IOC_BIND, &b)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-static void op_init(struct dfkv_ioc_op *op, const struct dfkv_key *k)
-{
-	memset(op, 0, sizeof(*op));
-	op->size = sizeof(*op);
-	op->key = *k;
-}
-
-static int do_put(int fd, const struct dfkv_key *k, const void *buf,
-		  uint64_t len)
-{
-	struct dfkv_ioc_op op;
-
-	op_init(&op, k);
-	op.buf = (uintptr_t)buf;
-	op.length = len;
-	return ioctl(fd, DFKV_IOC_PUT, &op) == 0 && op.status == DFKV_STATUS_OK;
-}
-
-static int do_remove(int fd, const struct dfkv_key *k)
-{
-	struct dfkv_ioc_op op;
-
-	op_init(&op, k);
-	return ioctl(fd, DFKV_IOC_REMOVE, &op) == 0 &&
-	       op.status == DFKV_STATUS_OK;
-}
-
-/* ----------------------------------------------------------- netlink */
-
-static int node_add(struct dfkv_genl *g, uint64_t ram)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_NEW, 0);
-
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
-	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, ram);
-	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0);	/* no eviction */
-	return dfkv_genl_talk(g, nlh, NULL, NULL);
-}
-
-static int node_del(struct dfkv_genl *g)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_DEL, 0);
-
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
-	return dfkv_genl_talk(g, nlh, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ phases */
@@ -236,7 +185,7 @@ static void timed_op(struct worker *w, uint64_t i)
 	switch (w->sh->phase) {
 	case P_DFKV_PUT:
 		stamp_put(w->ubuf, c->size, stamp_of(w->tid, i));
-		op_init(&op, &k);
+		ioc_op_init(&op, &k);
 		op.buf = (uintptr_t)w->ubuf;
 		op.length = c->size;
 		t0 = now_ns();
@@ -248,7 +197,7 @@ static void timed_op(struct worker *w, uint64_t i)
 			fail(w, "PUT status %u", op.status);
 		break;
 	case P_DFKV_GET:
-		op_init(&op, &k);
+		ioc_op_init(&op, &k);
 		op.buf = (uintptr_t)w->ubuf;
 		op.cap = c->size;
 		t0 = now_ns();
@@ -298,7 +247,9 @@ static void *worker_main(void *arg)
 		if (w->tid == 0) {
 			sh->wall += now() - sh->t0;
 			sh->rounds++;
+			/* After a restart, only the first round is cold. */
 			sh->stop = sh->wall >= o.duration ||
+				   (o.node.reattach && sh->phase == P_DFKV_GET) ||
 				   w->ops + c->keys > o.max_ops;
 		}
 		/* Untimed: make room for the next round of fresh PUTs. */
@@ -306,7 +257,7 @@ static void *worker_main(void *arg)
 			for (i = 0; i < c->keys; i++) {
 				struct dfkv_key k = make_key(w->tid, i);
 
-				if (!do_remove(w->fd, &k))
+				if (!ioc_remove(w->fd, &k))
 					fail(w, "REMOVE failed: %s", strerror(errno));
 			}
 		pthread_barrier_wait(&sh->bar);
@@ -385,10 +336,10 @@ static uint64_t fill_keys(struct config *c, struct worker *w, int remove)
 			int ok;
 
 			if (remove) {
-				ok = do_remove(w[t].fd, &k);
+				ok = ioc_remove(w[t].fd, &k);
 			} else {
 				stamp_put(w[t].ubuf, c->size, stamp_of(t, i));
-				ok = do_put(w[t].fd, &k, w[t].ubuf, c->size);
+				ok = ioc_put(w[t].fd, &k, w[t].ubuf, c->size);
 			}
 			if (!ok) {
 				if (!fails)
@@ -402,6 +353,48 @@ static uint64_t fill_keys(struct config *c, struct worker *w, int remove)
 	return fails;
 }
 
+/* A dfkv phase; with a disk, the tier's counters are taken around it. */
+static void run_dfkv_phase(struct dfkv_genl *g, struct config *c,
+			   struct worker *w, int phase)
+{
+	struct result *r = &c->r[phase];
+	struct tier_snap t0;
+	uint64_t bad = 0;
+
+	if (o.node.disk)
+		bad = tier_phase_begin(g, NODE_NAME, o.clean_wait, &t0);
+	run_phase(c, w, phase);
+	if (o.node.disk) {
+		r->t0 = t0;
+		bad += tier_phase_end(g, NODE_NAME, &r->t0, &r->t1);
+	}
+	r->fails += bad;
+}
+
+/* Restart the node: every key is then on disk only; 0 or 1 failure. */
+static uint64_t reattach(struct dfkv_genl *g, struct config *c,
+			 struct worker *w)
+{
+	int t, err;
+
+	for (t = 0; t < c->threads; t++)
+		close(w[t].fd);
+	err = bench_node_reattach(g, &o.node);
+	if (err)
+		fprintf(stderr, "dfkv-bench: restarting node %s: %s%s%s\n",
+			NODE_NAME, strerror(-err), g->errmsg[0] ? ": " : "",
+			g->errmsg);
+	for (t = 0; t < c->threads; t++) {
+		w[t].fd = ioc_open(NODE_NAME);
+		if (w[t].fd < 0) {
+			fprintf(stderr, "dfkv-bench: open /dev/dfkv: %s\n",
+				strerror(-w[t].fd));
+			exit(2);
+		}
+	}
+	return err ? 1 : 0;
+}
+
 static int run_config(struct dfkv_genl *g, struct config *c)
 {
 	struct shared sh = { .c = c };
@@ -412,7 +405,9 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 	if (!w)
 		return -ENOMEM;
 	pthread_barrier_init(&sh.bar, NULL, c->threads);
-	err = node_add(g, o.ram);
+	o.node.ram = o.ram;
+	o.node.format = 1;
+	err = bench_node_add(g, &o.node);
 	if (err) {
 		fprintf(stderr, "dfkv-bench: cannot create node %s: %s%s%s\n",
 			NODE_NAME, strerror(-err), g->errmsg[0] ? ": " : "",
@@ -422,7 +417,7 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 	for (t = 0; t < c->threads; t++) {
 		w[t].tid = t;
 		w[t].sh = &sh;
-		w[t].fd = open_bound();
+		w[t].fd = ioc_open(NODE_NAME);
 		if (w[t].fd < 0) {
 			fprintf(stderr, "dfkv-bench: open /dev/dfkv: %s\n",
 				strerror(-w[t].fd));
@@ -435,14 +430,24 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 			exit(2);
 	}
 
-	/* Warm-up: bind the extents once so PUT measures steady state. */
+	/*
+	 * Warm-up: bind the extents once so PUT measures steady state.  Not
+	 * with --reattach: every PUT then waits for the disk, which binding
+	 * an extent does not change.
+	 */
+	if (!o.node.reattach) {
+		extra += fill_keys(c, w, 0);
+		extra += fill_keys(c, w, 1);
+	}
+	run_dfkv_phase(g, c, w, P_DFKV_PUT);
 	extra += fill_keys(c, w, 0);
-	extra += fill_keys(c, w, 1);
-	run_phase(c, w, P_DFKV_PUT);
-	extra += fill_keys(c, w, 0);
-	run_phase(c, w, P_DFKV_GET);
-	run_phase(c, w, P_MEM_PUT);
-	run_phase(c, w, P_MEM_GET);
+	if (o.node.reattach)
+		extra += reattach(g, c, w);
+	run_dfkv_phase(g, c, w, P_DFKV_GET);
+	if (!o.no_memcpy) {
+		run_phase(c, w, P_MEM_PUT);
+		run_phase(c, w, P_MEM_GET);
+	}
 	/* Untimed failures are charged to the dfkv phase they prepared. */
 	c->r[P_DFKV_PUT].fails += extra;
 
@@ -452,7 +457,7 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		free(w[t].pool);
 		free(w[t].lat);
 	}
-	err = node_del(g);
+	err = bench_node_del(g, NODE_NAME);
 	if (err) {
 		fprintf(stderr, "dfkv-bench: cannot delete node %s: %s\n",
 			NODE_NAME, g->errmsg[0] ? g->errmsg : strerror(-err));
@@ -542,15 +547,19 @@ static double ratio(const struct config *c, int dfkv, int mem)
 static void print_table(const struct machine *m, const struct config *cs,
 			int n)
 {
-	char sz[32];
+	char sz[32], desc[160];
 	int i, op;
 
 	printf("\ndfkv-bench %s  kernel %s  %ld CPUs  %.2f GiB  accel %s\n",
 	       m->date, m->kernel, m->cpus, m->mem_bytes / (double)(1024 * MIB),
 	       o.accel);
+	if (o.node.disk)
+		printf("node: %s\n", bench_node_desc(&o.node, desc, sizeof(desc)));
 	printf("node %" PRIu64 " MiB, working set %" PRIu64 " MiB (split over "
-	       "threads), %.1f s per phase; GB/s = 1e9 bytes/s\n\n",
-	       o.ram / MIB, o.wset / MIB, o.duration);
+	       "threads", o.ram / MIB, o.wset / MIB);
+	if (o.node.max_keys)
+		printf(", at most %" PRIu64 " keys each", o.node.max_keys);
+	printf("), %.1f s per phase; GB/s = 1e9 bytes/s\n\n", o.duration);
 	printf("%-7s %3s %-4s | %-43s | %-26s | %6s\n", "", "", "",
 	       "dfkv ioctl", "memcpy, same buffers", "dfkv/");
 	printf("%-7s %3s %-4s | %8s %9s %8s %8s %5s | %8s %8s %8s | %6s\n",
@@ -565,34 +574,41 @@ static void print_table(const struct machine *m, const struct config *cs,
 			const struct result *d = &c->r[op ? P_DFKV_GET : P_DFKV_PUT];
 			const struct result *mm = &c->r[op ? P_MEM_GET : P_MEM_PUT];
 
-			printf("%-7s %3d %-4s | %8.3f %9.0f %8.1f %8.1f %5" PRIu64
-			       " | %8.3f %8.1f %8.1f | %5.0f%%\n",
+			printf("%-7s %3d %-4s | %8.3f %9.0f %8.1f %8.1f %5" PRIu64,
 			       size_str(c->size, sz, sizeof(sz)), c->threads,
 			       op ? "GET" : "PUT", d->gbps, d->opsps, d->p50_us,
-			       d->p99_us, d->fails, mm->gbps, mm->p50_us,
-			       mm->p99_us,
-			       100 * ratio(c, op ? P_DFKV_GET : P_DFKV_PUT,
-					   op ? P_MEM_GET : P_MEM_PUT));
+			       d->p99_us, d->fails);
+			if (o.no_memcpy)
+				printf(" | %8s %8s %8s | %6s\n", "-", "-", "-", "-");
+			else
+				printf(" | %8.3f %8.1f %8.1f | %5.0f%%\n",
+				       mm->gbps, mm->p50_us, mm->p99_us,
+				       100 * ratio(c, op ? P_DFKV_GET : P_DFKV_PUT,
+						   op ? P_MEM_GET : P_MEM_PUT));
 		}
 }
 
 static void json_result(FILE *f, const char *name, const struct result *r,
-			int last)
+			int tier, int last)
 {
 	fprintf(f, "        \"%s\": {\"ops\": %" PRIu64 ", \"bytes\": %" PRIu64
 		", \"failures\": %" PRIu64 ", \"seconds\": %.6f, \"rounds\": %d"
 		", \"gb_per_s\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.2f"
-		", \"p99_us\": %.2f}%s\n", name, r->ops, r->bytes, r->fails,
-		r->secs, r->rounds, r->gbps, r->opsps, r->p50_us, r->p99_us,
-		last ? "" : ",");
+		", \"p99_us\": %.2f", name, r->ops, r->bytes, r->fails,
+		r->secs, r->rounds, r->gbps, r->opsps, r->p50_us, r->p99_us);
+	if (tier) {
+		fprintf(f, ",\n          \"tier\": ");
+		tier_json(f, &r->t0, &r->t1);
+	}
+	fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 static int write_json(const struct machine *m, const struct config *cs,
 		      int n, const struct config *target)
 {
-	char tmp[4096];
+	char tmp[4096], desc[160];
+	int i, tier = o.node.disk != NULL, mem = !o.no_memcpy;
 	FILE *f;
-	int i;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", o.json);
 	f = fopen(tmp, "w");
@@ -608,8 +624,12 @@ static int write_json(const struct machine *m, const struct config *cs,
 		m->mem_bytes, o.accel, m->module);
 	fprintf(f, "  \"params\": {\"node_ram_bytes\": %" PRIu64
 		", \"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f"
-		", \"max_ops_per_thread\": %" PRIu64 "},\n", o.ram, o.wset,
-		o.duration, o.max_ops);
+		", \"max_ops_per_thread\": %" PRIu64 ", \"node\": \"%s\""
+		", \"disk\": \"%s\", \"memcpy\": %s, \"max_keys_per_thread\": %"
+		PRIu64 ", \"reattach\": %s},\n", o.ram, o.wset, o.duration,
+		o.max_ops, bench_node_desc(&o.node, desc, sizeof(desc)),
+		tier ? o.node.disk : "", mem ? "true" : "false", o.node.max_keys,
+		o.node.reattach ? "true" : "false");
 	fprintf(f, "  \"results\": [\n");
 	for (i = 0; i < n; i++) {
 		const struct config *c = &cs[i];
@@ -617,16 +637,22 @@ static int write_json(const struct machine *m, const struct config *cs,
 		fprintf(f, "    {\"value_bytes\": %" PRIu64 ", \"threads\": %d, "
 			"\"keys_per_thread\": %" PRIu64 ",\n", c->size,
 			c->threads, c->keys);
-		json_result(f, "dfkv_put", &c->r[P_DFKV_PUT], 0);
-		json_result(f, "dfkv_get", &c->r[P_DFKV_GET], 0);
-		json_result(f, "memcpy_put", &c->r[P_MEM_PUT], 0);
-		json_result(f, "memcpy_get", &c->r[P_MEM_GET], 0);
-		fprintf(f, "        \"put_ratio\": %.4f, \"get_ratio\": %.4f}%s\n",
-			ratio(c, P_DFKV_PUT, P_MEM_PUT),
-			ratio(c, P_DFKV_GET, P_MEM_GET), i + 1 < n ? "," : "");
+		json_result(f, "dfkv_put", &c->r[P_DFKV_PUT], tier, 0);
+		json_result(f, "dfkv_get", &c->r[P_DFKV_GET], tier, !mem);
+		if (mem) {
+			json_result(f, "memcpy_put", &c->r[P_MEM_PUT], 0, 0);
+			json_result(f, "memcpy_get", &c->r[P_MEM_GET], 0, 0);
+			fprintf(f, "        \"put_ratio\": %.4f, \"get_ratio\": "
+				"%.4f", ratio(c, P_DFKV_PUT, P_MEM_PUT),
+				ratio(c, P_DFKV_GET, P_MEM_GET));
+		}
+		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n");
-	fprintf(f, "  \"target\": {\"what\": \"1-thread 1 MiB GET >= 50%% of "
+	if (tier || !mem)	/* the target is about a RAM-only node */
+		fprintf(f, "  \"target\": null\n}\n");
+	else
+		fprintf(f, "  \"target\": {\"what\": \"1-thread 1 MiB GET >= 50%% of "
 		"memcpy bandwidth\", \"ratio\": %.4f, \"met\": %s}\n}\n",
 		target ? ratio(target, P_DFKV_GET, P_MEM_GET) : 0,
 		target && ratio(target, P_DFKV_GET, P_MEM_GET) >= 0.5 ?
@@ -657,6 +683,8 @@ static void usage(FILE *f)
 "  --sizes LIST     value sizes in KiB (default 64,1024,4096)\n"
 "  --threads LIST   thread counts (default 1,4)\n"
 "  --accel NAME     VM acceleration to record (kvm, tcg, none)\n"
+"  --no-memcpy      skip the memcpy phases\n"
+BENCH_NODE_USAGE
 "  --cleanup        delete the bench node if it exists, then exit\n");
 }
 
@@ -689,6 +717,8 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "accel", required_argument, NULL, 'a' },
 		{ "cleanup", no_argument, NULL, 'c' },
+		{ "no-memcpy", no_argument, NULL, 'M' },
+		BENCH_NODE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -717,15 +747,19 @@ int main(int argc, char **argv)
 			break;
 		case 'a': o.accel = optarg; break;
 		case 'c': cleanup = 1; break;
+		case 'M': o.no_memcpy = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: goto bad;
+		default:
+			if (bench_node_opt(&o.node, opt, optarg))
+				goto bad;
 		}
 	}
 	if (!cleanup && optind + 1 != argc)
 		goto bad;
 	if (!cleanup)
 		o.json = argv[optind];
-	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_ops)
+	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_ops ||
+	    (o.node.reattach && !o.node.disk))
 		goto bad;
 
 	err = dfkv_genl_open(&g);
@@ -735,7 +769,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (cleanup) {
-		err = node_del(&g);
+		err = bench_node_del(&g, NODE_NAME);
 		dfkv_genl_close(&g);
 		return err && err != -ENOENT && err != -ENODEV ? 1 : 0;
 	}
@@ -748,6 +782,8 @@ int main(int argc, char **argv)
 			c->size = sizes[i] * 1024;
 			c->threads = (int)threads[j];
 			c->keys = o.wset / c->threads / c->size;
+			if (o.node.max_keys && c->keys > o.node.max_keys)
+				c->keys = o.node.max_keys;
 			if (c->keys < 1) {
 				fprintf(stderr, "dfkv-bench: working set too small "
 					"for %" PRIu64 " KiB x %d threads\n",
@@ -758,11 +794,12 @@ int main(int argc, char **argv)
 				" %" PRIu64 " keys each\n", sizes[i], c->threads,
 				c->keys);
 			if (run_config(&g, c)) {
-				node_del(&g);
+				bench_node_del(&g, NODE_NAME);
 				dfkv_genl_close(&g);
 				return 2;
 			}
-			if (c->size == MIB && c->threads == 1)
+			if (c->size == MIB && c->threads == 1 &&
+			    !o.node.disk && !o.no_memcpy)
 				target = c;
 			n++;
 		}

@@ -25,6 +25,12 @@
  * the value's head and tail; GET checks both, untimed) is a failure.
  * Failures are written beside every figure; the exit status is 1 if any.
  *
+ * With --disk (dfkv only), the node gets that block device (formatted)
+ * behind its RAM budget, with the RAM tier settings given; each phase
+ * then records the RAM tier's and the disk's counters (node.h), and
+ * --reattach restarts the node before the GET phase so that it reads
+ * cold blocks, as dfkv-bench --disk does.
+ *
  * usage: dfkv-tcpbench [options] JSON_PATH
  *        dfkv-tcpbench --backend redis --port P --fill SIZE,N
  *               store N values of SIZE bytes under redis-benchmark's keys
@@ -49,6 +55,7 @@
 
 #include "dfkv.h"
 #include "genl.h"
+#include "node.h"
 
 #define NODE_NAME	"dfkv-tcpbench"
 #define STAMP_MAGIC	0x6466b76265e4c002ULL
@@ -66,6 +73,7 @@ struct result {
 	uint64_t ops, calls, bytes, fails;
 	double secs, gbps, opsps, p50_us, p99_us;
 	int rounds;
+	struct tier_snap t0, t1;	/* --disk: counters around the phase */
 };
 
 struct config {
@@ -81,6 +89,8 @@ static struct {
 	uint64_t ram, wset, max_calls;
 	double duration;
 	const char *json;
+	struct bench_node node;
+	struct dfkv_genl g;	/* dfkv: the node's netlink socket */
 } o = {
 	.be = B_DFKV,
 	.port = 0,
@@ -88,6 +98,8 @@ static struct {
 	.wset = 64 * MIB,
 	.max_calls = 100000,
 	.duration = 1.0,
+	.node = { .name = NODE_NAME, .listen = "127.0.0.1", .dirty_pct = -1,
+		  .format = 1 },
 };
 
 /* ------------------------------------------------ plain socket client */
@@ -604,7 +616,9 @@ static void *worker_main(void *arg)
 		if (w->tid == 0) {
 			sh->wall += now() - sh->t0;
 			sh->rounds++;
+			/* After a restart, only the first round is cold. */
 			sh->stop = sh->wall >= o.duration ||
+				   (o.node.reattach && sh->phase == PH_GET) ||
 				   w->calls + c->keys / c->batch > o.max_calls;
 		}
 		if (sh->phase == PH_PUT)
@@ -703,6 +717,41 @@ static void run_phase(struct config *c, struct worker *w, int phase)
 	free(all);
 }
 
+/* A timed phase; with a disk, the tier's counters are taken around it. */
+static void run_tier_phase(struct config *c, struct worker *w, int phase)
+{
+	struct result *r = &c->r[phase];
+	struct tier_snap t0;
+	uint64_t bad = 0;
+
+	if (o.node.disk)
+		bad = tier_phase_begin(&o.g, NODE_NAME, 300, &t0);
+	run_phase(c, w, phase);
+	if (o.node.disk) {
+		r->t0 = t0;
+		bad += tier_phase_end(&o.g, NODE_NAME, &r->t0, &r->t1);
+	}
+	r->fails += bad;
+}
+
+/* Restart the node: every key is then on disk only; 0 or 1 failure. */
+static uint64_t reattach(struct config *c, struct worker *w)
+{
+	int t, err;
+
+	for (t = 0; t < c->threads; t++)
+		client_close(&w[t]);
+	err = bench_node_reattach(&o.g, &o.node);
+	if (err)
+		fprintf(stderr, "dfkv-tcpbench: restarting node %s: %s%s%s\n",
+			NODE_NAME, strerror(-err), o.g.errmsg[0] ? ": " : "",
+			o.g.errmsg);
+	for (t = 0; t < c->threads; t++)
+		if (client_open(&w[t]))
+			exit(2);
+	return err ? 1 : 0;
+}
+
 static int run_config(struct config *c)
 {
 	struct shared sh = { .c = c };
@@ -728,12 +777,19 @@ static int run_config(struct config *c)
 		if (!w[t].lat)
 			exit(2);
 	}
-	/* Warm-up: one store and removal round, then the timed phases. */
+	/*
+	 * Warm-up: one store and removal round, then the timed phases (not
+	 * with --reattach, where every PUT waits for the disk anyway).
+	 */
+	if (!o.node.reattach) {
+		extra += fill_all(c, w, 0);
+		extra += fill_all(c, w, 1);
+	}
+	run_tier_phase(c, w, PH_PUT);
 	extra += fill_all(c, w, 0);
-	extra += fill_all(c, w, 1);
-	run_phase(c, w, PH_PUT);
-	extra += fill_all(c, w, 0);
-	run_phase(c, w, PH_GET);
+	if (o.node.reattach)
+		extra += reattach(c, w);
+	run_tier_phase(c, w, PH_GET);
 	extra += fill_all(c, w, 1);
 	c->r[PH_PUT].fails += extra;
 	for (t = 0; t < c->threads; t++) {
@@ -750,36 +806,6 @@ static int run_config(struct config *c)
 	return 0;
 }
 
-/* ----------------------------------------------------------- netlink */
-
-static int node_add(struct dfkv_genl *g)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_NEW, 0);
-	int err;
-
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
-	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, o.ram);
-	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, 0);	/* no eviction */
-	err = dfkv_genl_talk(g, nlh, NULL, NULL);
-	if (err)
-		return err;
-	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_LISTENER_ADD, 0);
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
-	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, "127.0.0.1");
-	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, o.port);
-	return dfkv_genl_talk(g, nlh, NULL, NULL);
-}
-
-static int node_del(struct dfkv_genl *g)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_DEL, 0);
-
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE_NAME);
-	return dfkv_genl_talk(g, nlh, NULL, NULL);
-}
-
 /* --------------------------------------------------------------- JSON */
 
 static void json_result(FILE *f, const char *name, const struct result *r,
@@ -788,14 +814,20 @@ static void json_result(FILE *f, const char *name, const struct result *r,
 	fprintf(f, "      \"%s\": {\"ops\": %" PRIu64 ", \"calls\": %" PRIu64
 		", \"bytes\": %" PRIu64 ", \"failures\": %" PRIu64
 		", \"seconds\": %.6f, \"rounds\": %d, \"gb_per_s\": %.4f"
-		", \"ops_per_s\": %.1f, \"p50_us\": %.2f, \"p99_us\": %.2f}%s\n",
+		", \"ops_per_s\": %.1f, \"p50_us\": %.2f, \"p99_us\": %.2f",
 		name, r->ops, r->calls, r->bytes, r->fails, r->secs, r->rounds,
-		r->gbps, r->opsps, r->p50_us, r->p99_us, last ? "" : ",");
+		r->gbps, r->opsps, r->p50_us, r->p99_us);
+	if (o.node.disk) {
+		fprintf(f, ",\n        \"tier\": ");
+		tier_json(f, &r->t0, &r->t1);
+	}
+	fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 static int write_json(const struct config *cs, int n)
 {
 	FILE *f = fopen(o.json, "w");
+	char desc[160];
 	int i;
 
 	if (!f) {
@@ -806,12 +838,14 @@ static int write_json(const struct config *cs, int n)
 		"  \"client\": \"%s\",\n  \"params\": {\"port\": %d, "
 		"\"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f, "
 		"\"max_calls_per_thread\": %" PRIu64 ", \"node_ram_bytes\": %"
-		PRIu64 "},\n  \"results\": [\n", backend_name[o.be],
+		PRIu64 ", \"node\": \"%s\"},\n  \"results\": [\n",
+		backend_name[o.be],
 		o.be == B_DFKV ? "libdfkv (TCP transport, 1 connection per thread)" :
 		o.be == B_MEMCACHED ? "dfkv-tcpbench text protocol, 1 connection "
 		"per thread, batch = pipelined set / multi-key get" :
 		"dfkv-tcpbench RESP, 1 connection per thread, batch = pipelined "
-		"SET/GET", o.port, o.wset, o.duration, o.max_calls, o.ram);
+		"SET/GET", o.port, o.wset, o.duration, o.max_calls, o.ram,
+		o.be == B_DFKV ? bench_node_desc(&o.node, desc, sizeof(desc)) : "");
 	for (i = 0; i < n; i++) {
 		const struct config *c = &cs[i];
 
@@ -850,6 +884,7 @@ static void usage(FILE *f)
 "  --sizes LIST     value sizes in KiB (default 64,1024,4096)\n"
 "  --threads LIST   client threads (default 1,4)\n"
 "  --batches LIST   operations per call (default 1,16; at most %d)\n"
+BENCH_NODE_USAGE
 "  --fill SIZE,N    redis only: store N values of SIZE bytes under\n"
 "                   redis-benchmark's key names, then exit\n"
 "  --cleanup        delete the dfkv bench node if it exists, then exit\n",
@@ -913,6 +948,7 @@ int main(int argc, char **argv)
 		{ "batches", required_argument, NULL, 'b' },
 		{ "fill", required_argument, NULL, 'f' },
 		{ "cleanup", no_argument, NULL, 'c' },
+		BENCH_NODE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -921,7 +957,7 @@ int main(int argc, char **argv)
 	int nsizes = 3, nthreads = 2, nbatches = 2, cleanup = 0, dofill = 0;
 	int n = 0, i, j, k, opt, err, rc = 0;
 	struct config cs[128];
-	struct dfkv_genl g;
+	struct dfkv_genl *g = &o.g;
 	uint64_t fails = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -957,7 +993,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c': cleanup = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: goto bad;
+		default:
+			if (bench_node_opt(&o.node, opt, optarg))
+				goto bad;
 		}
 	}
 	if (!o.port)
@@ -975,25 +1013,27 @@ int main(int argc, char **argv)
 		goto bad;
 
 	if (o.be == B_DFKV || cleanup) {
-		err = dfkv_genl_open(&g);
+		err = dfkv_genl_open(g);
 		if (err) {
 			fprintf(stderr, "dfkv-tcpbench: netlink family dfkv: %s\n",
 				strerror(-err));
 			return 2;
 		}
 		if (cleanup) {
-			err = node_del(&g);
-			dfkv_genl_close(&g);
+			err = bench_node_del(g, NODE_NAME);
+			dfkv_genl_close(g);
 			return err && err != -ENOENT && err != -ENODEV ? 1 : 0;
 		}
-		err = node_add(&g);
+		o.node.ram = o.ram;
+		o.node.port = o.port;
+		err = bench_node_add(g, &o.node);
 		if (err) {
 			fprintf(stderr, "dfkv-tcpbench: cannot create node %s with "
 				"a listener on 127.0.0.1:%d: %s%s%s\n", NODE_NAME,
-				o.port, strerror(-err), g.errmsg[0] ? ": " : "",
-				g.errmsg);
-			node_del(&g);
-			dfkv_genl_close(&g);
+				o.port, strerror(-err), g->errmsg[0] ? ": " : "",
+				g->errmsg);
+			bench_node_del(g, NODE_NAME);
+			dfkv_genl_close(g);
 			return 2;
 		}
 	}
@@ -1008,6 +1048,8 @@ int main(int argc, char **argv)
 				c->threads = (int)threads[j];
 				c->batch = (int)batches[k];
 				c->keys = o.wset / c->threads / c->size;
+				if (o.node.max_keys && c->keys > o.node.max_keys)
+					c->keys = o.node.max_keys;
 				c->keys -= c->keys % c->batch;
 				if (c->keys < (uint64_t)c->batch)
 					c->keys = c->batch;
@@ -1028,13 +1070,13 @@ int main(int argc, char **argv)
 		rc = 1;
 out:
 	if (o.be == B_DFKV) {
-		err = node_del(&g);
+		err = bench_node_del(g, NODE_NAME);
 		if (err) {
 			fprintf(stderr, "dfkv-tcpbench: cannot delete node %s: %s\n",
-				NODE_NAME, g.errmsg[0] ? g.errmsg : strerror(-err));
+				NODE_NAME, g->errmsg[0] ? g->errmsg : strerror(-err));
 			rc = rc ? rc : 1;
 		}
-		dfkv_genl_close(&g);
+		dfkv_genl_close(g);
 	}
 	return rc;
 bad:

@@ -293,6 +293,8 @@ def main():
     ap.add_argument("--accel", default="unknown")
     ap.add_argument("--ioctl-json")
     ap.add_argument("--ioctl-status", type=int, default=0)
+    ap.add_argument("--disk-json", help="the disk part's document (disk.py)")
+    ap.add_argument("--disk-status", type=int, default=0)
     ap.add_argument("--wset", type=int, default=32, help="MiB")
     ap.add_argument("--duration", type=float, default=0.5)
     ap.add_argument("--sizes", default="64,1024,4096")
@@ -430,8 +432,13 @@ def main():
                "(every row: size x threads x batch x op)",
                "per_size": per_size, "met": bool(per_size) and met2}
 
+    disk = None
+    if a.disk_json and os.path.exists(a.disk_json):
+        with open(a.disk_json) as f:
+            disk = json.load(f)
     failures = {
         "ioctl": a.ioctl_status,
+        "disk": a.disk_status,
         "iperf3": iperf["failures"],
         "dfkv_tcp": fails_of(dfkv),
         "memcached": fails_of(mc),
@@ -470,6 +477,7 @@ def main():
             "kernel": platform.release(), "cpus": os.cpu_count(),
             "accel": a.accel},
         "ioctl": ioctl,
+        "disk": disk,
         "tcp": {
             "params": {"working_set_mib": a.wset, "duration_s": a.duration,
                        "sizes_kib": a.sizes, "threads": a.threads,
@@ -484,7 +492,8 @@ def main():
         "failures": failures,
         "targets": {"ioctl": ioctl.get("target") if ioctl else None,
                     "get_1mib_vs_iperf3": target1,
-                    "ahead_of_redis_and_memcached": target2},
+                    "ahead_of_redis_and_memcached": target2,
+                    "disk": disk.get("targets") if disk else None},
     }
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
