@@ -49,9 +49,10 @@
  *   DFKV_A_EVENT and the node's attributes.
  * DFKV_CMD_LISTENER_ADD, DFKV_CMD_LISTENER_DEL (admin)
  *   DFKV_A_NODE_NAME, DFKV_A_LISTEN_ADDR, DFKV_A_LISTEN_PORT (default
- *   DFKV_PORT_TCP), DFKV_A_LISTEN_TRANSPORT (default TCP): a listener of
- *   the node in the node's network namespace.  Node replies list them in
- *   DFKV_A_LISTENERS.
+ *   DFKV_PORT_TCP, or DFKV_PORT_RDMA for RDMA), DFKV_A_LISTEN_TRANSPORT
+ *   (default TCP; DFKV_LISTENER_RDMA: an rdma_cm listener, wire epoch 7):
+ *   a listener of the node in the node's network namespace.  Node replies
+ *   list them in DFKV_A_LISTENERS.
  */
 #ifndef _UAPI_LINUX_DFKV_H
 #define _UAPI_LINUX_DFKV_H
