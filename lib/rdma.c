@@ -276,6 +276,7 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 			return DFKV_E_INVAL;	/* overlaps a pool */
 		}
 	/* register with the devices in use now; others on first use */
+	pthread_mutex_lock(&rd->lock);
 	for (size_t i = 0; i < rd->ndev; i++) {
 		p->mr[i] = ibv_reg_mr(rd->devs[i].pd, base, len,
 				      IBV_ACCESS_LOCAL_WRITE |
@@ -284,11 +285,13 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 		if (!p->mr[i]) {
 			for (size_t j = 0; j < i; j++)
 				ibv_dereg_mr(p->mr[j]);
+			pthread_mutex_unlock(&rd->lock);
 			pthread_rwlock_unlock(&rd->pools_lock);
 			free(p);
 			return DFKV_E_SYS;
 		}
 	}
+	pthread_mutex_unlock(&rd->lock);
 	p->next = rd->pools;
 	rd->pools = p;
 	pthread_rwlock_unlock(&rd->pools_lock);
@@ -685,14 +688,27 @@ void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 	p->ridle = NULL;
 }
 
+/* A pooled connection the node has not disconnected meanwhile. */
+static bool idle_ok(struct rconn *conn)
+{
+	struct pollfd pfd = { .fd = conn->ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 0;	/* no CM event (DISCONNECTED) */
+}
+
 static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 			      int *status)
 {
 	struct rconn *conn = NULL;
 
 	pthread_mutex_lock(&p->pool_lock);
-	if (p->nridle)
+	while (p->nridle && !conn) {
 		conn = p->ridle[--p->nridle];
+		if (!idle_ok(conn)) {
+			conn_close(conn);
+			conn = NULL;
+		}
+	}
 	pthread_mutex_unlock(&p->pool_lock);
 	if (conn)
 		return conn;
