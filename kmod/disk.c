@@ -26,6 +26,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/crc32c.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/kernel.h>
@@ -229,6 +230,30 @@ int dfkv_dio_wait(struct dfkv_dio *io)
 	if (!atomic_dec_and_test(&io->pending))
 		wait_for_completion(&io->done);
 	return READ_ONCE(io->error) ? -EIO : 0;
+}
+
+u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
+		  u64 bytes)
+{
+	for (; nr && bytes; bv++, nr--) {
+		u64 len = min_t(u64, bv->bv_len, bytes);
+		size_t off = bv->bv_offset;
+
+		bytes -= len;
+		while (len) {
+			struct page *page = nth_page(bv->bv_page,
+						     off >> PAGE_SHIFT);
+			size_t in = offset_in_page(off);
+			size_t n = min_t(u64, len, PAGE_SIZE - in);
+			void *p = kmap_local_page(page);
+
+			crc = crc32c(crc, p + in, n);
+			kunmap_local(p);
+			off += n;
+			len -= n;
+		}
+	}
+	return crc;
 }
 
 /* ---- failure ---- */
@@ -775,9 +800,12 @@ int dfkv_disk_open(const char *path, const char *name, bool format,
 		if (err == -EBUSY)
 			NL_SET_ERR_MSG(extack,
 				       "device is busy: mounted, or held by another user");
+		else if (err == -ENOENT)
+			NL_SET_ERR_MSG(extack, "no such device");
+		else if (err == -ENOTBLK)
+			NL_SET_ERR_MSG(extack, "not a block device");
 		else
-			NL_SET_ERR_MSG(extack,
-				       "cannot open the device (not a block device?)");
+			NL_SET_ERR_MSG(extack, "cannot open the device");
 		goto exit_ref;
 	}
 	bdev = disk_bdev(d);

@@ -157,6 +157,15 @@ void dfkv_dio_submit(struct dfkv_dio *io, enum req_op op, u64 pos,
 int dfkv_dio_wait(struct dfkv_dio *io);
 
 /*
+ * CRC32C over the first @bytes of the pages of @bv, chained: start with
+ * @crc = ~0U, pass each piece of a part in order, and the record's
+ * payload_crc is the bitwise NOT of the last return (ondisk.md: the same
+ * value as dfkv_od_crc() of the part in one piece).  Any context.
+ */
+u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
+		  u64 bytes);
+
+/*
  * Publish records (their extent/slot fields say where; generation is set
  * to the running epoch) with REQ_PREFLUSH | REQ_FUA, after the payloads
  * they describe completed; or clear the records of slots (zero, same

@@ -45,6 +45,7 @@
 #define REC_ID		0x10
 #define REC_LENGTH	0x20
 #define REC_GEN		0x28
+#define REC_PCRC	0x2c
 #define REC_EXTENT	0x30
 #define REC_SLOT	0x34
 #define REC_PART	0x38
@@ -394,7 +395,7 @@ const char *dfkv_od_sb_reason_str(enum dfkv_od_sb_reason why)
 /**
  * dfkv_od_rec_encode() - encode a slot record
  * @buf: DFKV_OD_REC_BYTES bytes
- * @rec: the record (format 1)
+ * @rec: the record (format 1; gen at most DFKV_OD_EPOCH_MAX)
  * @uuid: the disk's uuid
  */
 void dfkv_od_rec_encode(void *buf, const struct dfkv_od_rec *rec,
@@ -409,7 +410,8 @@ void dfkv_od_rec_encode(void *buf, const struct dfkv_od_rec *rec,
 	put_unaligned_le64(rec->key.tenant, b + REC_TENANT);
 	memcpy(b + REC_ID, rec->key.id, DFKV_OBJECT_ID_LEN);
 	put_unaligned_le64(rec->length, b + REC_LENGTH);
-	put_unaligned_le64(rec->gen, b + REC_GEN);
+	put_unaligned_le32(rec->gen, b + REC_GEN);
+	put_unaligned_le32(rec->payload_crc, b + REC_PCRC);
 	put_unaligned_le32(rec->extent, b + REC_EXTENT);
 	put_unaligned_le32(rec->slot, b + REC_SLOT);
 	put_unaligned_le32(rec->part, b + REC_PART);
@@ -423,7 +425,8 @@ static void od_rec_decode(const u8 *b, struct dfkv_od_rec *rec)
 	rec->key.tenant = get_unaligned_le64(b + REC_TENANT);
 	memcpy(rec->key.id, b + REC_ID, DFKV_OBJECT_ID_LEN);
 	rec->length = get_unaligned_le64(b + REC_LENGTH);
-	rec->gen = get_unaligned_le64(b + REC_GEN);
+	rec->gen = get_unaligned_le32(b + REC_GEN);
+	rec->payload_crc = get_unaligned_le32(b + REC_PCRC);
 	rec->extent = get_unaligned_le32(b + REC_EXTENT);
 	rec->slot = get_unaligned_le32(b + REC_SLOT);
 	rec->part = get_unaligned_le32(b + REC_PART);

@@ -25,7 +25,7 @@
 #define DFKV_OD_NAME_MAX	64	/* including the terminating NUL */
 #define DFKV_OD_SB_MAGIC	"DFKVDISK"	/* 8 bytes, no NUL on disk */
 #define DFKV_OD_RECORD_MAGIC	0x524b4644U	/* "DFKR" */
-#define DFKV_OD_EPOCH_MAX	((1ULL << 63) - 1)	/* then: reformat */
+#define DFKV_OD_EPOCH_MAX	0xffffffffULL	/* records hold 32 bits */
 
 enum dfkv_od_state {
 	DFKV_OD_CLEAN = 1,
@@ -74,7 +74,8 @@ enum dfkv_od_sb_reason {
 struct dfkv_od_rec {
 	struct dfkv_key key;
 	u64 length;		/* total value length */
-	u64 gen;		/* epoch written in */
+	u64 gen;		/* epoch written in, <= DFKV_OD_EPOCH_MAX */
+	u32 payload_crc;	/* dfkv_od_crc() of this part's bytes */
 	u32 extent;
 	u32 slot;
 	u32 part;

@@ -207,7 +207,7 @@ TEST(superblock_every_bit_flip)
 	ASSERT_EQ(0, dfkv_od_sb_format(&sb, 3 * GIB + 4096, 16 * MIB, uuid_a,
 				       "disk-a"));
 	sb.state = DFKV_OD_DIRTY;
-	sb.epoch = 0x1234567890ULL;
+	sb.epoch = 0x89abcdefULL;	/* records hold 32-bit epochs */
 	sb.valid_from = 77;
 	dfkv_od_sb_encode(&sb, sbbuf);
 	ASSERT_EQ(DFKV_OD_SB_OK, dfkv_od_sb_decode(sbbuf, &out));
@@ -459,12 +459,18 @@ TEST(record_round_trip_and_bit_flips)
 
 	disk_init(_metadata, &d, 64 * MIB, 4 * MIB, 5, 9);
 	r = mkrec(0x0123456789abcdefULL, 0x40, 12288, 7, 3, 17, 0, 2);
+	r.payload_crc = 0xfedcba98;
 	ASSERT_EQ(12288, d.sc.class_size[2]);
 	dfkv_od_rec_encode(b, &r, uuid_a);
 	EXPECT_EQ('D', b[0]);
 	EXPECT_EQ('F', b[1]);
 	EXPECT_EQ('K', b[2]);
 	EXPECT_EQ('R', b[3]);
+	/* generation: 32 bits at 0x28, then the payload CRC at 0x2c */
+	EXPECT_EQ(7, b[0x28]);
+	EXPECT_EQ(0, b[0x29] | b[0x2a] | b[0x2b]);
+	EXPECT_EQ(0x98, b[0x2c]);
+	EXPECT_EQ(0xfe, b[0x2f]);
 	ASSERT_EQ(DFKV_OD_REC_OK, dfkv_od_rec_check(&d.sc, b, 3, 17, &out));
 	EXPECT_EQ(0, memcmp(&r, &out, sizeof(r)));
 	EXPECT_EQ(DFKV_OD_REC_OK, dfkv_od_rec_check(&d.sc, b, 3, 17, NULL));
