@@ -20,24 +20,6 @@ K1=0123456789abcdef:00112233445566778899aabbccddeeff
 K2=0123456789abcdef:ffeeddccbbaa99887766554433221100
 K3=fedcba9876543210:0f0e0d0c0b0a09080706050403020100
 
-# expect RC CMD...: CMD exits with RC; its stderr is kept in $T/err.
-expect() {
-	want=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "exit status $got, expected $want: $*"
-		cat "$T/out" "$T/err"
-		return 1
-	fi
-}
-
-# has FILE TEXT: FILE contains TEXT (fixed string).
-has() {
-	grep -qF -- "$2" "$1" || { echo "no '$2' in:"; cat "$1"; return 1; }
-}
-
 t_version_unloaded() {
 	dfkv_unload
 	expect 3 "$DFKVCTL" version &&

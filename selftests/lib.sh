@@ -33,6 +33,25 @@ tap_check() {
 
 tap_done() { [ "$tap_failed" -eq 0 ]; exit $?; }
 
+# expect RC CMD...: CMD exits with RC; its output is kept in $T/out and
+# $T/err (the caller's temporary directory).
+expect() {
+	want=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "exit status $got, expected $want: $*"
+		cat "$T/out" "$T/err"
+		return 1
+	fi
+}
+
+# has FILE TEXT: FILE contains TEXT (fixed string).
+has() {
+	grep -qF -- "$2" "$1" || { echo "no '$2' in:"; cat "$1"; return 1; }
+}
+
 # Load dfkv.ko fresh (unloading a previous copy).
 dfkv_load() {
 	dfkv_unload
