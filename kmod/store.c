@@ -471,6 +471,61 @@ static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
 }
 
 /*
+ * An array of n part slots; on disk (d != NULL) followed by the n parts'
+ * payload CRCs (entry_dcrcs()), freed together.
+ */
+static struct dfkv_slot *entry_parts_array(u32 n, struct dfkv_disk *d)
+{
+	return kcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
+		       GFP_KERNEL);
+}
+
+static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
+{
+	return slots == &e->dslot0 ? &e->dcrc0 : (u32 *)(slots + n);
+}
+
+/*
+ * CRC32C of [off, off + len) of e's value in its RAM slots, as a record's
+ * payload_crc (Documentation/ondisk.md).
+ */
+static u32 entry_ram_crc(struct dfkv_entry *e, u64 off, u64 len)
+{
+	struct bio_vec bv[32];
+	u32 crc = ~0U;
+
+	while (len) {
+		size_t mapped;
+		unsigned int nr = dfkv_entry_map(e, off, len, bv,
+						 ARRAY_SIZE(bv), &mapped);
+
+		if (!nr || !mapped)
+			break;
+		crc = dfkv_disk_crc(crc, bv, nr, mapped);
+		off += mapped;
+		len -= mapped;
+	}
+	return ~crc;
+}
+
+/*
+ * After a cold read: every disk part of e in RAM matches the CRC its
+ * record carries.  A mismatch is a payload changed on the device.
+ */
+static bool entry_parts_intact(struct dfkv_entry *e)
+{
+	u64 ext = e->disk->slab.extent_bytes;
+	u32 i;
+
+	for (i = 0; i < e->nr_dslots; i++)
+		if (entry_ram_crc(e, (u64)i * ext,
+				  dfkv_od_part_len(e->len, i, ext)) !=
+		    e->dcrcs[i])
+			return false;
+	return true;
+}
+
+/*
  * Give e the slots of its whole value in RAM (d == NULL) or on disk d, in
  * parts of one extent.  On failure the slots allocated so far stay in
  * (*slots, *nr) for the caller to free.
@@ -487,7 +542,7 @@ static int entry_alloc_parts(struct dfkv_store *st, struct dfkv_disk *d,
 	*slots = slot0;
 	*nr = 0;
 	if (n > 1) {
-		*slots = kcalloc(n, sizeof(**slots), GFP_KERNEL);
+		*slots = entry_parts_array(n, d);
 		if (!*slots) {
 			*slots = slot0;
 			return -ENOMEM;
@@ -565,6 +620,7 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 	e->store = st;
 	e->slots = &e->slot0;
 	e->dslots = &e->dslot0;
+	e->dcrcs = &e->dcrc0;
 	INIT_LIST_HEAD(&e->dlru);
 	INIT_WORK(&e->flush_work, dfkv_store_flush_work);
 
@@ -833,6 +889,11 @@ static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 		e->nr_slots = nr;
 		spin_unlock(&e->lock);
 		err = dfkv_tier_io(st, e, REQ_OP_READ);
+		if (!err && !entry_parts_intact(e)) {
+			pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
+					    e->disk->name);
+			err = -EBADMSG;
+		}
 	}
 	spin_lock(&e->lock);
 	if (!err) {
@@ -863,6 +924,7 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 {
 	struct dfkv_entry *e = entry_lookup(st, key);
 	bool load = false, tiered = dfkv_tier_on(&st->tier);
+	int err = 0;
 
 	if (!e)
 		return NULL;
@@ -890,13 +952,23 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 	WRITE_ONCE(e->stamp, now_stamp());
 	if (load) {
 		this_cpu_inc(st->stats->pcpu->ram_misses);
-		store_promote(st, e);
+		err = store_promote(st, e);
 	} else {
 		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
 	}
 	if (!(READ_ONCE(e->tier) & DFKV_T_RAM)) {
+		bool unlink = false;
+
+		/* A corrupt payload: the block is gone, never served. */
+		if (err == -EBADMSG) {
+			spin_lock(&e->lock);
+			unlink = entry_kill_locked(st, e);
+			spin_unlock(&e->lock);
+			if (unlink)
+				entry_unlink(st, e);
+		}
 		dfkv_store_unpin(e);
-		return ERR_PTR(-EIO);
+		return err == -EBADMSG ? NULL : ERR_PTR(-EIO);
 	}
 	return e;
 }
@@ -1037,12 +1109,17 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	u32 nr, i;
 	int err;
 
+	u64 ext = d->slab.extent_bytes;
+	u32 *crcs;
+
 	err = entry_alloc_parts(st, d, e, &slots, &nr, &e->dslot0);
+	crcs = entry_dcrcs(e, slots, dfkv_od_nr_parts(e->len, ext));
 	atomic_inc(&d->users);
 	dfkv_disk_get(d);
 	spin_lock(&e->lock);
 	e->disk = d;
 	e->dslots = slots;
+	e->dcrcs = crcs;
 	e->nr_dslots = nr;
 	spin_unlock(&e->lock);
 	if (err)
@@ -1055,6 +1132,9 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	if (!recs)
 		return -EAGAIN;
 	for (i = 0; i < nr; i++) {
+		crcs[i] = entry_ram_crc(e, (u64)i * ext,
+					dfkv_od_part_len(e->len, i, ext));
+		recs[i].payload_crc = crcs[i];
 		recs[i].key = e->key;
 		recs[i].length = e->len;
 		recs[i].extent = slots[i].extent;
@@ -1090,6 +1170,7 @@ static void flush_detach(struct dfkv_entry *e)
 	recs = e->tier & DFKV_T_RECS;
 	e->disk = NULL;
 	e->dslots = &e->dslot0;
+	e->dcrcs = &e->dcrc0;
 	e->nr_dslots = 0;
 	e->tier &= ~DFKV_T_RECS;
 	spin_unlock(&e->lock);
@@ -1182,13 +1263,13 @@ static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
 		e->dslots = &e->dslot0;
 		e->stamp = rec->gen;	/* older epochs are colder */
 		if (nparts > 1) {
-			e->dslots = kcalloc(nparts, sizeof(*e->dslots),
-					    GFP_KERNEL);
+			e->dslots = entry_parts_array(nparts, d);
 			if (!e->dslots) {
 				kmem_cache_free(entry_cache, e);
 				return -ENOMEM;
 			}
 		}
+		e->dcrcs = entry_dcrcs(e, e->dslots, nparts);
 		for (i = 0; i < nparts; i++)
 			e->dslots[i].extent = U32_MAX;
 		e->nr_dslots = nparts;
@@ -1210,6 +1291,7 @@ static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
 	if (dfkv_slab_claim(&d->slab, slot, rec->cls, e))
 		return DFKV_OD_SCAN_REFUSE;
 	e->dslots[rec->part] = slot;
+	e->dcrcs[rec->part] = rec->payload_crc;
 	return 0;
 }
 

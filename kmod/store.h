@@ -65,8 +65,10 @@ struct dfkv_entry {
 	u8 flush_tries;
 	u32 nr_dslots;
 	struct dfkv_disk *disk;	/* holds a reference while set */
-	struct dfkv_slot *dslots;
+	struct dfkv_slot *dslots;	/* with the parts' CRCs behind them */
+	u32 *dcrcs;			/* payload CRC32C of each disk part */
 	struct dfkv_slot dslot0;
+	u32 dcrc0;
 	u64 dqueued;		/* stamp when queued on the disk's lru */
 	struct list_head dlru;
 	struct work_struct flush_work;
