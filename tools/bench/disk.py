@@ -6,15 +6,17 @@ Run by tools/bench/run in the test VM, on the VM's scratch disk (/dev/vda,
 from `vm-run --disk SIZE`), after the ioctl bench and before the TCP part.
 Everything on the device is overwritten.  Steps, one after the other:
 
-  1. fio, direct I/O (libaio), sequential, on the first --region MiB of
-     the device: a prefill pass, then for every value size and queue depth
-     a write job, a write job with fdatasync after every write, and a read
-     job (fio is the device's reference: same sizes, same queue depth,
-     same device).
-  2. dfkv-bench --disk, cold: node RAM --cold-ram, ack=disk (every PUT
-     waits for its payload and record to be durable), the node restarted
-     (node del, node add, disk add) before GET, so every GET reads the
-     disk.  Sizes --disk-sizes.
+  1. For every value size (--disk-sizes), one right after the other, so
+     that both see the same load of the host:
+     a. fio, direct I/O (libaio), sequential, on the first --region MiB
+        of the device: a prefill pass, then for every queue depth a write
+        job, a write job with fdatasync after every write, and a read job
+        (fio is the device's reference: same sizes, same queue depth,
+        same device);
+     b. dfkv-bench --disk, cold: node RAM --cold-ram, ack=disk (every PUT
+        waits for its payload and record to be durable), the node
+        restarted (node del, node add, disk add) before GET, so every GET
+        reads the disk.
   3. dfkv-bench --disk, warm: node RAM --warm-ram, write-back, ack=ram;
      PUT is acknowledged after RAM admission, GET is served from RAM
      (the working set fits); memcpy of the same buffers beside it.
@@ -74,6 +76,8 @@ def refuse_device(dev, force):
 # ---------------------------------------------------------------- fio
 
 def fio_jobs(a, sizes, qds):
+    # The prefill is in every job file: a dfkv format in between zeroes
+    # (and may unmap) the start of the device.
     g = ["[global]", "filename=" + a.dev, "direct=1", "ioengine=libaio",
          "size=%dm" % a.region, "offset=0", "thread", "",
          # Every block of the region is written before anything reads it.
@@ -89,10 +93,11 @@ def fio_jobs(a, sizes, qds):
     return "\n".join(g)
 
 
-def run_fio(a, sizes, qds):
-    res = {"tool": "fio", "failures": 0, "jobs": {}}
-    jobfile = os.path.join(a.tmp, "disk.fio")
-    out = os.path.join(a.tmp, "fio.json")
+def run_fio(a, sizes, qds, res):
+    """Run the jobs of sizes, adding them to res."""
+    tag = "-".join(str(k) for k in sizes)
+    jobfile = os.path.join(a.tmp, "disk-%s.fio" % tag)
+    out = os.path.join(a.tmp, "fio-%s.json" % tag)
     with open(jobfile, "w") as f:
         f.write(fio_jobs(a, sizes, qds))
     try:
@@ -100,7 +105,8 @@ def run_fio(a, sizes, qds):
                              text=True).stdout.strip()
     except OSError:
         log("fio not installed (tools/install-deps)")
-        res.update(failures=1, error="fio not installed")
+        res["failures"] += 1
+        res["error"] = "fio not installed"
         return res
     res["version"] = ver
     log("fio %s: %d sizes x %d queue depths x 3 jobs, %g s each"
@@ -116,6 +122,7 @@ def run_fio(a, sizes, qds):
         res["failures"] += 1
         res["error"] = "fio exit %d: %s" % (cp.returncode, cp.stderr.strip()[:200])
         log(res["error"])
+    got = 0
     for job in j.get("jobs", []):
         name = job["jobname"]
         if name == "prefill":
@@ -131,10 +138,11 @@ def run_fio(a, sizes, qds):
              "failures": 1 if job.get("error") else 0}
         res["failures"] += r["failures"]
         res["jobs"][name] = r
+        got += 1
     want = 3 * len(sizes) * len(qds)
-    if len(res["jobs"]) != want:
-        res["failures"] += want - len(res["jobs"])
-        log("fio reported %d of %d jobs" % (len(res["jobs"]), want))
+    if got != want:
+        res["failures"] += want - got
+        log("fio reported %d of %d jobs" % (got, want))
     return res
 
 
@@ -350,8 +358,8 @@ def main():
                     "flush)")
     ap.add_argument("--region", type=int, default=64,
                     help="MiB of the device fio uses")
-    ap.add_argument("--fio-runtime", type=float, default=2.0, help="s per job")
-    ap.add_argument("--rebuild-blocks", type=int, default=2000)
+    ap.add_argument("--fio-runtime", type=float, default=1.5, help="s per job")
+    ap.add_argument("--rebuild-blocks", type=int, default=1000)
     ap.add_argument("--skip-tcp", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
@@ -372,9 +380,21 @@ def main():
     warm_node = ["--ram", str(a.warm_ram), "--wset", str(a.warm_wset),
                  "--policy", "writeback", "--ack", "ram"]
 
-    fio = run_fio(a, ints(a.disk_sizes), qds)
-    ioc_cold, rc_ic = ioctl_run(a, "ioctl-cold", cold_node, a.disk_sizes,
-                                ["--no-memcpy"])
+    fio = {"tool": "fio", "failures": 0, "jobs": {}}
+    ioc_cold, rc_ic = None, 0
+    for kib in ints(a.disk_sizes):
+        run_fio(a, [kib], qds, fio)
+        doc, rc = ioctl_run(a, "ioctl-cold-%d" % kib, cold_node, str(kib),
+                            ["--no-memcpy"])
+        rc_ic = max(rc_ic, rc)
+        if doc and ioc_cold:
+            ioc_cold["results"] += doc["results"]
+            ioc_cold["exit_status"] = max(ioc_cold["exit_status"], rc)
+            ioc_cold["wall_seconds"] += doc["wall_seconds"]
+        elif doc:
+            ioc_cold = doc
+    if ioc_cold:
+        ioc_cold["exit_status"] = rc_ic
     ioc_warm, rc_iw = ioctl_run(a, "ioctl-warm", warm_node, a.tier_sizes, [])
     tcp_cold = tcp_warm = None
     rc_tc = rc_tw = 0
