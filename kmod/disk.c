@@ -39,6 +39,7 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -302,6 +303,21 @@ static u64 disk_rec_block(struct dfkv_disk *d, u32 extent, u32 slot)
 	return dfkv_od_rec_pos(&d->sb.geom, extent, slot) >> ilog2(d->lbs);
 }
 
+/* Entry @idx of a record update, and the record block it falls in. */
+struct disk_rec_ref {
+	u64 block;
+	u32 idx;
+};
+
+static int disk_rec_ref_cmp(const void *a, const void *b)
+{
+	const struct disk_rec_ref *x = a, *y = b;
+
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* Extent and slot of entry @j of a record update. */
 static void disk_rec_at(const struct dfkv_od_rec *recs,
 			const struct dfkv_slot *slots, unsigned int j,
@@ -312,15 +328,15 @@ static void disk_rec_at(const struct dfkv_od_rec *recs,
 }
 
 /*
- * Read record block @block into @page, patch every entry in [@from, @nr)
- * that falls in it, write it back; all under the block's lock.
+ * Read the record block of @refs[0 .. @n) (all the same block) into
+ * @page, patch their entries, write it back; all under the block's lock.
  */
-static int disk_rec_rmw(struct dfkv_disk *d, u64 block, struct page *page,
-			blk_opf_t flush, const struct dfkv_od_rec *recs,
-			const struct dfkv_slot *slots, unsigned int from,
-			unsigned int nr)
+static int disk_rec_rmw(struct dfkv_disk *d, const struct disk_rec_ref *refs,
+			unsigned int n, struct page *page, blk_opf_t flush,
+			const struct dfkv_od_rec *recs,
+			const struct dfkv_slot *slots)
 {
-	u64 pos = block << ilog2(d->lbs);
+	u64 block = refs[0].block, pos = block << ilog2(d->lbs);
 	u8 *buf = page_address(page);
 	unsigned int j;
 	int err;
@@ -329,16 +345,14 @@ static int disk_rec_rmw(struct dfkv_disk *d, u64 block, struct page *page,
 	err = disk_rw_page(d, REQ_OP_READ, pos, page, d->lbs);
 	if (err)
 		goto out;
-	for (j = from; j < nr; j++) {
+	for (j = 0; j < n; j++) {
+		u32 e, s, k = refs[j].idx;
 		u64 off;
-		u32 e, s;
 
-		disk_rec_at(recs, slots, j, &e, &s);
-		if (disk_rec_block(d, e, s) != block)
-			continue;
+		disk_rec_at(recs, slots, k, &e, &s);
 		off = dfkv_od_rec_pos(&d->sb.geom, e, s) - pos;
 		if (recs)
-			dfkv_od_rec_encode(buf + off, &recs[j], d->sb.uuid);
+			dfkv_od_rec_encode(buf + off, &recs[k], d->sb.uuid);
 		else
 			memset(buf + off, 0, DFKV_OD_REC_BYTES);
 	}
@@ -352,17 +366,19 @@ out:
 }
 
 /*
- * Write the records @recs, or clear the records of @slots: every record
- * block they fall in is read, patched and written once.  The first block
- * written carries REQ_PREFLUSH, which makes every payload that completed
- * before this call durable before any record that describes it.
+ * Write the records @recs, or clear the records of @slots: the entries are
+ * sorted by record block, and every block is read, patched and written
+ * once, in ascending order.  The first block written carries REQ_PREFLUSH,
+ * which makes every payload that completed before this call durable
+ * before any record that describes it.
  */
 static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
 			   const struct dfkv_slot *slots, unsigned int nr)
 {
 	blk_opf_t flush = REQ_PREFLUSH;
-	struct page *page;
+	struct disk_rec_ref one, *refs = &one;
 	unsigned int i, j;
+	struct page *page;
 	int err = 0;
 
 	if (!nr)
@@ -388,27 +404,31 @@ static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
 		dfkv_disk_fail(d, "record update after close");
 		return -EIO;
 	}
+	err = -ENOMEM;
 	page = alloc_page(GFP_NOIO);
-	if (!page) {
-		err = -ENOMEM;
+	if (!page)
 		goto out;
+	if (nr > 1) {
+		refs = kvmalloc_array(nr, sizeof(*refs), GFP_KERNEL);
+		if (!refs)
+			goto out_page;
 	}
-
 	for (i = 0; i < nr; i++) {
-		bool done = false;
-		u64 block;
 		u32 e, s;
 
 		disk_rec_at(recs, slots, i, &e, &s);
-		block = disk_rec_block(d, e, s);
-		/* a block shared with an earlier entry was written with it */
-		for (j = 0; j < i && !done; j++) {
-			disk_rec_at(recs, slots, j, &e, &s);
-			done = disk_rec_block(d, e, s) == block;
-		}
-		if (done)
-			continue;
-		err = disk_rec_rmw(d, block, page, flush, recs, slots, i, nr);
+		refs[i].block = disk_rec_block(d, e, s);
+		refs[i].idx = i;
+	}
+	if (nr > 1)
+		sort(refs, nr, sizeof(*refs), disk_rec_ref_cmp, NULL);
+
+	err = 0;
+	for (i = 0; i < nr; i = j) {
+		for (j = i + 1; j < nr && refs[j].block == refs[i].block; j++)
+			;
+		err = disk_rec_rmw(d, refs + i, j - i, page, flush, recs,
+				   slots);
 		if (err) {
 			dfkv_disk_fail(d, recs ? "record write failed" :
 						 "record clear failed");
@@ -417,6 +437,9 @@ static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
 		}
 		flush = 0;
 	}
+	if (refs != &one)
+		kvfree(refs);
+out_page:
 	__free_page(page);
 out:
 	percpu_ref_put(&d->io);
