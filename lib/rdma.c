@@ -1140,7 +1140,8 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
 	struct ritem *items = calloc(n, sizeof(*items));
 	struct rconn **conns = calloc(maxc ? maxc : 1, sizeof(*conns));
-	struct pollfd *pfd = calloc(maxc ? maxc : 1, sizeof(*pfd));
+	/* per connection: its completion channel, its CM event channel */
+	struct pollfd *pfd = calloc(maxc ? 2 * maxc : 2, sizeof(*pfd));
 	struct rconn **pconn = calloc(maxc ? maxc : 1, sizeof(*pconn));
 
 	if (!items || !conns || !pfd || !pconn) {
@@ -1193,27 +1194,38 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 			if (rc > 0)
 				progress = true;
 			pconn[np] = conn;
-			pfd[np].fd = conn->cc->fd;
-			pfd[np].events = POLLIN;
-			pfd[np].revents = 0;
+			pfd[2 * np].fd = conn->cc->fd;
+			pfd[2 * np + 1].fd = conn->ch->fd;
+			pfd[2 * np].events = pfd[2 * np + 1].events = POLLIN;
+			pfd[2 * np].revents = pfd[2 * np + 1].revents = 0;
 			np++;
 		}
 		if (!np)
 			break;
 		if (progress)
 			continue;
-		rc = poll(pfd, np, (int)(deadline - now > 100 ? 100 :
-					 deadline - now));
+		rc = poll(pfd, 2 * np, (int)(deadline - now > 100 ? 100 :
+					     deadline - now));
 		if (rc < 0 && errno != EINTR)
 			break;
 		for (size_t i = 0; i < np; i++) {
+			struct rdma_cm_event *ev;
 			struct ibv_cq *cq;
 			void *ctx;
 
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			if (!ibv_get_cq_event(pconn[i]->cc, &cq, &ctx))
+			if ((pfd[2 * i].revents & POLLIN) &&
+			    !ibv_get_cq_event(pconn[i]->cc, &cq, &ctx))
 				ibv_ack_cq_events(cq, 1);
+			/*
+			 * A CM event on an established connection is its end
+			 * (the node disconnected, the device went away): fail
+			 * now rather than after the transport's retries.
+			 */
+			if ((pfd[2 * i + 1].revents & POLLIN) &&
+			    !rdma_get_cm_event(pconn[i]->ch, &ev)) {
+				rdma_ack_cm_event(ev);
+				conn_fail(c, pconn[i], DFKV_E_UNAVAILABLE);
+			}
 		}
 	}
 	for (size_t i = 0; i < nc; i++)
