@@ -691,7 +691,9 @@ void print_disk_report(FILE *f, const struct node_info *ni, bool raw)
 		return;
 	fputc('\n', f);
 	print_usage(f, ni, raw, false);
-	fprintf(f, "  %-12s %llu\n", "evictions", U(ni->stat[DFKV_STAT_EVICTIONS]));
+	if (ni->has_stat[DFKV_STAT_EVICTIONS])
+		fprintf(f, "  %-12s %llu\n", "evictions",
+			U(ni->stat[DFKV_STAT_EVICTIONS]));
 	print_tier_stats(f, ni, raw);
 }
 
