@@ -94,7 +94,7 @@ demo: all
 	$(VM_RUN) --disk 256M -- tools/demo
 
 bench: all
-	$(VM_RUN) --mem 2048 --disk 2G --timeout 1800 -- tools/bench/run build/bench.json
+	$(VM_RUN) --mem 2048 --disk 2G --timeout 3600 -- tools/bench/run build/bench.json
 
 vm-shell: all
 	$(VM_RUN) --disk 256M --shell
