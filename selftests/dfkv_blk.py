@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Block loads for the disk and tier selftests, straight through /dev/dfkv.
+
+Keys and values are a pure function of (seed, index): the block key's
+tenant is 0x7e57 << 48 | seed, its object id the first 16 bytes of
+SHA-256("seed:index"), and the value SIZE bytes of random.Random seeded
+with the same string.  So a later run (after a restart, in another
+process) knows exactly which bytes each key must hold, and "wrong" means
+the node returned bytes that differ from what was PUT for that key.
+
+  put   NODE SEED FIRST COUNT SIZE   PUT keys FIRST..FIRST+COUNT-1
+  check NODE SEED FIRST COUNT SIZE   GET them: counts of ok/miss/wrong/...
+  rm    NODE SEED FIRST COUNT        REMOVE them
+  burst NODE SEED INDEX SIZE THREADS THREADS concurrent GETs of one key
+  key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
+  rec   DEV SEED INDEX               record offsets of the key on a
+                                     dfkv device or image (one per line)
+  payload DEV SEED INDEX SIZE        device offset of the key's payload
+  onimage DEV SEED FIRST COUNT SIZE  how many of the keys have their
+                                     record and payload on DEV
+
+put/check/rm/burst print one line "ok=N miss=N wrong=N ..." (each status
+by its name) and exit 0; the shell tests assert on the counts.  With
+DFKV_BLK_PIDFILE set, the process writes its pid there first.
+"""
+import ctypes
+import fcntl
+import hashlib
+import os
+import random
+import struct
+import sys
+import threading
+
+DEV = "/dev/dfkv"
+STATUS = ["ok", "miss", "full", "io_error", "invalid", "quota", "busy",
+          "unsupported", "too_large", "lease_expired"]
+OP_FMT = "<IIIIQ16sQQQQQQII"
+OP_SIZE = struct.calcsize(OP_FMT)
+assert OP_SIZE == 96
+
+
+def _ioc(dir_, nr, size):
+    return (dir_ << 30) | (size << 16) | (0xdf << 8) | nr
+
+
+IOC_BIND = _ioc(1, 1, 40)
+IOC_PUT = _ioc(3, 2, OP_SIZE)
+IOC_GET = _ioc(3, 3, OP_SIZE)
+IOC_EXIST = _ioc(3, 4, OP_SIZE)
+IOC_REMOVE = _ioc(3, 5, OP_SIZE)
+
+
+def key(seed, i):
+    tenant = (0x7e57 << 48) | seed
+    oid = hashlib.sha256(b"%d:%d" % (seed, i)).digest()[:16]
+    return tenant, oid
+
+
+def value(seed, i, size):
+    return random.Random("%d:%d" % (seed, i)).randbytes(size)
+
+
+class Node:
+    def __init__(self, name):
+        self.fd = os.open(DEV, os.O_RDWR)
+        b = struct.pack("<II32s", 40, 0, name.encode())
+        fcntl.ioctl(self.fd, IOC_BIND, b)
+
+    def op(self, ioc, k, buf=None, length=0, cap=0):
+        addr = ctypes.addressof(buf) if buf is not None else 0
+        o = bytearray(struct.pack(OP_FMT, OP_SIZE, 0, 0, 0, k[0], k[1], 0,
+                                  length, addr, cap, 0, 0, 0, 0))
+        fcntl.ioctl(self.fd, ioc, o, True)
+        f = struct.unpack(OP_FMT, o)
+        return f[3], f[10], f[11]     # status, stored_len, data_len
+
+    def put(self, k, v):
+        buf = ctypes.create_string_buffer(v, len(v))
+        return self.op(IOC_PUT, k, buf, len(v))[0]
+
+    def get(self, k, cap):
+        """(status name, bytes or None)"""
+        buf = ctypes.create_string_buffer(cap)
+        st, stored, n = self.op(IOC_GET, k, buf, 0, cap)
+        if st:
+            return STATUS[st] if st < len(STATUS) else "status%d" % st, None
+        return "ok", buf.raw[:n] if stored == n else b""
+
+    def close(self):
+        os.close(self.fd)
+
+
+def count_line(c):
+    names = ["ok", "miss", "wrong"] + sorted(k for k in c if k not in
+                                             ("ok", "miss", "wrong"))
+    return " ".join("%s=%d" % (n, c.get(n, 0)) for n in names)
+
+
+def bump(c, what):
+    c[what] = c.get(what, 0) + 1
+
+
+def do_put(node, seed, first, count, size):
+    n, c = Node(node), {}
+    for i in range(first, first + count):
+        st = n.put(key(seed, i), value(seed, i, size))
+        bump(c, STATUS[st] if st < len(STATUS) else "status%d" % st)
+    return c
+
+
+def judge(c, got, want):
+    st, data = got
+    if st == "too_large":       # stored longer than what was PUT
+        bump(c, "wrong")
+    elif st != "ok":
+        bump(c, st)
+    elif data == want:
+        bump(c, "ok")
+    else:
+        bump(c, "wrong")
+
+
+def do_check(node, seed, first, count, size):
+    n, c = Node(node), {}
+    for i in range(first, first + count):
+        judge(c, n.get(key(seed, i), size + 1), value(seed, i, size))
+    return c
+
+
+def do_rm(node, seed, first, count):
+    n, c = Node(node), {}
+    for i in range(first, first + count):
+        st, _, _ = n.op(IOC_REMOVE, key(seed, i))
+        bump(c, STATUS[st] if st < len(STATUS) else "status%d" % st)
+    return c
+
+
+def do_burst(node, seed, i, size, threads):
+    want, k, c = value(seed, i, size), key(seed, i), {}
+    nodes = [Node(node) for _ in range(threads)]
+    go = threading.Barrier(threads)
+    res = [None] * threads
+
+    def run(j):
+        go.wait()
+        res[j] = nodes[j].get(k, size + 1)
+
+    ts = [threading.Thread(target=run, args=(j,)) for j in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for r in res:
+        judge(c, r, want)
+    return c
+
+
+def superblock(f):
+    f.seek(0)
+    sb = f.read(512)
+    if sb[:8] != b"DFKVDISK":
+        sys.exit("not a dfkv device")
+    ext, nr, roff, rbytes, doff = struct.unpack_from("<QQQQQ", sb, 0x20)
+    return ext, nr, roff, rbytes, doff
+
+
+def find_records(path, seed, i):
+    """[(device offset, extent, slot, part)] of the key's records."""
+    tenant, oid = key(seed, i)
+    pat = struct.pack("<Q", tenant) + oid
+    out = []
+    with open(path, "rb") as f:
+        ext, nr, roff, rbytes, doff = superblock(f)
+        f.seek(roff)
+        area = f.read(rbytes)
+    pos = area.find(pat)
+    while pos >= 0:
+        r = pos - 8
+        if r % 64 == 0 and area[r:r + 4] == b"DFKR":
+            e, s, p = struct.unpack_from("<III", area, r + 0x30)
+            out.append((roff + r, e, s, p))
+        pos = area.find(pat, pos + 1)
+    return out
+
+
+def find_payload(path, seed, i, size):
+    """Device offset of the first byte of the key's value (part 0)."""
+    want = value(seed, i, size)[:4096]
+    with open(path, "rb") as f:
+        ext, nr, roff, rbytes, doff = superblock(f)
+        for off, e, s, p in find_records(path, seed, i):
+            if p:
+                continue
+            f.seek(doff + e * ext)
+            data = f.read(ext)
+            at = data.find(want)
+            if at >= 0:
+                return doff + e * ext + at
+    return None
+
+
+def main(argv):
+    cmd, a = argv[1], argv[2:]
+    if os.environ.get("DFKV_BLK_PIDFILE"):
+        with open(os.environ["DFKV_BLK_PIDFILE"], "w") as f:
+            f.write("%d\n" % os.getpid())
+    if cmd == "put":
+        print(count_line(do_put(a[0], *map(int, a[1:5]))))
+    elif cmd == "check":
+        print(count_line(do_check(a[0], *map(int, a[1:5]))))
+    elif cmd == "rm":
+        print(count_line(do_rm(a[0], *map(int, a[1:4]))))
+    elif cmd == "burst":
+        print(count_line(do_burst(a[0], *map(int, a[1:5]))))
+    elif cmd == "key":
+        t, o = key(int(a[0]), int(a[1]))
+        print("%016x:%s" % (t, o.hex()))
+    elif cmd == "rec":
+        recs = find_records(a[0], int(a[1]), int(a[2]))
+        for r in recs:
+            print(r[0])
+        return 0 if recs else 1
+    elif cmd == "onimage":
+        seed, first, count, size = map(int, a[1:5])
+        n = sum(1 for i in range(first, first + count)
+                if find_records(a[0], seed, i) and
+                find_payload(a[0], seed, i, size) is not None)
+        print(n)
+    elif cmd == "payload":
+        off = find_payload(a[0], int(a[1]), int(a[2]), int(a[3]))
+        if off is None:
+            return 1
+        print(off)
+    else:
+        sys.exit("unknown command " + cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,272 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RAM tier in front of the disks (issue #8), inside the test VM as
+# root: the node's tier settings, write-back (readable before its flush,
+# durable after it and a graceful restart), ack=disk and dirty 0 (the
+# record and payload are on the device when the PUT returns), REMOVE
+# racing a flush and a cold read (the key never comes back), the dirty
+# watermark (CACHE_FULL for new keys, existing ones readable), cold-read
+# promotion and coalescing (16 concurrent GETs, one disk read), and flush
+# failures (dm-error: retries, an unhealthy node, never wrong bytes, and a
+# cold reset after).
+#
+# The disk is a dm-linear target over a loop device over a file in /tmp:
+# suspending its table holds every bio, which is how the tests pin the
+# moments they check ("not flushed yet", "all 16 GETs are waiting")
+# without relying on timing; the loop file is the raw image they read.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/disk_lib.sh"
+
+N=nt
+SZ=65536
+disk_modules
+dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
+L=$(new_loop tier 96M) && DM=$(new_dm dfkvtier "$L") ||
+	{ echo "Bail out! no loop or device-mapper device"; exit 1; }
+IMG=$T/tier.img
+
+suspend() { dmsetup suspend dfkvtier; }
+resume() { dmsetup resume dfkvtier; }
+
+# bg NAME CMD...: run CMD (a dfkv_blk.py command) in the background: its
+# output in $T/NAME, its pid in $T/NAME.pid, its exit status in
+# $T/NAME.rc once it finished.
+bg() {
+	name=$1
+	shift
+	rm -f "$T/$name.pid" "$T/$name.rc"
+	(DFKV_BLK_PIDFILE="$T/$name.pid" "$@" >"$T/$name" 2>&1
+	 echo $? >"$T/$name.rc") &
+}
+
+bg_done() { [ -e "$T/$1.rc" ]; }
+
+# bg_wait NAME: wait for bg NAME to finish; its output on stdout.  The
+# device may be suspended meanwhile: the wait stays well below the hung
+# task timeout (120 s), then resumes the device and fails.
+bg_wait() {
+	if ! wait_until 90 bg_done "$1"; then
+		resume
+		wait_until 300 bg_done "$1"
+		echo "$1 did not finish while the device was suspended"
+		return 1
+	fi
+	cat "$T/$1"
+}
+
+# in_ioctl NAME N: N threads of bg NAME are inside ioctl(2) (syscall 16).
+in_ioctl() {
+	n=0
+	pid=$(cat "$T/$1.pid" 2>/dev/null) || return 1
+	for t in /proc/"$pid"/task/*; do
+		[ "$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" = 16 ] && n=$((n + 1))
+	done
+	[ "$n" -ge "$2" ]
+}
+
+# restart: a graceful node restart, the disk re-added without --format.
+restart() {
+	expect 0 "$DFKVCTL" node del "$1" &&
+	expect 0 "$DFKVCTL" node add "$1" --ram "$2" &&
+	expect 0 "$DFKVCTL" disk add "$1" "$DM"
+}
+
+t_settings() {
+	expect 0 "$DFKVCTL" node add "$N" --ram 16M &&
+	expect 0 "$DFKVCTL" node show "$N" &&
+	grep -Eq "tier policy +writeback, ack ram$" "$T/out" &&
+	grep -Eq "dirty watermark 80%" "$T/out" &&
+	grep -Eq "numa +interleave$" "$T/out" || { cat "$T/out"; return 1; }
+	[ "$(nattr "$N" tier_policy)" = writeback ] &&
+	[ "$(nattr "$N" tier_ack)" = ram ] &&
+	[ "$(nattr "$N" dirty_pct)" = 80 ] &&
+	[ "$(nattr "$N" numa)" = interleave ] &&
+	expect 0 "$DFKVCTL" node set "$N" --policy writearound --ack disk --dirty 50 --flush-workers 2 &&
+	[ "$(nattr "$N" tier_policy)" = writearound ] &&
+	[ "$(nattr "$N" tier_ack)" = disk ] &&
+	[ "$(nattr "$N" dirty_pct)" = 50 ] &&
+	[ "$(nattr "$N" flush_workers)" = 2 ] &&
+	expect 3 "$DFKVCTL" node set "$N" --dirty 101 && has "$T/err" "(--dirty)" &&
+	expect 3 "$DFKVCTL" node set "$N" --flush-workers 17 &&
+	has "$T/err" "(--flush-workers)" &&
+	expect 2 "$DFKVCTL" node set "$N" --numa 0 &&
+	expect 2 "$DFKVCTL" node set "$N" --policy sometimes &&
+	[ "$(nattr "$N" dirty_pct)" = 50 ] &&
+	expect 0 "$DFKVCTL" node add nnuma --ram 4M --numa 0 &&
+	[ "$(nattr nnuma numa)" = 0 ] &&
+	expect 3 "$DFKVCTL" node add nnuma2 --ram 4M --numa 63 &&
+	expect 0 "$DFKVCTL" node del nnuma &&
+	expect 0 "$DFKVCTL" node del "$N" &&
+	# Defaults again: 0 flush workers set, i.e. 4 per disk.
+	expect 0 "$DFKVCTL" node add "$N" --ram 16M &&
+	expect 0 "$DFKVCTL" disk add "$N" "$DM" --format --name t0 &&
+	[ "$(nattr "$N" flush_workers)" = 0 ] &&
+	[ "$(nattr "$N" tier_policy)" = writeback ] &&
+	expect 0 "$DFKVCTL" node show "$N" &&
+	has "$T/out" "flush workers 4 per disk"
+}
+
+# A write-back PUT is visible while its flush cannot happen (the device
+# is suspended), and durable after the flush and a graceful restart.
+t_writeback() {
+	suspend &&
+	bg put $BLK put "$N" 20 0 30 $SZ &&
+	r=$(bg_wait put) && blk_expect "put, device suspended" "$r" ok=30 &&
+	r=$($BLK check "$N" 20 0 30 $SZ) && blk_expect "before the flush" "$r" ok=30 wrong=0 &&
+	[ "$(nstat "$N" dirty_bytes)" -ge $((30 * SZ)) ] &&
+	[ "$(nstat "$N" ram_puts)" -ge 30 ] &&
+	! $BLK rec "$IMG" 20 0 >/dev/null || { resume; "$DFKVCTL" stats "$N"; return 1; }
+	resume &&
+	wait_clean "$N" &&
+	[ "$(nstat "$N" flushed)" -ge 30 ] &&
+	[ "$(dstat "$N" t0 objects)" = 30 ] &&
+	restart "$N" 16M &&
+	r=$($BLK check "$N" 20 0 30 $SZ) && blk_expect "after a restart" "$r" ok=30 wrong=0 &&
+	[ "$(nstat "$N" ram_misses)" -ge 30 ]
+}
+
+# on_image SEED COUNT: every key's record and payload are on the device
+# image (suspended: nothing more can be written).
+on_image() {
+	n=$($BLK onimage "$IMG" "$1" 0 "$2" $SZ) &&
+	[ "$n" = "$2" ] || { echo "$n of $2 keys (seed $1) on the device"; return 1; }
+}
+
+# ack=disk, then dirty 0: when the PUT returns, its record and payload
+# are on the device; a crash right then (the device frozen) keeps them.
+t_ack_disk() {
+	expect 0 "$DFKVCTL" node set "$N" --ack disk &&
+	r=$($BLK put "$N" 21 0 10 $SZ) && blk_expect "put, ack=disk" "$r" ok=10 &&
+	suspend && sync &&
+	on_image 21 10 || { resume; return 1; }
+	resume &&
+	expect 0 "$DFKVCTL" node set "$N" --ack ram --dirty 0 &&
+	r=$($BLK put "$N" 22 0 10 $SZ) && blk_expect "put, dirty 0" "$r" ok=10 &&
+	suspend && sync &&
+	on_image 22 10 || { resume; return 1; }
+	resume &&
+	expect 0 "$DFKVCTL" node set "$N" --dirty 80 &&
+	r=$($BLK check "$N" 21 0 10 $SZ) && blk_expect "ack=disk keys" "$r" ok=10 wrong=0
+}
+
+# REMOVE while the flushes of the keys are queued or in flight (held by
+# the suspended device): the keys never come back, not after the flushes
+# complete, not after a restart.
+t_remove_flush() {
+	o0=$(dstat "$N" t0 objects) &&
+	suspend &&
+	bg put $BLK put "$N" 23 0 30 $SZ &&
+	r=$(bg_wait put) && blk_expect "put" "$r" ok=30 &&
+	bg rm $BLK rm "$N" 23 0 30 &&
+	sleep 1 && resume &&
+	r=$(bg_wait rm) && blk_expect "rm" "$r" ok=30 &&
+	wait_clean "$N" &&
+	r=$($BLK check "$N" 23 0 30 $SZ) && blk_expect "after the flushes" "$r" miss=30 &&
+	[ "$(dstat "$N" t0 objects)" = "$o0" ] &&
+	restart "$N" 16M &&
+	r=$($BLK check "$N" 23 0 30 $SZ) && blk_expect "after a restart" "$r" miss=30 &&
+	[ "$(dstat "$N" t0 objects)" = "$o0" ]
+}
+
+# REMOVE while a cold read of the key waits for the (suspended) device.
+t_remove_cold_read() {
+	suspend &&
+	bg get $BLK check "$N" 20 0 10 $SZ &&
+	wait_until 60 in_ioctl get 1 || { resume; return 1; }
+	bg rm $BLK rm "$N" 20 0 10 &&
+	sleep 1 && resume &&
+	r=$(bg_wait get) && never_wrong "reads racing the removes" "$r" &&
+	r=$(bg_wait rm) && blk_expect rm "$r" ok=10 &&
+	r=$($BLK check "$N" 20 0 10 $SZ) && blk_expect "after the race" "$r" miss=10 &&
+	wait_clean "$N" &&
+	restart "$N" 16M &&
+	r=$($BLK check "$N" 20 0 10 $SZ) && blk_expect "after a restart" "$r" miss=10 &&
+	r=$($BLK check "$N" 20 10 20 $SZ) && blk_expect "the others" "$r" ok=20 wrong=0
+}
+
+# 16 GETs of one cold block, all waiting for its read: one promotion, 15
+# coalesced, one block's worth of disk reads, 16 byte-exact answers.
+t_coalesce() {
+	restart "$N" 16M &&
+	rb=$(dstat "$N" t0 disk_read_bytes) &&
+	suspend &&
+	bg burst $BLK burst "$N" 20 25 $SZ 16 &&
+	wait_until 90 in_ioctl burst 16 || { resume; return 1; }
+	resume &&
+	r=$(bg_wait burst) && blk_expect "16 GETs" "$r" ok=16 wrong=0 &&
+	[ "$(nstat "$N" promoted)" = 1 ] &&
+	[ "$(nstat "$N" coalesced)" = 15 ] || { "$DFKVCTL" stats "$N"; return 1; }
+	ra=$(dstat "$N" t0 disk_read_bytes) &&
+	[ $((ra - rb)) -ge $SZ ] && [ $((ra - rb)) -lt $((2 * SZ)) ] ||
+		{ echo "disk read $((ra - rb)) bytes for one $SZ-byte block"; return 1; }
+	r=$($BLK check "$N" 20 25 1 $SZ) && blk_expect "then from RAM" "$r" ok=1 &&
+	[ "$(nstat "$N" promoted)" = 1 ]
+}
+
+# Dirty watermark 10% of 8 MiB with nothing flushing: new keys get
+# CACHE_FULL once it is reached, the admitted ones read, and after the
+# flush new keys are admitted again.
+t_watermark() {
+	expect 0 "$DFKVCTL" node del "$N" &&
+	expect 0 "$DFKVCTL" node add nw --ram 8M --dirty 10 &&
+	expect 0 "$DFKVCTL" disk add nw "$DM" &&
+	suspend &&
+	bg put $BLK put nw 24 0 40 $SZ &&
+	r=$(bg_wait put) || { resume; return 1; }
+	ok=$(counts "$r" ok) && full=$(counts "$r" full) &&
+	[ "${ok:-0}" -gt 0 ] && [ "${full:-0}" -gt 0 ] &&
+	[ $((ok + full)) = 40 ] || { resume; echo "$r"; return 1; }
+	[ "$(nstat nw dirty_bytes)" -le $((8 << 20)) ] &&
+	r=$($BLK check nw 24 0 "$ok" $SZ) && blk_expect "admitted" "$r" ok="$ok" wrong=0 &&
+	r=$($BLK check nw 24 "$ok" "$full" $SZ) && blk_expect "refused" "$r" miss="$full" &&
+	r=$($BLK put nw 24 0 1 $SZ) && blk_expect "an existing key" "$r" ok=1 ||
+		{ resume; return 1; }
+	resume &&
+	wait_clean nw &&
+	r=$($BLK put nw 25 0 5 $SZ) && blk_expect "after the flush" "$r" ok=5 &&
+	expect 0 "$DFKVCTL" node del nw
+}
+
+# Flushes failing (dm-error): retries, then the node is unhealthy; reads
+# never return wrong bytes; after the device is back and a restart, the
+# blocks whose flush never completed are misses.
+t_flush_fail() {
+	"$DFKVCTL" monitor >"$T/events" 2>&1 &
+	mon=$!
+	sleep 1
+	expect 0 "$DFKVCTL" node add nf --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nf "$DM" &&
+	dm_table dfkvtier error "$L" &&
+	r=$($BLK put nf 26 0 20 $SZ) && blk_expect "put" "$r" ok=20 &&
+	wait_until 300 test "$(nattr nf state)" = unhealthy ||
+		{ kill $mon; "$DFKVCTL" stats nf; return 1; }
+	[ "$(nstat nf flush_retries)" -gt 0 ] &&
+	r=$($BLK check nf 26 0 20 $SZ) && never_wrong "after the failures" "$r" &&
+	r=$($BLK check nf 20 10 20 $SZ) && never_wrong "older keys" "$r" || {
+		kill $mon; return 1; }
+	sleep 1
+	kill $mon
+	has "$T/events" "node state nf unhealthy" &&
+	dm_table dfkvtier linear "$L" &&
+	restart nf 16M &&
+	r=$($BLK check nf 26 0 20 $SZ) && blk_expect "never flushed" "$r" ok=0 wrong=0 &&
+	r=$($BLK check nf 20 10 20 $SZ) && never_wrong "older keys after the restart" "$r" &&
+	expect 0 "$DFKVCTL" node del nf
+}
+
+t_unload() {
+	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
+}
+
+tap_plan 9
+tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
+tap_check "write-back: readable before the flush, durable after" t_writeback
+tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
+tap_check "REMOVE racing flush: never comes back" t_remove_flush
+tap_check "REMOVE racing a cold read: never comes back" t_remove_cold_read
+tap_check "16 GETs of a cold block: one read, coalesced" t_coalesce
+tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
+tap_check "flush failures: unhealthy, no wrong bytes, cold reset" t_flush_fail
+tap_check "unload" t_unload
+tap_done
