@@ -8,8 +8,8 @@
 # racing a flush and a cold read (the key never comes back), the dirty
 # watermark (CACHE_FULL for new keys, existing ones readable), cold-read
 # promotion and coalescing (16 concurrent GETs, one disk read), and flush
-# failures (dm-error: retries, an unhealthy node, never wrong bytes, and a
-# cold reset after).
+# failures (dm-error: retries, an unhealthy node, never wrong bytes, and
+# misses after a restart for the blocks that never reached the disk).
 #
 # The disk is a dm-linear target over a loop device over a file in /tmp:
 # suspending its table holds every bio, which is how the tests pin the
@@ -267,6 +267,6 @@ tap_check "REMOVE racing flush: never comes back" t_remove_flush
 tap_check "REMOVE racing a cold read: never comes back" t_remove_cold_read
 tap_check "16 GETs of a cold block: one read, coalesced" t_coalesce
 tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
-tap_check "flush failures: unhealthy, no wrong bytes, cold reset" t_flush_fail
+tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_flush_fail
 tap_check "unload" t_unload
 tap_done
