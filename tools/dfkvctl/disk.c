@@ -46,7 +46,7 @@ static const char help[] =
 	"          device.  Its blocks are served again after the next add.\n"
 	"    show  Every attribute of the disks (of NODE, or of every node of the\n"
 	"          namespace; or the one disk NAME) and their statistics: usage,\n"
-	"          objects, extents, evictions, bios and bytes read and written,\n"
+	"          objects, extents, bios and bytes read and written,\n"
 	"          I/O errors, record blocks written, and the records the last\n"
 	"          rebuild accepted and rejected and how long it took.\n"
 	"    list  One line per disk.\n"
