@@ -1,0 +1,327 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The disk tier of dfkv.ko (issue #5, Documentation/ondisk.md), inside the
+# test VM as root, through dfkvctl and /dev/dfkv: refusals that rewrite
+# nothing (ext4, another extent size, another device size, another name),
+# format and show, byte-exact put/get, remove, graceful restart (node
+# delete and re-add, module unload and reload) with every surviving block
+# back byte-exact and removed ones gone, corrupted records and payloads
+# never served, a device failing under a write load (dm-error) failing the
+# disk closed while the node serves RAM and its other disk, then a cold
+# reset, a full disk evicting old blocks, blocks spread over two disks,
+# disk events, and a clean unload.
+#
+# The main disk is /dev/vda (tools/vm/vm-run --disk 256M) or
+# $DFKV_DISK_DEV; the others are loop devices over files in /tmp and a
+# dm-linear target over one of them.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/disk_lib.sh"
+
+N=n0
+SZ=65536		# value size of the loads
+disk_modules
+DEV=$(main_dev) || { echo "Bail out! no block device for the disk"; exit 1; }
+DEV_BYTES=$(blockdev --getsize64 "$DEV")
+K=$($BLK key 2 0)	# the key of a 1 MiB file put and got with dfkvctl
+dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
+
+t_refuse_ext4() {
+	mkfs.ext4 -q -F "$DEV" >/dev/null 2>&1 || { echo "mkfs.ext4 failed"; return 1; }
+	before=$(head_sum "$DEV")
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M &&
+	expect 3 "$DFKVCTL" disk add "$N" "$DEV" &&
+	has "$T/err" "--format" &&
+	expect 3 "$DFKVCTL" disk add "$N" "$DEV" --name d0 &&
+	after=$(head_sum "$DEV") &&
+	[ "$before" = "$after" ] || { echo "the first MiB changed: $before -> $after"; return 1; }
+	expect 0 "$DFKVCTL" disk list "$N" &&
+	[ ! -s "$T/out" ] || { echo "a refused disk is listed:"; cat "$T/out"; return 1; }
+}
+
+t_format_show() {
+	expect 0 "$DFKVCTL" disk add "$N" "$DEV" --format --name d0 &&
+	expect 0 "$DFKVCTL" disk show "$N" d0 --bytes &&
+	has "$T/out" "disk d0 (node $N)" && has "$T/out" "$DEV" &&
+	grep -Eq "state +up$" "$T/out" &&
+	grep -Eq "device +$DEV_BYTES$" "$T/out" &&
+	grep -Eq "extent size +4194304$" "$T/out" || { cat "$T/out"; return 1; }
+	[ "$(dstat "$N" d0 dev_bytes)" = "$DEV_BYTES" ] &&
+	[ "$(dstat "$N" d0 extent_bytes)" = 4194304 ] &&
+	[ "$(dstat "$N" d0 epoch)" -ge 1 ] &&
+	[ "$(dstat "$N" d0 extents_total)" -gt 0 ] &&
+	[ "$(dstat "$N" d0 objects)" = 0 ] || { "$DFKVCTL" disk show "$N" d0 --json; return 1; }
+	expect 0 "$DFKVCTL" disk list &&
+	grep -Eq "^$N +d0 +up " "$T/out" || { cat "$T/out"; return 1; }
+	[ "$(nstat "$N" disks)" = 1 ] && [ "$(nstat "$N" disks_failed)" = 0 ]
+	# A second add of the same device is refused (it is held exclusively).
+	expect 3 "$DFKVCTL" disk add "$N" "$DEV" --name d1
+}
+
+t_put_get() {
+	r=$($BLK put "$N" 1 0 200 $SZ) && blk_expect put "$r" ok=200 &&
+	r=$($BLK check "$N" 1 0 200 $SZ) && blk_expect check "$r" ok=200 wrong=0 &&
+	head -c 1048576 /dev/urandom >"$T/big" &&
+	expect 0 "$DFKVCTL" put "$N" "$K" --file "$T/big" &&
+	expect 0 "$DFKVCTL" get "$N" "$K" --out "$T/big.out" &&
+	cmp "$T/big" "$T/big.out" &&
+	wait_clean "$N" &&
+	[ "$(dstat "$N" d0 objects)" = 201 ] || { "$DFKVCTL" disk show "$N" d0; return 1; }
+	[ "$(dstat "$N" d0 disk_writes)" -gt 0 ] &&
+	[ "$(dstat "$N" d0 disk_record_writes)" -gt 0 ]
+}
+
+t_remove() {
+	r=$($BLK rm "$N" 1 0 50) && blk_expect rm "$r" ok=50 &&
+	r=$($BLK check "$N" 1 0 50 $SZ) && blk_expect removed "$r" miss=50 &&
+	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect kept "$r" ok=150 wrong=0 &&
+	wait_until 60 test "$(dstat "$N" d0 objects)" = 151
+}
+
+# After a restart: keys 50..199 of seed 1 and the big file are back
+# byte-exact from the records alone, 0..49 stay removed.
+survivors() {
+	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "$1: kept" "$r" ok=150 wrong=0 &&
+	r=$($BLK check "$N" 1 0 50 $SZ) && blk_expect "$1: removed" "$r" miss=50 &&
+	expect 0 "$DFKVCTL" get "$N" "$K" --out "$T/big.out" &&
+	cmp "$T/big" "$T/big.out" &&
+	[ "$(dstat "$N" d0 objects)" = 151 ] &&
+	[ "$(dstat "$N" d0 rebuild_records)" = 151 ] &&
+	[ "$(dstat "$N" d0 rebuild_rejected)" = 0 ] || { "$DFKVCTL" disk show "$N" d0; return 1; }
+}
+
+t_restart_node() {
+	e0=$(dstat "$N" d0 epoch) &&
+	expect 0 "$DFKVCTL" node del "$N" &&
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M &&
+	expect 0 "$DFKVCTL" disk add "$N" "$DEV" &&
+	[ "$(dstat "$N" d0 epoch)" -gt "$e0" ] &&
+	survivors "node restart"
+}
+
+t_restart_module() {
+	dfkv_unload &&
+	dfkv_load &&
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M &&
+	expect 0 "$DFKVCTL" disk add "$N" "$DEV" &&
+	survivors "module reload"
+}
+
+t_disk_del() {
+	# del flushes and closes; the blocks are back after the next add.
+	expect 0 "$DFKVCTL" disk del "$N" d0 &&
+	expect 1 "$DFKVCTL" disk show "$N" d0 &&
+	expect 1 "$DFKVCTL" disk del "$N" d0 &&
+	r=$($BLK check "$N" 1 50 150 $SZ) && never_wrong "without its disk" "$r" &&
+	expect 0 "$DFKVCTL" disk add "$N" "$DEV" &&
+	survivors "disk del and add"
+}
+
+# Another geometry: a format of another extent size, then of another
+# device size, and another name: refused, nothing rewritten.
+t_refuse_geometry() {
+	L=$(new_loop geo 64M) &&
+	expect 0 "$DFKVCTL" disk add "$N" "$L" --format --extent 1M --name geo &&
+	[ "$(dstat "$N" geo extent_bytes)" = 1048576 ] &&
+	expect 0 "$DFKVCTL" disk del "$N" geo &&
+	before=$(head_sum "$L") &&
+	expect 3 "$DFKVCTL" disk add "$N" "$L" --extent 4M &&
+	has "$T/err" "--format" &&
+	expect 3 "$DFKVCTL" disk add "$N" "$L" --name other &&
+	[ "$(head_sum "$L")" = "$before" ] ||
+		{ echo "the first MiB changed (extent, name)"; return 1; }
+	expect 0 "$DFKVCTL" disk add "$N" "$L" --extent 1M &&
+	expect 0 "$DFKVCTL" disk del "$N" geo &&
+	before=$(head_sum "$L") &&
+	truncate -s 80M "$T/geo.img" && losetup -c "$L" &&
+	expect 3 "$DFKVCTL" disk add "$N" "$L" &&
+	has "$T/err" "--format" &&
+	[ "$(head_sum "$L")" = "$before" ] ||
+		{ echo "the first MiB changed (device size)"; return 1; }
+	expect 0 "$DFKVCTL" disk add "$N" "$L" --format --name geo &&
+	[ "$(dstat "$N" geo extent_bytes)" = 4194304 ] &&
+	expect 0 "$DFKVCTL" disk del "$N" geo
+}
+
+# reattach DEV: a graceful node restart with DEV re-added (RAM empty).
+reattach() {
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M &&
+	expect 0 "$DFKVCTL" disk add "$N" "$DEV"
+}
+
+# Flip a byte of one key's record while the disk is detached: the record
+# is rejected at rebuild and the key is a miss; the others are intact.
+t_corrupt_record() {
+	r=$($BLK put "$N" 3 0 20 $SZ) && blk_expect put "$r" ok=20 &&
+	expect 0 "$DFKVCTL" node del "$N" &&
+	dev_sync "$DEV" &&
+	rec=$($BLK rec "$DEV" 3 5) || { echo "no record of key 5 on $DEV"; return 1; }
+	flip "$DEV" $((rec + 0x10)) &&
+	reattach &&
+	[ "$(dstat "$N" d0 rebuild_rejected)" = 1 ] || { "$DFKVCTL" disk show "$N" d0; return 1; }
+	r=$($BLK check "$N" 3 5 1 $SZ) && blk_expect "flipped record" "$r" miss=1 &&
+	r=$($BLK check "$N" 3 0 20 $SZ) && blk_expect "the others" "$r" ok=19 wrong=0 &&
+	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "seed 1" "$r" ok=150 wrong=0
+}
+
+# Flip a byte in the middle of one key's payload while the disk is
+# detached: the key must not be served with the flipped byte.
+t_corrupt_payload() {
+	expect 0 "$DFKVCTL" node del "$N" &&
+	dev_sync "$DEV" &&
+	pay=$($BLK payload "$DEV" 3 7 $SZ) || { echo "no payload of key 7 on $DEV"; return 1; }
+	flip "$DEV" $((pay + 1000)) &&
+	reattach &&
+	r=$($BLK check "$N" 3 7 1 $SZ) && blk_expect "flipped payload" "$r" miss=1 &&
+	r=$($BLK check "$N" 3 0 20 $SZ) && never_wrong "seed 3" "$r"
+}
+
+# A device whose record area fails under a write load (its dm table
+# swapped to "error" there): the first failed record write fails the disk
+# closed, the node serves RAM and its other disk, nobody gets wrong
+# bytes; after the device is back, a re-add is a cold reset that serves
+# nothing of the dirty epoch.
+t_crash() {
+	LA=$(new_loop fa 96M) && LB=$(new_loop fb 96M) &&
+	DM=$(new_dm dfkvfault "$LA") || return 1
+	"$DFKVCTL" monitor >"$T/events" 2>&1 &
+	mon=$!
+	sleep 1
+	expect 0 "$DFKVCTL" node add nf --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nf "$DM" --format --name dm0 &&
+	expect 0 "$DFKVCTL" disk add nf "$LB" --format --name lb &&
+	e0=$(dstat nf dm0 epoch) &&
+	r=$($BLK put nf 5 0 100 $SZ) && blk_expect put "$r" ok=100 &&
+	wait_clean nf &&
+	[ "$(dstat nf dm0 objects)" -gt 0 ] || { "$DFKVCTL" disk show nf; kill $mon; return 1; }
+	dm_table dfkvfault records "$LA" &&
+	$BLK put nf 6 0 100 $SZ >/dev/null &&
+	wait_until 120 test "$(dstat nf dm0 state)" = failed || {
+		"$DFKVCTL" disk show nf; kill $mon; return 1; }
+	[ "$(dstat nf dm0 reason)" != None ] &&
+	[ "$(dstat nf dm0 disk_io_errors)" -gt 0 ] &&
+	[ "$(dstat nf lb state)" = up ] &&
+	[ "$(nstat nf disks_failed)" = 1 ] &&
+	expect 0 "$DFKVCTL" node show nf || { kill $mon; return 1; }
+	# Reads: from RAM and lb, never wrong bytes; the other node is fine.
+	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the fault" "$r" &&
+	[ "$(counts "$r" ok)" -gt 0 ] &&
+	r=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the fault" "$r" &&
+	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "node $N" "$r" ok=150 &&
+	r=$($BLK put nf 7 0 20 $SZ) && never_wrong "put after the fault" "$r" || {
+		kill $mon; return 1; }
+	sleep 1
+	kill $mon
+	has "$T/events" "disk add nf dm0 state up" &&
+	has "$T/events" "disk state nf dm0 failed" &&
+	# The device is back: a cold reset, nothing of the dirty epoch.
+	dm_table dfkvfault linear "$LA" &&
+	expect 0 "$DFKVCTL" node del nf &&
+	expect 0 "$DFKVCTL" node add nf --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nf "$DM" &&
+	expect 0 "$DFKVCTL" disk add nf "$LB" &&
+	[ "$(dstat nf dm0 epoch)" -gt "$e0" ] &&
+	[ "$(dstat nf dm0 state)" = up ] &&
+	[ "$(dstat nf dm0 rebuild_records)" = 0 ] &&
+	[ "$(dstat nf dm0 objects)" = 0 ] || { "$DFKVCTL" disk show nf; return 1; }
+	onlb=$(dstat nf lb objects) &&
+	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the cold reset" "$r" &&
+	r2=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the cold reset" "$r2" &&
+	r3=$($BLK check nf 7 0 20 $SZ) && never_wrong "seed 7 after the cold reset" "$r3" &&
+	back=$(($(counts "$r" ok) + $(counts "$r2" ok) + $(counts "$r3" ok))) &&
+	[ "$back" = "$onlb" ] || { echo "$back blocks back, lb holds $onlb"; return 1; }
+	expect 0 "$DFKVCTL" node del nf
+}
+
+# Sustained PUTs past a small disk's capacity: old blocks are evicted,
+# recent ones read back.
+t_full() {
+	LF=$(new_loop full 24M) &&
+	expect 0 "$DFKVCTL" node add nfull --ram 4M --policy writearound &&
+	expect 0 "$DFKVCTL" disk add nfull "$LF" --format --extent 1M --name full &&
+	cap=$(dstat nfull full capacity_bytes) &&
+	n=$((cap * 2 / SZ)) &&
+	r=$($BLK put nfull 8 0 $n $SZ) && blk_expect "put past capacity" "$r" ok=$n &&
+	ev=$(nstat nfull evictions) &&
+	[ "$ev" != absent ] && [ "$ev" -gt 0 ] || { echo "evictions: $ev"; return 1; }
+	r=$($BLK check nfull 8 $((n - 20)) 20 $SZ) && blk_expect recent "$r" ok=20 wrong=0 &&
+	r=$($BLK check nfull 8 0 $n $SZ) && never_wrong all "$r" &&
+	[ "$(counts "$r" miss)" -gt 0 ] || { echo "nothing was evicted: $r"; return 1; }
+	[ "$(dstat nfull full used_bytes)" -le "$cap" ] &&
+	expect 0 "$DFKVCTL" node del nfull
+}
+
+# Two disks: blocks spread over both, by name.
+t_multi() {
+	L1=$(new_loop m1 64M) && L2=$(new_loop m2 64M) &&
+	expect 0 "$DFKVCTL" node add nm --ram 32M &&
+	expect 0 "$DFKVCTL" disk add nm "$L1" --format &&
+	expect 0 "$DFKVCTL" disk add nm "$L2" --format &&
+	n1=$(basename "$L1") && n2=$(basename "$L2") &&
+	expect 0 "$DFKVCTL" disk list nm &&
+	grep -Eq "^nm +$n1 +up " "$T/out" && grep -Eq "^nm +$n2 +up " "$T/out" ||
+		{ cat "$T/out"; return 1; }
+	r=$($BLK put nm 9 0 100 $SZ) && blk_expect put "$r" ok=100 &&
+	wait_clean nm &&
+	o1=$(dstat nm "$n1" objects) && o2=$(dstat nm "$n2" objects) &&
+	[ "$o1" -gt 0 ] && [ "$o2" -gt 0 ] && [ $((o1 + o2)) = 100 ] ||
+		{ echo "objects $o1 + $o2"; return 1; }
+	[ "$(nstat nm disks)" = 2 ] &&
+	expect 0 "$DFKVCTL" node del nm &&
+	expect 0 "$DFKVCTL" node add nm --ram 32M &&
+	expect 0 "$DFKVCTL" disk add nm "$L2" &&
+	expect 0 "$DFKVCTL" disk add nm "$L1" &&
+	r=$($BLK check nm 9 0 100 $SZ) && blk_expect "after restart" "$r" ok=100 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nm
+}
+
+t_disk_events() {
+	L=$(new_loop ev 32M) || return 1
+	"$DFKVCTL" monitor >"$T/events" 2>&1 &
+	mon=$!
+	sleep 1
+	"$DFKVCTL" disk add "$N" "$L" --format --name ev >/dev/null 2>&1
+	"$DFKVCTL" disk del "$N" ev >/dev/null 2>&1
+	sleep 1
+	kill $mon
+	has "$T/events" "disk add $N ev state up" &&
+	has "$T/events" "disk del $N ev"
+}
+
+t_usage() {
+	expect 2 "$DFKVCTL" disk add "$N" &&
+	expect 2 "$DFKVCTL" disk add "$N" "$DEV" --extent 1X &&
+	expect 2 "$DFKVCTL" disk del "$N" &&
+	expect 2 "$DFKVCTL" disk show a b c &&
+	! "$DFKVCTL" disk add "$N" /dev/no-such-device --format 2>/dev/null &&
+	expect 1 "$DFKVCTL" disk del no-such-node d0 &&
+	expect 1 "$DFKVCTL" disk show no-such-node &&
+	expect 0 "$DFKVCTL" disk --help && has "$T/out" "SYNOPSIS"
+}
+
+# Unload with disks attached: clean, and the devices are free again.
+t_unload() {
+	dfkv_unload &&
+	! grep -q '^dfkv ' /proc/modules &&
+	python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' "$DEV" ||
+		{ echo "$DEV is still held"; return 1; }
+}
+
+tap_plan 16
+tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
+tap_check "format, show, list" t_format_show
+tap_check "put/get byte-exact, flushed to the disk" t_put_get
+tap_check "remove" t_remove
+tap_check "node delete and re-add: survivors byte-exact, removed gone" t_restart_node
+tap_check "module unload and reload: the same" t_restart_module
+tap_check "disk del and add" t_disk_del
+tap_check "another extent size, device size or name: refused" t_refuse_geometry
+tap_check "corrupted record: rejected, a miss" t_corrupt_record
+tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
+tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
+tap_check "full disk: old blocks evicted, recent ones read" t_full
+tap_check "two disks: blocks spread over both" t_multi
+tap_check "disk events" t_disk_events
+tap_check "usage and kernel errors" t_usage
+tap_check "unload with disks attached" t_unload
+tap_done
