@@ -1217,6 +1217,14 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	if (rdma_protocol_iwarp(id->device, id->port_num))
 		return conn_reject(id, node, DFKV_STATUS_UNSUPPORTED);
+	/*
+	 * Our QP retries RNR as often as the client's REQ says: never more
+	 * than 6 times (of the CM's 655 ms timer), so a client that stops
+	 * posting receives loses its connection instead of holding replies
+	 * forever.  libdfkv keeps its receives posted.
+	 */
+	if (cp->rnr_retry_count > 6)
+		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return conn_reject(id, node, DFKV_STATUS_BUSY);
@@ -1289,7 +1297,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 				       id->device->attrs.max_qp_rd_atom);
 	ap.initiator_depth = min_t(u32, cp->responder_resources,
 				   id->device->attrs.max_qp_init_rd_atom);
-	ap.rnr_retry_count = 7;
+	ap.rnr_retry_count = 6;		/* for the client's QP */
 	ap.flow_control = 1;
 	if (rdma_accept(id, &ap))
 		conn_kill(conn);

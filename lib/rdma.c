@@ -606,7 +606,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	cp.responder_resources = 16;
 	cp.initiator_depth = 16;
 	cp.retry_count = 7;
-	cp.rnr_retry_count = 7;
+	cp.rnr_retry_count = 6;		/* the node refuses 7 (infinite) */
 	if (rdma_connect(conn->id, &cp))
 		goto fail;
 	if (cm_wait(conn, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev))

@@ -15,8 +15,8 @@
 # DFKV_RDMA_MAX=8388608 DFKV_RDMA_BIG=67108864 for the full range, about
 # eight minutes), batches of 256, scatter-gather; bad input (wrong
 # epoch, too many descriptors, lengths that do not add up, bad rkeys, a
-# disconnect mid-PUT, a client that posts no receives) fails the request
-# or the connection and the node keeps serving; the node is deleted, the
+# disconnect mid-PUT, a client that posts its receives late or never)
+# fails the request or the connection and the node keeps serving; the node is deleted, the
 # rxe device removed and the module unloaded with RDMA connections open.
 # vm-run fails the run on any kernel warning.
 . "$(dirname "$0")/lib.sh"
@@ -205,7 +205,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 17
+tap_plan 18
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -219,7 +219,8 @@ tcheck "HELLO with a wrong epoch is rejected" raw epoch
 tcheck "bad descriptors fail the request only" raw desc
 tcheck "bad rkeys fail the connection cleanly" raw rkey
 tcheck "disconnect in the middle of a PUT" raw midput
-tcheck "a client that posts no receives is still answered" raw norecv
+tcheck "a client that posts its receives late is answered" raw norecv
+tcheck "a client that never posts receives is disconnected" raw never
 tcheck "node keeps serving, nothing pinned, no connection left" \
 	still_serving
 tcheck "node deleted with a live RDMA connection" node_del_live

@@ -18,8 +18,9 @@
  *       A raw librdmacm/libibverbs client: bad-epoch HELLO (rejected),
  *       too many descriptors, lengths that do not add up, a GET with a
  *       bad rkey (the connection breaks, cleanly), a disconnect in the
- *       middle of a 16 MiB PUT, a client that never reposts receives
- *       (queue depth + 8 requests; must all be answered once it does).
+ *       middle of a 16 MiB PUT, a client that posts its receives only
+ *       1 s after its 8 requests (all must be answered: RNR retries), a
+ *       client that never posts one (the node disconnects it).
  *   hold HOST SECONDS
  *       Keep PUT/GET traffic going over one connection until the node goes
  *       away (transport errors then are expected) or SECONDS pass; exits
@@ -527,7 +528,7 @@ static int raw_event(struct raw *r, enum rdma_cm_event_type want,
 	struct pollfd pfd = { .fd = r->ch->fd, .events = POLLIN };
 
 	if (poll(&pfd, 1, 10000) <= 0 || rdma_get_cm_event(r->ch, &ev))
-		return -1;
+		return 1;	/* nothing within 10 s */
 	if (ev->event == RDMA_CM_EVENT_REJECTED &&
 	    ev->param.conn.private_data_len >= 2)
 		r->reject_status =
@@ -607,7 +608,7 @@ static int raw_connect(struct raw *r, const char *host, uint8_t ep,
 	cp.responder_resources = 16;
 	cp.initiator_depth = 16;
 	cp.retry_count = 7;
-	cp.rnr_retry_count = 7;
+	cp.rnr_retry_count = 6;
 	if (rdma_connect(r->id, &cp) ||
 	    raw_event(r, RDMA_CM_EVENT_ESTABLISHED, &ev))
 		return -1;
@@ -799,6 +800,28 @@ static int cmd_raw(const char *host, const char *what)
 		if (st)
 			FAIL("send failed\n");
 		usleep(20000);
+	} else if (!strcmp(what, "never")) {
+		/* requests whose replies never find a receive: the node
+		 * gives up after its RNR retries and disconnects */
+		struct rdma_cm_event *ev;
+
+		raw_close(&r);
+		if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 0)) {
+			FAIL("connect\n");
+			raw_close(&r);
+			return 1;
+		}
+		for (int i = 0; i < 4; i++)
+			raw_send(&r, i, DFKV_OP_EXIST, "nothing", 0, 0, 0, 0,
+				 NULL, NULL, NULL);
+		for (int t = 0; t < 6; t++) {	/* up to 60 s under TCG */
+			if (!raw_event(&r, RDMA_CM_EVENT_DISCONNECTED, &ev)) {
+				rdma_ack_cm_event(ev);
+				break;
+			}
+			if (t == 5)
+				FAIL("never: no disconnect from the node\n");
+		}
 	} else if (!strcmp(what, "norecv")) {
 		/* depth + 4 requests; the node may answer only as receives
 		 * are posted (RNR retries), and must answer all of them */
@@ -813,7 +836,7 @@ static int cmd_raw(const char *host, const char *what)
 		for (int i = 0; i < 8; i++)
 			raw_send(&r, i, DFKV_OP_EXIST, "nothing", 0, 0, 0, 0,
 				 NULL, NULL, NULL);
-		sleep(2);
+		sleep(1);	/* within the node's RNR retries (~4 s) */
 		for (int i = 0; i < 16; i++) {
 			struct ibv_sge sge = { (uintptr_t)(r.mem + (64 + i) * RAW_SLOT),
 					       RAW_SLOT, r.mr->lkey };
