@@ -123,6 +123,30 @@ raw() {
 	"$CLIENT" raw $IP_A "$1"
 }
 
+# The Python binding over RDMA: a registered pool, a value into and out of
+# it, one outside it, and unregistering.
+py_rdma() {
+	PYTHONPATH="$DFKV_REPO/lib/python" DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so" \
+	python3 - "$IP_A" <<'PY'
+import os, sys
+import dfkv
+c = dfkv.Client("kvr=%s:7400" % sys.argv[1], b"py-rdma", transport="rdma")
+pool = bytearray(1 << 20)
+c.register_memory(pool)
+pool[:300000] = os.urandom(300000)
+assert c.put(b"py-0", memoryview(pool)[:300000]) == dfkv.OK
+st, n = c.get(b"py-0", memoryview(pool)[500000:])
+assert st == dfkv.OK and n == 300000 and pool[500000:800000] == pool[:300000]
+other = os.urandom(70000)
+assert c.put(b"py-1", other) == dfkv.OK
+st, data = c.get(b"py-1")
+assert st == dfkv.OK and data == other
+c.unregister_memory(pool)
+c.close()
+print("python over rdma: ok")
+PY
+}
+
 # After the bad inputs: every connection is gone, no pin is left, and a
 # new client is served.
 still_serving() {
@@ -205,7 +229,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 18
+tap_plan 19
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -214,6 +238,7 @@ tcheck "RDMA requested without a device: DFKV_E_NODEV" \
 	"$CLIENT" nodev $IP_A
 tcheck "every op over RDMA, 1 B to $MAX B, identical over TCP" ops
 tcheck "one value of $BIG B" big
+tcheck "Python binding over RDMA, registered memory" py_rdma
 tcheck "RDMA counters" counters
 tcheck "HELLO with a wrong epoch is rejected" raw epoch
 tcheck "bad descriptors fail the request only" raw desc
