@@ -184,34 +184,31 @@ t_corrupt_payload() {
 t_crash() {
 	LA=$(new_loop fa 96M) && LB=$(new_loop fb 96M) &&
 	DM=$(new_dm dfkvfault "$LA") || return 1
-	"$DFKVCTL" monitor >"$T/events" 2>&1 &
-	mon=$!
-	sleep 1
+	monitor_start "$T/events" || return 1
 	expect 0 "$DFKVCTL" node add nf --ram 16M &&
 	expect 0 "$DFKVCTL" disk add nf "$DM" --format --name dm0 &&
 	expect 0 "$DFKVCTL" disk add nf "$LB" --format --name lb &&
 	e0=$(dstat nf dm0 epoch) &&
 	r=$($BLK put nf 5 0 100 $SZ) && blk_expect put "$r" ok=100 &&
 	wait_clean nf &&
-	[ "$(dstat nf dm0 objects)" -gt 0 ] || { "$DFKVCTL" disk show nf; kill $mon; return 1; }
+	[ "$(dstat nf dm0 objects)" -gt 0 ] || { "$DFKVCTL" disk show nf; kill $MON; return 1; }
 	dm_table dfkvfault records "$LA" &&
 	$BLK put nf 6 0 100 $SZ >/dev/null &&
 	wait_until 120 test "$(dstat nf dm0 state)" = failed || {
-		"$DFKVCTL" disk show nf; kill $mon; return 1; }
+		"$DFKVCTL" disk show nf; kill $MON; return 1; }
 	[ "$(dstat nf dm0 reason)" != None ] &&
 	[ "$(dstat nf dm0 disk_io_errors)" -gt 0 ] &&
 	[ "$(dstat nf lb state)" = up ] &&
 	[ "$(nstat nf disks_failed)" = 1 ] &&
-	expect 0 "$DFKVCTL" node show nf || { kill $mon; return 1; }
+	expect 0 "$DFKVCTL" node show nf || { kill $MON; return 1; }
 	# Reads: from RAM and lb, never wrong bytes; the other node is fine.
 	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the fault" "$r" &&
 	[ "$(counts "$r" ok)" -gt 0 ] &&
 	r=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the fault" "$r" &&
 	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "node $N" "$r" ok=150 &&
 	r=$($BLK put nf 7 0 20 $SZ) && never_wrong "put after the fault" "$r" || {
-		kill $mon; return 1; }
-	sleep 1
-	kill $mon
+		kill $MON; return 1; }
+	monitor_stop "$T/events" "disk state nf dm0 failed"
 	has "$T/events" "disk add nf dm0 state up" &&
 	has "$T/events" "disk state nf dm0 failed" &&
 	# The device is back: a cold reset, nothing of the dirty epoch.
@@ -276,14 +273,11 @@ t_multi() {
 }
 
 t_disk_events() {
-	L=$(new_loop ev 32M) || return 1
-	"$DFKVCTL" monitor >"$T/events" 2>&1 &
-	mon=$!
-	sleep 1
+	L=$(new_loop ev 32M) &&
+	monitor_start "$T/events" || return 1
 	"$DFKVCTL" disk add "$N" "$L" --format --name ev >/dev/null 2>&1
 	"$DFKVCTL" disk del "$N" ev >/dev/null 2>&1
-	sleep 1
-	kill $mon
+	monitor_stop "$T/events" "disk del $N ev"
 	has "$T/events" "disk add $N ev state up" &&
 	has "$T/events" "disk del $N ev"
 }

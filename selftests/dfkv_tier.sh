@@ -232,21 +232,18 @@ t_watermark() {
 # never return wrong bytes; after the device is back and a restart, the
 # blocks whose flush never completed are misses.
 t_flush_fail() {
-	"$DFKVCTL" monitor >"$T/events" 2>&1 &
-	mon=$!
-	sleep 1
+	monitor_start "$T/events" || return 1
 	expect 0 "$DFKVCTL" node add nf --ram 16M &&
 	expect 0 "$DFKVCTL" disk add nf "$DM" &&
 	dm_table dfkvtier error "$L" &&
 	r=$($BLK put nf 26 0 20 $SZ) && blk_expect "put" "$r" ok=20 &&
 	wait_until 300 test "$(nattr nf state)" = unhealthy ||
-		{ kill $mon; "$DFKVCTL" stats nf; return 1; }
+		{ kill $MON; "$DFKVCTL" stats nf; return 1; }
 	[ "$(nstat nf flush_retries)" -gt 0 ] &&
 	r=$($BLK check nf 26 0 20 $SZ) && never_wrong "after the failures" "$r" &&
 	r=$($BLK check nf 20 10 20 $SZ) && never_wrong "older keys" "$r" || {
-		kill $mon; return 1; }
-	sleep 1
-	kill $mon
+		kill $MON; return 1; }
+	monitor_stop "$T/events" "node state nf unhealthy"
 	has "$T/events" "node state nf unhealthy" &&
 	dm_table dfkvtier linear "$L" &&
 	restart nf 16M &&

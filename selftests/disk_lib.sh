@@ -156,6 +156,28 @@ wait_until() {
 	done
 }
 
+# monitor_start FILE: run 'dfkvctl monitor' into FILE in the background
+# (its pid in $MON) and return once it receives events: a probe node is
+# created and deleted until its event shows up.
+monitor_start() {
+	"$DFKVCTL" monitor >"$1" 2>&1 &
+	MON=$!
+	wait_until 120 monitor_sees "$1" || { kill $MON; return 1; }
+}
+
+# monitor_stop FILE TEXT: wait for the line with TEXT (the last event
+# expected), then stop the monitor.
+monitor_stop() {
+	wait_until 60 grep -qF -- "$2" "$1"
+	kill $MON
+}
+
+monitor_sees() {
+	"$DFKVCTL" node add monprobe --ram 1M >/dev/null 2>&1
+	"$DFKVCTL" node del monprobe >/dev/null 2>&1
+	grep -q "node del monprobe" "$1"
+}
+
 # The node has nothing left to flush.
 node_clean() {
 	[ "$(nstat "$1" dirty_bytes)" = 0 ] && [ "$(nstat "$1" flush_backlog)" = 0 ]
