@@ -7,10 +7,12 @@
 # format and show, byte-exact put/get, remove, graceful restart (node
 # delete and re-add, module unload and reload) with every surviving block
 # back byte-exact and removed ones gone, corrupted records and payloads
-# never served, a device failing under a write load (dm-error) failing the
-# disk closed while the node serves RAM and its other disk, then a cold
-# reset, a full disk evicting old blocks, blocks spread over two disks,
-# disk events, and a clean unload.
+# never served, a device whose record area fails under a write load (a
+# dm table with an error segment there) failing the disk closed while the
+# node serves RAM and its other disk, then a cold reset, a full disk
+# evicting old blocks, blocks spread over two disks, disk events, and a
+# clean unload.  (Whole-device write errors, which stop the flushes, are
+# dfkv_tier.sh's flush-failure case.)
 #
 # The main disk is /dev/vda (tools/vm/vm-run --disk 256M) or
 # $DFKV_DISK_DEV; the others are loop devices over files in /tmp and a
