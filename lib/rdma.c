@@ -102,8 +102,8 @@ struct rconn {
 struct ritem {
 	struct dfkv_req *r;
 	struct dfkv_wire_req w;
-	struct ibv_mr *mrs[4];		/* request-scoped registrations */
-	size_t nmr;
+	struct ibv_mr **mrs;		/* request-scoped registrations */
+	size_t nmr, mrcap;
 	uint8_t *bounce;		/* PUT/GET through one buffer */
 	uint8_t *keys;			/* encoded key list */
 	uint8_t *desc;			/* descriptors (ndesc) */
@@ -353,8 +353,15 @@ static int mem_key(struct dfkv_rdma *rd, struct rconn *conn, struct ritem *it,
 		*rkey = mr->rkey;
 		return 0;
 	}
-	if (it->nmr == sizeof(it->mrs) / sizeof(it->mrs[0]))
-		return DFKV_E_NOMEM;
+	if (it->nmr == it->mrcap) {
+		size_t cap = it->mrcap ? 2 * it->mrcap : 4;
+		struct ibv_mr **m = realloc(it->mrs, cap * sizeof(*m));
+
+		if (!m)
+			return DFKV_E_NOMEM;
+		it->mrs = m;
+		it->mrcap = cap;
+	}
 	mr = ibv_reg_mr(conn->dev->pd, ptr, len, access);
 	if (!mr)
 		return DFKV_E_SYS;
@@ -367,7 +374,9 @@ static void item_release(struct ritem *it)
 {
 	for (size_t i = 0; i < it->nmr; i++)
 		ibv_dereg_mr(it->mrs[i]);
-	it->nmr = 0;
+	free(it->mrs);
+	it->mrs = NULL;
+	it->nmr = it->mrcap = 0;
 	free(it->bounce);
 	free(it->keys);
 	free(it->desc);

@@ -332,19 +332,19 @@ static void ops_sg(struct dfkv_client *c, struct dfkv_client *tcp,
 		goto out;
 	}
 	fill(v, (size_t)SEGS * SEG, 55);
-	/* a few large segments: one descriptor each */
-	for (int i = 0; i < 4; i++)
+	/* large segments: one descriptor (and registration) each */
+	for (int i = 0; i < 8; i++)
 		iov[i] = (struct dfkv_iov){ v + i * 100000, 100000 };
-	st = dfkv_put_sg(c, "sg-4", 4, iov, 4);
+	st = dfkv_put_sg(c, "sg-8", 4, iov, 8);
 	if (st)
-		FAIL("put_sg 4: %s\n", dfkv_strerror(st));
-	for (int i = 0; i < 4; i++)
+		FAIL("put_sg 8: %s\n", dfkv_strerror(st));
+	for (int i = 0; i < 8; i++)
 		iov[i] = (struct dfkv_iov){ b + i * 100000, 100000 };
-	memset(b, 0, 400000);
-	st = dfkv_get_sg(c, "sg-4", 4, 0, 0, iov, 4, &dl, &st_len);
-	if (st || dl != 400000 || memcmp(b, v, 400000))
-		FAIL("get_sg 4: %s %" PRIu64 "\n", dfkv_strerror(st), dl);
-	check_get(tcp, NULL, "sg-4", v, 400000, b, 400000);
+	memset(b, 0, 800000);
+	st = dfkv_get_sg(c, "sg-8", 4, 0, 0, iov, 8, &dl, &st_len);
+	if (st || dl != 800000 || memcmp(b, v, 800000))
+		FAIL("get_sg 8: %s %" PRIu64 "\n", dfkv_strerror(st), dl);
+	check_get(tcp, NULL, "sg-8", v, 800000, b, 800000);
 	/* many small segments: more than the descriptor maximum */
 	for (int i = 0; i < SEGS; i++) {
 		iov[i] = (struct dfkv_iov){ v + (size_t)i * SEG, SEG };
