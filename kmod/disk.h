@@ -117,7 +117,10 @@ void dfkv_disk_close(struct dfkv_disk *d, bool clean);
 void dfkv_disk_get(struct dfkv_disk *d);
 void dfkv_disk_put(struct dfkv_disk *d);
 
-/* Turn the disk FAILED (once): no more writes, blocks become misses. */
+/*
+ * Turn the disk FAILED (once): no more writes, blocks become misses.  Any
+ * context (bio completions call it); on_fail runs later from a work item.
+ */
 void dfkv_disk_fail(struct dfkv_disk *d, const char *why);
 
 static inline bool dfkv_disk_up(const struct dfkv_disk *d)
@@ -142,7 +145,8 @@ u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot);
  * 4 KiB pages of the slot) and a READ may fill the page past the value's
  * end.  Writes are refused (-EIO) once the disk is not UP; every bio is
  * refused once close began.  Reads, writes and bytes are counted at
- * submission, errors at completion.
+ * submission, errors at completion.  A failed write fails the disk
+ * (dfkv_disk_fail(), from the completion); a failed read does not.
  */
 struct dfkv_dio {
 	struct dfkv_disk *disk;
