@@ -143,13 +143,6 @@ static void dio_end_io(struct bio *bio)
 	if (bio->bi_status) {
 		atomic64_inc(&d->stats.io_errors);
 		WRITE_ONCE(io->error, blk_status_to_errno(bio->bi_status));
-		/*
-		 * A device that cannot write is failed closed: retrying
-		 * the payload would go on for ever, and its records could
-		 * not be written anyway.  A failed read is a miss only.
-		 */
-		if (op_is_write(bio->bi_opf))
-			dfkv_disk_fail(d, "payload write failed");
 	}
 	bio_put(bio);
 	/* the disk may be released once this is put; io lives on */

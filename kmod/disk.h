@@ -145,8 +145,8 @@ u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot);
  * 4 KiB pages of the slot) and a READ may fill the page past the value's
  * end.  Writes are refused (-EIO) once the disk is not UP; every bio is
  * refused once close began.  Reads, writes and bytes are counted at
- * submission, errors at completion.  A failed write fails the disk
- * (dfkv_disk_fail(), from the completion); a failed read does not.
+ * submission, errors at completion.  A failed payload bio does not fail
+ * the disk: the flush workers retry, then fail it (store.c).
  */
 struct dfkv_dio {
 	struct dfkv_disk *disk;

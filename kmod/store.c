@@ -1200,8 +1200,8 @@ void dfkv_store_flush_work(struct work_struct *work)
 			break;
 		}
 		err = flush_to(st, e, d);
-		dfkv_disk_put(d);
 		if (!err) {
+			dfkv_disk_put(d);
 			spin_lock(&e->lock);
 			entry_clear_dirty_locked(st, e);
 			if (e->state == DFKV_E_COMMITTED)
@@ -1215,10 +1215,15 @@ void dfkv_store_flush_work(struct work_struct *work)
 		if ((err != -EAGAIN && err != -ENOSPC) ||
 		    ++e->flush_tries >= DFKV_TIER_FLUSH_TRIES) {
 			flush_drop(st, e, err);
-			if (err == -EAGAIN)
+			if (err == -EAGAIN) {
+				/* a device that cannot write: closed */
+				dfkv_disk_fail(d, "payload writes keep failing");
 				t->ops->unhealthy(t->ops_ctx);
+			}
+			dfkv_disk_put(d);
 			break;
 		}
+		dfkv_disk_put(d);
 		this_cpu_inc(st->stats->pcpu->flush_retries);
 		msleep(10 << (2 * e->flush_tries));
 	}
