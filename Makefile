@@ -68,7 +68,8 @@ unit: lib tools ksrc
 # The kselftests in one VM, then the disk crash test (two boots).
 vmtest: all
 	@mkdir -p build
-	$(VM_RUN) --numa 2 --disk 256M -- tools/vm/run-selftests build/vm-tap.log; \
+	$(VM_RUN) --numa 2 --disk 256M --timeout 3600 -- \
+		tools/vm/run-selftests build/vm-tap.log; \
 	vm=$$?; selftests/crash/run build/crash-tap.log; crash=$$?; \
 	[ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
