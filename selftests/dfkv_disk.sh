@@ -77,7 +77,7 @@ t_remove() {
 	r=$($BLK rm "$N" 1 0 50) && blk_expect rm "$r" ok=50 &&
 	r=$($BLK check "$N" 1 0 50 $SZ) && blk_expect removed "$r" miss=50 &&
 	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect kept "$r" ok=150 wrong=0 &&
-	wait_until 60 test "$(dstat "$N" d0 objects)" = 151
+	wait_until 60 dstat_is "$N" d0 objects 151
 }
 
 # After a restart: keys 50..199 of seed 1 and the big file are back
@@ -196,7 +196,7 @@ t_crash() {
 	[ "$(dstat nf dm0 objects)" -gt 0 ] || { "$DFKVCTL" disk show nf; kill $MON; return 1; }
 	dm_table dfkvfault records "$LA" &&
 	$BLK put nf 6 0 100 $SZ >/dev/null &&
-	wait_until 120 test "$(dstat nf dm0 state)" = failed || {
+	wait_until 120 dstat_is nf dm0 state failed || {
 		"$DFKVCTL" disk show nf; kill $MON; return 1; }
 	[ "$(dstat nf dm0 reason)" != None ] &&
 	[ "$(dstat nf dm0 disk_io_errors)" -gt 0 ] &&

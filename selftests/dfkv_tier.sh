@@ -237,7 +237,7 @@ t_flush_fail() {
 	expect 0 "$DFKVCTL" disk add nf "$DM" &&
 	dm_table dfkvtier error "$L" &&
 	r=$($BLK put nf 26 0 20 $SZ) && blk_expect "put" "$r" ok=20 &&
-	wait_until 300 test "$(nattr nf state)" = unhealthy ||
+	wait_until 300 nattr_is nf state unhealthy ||
 		{ kill $MON; "$DFKVCTL" stats nf; return 1; }
 	[ "$(nstat nf flush_retries)" -gt 0 ] &&
 	r=$($BLK check nf 26 0 20 $SZ) && never_wrong "after the failures" "$r" &&
