@@ -1361,10 +1361,12 @@ int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d)
  * kept for a later attach) and the call returns once none holds its
  * slots.  The caller unrouted the disk and drained its flushes first.
  */
-void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
+/* One pass of dfkv_store_drop_disk(); true if it killed any entry. */
+static bool drop_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
 {
 	struct rhashtable_iter it;
 	struct dfkv_entry *e;
+	bool any = false;
 
 	rhashtable_walk_enter(&st->index, &it);
 	rhashtable_walk_start(&it);
@@ -1383,11 +1385,23 @@ void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
 		spin_unlock(&e->lock);
 		if (unlink)
 			entry_unlink(st, e);
+		any |= unlink;
 		entry_put(e);
 		rhashtable_walk_start(&it);
 	}
 	rhashtable_walk_stop(&it);
 	rhashtable_walk_exit(&it);
+	return any;
+}
+
+void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	/*
+	 * Unlinking the entry a walk stopped at can make the walk skip its
+	 * bucket's next ones: walk again until a pass finds none of d's.
+	 */
+	while (drop_disk_pass(st, d))
+		cond_resched();
 	wait_var_event(&d->users, !atomic_read(&d->users));
 }
 
