@@ -28,8 +28,16 @@ int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 	a->extent_bytes = extent_bytes;
 	a->nr_extents = nr_extents;
 	a->pages_per_extent = extent_bytes >> PAGE_SHIFT;
+	a->nid_pages = kcalloc(nr_node_ids, sizeof(*a->nid_pages), GFP_KERNEL);
+	if (!a->nid_pages)
+		return -ENOMEM;
 	a->pages = kvcalloc(nr_extents, sizeof(*a->pages), GFP_KERNEL);
-	return a->pages ? 0 : -ENOMEM;
+	if (!a->pages) {
+		kfree(a->nid_pages);
+		a->nid_pages = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static void arena_free_extent(struct dfkv_arena *a, struct page **pages)
@@ -53,6 +61,8 @@ void dfkv_arena_destroy(struct dfkv_arena *a)
 			arena_free_extent(a, a->pages[e]);
 	kvfree(a->pages);
 	a->pages = NULL;
+	kfree(a->nid_pages);
+	a->nid_pages = NULL;
 }
 
 int dfkv_arena_bind(void *ctx, u32 extent, int cls)
@@ -86,6 +96,8 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 			return -ENOMEM;
 		}
 	}
+	for (i = 0; i < a->pages_per_extent; i++)
+		atomic_long_inc(&a->nid_pages[page_to_nid(pages[i])]);
 	/* Pairs with READ_ONCE above and the readers' slot handles. */
 	smp_store_release(&a->pages[extent], pages);
 	return 0;

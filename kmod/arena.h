@@ -10,6 +10,7 @@
 
 #include <linux/types.h>
 #include <linux/uio.h>
+#include <linux/atomic.h>
 
 struct page;
 struct bio_vec;
@@ -20,6 +21,7 @@ struct dfkv_arena {
 	u32 pages_per_extent;
 	u32 numa;		/* a NUMA node, or DFKV_NUMA_INTERLEAVE */
 	struct page ***pages;	/* [extent][page], allocated on first bind */
+	atomic_long_t *nid_pages; /* [nr_node_ids]: bound pages per NUMA node */
 };
 
 /*
@@ -31,6 +33,12 @@ int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 void dfkv_arena_destroy(struct dfkv_arena *a);
 /* Give extent its pages (slab bind callback; may sleep). */
 int dfkv_arena_bind(void *ctx, u32 extent, int cls);
+/* Pages bound so far that sit on NUMA node nid (nid < nr_node_ids). */
+static inline unsigned long dfkv_arena_nid_pages(struct dfkv_arena *a,
+						 int nid)
+{
+	return atomic_long_read(&a->nid_pages[nid]);
+}
 
 /*
  * Copy len bytes between the arena at byte offset pos (inside one extent)

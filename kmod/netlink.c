@@ -13,6 +13,7 @@
 #include <net/sock.h>
 #include <linux/inet.h>
 #include <linux/if.h>
+#include <linux/nodemask.h>
 
 #include "netlink.h"
 #include "node.h"
@@ -159,6 +160,31 @@ static int fill_ops(struct sk_buff *skb, const struct dfkv_counters *s)
 	return 0;
 }
 
+/* Where the arena's pages are, by the node each page landed on. */
+static int fill_numa_pages(struct sk_buff *skb, struct dfkv_arena *a)
+{
+	struct nlattr *all, *one;
+	unsigned long nr;
+	int nid;
+
+	all = nla_nest_start(skb, DFKV_STAT_NUMA_PAGES);
+	if (!all)
+		return -EMSGSIZE;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		nr = dfkv_arena_nid_pages(a, nid);
+		if (!nr)
+			continue;
+		one = nla_nest_start(skb, DFKV_STAT_NUMA);
+		if (!one ||
+		    nla_put_u32(skb, DFKV_STAT_NUMA_NODE, nid) ||
+		    dfkv_nl_put_stat(skb, DFKV_STAT_NUMA_NR_PAGES, nr))
+			return -EMSGSIZE;
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, all);
+	return 0;
+}
+
 static int fill_tier_stats(struct sk_buff *skb, struct dfkv_store *st,
 			   const struct dfkv_counters *s)
 {
@@ -228,7 +254,8 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_PROTO_ERRORS,
 			     atomic64_read(&node->tcp.proto_errors)) ||
 	    dfkv_rdma_fill_stats(skb, node) ||
-	    fill_tier_stats(skb, st, &s))
+	    fill_tier_stats(skb, st, &s) ||
+	    fill_numa_pages(skb, &st->arena))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;

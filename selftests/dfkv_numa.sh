@@ -15,9 +15,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; dfkv_unload' EXIT
 head -c 4194304 /dev/urandom >"$tmp/block"
 
-# used KiB of NUMA node N
-used() { awk '/MemUsed/ { print $4 }' "/sys/devices/system/node/node$1/meminfo"; }
-
 # fill NODE: 10 blocks of 4 MiB, so the arena binds its pages
 fill() {
 	i=0
@@ -27,36 +24,43 @@ fill() {
 	done
 }
 
-# placement NODE ARGS...: fill a new node, print the KiB each NUMA node gained
+# placement NODE ARGS...: fill a new node, print the KiB of its arena on
+# NUMA nodes 0 and 1, as the kernel counted them page by page (page_to_nid)
 placement() {
 	name=$1
 	shift
 	"$DFKVCTL" node add "$name" --ram 48M "$@" || return 1
-	sync
-	a0=$(used 0) a1=$(used 1)
 	fill "$name" || return 1
-	echo $(($(used 0) - a0)) $(($(used 1) - a1))
+	"$DFKVCTL" stats "$name" --json | python3 -c '
+import json, os, sys
+pages = json.load(sys.stdin)["stats"].get("numa_pages", {})
+kib = os.sysconf("SC_PAGESIZE") // 1024
+print(pages.get("0", 0) * kib, pages.get("1", 0) * kib)'
 }
 
 dfkv_load || exit 1
 
+# 40 MiB of values bind at least 40 MiB of pages.
 bound() {
 	set -- $(placement n1 --numa 1) || return 1
-	echo "node0 +$1 KiB, node1 +$2 KiB"
-	[ "$2" -ge 32768 ] && [ "$1" -lt "$2" ]
+	echo "node0 $1 KiB, node1 $2 KiB"
+	[ "$1" -eq 0 ] && [ "$2" -ge 40960 ]
 }
 tap_check "--numa 1: the arena's pages are on NUMA node 1" bound
 
+# Round-robin page by page: each node holds about half.
 interleaved() {
 	set -- $(placement n2) || return 1
-	echo "node0 +$1 KiB, node1 +$2 KiB"
-	[ "$1" -ge 12288 ] && [ "$2" -ge 12288 ]
+	echo "node0 $1 KiB, node1 $2 KiB"
+	[ $(($1 + $2)) -ge 40960 ] &&
+	[ $(($1 * 3)) -ge $(($1 + $2)) ] && [ $(($2 * 3)) -ge $(($1 + $2)) ]
 }
 tap_check "default: the arena is interleaved over both NUMA nodes" interleaved
 
 shown() {
 	"$DFKVCTL" node show n1 | grep -Eq 'numa +1' &&
-	"$DFKVCTL" node show n2 | grep -Eq 'numa +interleave'
+	"$DFKVCTL" node show n2 | grep -Eq 'numa +interleave' &&
+	"$DFKVCTL" node show n1 | grep -Eq 'arena pages +NUMA node 1: '
 }
 tap_check "node show reports the placement" shown
 

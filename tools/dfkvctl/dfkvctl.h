@@ -115,6 +115,7 @@ int nl_error_req(struct dfkv_genl *g, int err, const struct nlmsghdr *req,
 
 /* Most listeners of one node that dfkvctl decodes. */
 #define MAX_LISTENERS	32
+#define MAX_NUMA_NODES	64	/* NUMA nodes with arena pages, kept per node */
 /* "addr" of a listener: an IPv6 literal, maybe with "%ifname". */
 #define LISTEN_ADDR_MAX	64
 
@@ -157,6 +158,8 @@ struct node_info {
 	uint64_t stat[DFKV_STAT_MAX + 1];
 	bool has_stat[DFKV_STAT_MAX + 1];
 	uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
+	struct { uint32_t node; uint64_t pages; } numa_pages[MAX_NUMA_NODES];
+	size_t n_numa_pages;
 };
 
 /* Decode one reply message into *ni (zeroed first). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/genetlink.h>
 
 #include "dfkvctl.h"
@@ -155,6 +156,32 @@ static void parse_ops(const struct nlattr *nest, struct node_info *ni)
 	}
 }
 
+static void parse_numa_pages(const struct nlattr *nest, struct node_info *ni)
+{
+	const struct nlattr *one, *a;
+
+	mnl_attr_for_each_nested(one, nest) {
+		uint32_t node = UINT32_MAX;
+		uint64_t pages = 0;
+
+		if (mnl_attr_get_type(one) != DFKV_STAT_NUMA ||
+		    ni->n_numa_pages == MAX_NUMA_NODES)
+			continue;
+		mnl_attr_for_each_nested(a, one) {
+			if (mnl_attr_get_type(a) == DFKV_STAT_NUMA_NODE &&
+			    mnl_attr_get_payload_len(a) == sizeof(uint32_t))
+				node = mnl_attr_get_u32(a);
+			else if (mnl_attr_get_type(a) == DFKV_STAT_NUMA_NR_PAGES &&
+				 mnl_attr_get_payload_len(a) == sizeof(uint64_t))
+				pages = mnl_attr_get_u64(a);
+		}
+		if (node == UINT32_MAX)
+			continue;
+		ni->numa_pages[ni->n_numa_pages].node = node;
+		ni->numa_pages[ni->n_numa_pages++].pages = pages;
+	}
+}
+
 static void parse_stats(const struct nlattr *nest, struct node_info *ni)
 {
 	const struct nlattr *tb[DFKV_STAT_MAX + 1];
@@ -167,6 +194,8 @@ static void parse_stats(const struct nlattr *nest, struct node_info *ni)
 			continue;
 		if (i == DFKV_STAT_OPS) {
 			parse_ops(tb[i], ni);
+		} else if (i == DFKV_STAT_NUMA_PAGES) {
+			parse_numa_pages(tb[i], ni);
 		} else if (mnl_attr_get_payload_len(tb[i]) == sizeof(uint64_t)) {
 			ni->stat[i] = mnl_attr_get_u64(tb[i]);
 			ni->has_stat[i] = true;
@@ -697,6 +726,20 @@ void print_disk_report(FILE *f, const struct node_info *ni, bool raw)
 	print_tier_stats(f, ni, raw);
 }
 
+/* Where the RAM arena's pages are, NUMA node by NUMA node. */
+static void print_numa_pages(FILE *f, const struct node_info *ni, bool raw)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char a[48];
+	size_t i;
+
+	for (i = 0; i < ni->n_numa_pages; i++)
+		fprintf(f, "  %-12s NUMA node %u: %s\n", i ? "" : "arena pages",
+			ni->numa_pages[i].node,
+			fmt_bytes(ni->numa_pages[i].pages * page, raw, a,
+				  sizeof(a)));
+}
+
 void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 {
 	const uint64_t *s = ni->stat;
@@ -773,6 +816,7 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			(unsigned long long)s[DFKV_STAT_PROTO_ERRORS]);
 	}
 	print_tier_stats(f, ni, raw);
+	print_numa_pages(f, ni, raw);
 
 	/* Ops by op and status: rows and columns with a non-zero count. */
 	for (op = 0; op < __DFKV_OP_MAX; op++)

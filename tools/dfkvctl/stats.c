@@ -169,6 +169,19 @@ json_object *stats_json(const struct node_info *ni)
 		jadd(ops, name, row);
 	}
 	jadd(st, "ops", ops);
+	if (ni->n_numa_pages) {
+		json_object *numa = json_object_new_object();
+		size_t i;
+
+		for (i = 0; i < ni->n_numa_pages; i++) {
+			char id[16];
+
+			snprintf(id, sizeof(id), "%u", ni->numa_pages[i].node);
+			jadd(numa, id,
+			     json_object_new_uint64(ni->numa_pages[i].pages));
+		}
+		jadd(st, "numa_pages", numa);
+	}
 	return st;
 }
 

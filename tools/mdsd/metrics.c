@@ -300,7 +300,7 @@ static int node_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	dfkv_genl_parse_stats(tb[DFKV_A_NODE_STATS], st);
 	for (i = 0; i <= DFKV_STAT_MAX; i++) {
-		if (st[i] && i != DFKV_STAT_OPS &&
+		if (st[i] && i != DFKV_STAT_OPS && i != DFKV_STAT_NUMA_PAGES &&
 		    mnl_attr_get_payload_len(st[i]) == 8) {
 			ns->v[i] = mnl_attr_get_u64(st[i]);
 			ns->has[i] = true;

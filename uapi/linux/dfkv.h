@@ -427,6 +427,11 @@ enum dfkv_stat {
 	DFKV_STAT_RDMA_READ_BYTES,
 	DFKV_STAT_RDMA_WRITE_BYTES,
 	DFKV_STAT_RDMA_CQ_ERRORS,	/* failed work completions */
+	/* RAM arena placement: where the pages bound so far really are */
+	DFKV_STAT_NUMA_PAGES,		/* nest of DFKV_STAT_NUMA */
+	DFKV_STAT_NUMA,			/* nest inside DFKV_STAT_NUMA_PAGES */
+	DFKV_STAT_NUMA_NODE,		/* u32: NUMA node id */
+	DFKV_STAT_NUMA_NR_PAGES,	/* u64: arena pages on that node */
 	__DFKV_STAT_MAX
 };
 
