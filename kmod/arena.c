@@ -5,8 +5,8 @@
  * node goes away (extents move between size classes without reallocating).
  * Pages come from one NUMA node, or round-robin from all nodes with memory
  * (the default), so a node's bandwidth is not one memory controller's.
- * Copies run page by page with copy_page_{from,to}_iter, so a user buffer
- * or a socket's pages meet the store's pages with exactly one copy.
+ * The store maps byte ranges to bio_vecs over these pages; copies to and
+ * from user buffers and sockets run page by page over those, one copy.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -112,26 +112,6 @@ static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)
 
 	*off = in & ~PAGE_MASK;
 	return pages[in >> PAGE_SHIFT];
-}
-
-size_t dfkv_arena_copy(struct dfkv_arena *a, u64 pos, size_t len,
-		       struct iov_iter *iter)
-{
-	bool to_arena = iov_iter_rw(iter) == ITER_SOURCE;
-	size_t done = 0;
-
-	while (done < len) {
-		size_t off, n, got;
-		struct page *p = arena_page(a, pos + done, &off);
-
-		n = min_t(size_t, len - done, PAGE_SIZE - off);
-		got = to_arena ? copy_page_from_iter(p, off, n, iter) :
-			copy_page_to_iter(p, off, n, iter);
-		done += got;
-		if (got != n)
-			break;
-	}
-	return done;
 }
 
 unsigned int dfkv_arena_map(struct dfkv_arena *a, u64 pos, size_t len,

@@ -2,14 +2,13 @@
 /*
  * The RAM arena: kernel pages behind the extents of a slab allocator.  The
  * slab decides which byte ranges hold which value; the arena owns the
- * pages and moves bytes between them and iov_iters (user buffers for
- * /dev/dfkv, socket buffers for the transports), one copy each way.
+ * pages and describes byte ranges of them as bio_vecs, which the store
+ * copies to and from iov_iters and the transports and disks do I/O on.
  */
 #ifndef _DFKV_ARENA_H
 #define _DFKV_ARENA_H
 
 #include <linux/types.h>
-#include <linux/uio.h>
 #include <linux/atomic.h>
 
 struct page;
@@ -39,14 +38,6 @@ static inline unsigned long dfkv_arena_nid_pages(struct dfkv_arena *a,
 {
 	return atomic_long_read(&a->nid_pages[nid]);
 }
-
-/*
- * Copy len bytes between the arena at byte offset pos (inside one extent)
- * and an iov_iter: into the arena from a source iterator, out of it into
- * a destination one.  Returns the bytes copied; short on a fault.
- */
-size_t dfkv_arena_copy(struct dfkv_arena *a, u64 pos, size_t len,
-		       struct iov_iter *iter);
 
 /*
  * Describe up to max pages of [pos, pos + len) (inside one extent) as

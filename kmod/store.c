@@ -101,6 +101,37 @@ static void ram_slots_free(struct dfkv_store *st, struct dfkv_entry *e,
 }
 
 /*
+ * Stage e's value outside the arena (every RAM slot pinned or dirty):
+ * charged to the node's staged bytes, at most an eighth of its budget.
+ */
+static int entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	struct dfkv_stage *stage;
+
+	if (atomic64_add_return(e->len, &st->staged_bytes) >
+	    div_u64(st->capacity, 8))
+		goto full;
+	stage = dfkv_stage_alloc(e->len);
+	if (!stage)
+		goto full;
+	spin_lock(&e->lock);
+	e->stage = stage;
+	spin_unlock(&e->lock);
+	return 0;
+full:
+	atomic64_sub(e->len, &st->staged_bytes);
+	return -ENOSPC;
+}
+
+static void stage_free(struct dfkv_store *st, struct dfkv_stage *stage)
+{
+	if (!stage)
+		return;
+	atomic64_sub(stage->len, &st->staged_bytes);
+	dfkv_stage_free(stage);
+}
+
+/*
  * Free disk slots taken out of entry e (slots of a rebuild that were never
  * found have extent U32_MAX), clearing their records first when asked,
  * and drop what they held of disk d.
@@ -129,6 +160,7 @@ static void entry_release(struct kref *ref)
 	struct dfkv_entry *e = container_of(ref, struct dfkv_entry, ref);
 
 	ram_slots_free(e->store, e, e->slots, e->nr_slots);
+	stage_free(e->store, e->stage);
 	if (e->disk)
 		disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
 				(e->tier & DFKV_T_RECS) &&
@@ -160,11 +192,6 @@ static u64 now_stamp(void)
 	return ktime_get_ns();
 }
 
-/*
- * Move a linked entry to DEAD.  Called with e->lock held; the caller then
- * calls entry_unlink() without the lock.  Returns false if it was already
- * dead (someone else unlinks it).
- */
 static void entry_clear_dirty_locked(struct dfkv_store *st,
 				     struct dfkv_entry *e)
 {
@@ -224,6 +251,11 @@ static void entry_disk_lru_add_locked(struct dfkv_entry *e)
 	spin_unlock(&d->lru_lock);
 }
 
+/*
+ * Move a linked entry to DEAD.  Called with e->lock held; the caller then
+ * calls entry_unlink() without the lock.  Returns false if it was already
+ * dead (someone else unlinks it).
+ */
 static bool entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
 {
 	if (e->state == DFKV_E_DEAD)
@@ -254,6 +286,7 @@ static void entry_unlink(struct dfkv_store *st, struct dfkv_entry *e)
  */
 static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 {
+	struct dfkv_stage *stage = NULL;
 	struct dfkv_slot *slots = NULL;
 	bool killed = false;
 	u32 nr = 0;
@@ -269,11 +302,17 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 			nr = e->nr_slots;
 			e->slots = &e->slot0;
 			e->nr_slots = 0;
+			stage = e->stage;
+			e->stage = NULL;
 		} else {
 			killed = entry_kill_locked(st, e);
 		}
 	}
 	spin_unlock(&e->lock);
+	if (stage) {
+		stage_free(st, stage);
+		return true;
+	}
 	if (slots) {
 		ram_slots_free(st, e, slots, nr);
 		this_cpu_inc(st->stats->pcpu->ram_evictions);
@@ -340,7 +379,7 @@ static struct dfkv_entry *evict_pick(struct dfkv_store *st)
 			spin_unlock(&best->lock);
 			continue;
 		}
-		if (READ_ONCE(e->stamp) != e->queued || READ_ONCE(e->pins) ||
+		if (READ_ONCE(e->stamp) > e->queued || READ_ONCE(e->pins) ||
 		    (READ_ONCE(e->tier) & (DFKV_T_DIRTY | DFKV_T_LOADING))) {
 			/* Used since queued, pinned or not durable: later. */
 			e->queued = max(READ_ONCE(e->stamp), now_stamp());
@@ -412,7 +451,7 @@ static struct dfkv_entry *disk_evict_pick(struct dfkv_disk *d)
 		e = list_first_entry_or_null(&d->lru, struct dfkv_entry, dlru);
 		if (!e)
 			break;
-		if (READ_ONCE(e->stamp) != e->dqueued || READ_ONCE(e->pins) ||
+		if (READ_ONCE(e->stamp) > e->dqueued || READ_ONCE(e->pins) ||
 		    (READ_ONCE(e->tier) & DFKV_T_LOADING)) {
 			e->dqueued = max(READ_ONCE(e->stamp), now_stamp());
 			list_move_tail(&e->dlru, &d->lru);
@@ -667,6 +706,15 @@ retry:
 	if (store_over_watermark(st, len))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
 	err = entry_alloc_slots(st, e);
+	if (err == -ENOSPC && dfkv_tier_on(&st->tier)) {
+		/* Every RAM slot pinned or dirty: the synchronous disk path. */
+		ram_slots_free(st, e, e->slots, e->nr_slots);
+		e->slots = &e->slot0;
+		e->nr_slots = 0;
+		err = entry_stage(st, e);
+		if (!err)
+			this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	}
 	if (err) {
 		int status = err == -ENOSPC || err == -ENOMEM ?
 			DFKV_STATUS_CACHE_FULL : DFKV_STATUS_TOO_LARGE;
@@ -676,41 +724,17 @@ retry:
 	return DFKV_STATUS_OK;
 }
 
-/* Copy [off, off + len) of e's value to or from iter, slot by slot. */
-static size_t entry_copy(struct dfkv_entry *e, u64 off, size_t len,
-			 struct iov_iter *iter)
-{
-	struct dfkv_store *st = e->store;
-	u64 ext = st->slab.extent_bytes;
-	size_t done = 0;
-
-	while (done < len) {
-		u64 pos = off + done;
-		u32 i = div64_u64(pos, ext);
-		u64 in = pos - (u64)i * ext;
-		size_t n = min_t(u64, len - done, ext - in);
-		u64 base = dfkv_slot_offset(&st->slab, e->slots[i]) + in;
-		size_t got;
-
-		got = dfkv_arena_copy(&st->arena, base, n, iter);
-		done += got;
-		if (got != n)
-			break;
-	}
-	return done;
-}
-
-unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
-			    struct bio_vec *bv, unsigned int max,
-			    size_t *mapped)
+unsigned int dfkv_entry_ram_map(struct dfkv_entry *e, u64 off, size_t len,
+				struct bio_vec *bv, unsigned int max,
+				size_t *mapped)
 {
 	struct dfkv_store *st = e->store;
 	u64 ext = st->slab.extent_bytes;
 	unsigned int nr = 0;
 	size_t done = 0;
 
-	if (off > e->len || len > e->len - off)
-		len = 0;
+	if (e->stage)
+		return dfkv_stage_map(e->stage, off, len, bv, max, mapped);
 	while (done < len && nr < max) {
 		u64 pos = off + done;
 		u32 i = div64_u64(pos, ext);
@@ -726,6 +750,45 @@ unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
 	return nr;
 }
 
+unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    size_t *mapped)
+{
+	if (off > e->len || len > e->len - off)
+		len = 0;
+	return dfkv_entry_ram_map(e, off, len, bv, max, mapped);
+}
+
+/* Copy [off, off + len) of e's value to or from iter, page by page. */
+static size_t entry_copy(struct dfkv_entry *e, u64 off, size_t len,
+			 struct iov_iter *iter)
+{
+	bool to_entry = iov_iter_rw(iter) == ITER_SOURCE;
+	struct bio_vec bv[16];
+	size_t done = 0;
+
+	while (done < len) {
+		size_t mapped;
+		unsigned int i, nr = dfkv_entry_map(e, off + done, len - done,
+						    bv, ARRAY_SIZE(bv), &mapped);
+
+		if (!nr)
+			break;
+		for (i = 0; i < nr; i++) {
+			size_t got = to_entry ?
+				copy_page_from_iter(bv[i].bv_page, bv[i].bv_offset,
+						    bv[i].bv_len, iter) :
+				copy_page_to_iter(bv[i].bv_page, bv[i].bv_offset,
+						  bv[i].bv_len, iter);
+
+			done += got;
+			if (got != bv[i].bv_len)
+				return done;
+		}
+	}
+	return done;
+}
+
 size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 			   struct iov_iter *from)
 {
@@ -738,10 +801,12 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 
 /*
  * Wait for a committed entry's flush (ack=disk, write-around, watermark
- * 0): OK once durable, IO_ERROR when the flush was given up.  Write-around
- * then lets the value leave RAM.
+ * 0, staged): OK once durable, IO_ERROR when the flush was given up.
+ * Write-around then lets the value leave RAM; a staged value leaves its
+ * stage, or, never durable, is gone (its PUT failed).
  */
-static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e)
+static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e,
+			       bool staged)
 {
 	bool durable, nospc;
 
@@ -750,11 +815,16 @@ static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e)
 	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
 	nospc = e->tier & DFKV_T_NOSPC;
 	spin_unlock(&e->lock);
+	if (staged) {
+		/* durable: frees the stage unless a reader holds it */
+		entry_try_evict(st, e);
+	} else if (durable &&
+		   READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
+		   entry_try_evict(st, e)) {
+		this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	}
 	if (!durable)
 		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
-	if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
-	    entry_try_evict(st, e))
-		this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	return DFKV_STATUS_OK;
 }
 
@@ -762,7 +832,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 {
 	struct dfkv_entry *e = put->e;
 	struct dfkv_store *st = e->store;
-	bool unlink = false, flush = false;
+	bool unlink = false, flush = false, staged = false;
 
 	spin_lock(&e->lock);
 	if (e->state == DFKV_E_RESERVED) {
@@ -770,7 +840,8 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 			e->state = DFKV_E_COMMITTED;
 			e->stamp = now_stamp();
 			e->tier |= DFKV_T_RAM;
-			if (dfkv_tier_on(&st->tier)) {
+			staged = e->stage;
+			if (dfkv_tier_on(&st->tier) || staged) {
 				e->tier |= DFKV_T_DIRTY;
 				atomic64_add(e->len, &st->tier.dirty_bytes);
 				kref_get(&e->ref);	/* the flush's */
@@ -800,10 +871,11 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	if (unlink)
 		entry_unlink(st, e);
 	if (flush) {
-		this_cpu_inc(st->stats->pcpu->ram_puts);
+		if (!staged)
+			this_cpu_inc(st->stats->pcpu->ram_puts);
 		dfkv_tier_queue_flush(&st->tier, e);
-		if (store_put_waits(st)) {
-			status = store_put_wait_disk(st, e);
+		if (staged || store_put_waits(st)) {
+			status = store_put_wait_disk(st, e, staged);
 			if (status != DFKV_STATUS_OK)
 				put->stored_len = 0;
 		}
@@ -862,32 +934,48 @@ struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
 void dfkv_store_unpin(struct dfkv_entry *e)
 {
 	struct dfkv_store *st = e->store;
+	bool staged;
 
 	spin_lock(&e->lock);
 	e->pins--;
+	staged = !e->pins && e->stage;
 	spin_unlock(&e->lock);
 	atomic64_dec(&st->pins);
+	/* A stage lives no longer than its readers (a PUT's waits for disk). */
+	if (staged)
+		entry_try_evict(st, e);
 	entry_put(e);
 }
 
 /*
  * Read a pinned, durable entry that is not in RAM back into RAM: new RAM
- * slots, then the disk straight into them.  The caller set LOADING; GETs
- * of the key wait for it meanwhile (read coalescing).
+ * slots (a stage when every slot is pinned or dirty, freed with the last
+ * reader), then the disk straight into them.  The caller set LOADING;
+ * GETs of the key wait for it meanwhile (read coalescing).
  */
 static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 {
+	struct dfkv_stage *stage = NULL;
 	struct dfkv_slot *slots;
+	bool staged = false;
 	u32 nr;
 	int err;
 
 	err = entry_alloc_parts(st, NULL, e, &slots, &nr, &e->slot0);
-	if (!err) {
+	if (err == -ENOSPC) {
+		/* Every RAM slot pinned or dirty: read into a stage. */
+		ram_slots_free(st, e, slots, nr);
+		slots = NULL;
+		err = entry_stage(st, e);
+		staged = !err;
+	} else if (!err) {
 		/* Nobody reads e->slots while LOADING: publish them early. */
 		spin_lock(&e->lock);
 		e->slots = slots;
 		e->nr_slots = nr;
 		spin_unlock(&e->lock);
+	}
+	if (!err) {
 		err = dfkv_tier_io(st, e, REQ_OP_READ);
 		if (!err && !entry_parts_intact(e)) {
 			pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
@@ -901,6 +989,9 @@ static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 		if (e->state == DFKV_E_COMMITTED)
 			entry_ram_lru_add_locked(st, e);
 		slots = NULL;
+	} else if (staged) {
+		stage = e->stage;
+		e->stage = NULL;
 	} else if (e->slots == slots) {
 		e->slots = &e->slot0;
 		e->nr_slots = 0;
@@ -910,7 +1001,8 @@ static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 	wake_up_all(&st->waitq);
 	if (slots)
 		ram_slots_free(st, e, slots, nr);
-	if (!err)
+	stage_free(st, stage);
+	if (!err && !staged)
 		this_cpu_inc(st->stats->pcpu->promoted);
 	return err;
 }

@@ -23,6 +23,7 @@
 #include "arena.h"
 #include "stats.h"
 #include "tier.h"
+#include "stage.h"
 
 enum dfkv_entry_state {
 	DFKV_E_RESERVED,	/* a PUT leader is filling the slots */
@@ -60,6 +61,7 @@ struct dfkv_entry {
 	u32 nr_slots;		/* RAM slots, 0 while not in RAM */
 	struct dfkv_slot *slots;
 	struct dfkv_slot slot0;
+	struct dfkv_stage *stage; /* instead of RAM slots: arena was full */
 	/* the disk copy, with a tiered store (tier.c) */
 	u8 tier;		/* DFKV_T_* */
 	u8 flush_tries;
@@ -95,6 +97,7 @@ struct dfkv_store {
 	atomic64_t objects;
 	atomic64_t used_bytes;
 	atomic64_t pins;
+	atomic64_t staged_bytes;	/* in stages, at most capacity / 8 */
 	struct dfkv_tier tier;		/* disks behind the RAM arena */
 };
 
@@ -135,6 +138,13 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
 			    struct bio_vec *bv, unsigned int max,
 			    size_t *mapped);
+/*
+ * The same for the disk side of a flush or a cold read: len may run into
+ * the tail of the value's last page, which its RAM slot or stage holds.
+ */
+unsigned int dfkv_entry_ram_map(struct dfkv_entry *e, u64 off, size_t len,
+				struct bio_vec *bv, unsigned int max,
+				size_t *mapped);
 /* Commit (ok) or abort (!ok with status) a leader's PUT. */
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
 /* Stop following a PUT without waiting for its leader. */

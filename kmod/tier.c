@@ -253,8 +253,8 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 }
 
 /*
- * Move e's value between its RAM slots and its disk slots, in chunks that
- * stay inside one slot on each side: all of them in flight at once, then
+ * Move e's value between its RAM pages (arena slots or a stage) and its
+ * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
  * one wait.  Slot starts are 64 KiB aligned and slot sizes 4 KiB
  * multiples, so every chunk is whole pages on both sides.
  */
@@ -275,10 +275,8 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 		unsigned int nr;
 		size_t mapped;
 
-		nr = dfkv_arena_map(&st->arena,
-				    dfkv_slot_offset(&st->slab, e->slots[ri]) + rin,
-				    round_up(n, PAGE_SIZE), bv, ARRAY_SIZE(bv),
-				    &mapped);
+		nr = dfkv_entry_ram_map(e, off, round_up(n, PAGE_SIZE), bv,
+					ARRAY_SIZE(bv), &mapped);
 		if (!nr)
 			break;
 		dfkv_dio_submit(&io, op, dfkv_disk_slot_pos(d, e->dslots[di]) + din,

@@ -13,6 +13,8 @@ the node returned bytes that differ from what was PUT for that key.
   check NODE SEED FIRST COUNT SIZE   GET them: counts of ok/miss/wrong/...
   rm    NODE SEED FIRST COUNT        REMOVE them
   burst NODE SEED INDEX SIZE THREADS THREADS concurrent GETs of one key
+  lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
+                                     "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
   rec   DEV SEED INDEX               record offsets of the key on a
                                      dfkv device or image (one per line)
@@ -29,6 +31,7 @@ import fcntl
 import hashlib
 import os
 import random
+import signal
 import struct
 import sys
 import threading
@@ -50,6 +53,8 @@ IOC_PUT = _ioc(3, 2, OP_SIZE)
 IOC_GET = _ioc(3, 3, OP_SIZE)
 IOC_EXIST = _ioc(3, 4, OP_SIZE)
 IOC_REMOVE = _ioc(3, 5, OP_SIZE)
+KEYS_FMT = "<IIIIQQQQII"
+IOC_LEASE = _ioc(3, 8, struct.calcsize(KEYS_FMT))
 
 
 def key(seed, i):
@@ -137,6 +142,23 @@ def do_rm(node, seed, first, count):
     return c
 
 
+def do_lease(node, seed, first, count):
+    """Pin the keys with one lease and hold it (and the file) open."""
+    n = Node(node)
+    keys = b"".join(struct.pack("<Q16s", *key(seed, i))
+                    for i in range(first, first + count))
+    kbuf = ctypes.create_string_buffer(keys, len(keys))
+    res = (ctypes.c_uint64 * count)()
+    o = bytearray(struct.pack(KEYS_FMT, struct.calcsize(KEYS_FMT), 0, count,
+                              0, ctypes.addressof(kbuf),
+                              ctypes.addressof(res), 600000, 0, 0, 0))
+    fcntl.ioctl(n.fd, IOC_LEASE, o, True)
+    f = struct.unpack(KEYS_FMT, o)
+    print("leased=%d status=%d" % (f[8], f[3]), flush=True)
+    while True:
+        signal.pause()
+
+
 def do_burst(node, seed, i, size, threads):
     want, k, c = value(seed, i, size), key(seed, i), {}
     nodes = [Node(node) for _ in range(threads)]
@@ -212,6 +234,8 @@ def main(argv):
         print(count_line(do_check(a[0], *map(int, a[1:5]))))
     elif cmd == "rm":
         print(count_line(do_rm(a[0], *map(int, a[1:4]))))
+    elif cmd == "lease":
+        do_lease(a[0], *map(int, a[1:4]))
     elif cmd == "burst":
         print(count_line(do_burst(a[0], *map(int, a[1:5]))))
     elif cmd == "key":

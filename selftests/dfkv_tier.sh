@@ -252,11 +252,43 @@ t_flush_fail() {
 	expect 0 "$DFKVCTL" node del nf
 }
 
+unpinned() { [ "$(nstat "$1" pins)" = 0 ]; }
+
+# RAM full of leased (pinned) slots: a PUT of a new key takes the
+# synchronous disk path (OK once on the device, counted as a bypass, not
+# admitted to RAM), a GET of it reads the disk through a stage, and once
+# the lease is gone PUTs are admitted to RAM again.
+t_pinned() {
+	expect 0 "$DFKVCTL" node add np --ram 8M &&
+	expect 0 "$DFKVCTL" disk add np "$DM" &&
+	r=$($BLK put np 27 0 64 $SZ) && blk_expect "fill" "$r" ok=64 &&
+	wait_clean np &&
+	r=$($BLK put np 27 64 64 $SZ) && blk_expect "fill" "$r" ok=64 &&
+	wait_clean np || return 1
+	bg lease $BLK lease np 27 0 128
+	wait_until 60 grep -qF "leased=128 status=0" "$T/lease" || {
+		cat "$T/lease"; return 1; }
+	puts=$(nstat np ram_puts) && bypass=$(nstat np ram_bypasses) &&
+	r=$($BLK put np 28 0 8 $SZ) && blk_expect "RAM pinned" "$r" ok=8 &&
+	suspend && sync && on_image 28 8 || { resume; kill $(cat "$T/lease.pid"); return 1; }
+	resume &&
+	[ "$(nstat np ram_bypasses)" = $((bypass + 8)) ] &&
+	[ "$(nstat np ram_puts)" = "$puts" ] &&
+	r=$($BLK check np 28 0 8 $SZ) && blk_expect "read through a stage" "$r" ok=8 wrong=0 &&
+	r=$($BLK check np 27 0 128 $SZ) && blk_expect "leased keys" "$r" ok=128 wrong=0 ||
+		{ kill $(cat "$T/lease.pid"); return 1; }
+	kill "$(cat "$T/lease.pid")" &&
+	wait_until 60 unpinned np &&
+	r=$($BLK put np 29 0 4 $SZ) && blk_expect "lease gone" "$r" ok=4 &&
+	[ "$(nstat np ram_puts)" = $((puts + 4)) ] &&
+	expect 0 "$DFKVCTL" node del np
+}
+
 t_unload() {
 	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
 }
 
-tap_plan 9
+tap_plan 10
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -265,5 +297,6 @@ tap_check "REMOVE racing a cold read: never comes back" t_remove_cold_read
 tap_check "16 GETs of a cold block: one read, coalesced" t_coalesce
 tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
 tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_flush_fail
+tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "unload" t_unload
 tap_done
