@@ -351,15 +351,27 @@ assert d["node"] == "kv0" and len(d["tenants"]) >= 2, d
 assert "0123456789abcdef" in [t["tenant"] for t in d["tenants"]], d'
 }
 
+# The monitor is subscribed once it reports a probe node (no sleep: a
+# loaded VM may take seconds to start it).
+mon_sees_probe() {
+	"$DFKVCTL" node add monprobe --ram 1M >/dev/null 2>&1
+	"$DFKVCTL" node del monprobe >/dev/null 2>&1
+	grep -q "node del monprobe" "$T/mon"
+}
+
 t_monitor() {
-	timeout 10 "$DFKVCTL" monitor >"$T/mon" 2>&1 &
+	"$DFKVCTL" monitor >"$T/mon" 2>&1 &
 	pid=$!
-	sleep 1
+	i=0
+	while [ $i -lt 120 ] && ! mon_sees_probe; do
+		sleep 0.5
+		i=$((i + 1))
+	done
 	"$DFKVCTL" node add mon0 --ram 8M &&
 	"$DFKVCTL" node set mon0 --state unhealthy &&
-	"$DFKVCTL" node del mon0 || return 1
+	"$DFKVCTL" node del mon0 || { kill "$pid"; return 1; }
 	i=0
-	while [ $i -lt 50 ] && ! grep -q "node del mon0" "$T/mon"; do
+	while [ $i -lt 600 ] && ! grep -q "node del mon0" "$T/mon"; do
 		sleep 0.1
 		i=$((i + 1))
 	done
