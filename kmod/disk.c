@@ -15,7 +15,10 @@
  *
  * Record blocks: a record-area block is read, patched and written under
  * d->rec_lock[hash of the block], so two updates of one block never start
- * from two different images of it (ondisk.md, "Write rules").
+ * from two different images of it (ondisk.md, "Write rules").  Record
+ * writes are group-committed: writers that arrive while one group is being
+ * written queue up, and the first of them to find the disk idle writes
+ * all their records as the next group (one PREFLUSH, each block once).
  *
  * Failure: dfkv_disk_fail() turns the disk FAILED once, under fail_lock,
  * and queues fail_work, which holds a reference and calls on_fail() in
@@ -446,14 +449,82 @@ out:
 	return err;
 }
 
+/* One writer's records waiting in d->commit_queue. */
+struct disk_rec_commit {
+	struct list_head link;
+	struct dfkv_od_rec *recs;
+	unsigned int nr;
+	int err;
+	bool done;		/* under d->commit_lock; then gone */
+};
+
+/*
+ * Write the records of a group in one update; without memory for the
+ * concatenation, writer by writer.  Every writer's payload completed
+ * before it queued, so the update's PREFLUSH covers them all.
+ */
+static void disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
+{
+	struct disk_rec_commit *c;
+	struct dfkv_od_rec *all = NULL;
+	unsigned int n = 0, at = 0;
+	int err;
+
+	list_for_each_entry(c, group, link)
+		n += c->nr;
+	if (!list_is_singular(group))
+		all = kvmalloc_array(n, sizeof(*all), GFP_KERNEL);
+	if (!all) {
+		list_for_each_entry(c, group, link)
+			c->err = disk_rec_update(d, c->recs, NULL, c->nr);
+		return;
+	}
+	list_for_each_entry(c, group, link) {
+		memcpy(all + at, c->recs, c->nr * sizeof(*all));
+		at += c->nr;
+	}
+	err = disk_rec_update(d, all, NULL, n);
+	kvfree(all);
+	list_for_each_entry(c, group, link)
+		c->err = err;
+}
+
 int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 			unsigned int nr)
 {
+	struct disk_rec_commit me = { .recs = recs, .nr = nr };
+	struct disk_rec_commit *c, *tmp;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++)
 		recs[i].gen = d->sb.epoch;
-	return disk_rec_update(d, recs, NULL, nr);
+	spin_lock(&d->commit_lock);
+	list_add_tail(&me.link, &d->commit_queue);
+	while (!me.done) {
+		LIST_HEAD(group);
+
+		if (d->committing) {
+			spin_unlock(&d->commit_lock);
+			wait_event(d->commit_wait, READ_ONCE(me.done) ||
+				   !READ_ONCE(d->committing));
+			spin_lock(&d->commit_lock);
+			continue;
+		}
+		d->committing = true;
+		list_splice_init(&d->commit_queue, &group);
+		spin_unlock(&d->commit_lock);
+		disk_rec_commit_group(d, &group);
+		spin_lock(&d->commit_lock);
+		/* A writer may return (and its frame go) once done is set. */
+		list_for_each_entry_safe(c, tmp, &group, link) {
+			list_del(&c->link);
+			WRITE_ONCE(c->done, true);
+		}
+		d->committing = false;
+		wake_up_all(&d->commit_wait);
+	}
+	spin_unlock(&d->commit_lock);
+	return me.err;
 }
 
 int dfkv_disk_rec_clear(struct dfkv_disk *d, const struct dfkv_slot *slots,
@@ -809,6 +880,9 @@ int dfkv_disk_open(const char *path, const char *name, bool format,
 	init_completion(&d->io_done);
 	for (i = 0; i < DFKV_DISK_REC_LOCKS; i++)
 		mutex_init(&d->rec_lock[i]);
+	spin_lock_init(&d->commit_lock);
+	INIT_LIST_HEAD(&d->commit_queue);
+	init_waitqueue_head(&d->commit_wait);
 	d->on_fail = on_fail;
 	d->on_fail_ctx = ctx;
 	INIT_WORK(&d->fail_work, disk_fail_work);

@@ -16,6 +16,7 @@
 #include <linux/spinlock.h>
 #include <linux/percpu-refcount.h>
 #include <linux/completion.h>
+#include <linux/wait.h>
 #include <linux/blk_types.h>
 #include <linux/dfkv.h>
 
@@ -69,6 +70,11 @@ struct dfkv_disk {
 	struct completion io_done;
 	/* serialize the read-modify-write of one record block (by hash) */
 	struct mutex rec_lock[DFKV_DISK_REC_LOCKS];
+	/* group commit of record writes (dfkv_disk_rec_write) */
+	spinlock_t commit_lock;
+	struct list_head commit_queue;	/* writers waiting for the next one */
+	bool committing;		/* a writer is writing a group */
+	wait_queue_head_t commit_wait;
 	dfkv_disk_fail_fn on_fail;
 	void *on_fail_ctx;
 	struct work_struct fail_work;
@@ -175,7 +181,9 @@ u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
  * they describe completed; or clear the records of slots (zero, same
  * flags).  Either failing fails the disk and returns -EIO.  Entries that
  * share a record block are written with one read-modify-write of it; the
- * first block written carries the REQ_PREFLUSH.  Process context (sleeps
+ * first block written carries the REQ_PREFLUSH.  Record writes of
+ * concurrent callers are group-committed: one update for all the records
+ * queued while the previous group was written.  Process context (sleeps
  * on the block's mutex and the bios); -EIO without a write when the disk
  * is not UP.
  */

@@ -20,13 +20,6 @@
 #include "disk.h"
 #include "ring.h"
 
-static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
-{
-	struct dfkv_tier *t = ctx;
-
-	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
-}
-
 int dfkv_tier_init(struct dfkv_tier *t, const char *name,
 		   const struct dfkv_tier_ops *ops, void *ctx)
 {
@@ -65,7 +58,12 @@ int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers)
 	return 0;
 }
 
-/* Rebuild the ring over the listed disks and publish it. */
+/*
+ * Rebuild the ring over the listed disks that are up and publish it.  When
+ * every listed disk failed, the ring keeps naming them all: flushes then
+ * fail (the blocks stay in RAM, ack=disk PUTs get IO_ERROR) rather than a
+ * node with disks quietly acting as RAM-only.
+ */
 static int tier_publish_ring(struct dfkv_tier *t)
 {
 	struct dfkv_ring *ring = NULL, *old;
@@ -78,7 +76,11 @@ static int tier_publish_ring(struct dfkv_tier *t)
 		if (!disks)
 			return -ENOMEM;
 		list_for_each_entry(d, &t->disks, link)
-			disks[n++] = d;
+			if (dfkv_disk_up(d))
+				disks[n++] = d;
+		if (!n)
+			list_for_each_entry(d, &t->disks, link)
+				disks[n++] = d;
 		ring = dfkv_ring_build(disks, n);
 		kfree(disks);
 		if (IS_ERR(ring))
@@ -89,6 +91,19 @@ static int tier_publish_ring(struct dfkv_tier *t)
 	dfkv_ring_free(old);
 	tier_apply_workers(t);
 	return 0;
+}
+
+/* A disk failed: route around it, then announce it. */
+static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
+{
+	struct dfkv_tier *t = ctx;
+
+	mutex_lock(&t->lock);
+	if (tier_publish_ring(t))
+		pr_warn("dfkv: disk %s failed; the ring still names it (no memory)\n",
+			d->name);
+	mutex_unlock(&t->lock);
+	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
 
 static struct dfkv_disk *tier_find(struct dfkv_tier *t, const char *name)

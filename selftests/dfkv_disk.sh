@@ -9,7 +9,8 @@
 # back byte-exact and removed ones gone, corrupted records and payloads
 # never served, a device whose record area fails under a write load (a
 # dm table with an error segment there) failing the disk closed while the
-# node serves RAM and its other disk, then a cold reset, a full disk
+# node serves RAM and its other disk and routes new blocks to that one,
+# then a cold reset, a full disk
 # evicting old blocks, blocks spread over two disks, disk events, and a
 # clean unload.  (Whole-device write errors, which stop the flushes, are
 # dfkv_tier.sh's flush-failure case.)
@@ -207,12 +208,19 @@ t_crash() {
 	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the fault" "$r" &&
 	[ "$(counts "$r" ok)" -gt 0 ] &&
 	r=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the fault" "$r" &&
-	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "node $N" "$r" ok=150 &&
-	r=$($BLK put nf 7 0 20 $SZ) && never_wrong "put after the fault" "$r" || {
-		kill $MON; return 1; }
+	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "node $N" "$r" ok=150 ||
+		{ kill $MON; return 1; }
+	# Announced once the ring routes around dm0: new blocks go to lb.
 	monitor_stop "$T/events" "disk state nf dm0 failed"
 	has "$T/events" "disk add nf dm0 state up" &&
 	has "$T/events" "disk state nf dm0 failed" &&
+	wait_clean nf && drops=$(nstat nf flush_drops) && onlb=$(dstat nf lb objects) &&
+	r=$($BLK put nf 7 0 20 $SZ) && blk_expect "put after the fault" "$r" ok=20 &&
+	wait_clean nf &&
+	[ "$(nstat nf flush_drops)" = "$drops" ] &&
+	[ "$(dstat nf lb objects)" = $((onlb + 20)) ] || {
+		"$DFKVCTL" stats nf; return 1; }
+	r=$($BLK check nf 7 0 20 $SZ) && blk_expect "seed 7 from RAM and lb" "$r" ok=20 wrong=0 &&
 	# The device is back: a cold reset, nothing of the dirty epoch.
 	dm_table dfkvfault linear "$LA" &&
 	expect 0 "$DFKVCTL" node del nf &&
