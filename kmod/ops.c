@@ -7,9 +7,11 @@
  */
 #include <linux/slab.h>
 #include <linux/kernel.h>
+#include <asm/unaligned.h>
 
 #include "ops.h"
 #include "node.h"
+#include "wire.h"
 
 static int done(struct dfkv_node *node, unsigned int op, int status)
 {
@@ -177,6 +179,58 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 {
 	return done(node, DFKV_OP_RELEASE,
 		    dfkv_lease_release(&node->leases, owner, lease_id));
+}
+
+int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
+		 u8 op, const u8 *list, u32 n, u64 ttl_ms, void **data,
+		 size_t *len)
+{
+	struct dfkv_key *keys;
+	u64 *lens, id = 0;
+	u32 i, hits = 0;
+	int status;
+
+	*data = NULL;
+	*len = 0;
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
+	if (!keys || !lens) {
+		kfree(keys);
+		kfree(lens);
+		return DFKV_STATUS_BUSY;
+	}
+	dfkv_wire_get_keys(list, n, keys);
+	switch (op) {
+	case DFKV_OP_TOUCH:
+		status = dfkv_op_touch(node, keys, n);
+		kfree(lens);
+		lens = NULL;
+		break;
+	case DFKV_OP_PROBE:
+		status = dfkv_op_probe(node, keys, n, lens);
+		for (i = 0; i < n; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		hits = n;
+		break;
+	default:
+		/* LEASE: u64 lease id, then the leading hits' lengths. */
+		status = dfkv_op_lease(node, owner, keys, n, ttl_ms, lens + 1,
+				       &hits, &id);
+		for (i = 1; i <= hits; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		put_unaligned_le64(id, &lens[0]);
+		hits++;
+		break;
+	}
+	kfree(keys);
+	if (status != DFKV_STATUS_OK) {
+		kfree(lens);
+		return status;
+	}
+	*data = lens;
+	if (lens)
+		*len = (size_t)hits * sizeof(u64);
+	return status;
 }
 
 static const char *const op_names[__DFKV_OP_MAX] = {

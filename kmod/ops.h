@@ -65,5 +65,15 @@ int dfkv_op_lease(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		  u32 *nr_hits, u64 *lease_id);
 int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    u64 lease_id);
+/*
+ * TOUCH, PROBE or LEASE (ttl_ms) of a wire key list of n keys, for the
+ * network transports.  On OK, *data is the reply data in a kmalloc'd
+ * buffer the caller frees (PROBE: n le64 stored lengths; LEASE: the le64
+ * lease id, then the leading hits' lengths; TOUCH: none, NULL) and *len
+ * its size; otherwise NULL and 0.  BUSY when memory ran out.
+ */
+int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
+		 u8 op, const u8 *list, u32 n, u64 ttl_ms, void **data,
+		 size_t *len);
 
 #endif /* _DFKV_OPS_H */

@@ -3,7 +3,8 @@
  * In-kernel RDMA server of wire epoch 7 (SPEC.md section 3).
  *
  * Listeners are rdma_cm ids of a node, created in the node's network
- * namespace.  A connect request carries the client's HELLO in its private
+ * namespace; listener.c keeps the node's listeners and connections and
+ * the order of their shutdown.  A connect request carries the client's HELLO in its private
  * data; the server answers with the negotiated one in the accept (or the
  * reject).  Each connection has an RC QP on a CQ from the device's pool
  * (ib_cq_pool_get, polled from a workqueue) and a protection domain shared
@@ -34,7 +35,6 @@
  */
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <linux/inet.h>
 #include <linux/workqueue.h>
 #include <linux/uio.h>
 #include <asm/unaligned.h>
@@ -73,10 +73,8 @@ static LIST_HEAD(dev_list);
 static DEFINE_MUTEX(dev_lock);		/* dev_list, devices' conns */
 
 struct rdma_listener {
-	struct list_head list;		/* dfkv_rdma_node.listeners */
-	struct dfkv_node *node;
+	struct dfkv_listener base;
 	struct rdma_cm_id *cm_id;	/* xchg: device removal may take it */
-	struct sockaddr_storage addr;
 };
 
 struct rdma_conn;
@@ -157,10 +155,8 @@ struct rdma_cmd {
 	struct ib_sge send_sge[2];
 };
 
-enum { CONN_DEAD };
-
 struct rdma_conn {
-	struct list_head list;		/* dfkv_rdma_node.conns */
+	struct dfkv_conn_core core;	/* in dfkv_rdma_node.ls */
 	struct list_head dev_list;	/* rdma_dev.conns */
 	struct dfkv_node *node;
 	struct rdma_dev *dev;
@@ -168,8 +164,6 @@ struct rdma_conn {
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	u32 cq_size;
-	struct work_struct release_work;
-	unsigned long flags;
 	struct dfkv_lease_owner owner;
 
 	u32 depth;
@@ -195,8 +189,7 @@ struct rdma_conn {
 
 static void conn_kill(struct rdma_conn *conn)
 {
-	if (!test_and_set_bit(CONN_DEAD, &conn->flags))
-		queue_work(dfkv_rdma_wq, &conn->release_work);
+	dfkv_conn_kill(&conn->core);
 }
 
 static struct ib_device *conn_ibdev(struct rdma_conn *conn)
@@ -528,49 +521,14 @@ static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 base, u64 len)
 
 static void exec_keys(struct rdma_cmd *cmd, const u8 *payload)
 {
-	u32 n = cmd->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
-	struct dfkv_node *node = cmd->conn->node;
-	struct dfkv_key *keys;
-	u64 *lens, id = 0;
+	size_t len;
+	void *data;
 	int status;
 
-	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
-	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
-	if (!keys || !lens) {
-		kfree(keys);
-		kfree(lens);
-		reply_status(cmd, DFKV_STATUS_BUSY, 0);
-		return;
-	}
-	dfkv_wire_get_keys(payload, n, keys);
-	switch (cmd->op) {
-	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(node, keys, n);
-		kfree(lens);
-		lens = NULL;
-		break;
-	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(node, keys, n, lens);
-		for (i = 0; i < n; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		hits = n;
-		break;
-	default:
-		status = dfkv_op_lease(node, &cmd->conn->owner, keys, n,
-				       cmd->length, lens + 1, &hits, &id);
-		for (i = 1; i <= hits; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		put_unaligned_le64(id, &lens[0]);
-		hits++;
-		break;
-	}
-	kfree(keys);
-	if (status != DFKV_STATUS_OK) {
-		kfree(lens);
-		lens = NULL;
-		hits = 0;
-	}
-	reply(cmd, status, 0, (u64)hits * sizeof(u64), lens);
+	status = dfkv_op_keys(cmd->conn->node, &cmd->conn->owner, cmd->op,
+			      payload, cmd->payload_len / DFKV_BLOCK_KEY_LEN,
+			      cmd->length, &data, &len);
+	reply(cmd, status, 0, len, data);
 }
 
 static void exec_hello(struct rdma_cmd *cmd)
@@ -1083,9 +1041,8 @@ static void conn_destroy_ib(struct rdma_conn *conn)
 static void conn_release_work(struct work_struct *work)
 {
 	struct rdma_conn *conn = container_of(work, struct rdma_conn,
-					      release_work);
+					      core.release_work);
 	struct dfkv_node *node = conn->node;
-	struct dfkv_rdma_node *rn = &node->rdma;
 	u32 i;
 
 	spin_lock(&conn->lock);
@@ -1110,12 +1067,7 @@ static void conn_release_work(struct work_struct *work)
 	kref_put(&conn->dev->ref, rdev_free);
 	mutex_unlock(&dev_lock);
 
-	mutex_lock(&rn->lock);
-	list_del(&conn->list);
-	rn->nr_conns--;
-	mutex_unlock(&rn->lock);
-	wake_up(&rn->conns_gone);
-	dfkv_node_put(node);
+	dfkv_listeners_conn_del(&node->rdma.ls, &conn->core, node);
 	kfree(conn);
 }
 
@@ -1202,7 +1154,7 @@ static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		       struct rdma_cm_event *ev)
 {
-	struct dfkv_node *node = l->node;
+	struct dfkv_node *node = l->base.node;
 	struct dfkv_rdma_node *rn = &node->rdma;
 	const struct rdma_conn_param *cp = &ev->param.conn;
 	struct ib_qp_init_attr qa = {};
@@ -1243,7 +1195,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->free_cmds);
 	INIT_LIST_HEAD(&conn->pending);
-	INIT_WORK(&conn->release_work, conn_release_work);
+	dfkv_conn_core_init(&conn->core, dfkv_rdma_wq, conn_release_work);
 
 	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1,
 				  IB_POLL_WORKQUEUE);
@@ -1272,16 +1224,14 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 			goto err_free;
 
 	/* from here on the release work owns the connection and the id */
-	mutex_lock(&rn->lock);
-	if (rn->closing || rn->nr_conns >= READ_ONCE(node->tcp.max_conns)) {
-		mutex_unlock(&rn->lock);
+	mutex_lock(&rn->ls.lock);
+	err = dfkv_listeners_conn_add(&rn->ls, &conn->core, node,
+				      READ_ONCE(node->tcp.max_conns));
+	if (!err)
+		atomic64_inc(&rn->accepts);
+	mutex_unlock(&rn->ls.lock);
+	if (err)
 		goto err_free;
-	}
-	kref_get(&node->ref);
-	list_add_tail(&conn->list, &rn->conns);
-	rn->nr_conns++;
-	atomic64_inc(&rn->accepts);
-	mutex_unlock(&rn->lock);
 	mutex_lock(&dev_lock);
 	list_add_tail(&conn->dev_list, &dev->conns);
 	atomic_inc(&dev->nr_conns);
@@ -1335,8 +1285,10 @@ static int listener_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	}
 }
 
-static void listener_free(struct rdma_listener *l)
+static void listener_free(struct dfkv_listener *base)
 {
+	struct rdma_listener *l = container_of(base, struct rdma_listener,
+					       base);
 	struct rdma_cm_id *id = xchg(&l->cm_id, NULL);
 
 	if (id)
@@ -1344,51 +1296,25 @@ static void listener_free(struct rdma_listener *l)
 	kfree(l);
 }
 
-static int parse_addr(struct dfkv_node *node, const char *addr, u16 port,
-		      struct sockaddr_storage *ss)
-{
-	char p[8];
-
-	snprintf(p, sizeof(p), "%u", port);
-	return inet_pton_with_scope(node->net, AF_UNSPEC, addr, p, ss);
-}
-
-static bool addr_equal(const struct sockaddr_storage *a,
-		       const struct sockaddr_storage *b)
-{
-	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
-		sizeof(struct sockaddr_in6);
-
-	return a->ss_family == b->ss_family && !memcmp(a, b, len);
-}
+static const struct dfkv_listener_ops rdma_listener_ops = {
+	.kind = DFKV_LISTENER_RDMA,
+	.listener_free = listener_free,
+};
 
 int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 			   struct netlink_ext_ack *extack)
 {
 	struct dfkv_rdma_node *rn = &node->rdma;
-	struct rdma_listener *l, *o;
+	struct rdma_listener *l;
 	struct rdma_cm_id *id;
 	int err;
 
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
-	l->node = node;
-	err = parse_addr(node, addr, port, &l->addr);
-	if (err) {
-		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+	err = dfkv_listener_init(&rn->ls, &l->base, node, addr, port, extack);
+	if (err)
 		goto err_free;
-	}
-	mutex_lock(&rn->lock);
-	list_for_each_entry(o, &rn->listeners, list) {
-		if (addr_equal(&o->addr, &l->addr)) {
-			mutex_unlock(&rn->lock);
-			NL_SET_ERR_MSG(extack, "the node already listens there");
-			err = -EEXIST;
-			goto err_free;
-		}
-	}
-	mutex_unlock(&rn->lock);
 	id = rdma_create_id(node->net, listener_cm_handler, l, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -1398,7 +1324,7 @@ int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 	}
 	l->cm_id = id;
 	rdma_set_reuseaddr(id, 1);
-	err = rdma_bind_addr(id, (struct sockaddr *)&l->addr);
+	err = rdma_bind_addr(id, (struct sockaddr *)&l->base.addr);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "cannot bind: no RDMA device has this address, or in use");
 		goto err_id;
@@ -1408,27 +1334,13 @@ int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 		NL_SET_ERR_MSG(extack, "cannot listen on this RDMA address");
 		goto err_id;
 	}
-
-	mutex_lock(&rn->lock);
-	list_for_each_entry(o, &rn->listeners, list) {
-		if (addr_equal(&o->addr, &l->addr)) {
-			mutex_unlock(&rn->lock);
-			NL_SET_ERR_MSG(extack, "the node already listens there");
-			err = -EEXIST;
-			goto err_id;
-		}
-	}
-	if (rn->closing) {
-		mutex_unlock(&rn->lock);
-		err = -ENODEV;
+	err = dfkv_listeners_add(&rn->ls, &l->base, extack);
+	if (err)
 		goto err_id;
-	}
-	list_add_tail(&l->list, &rn->listeners);
-	mutex_unlock(&rn->lock);
 	return 0;
 
 err_id:
-	listener_free(l);
+	listener_free(&l->base);
 	return err;
 err_free:
 	kfree(l);
@@ -1438,67 +1350,12 @@ err_free:
 int dfkv_rdma_listener_del(struct dfkv_node *node, const char *addr, u16 port,
 			   struct netlink_ext_ack *extack)
 {
-	struct dfkv_rdma_node *rn = &node->rdma;
-	struct rdma_listener *l, *found = NULL;
-	struct sockaddr_storage ss;
-
-	if (parse_addr(node, addr, port, &ss)) {
-		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
-		return -EINVAL;
-	}
-	mutex_lock(&rn->lock);
-	list_for_each_entry(l, &rn->listeners, list) {
-		if (addr_equal(&l->addr, &ss)) {
-			found = l;
-			list_del(&l->list);
-			break;
-		}
-	}
-	mutex_unlock(&rn->lock);
-	if (!found) {
-		NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
-		return -ENOENT;
-	}
-	listener_free(found);
-	return 0;
+	return dfkv_listeners_del(&node->rdma.ls, node, addr, port, extack);
 }
 
 int dfkv_rdma_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
 {
-	struct dfkv_rdma_node *rn = &node->rdma;
-	char addr[INET6_ADDRSTRLEN + 1];
-	struct rdma_listener *l;
-	struct nlattr *one;
-	int err = 0;
-
-	mutex_lock(&rn->lock);
-	list_for_each_entry(l, &rn->listeners, list) {
-		u16 port;
-
-		if (l->addr.ss_family == AF_INET) {
-			struct sockaddr_in *in = (struct sockaddr_in *)&l->addr;
-
-			snprintf(addr, sizeof(addr), "%pI4", &in->sin_addr);
-			port = ntohs(in->sin_port);
-		} else {
-			struct sockaddr_in6 *in6 =
-				(struct sockaddr_in6 *)&l->addr;
-
-			snprintf(addr, sizeof(addr), "%pI6c", &in6->sin6_addr);
-			port = ntohs(in6->sin6_port);
-		}
-		one = nla_nest_start(skb, DFKV_A_LISTENER);
-		if (!one || nla_put_string(skb, DFKV_A_LISTEN_ADDR, addr) ||
-		    nla_put_u16(skb, DFKV_A_LISTEN_PORT, port) ||
-		    nla_put_u32(skb, DFKV_A_LISTEN_TRANSPORT,
-				DFKV_LISTENER_RDMA)) {
-			err = -EMSGSIZE;
-			break;
-		}
-		nla_nest_end(skb, one);
-	}
-	mutex_unlock(&rn->lock);
-	return err;
+	return dfkv_listeners_fill(skb, &node->rdma.ls);
 }
 
 int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
@@ -1525,31 +1382,12 @@ int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 
 void dfkv_rdma_node_init(struct dfkv_rdma_node *rn)
 {
-	mutex_init(&rn->lock);
-	INIT_LIST_HEAD(&rn->listeners);
-	INIT_LIST_HEAD(&rn->conns);
-	init_waitqueue_head(&rn->conns_gone);
+	dfkv_listeners_init(&rn->ls, &rdma_listener_ops, &rn->nr_conns);
 }
 
 void dfkv_rdma_node_shutdown(struct dfkv_node *node)
 {
-	struct dfkv_rdma_node *rn = &node->rdma;
-	struct rdma_listener *l, *tmp;
-	struct rdma_conn *conn;
-	LIST_HEAD(listeners);
-
-	mutex_lock(&rn->lock);
-	rn->closing = true;
-	list_splice_init(&rn->listeners, &listeners);
-	mutex_unlock(&rn->lock);
-	list_for_each_entry_safe(l, tmp, &listeners, list)
-		listener_free(l);
-
-	mutex_lock(&rn->lock);
-	list_for_each_entry(conn, &rn->conns, list)
-		conn_kill(conn);
-	mutex_unlock(&rn->lock);
-	wait_event(rn->conns_gone, !READ_ONCE(rn->nr_conns));
+	dfkv_listeners_shutdown(&node->rdma.ls);
 }
 
 /* ------------------------------------------------------------ ib_client */

@@ -6,12 +6,11 @@
 #ifndef _DFKV_RDMA_H
 #define _DFKV_RDMA_H
 
-#include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/types.h>
-#include <linux/wait.h>
 #include <linux/atomic.h>
 #include <linux/dfkv.h>
+
+#include "listener.h"
 
 struct dfkv_node;
 struct sk_buff;
@@ -39,12 +38,8 @@ struct netlink_ext_ack;
 
 /* A node's RDMA side; lives inside struct dfkv_node. */
 struct dfkv_rdma_node {
-	struct mutex lock;		/* listeners, conns, closing */
-	struct list_head listeners;
-	struct list_head conns;
-	u32 nr_conns;
-	wait_queue_head_t conns_gone;	/* shutdown waits for nr_conns 0 */
-	bool closing;
+	struct dfkv_listeners ls;
+	u32 nr_conns;			/* under ls.lock; READ_ONCE */
 	atomic64_t accepts;
 	atomic64_t reads;		/* RDMA READ work requests posted */
 	atomic64_t writes;		/* RDMA WRITE work requests posted */

@@ -2,27 +2,28 @@
 /*
  * In-kernel TCP server of wire epoch 6 (SPEC.md section 2).
  *
- * Listeners belong to a node and live in its network namespace.  No thread
- * per connection: the sockets' data_ready/write_space/state_change
- * callbacks queue the connection's io work on dfkv_tcp_wq, which makes as
- * much non-blocking progress as the socket allows and returns.  A
- * connection handles one request at a time, receiving the next only once
- * the reply is sent, which keeps replies in strict FIFO order while the
- * client pipelines.  PUT payloads are received straight into the store's
- * pages and GET data is sent from them (bio_vec iterators, one copy into
- * the socket buffer, no staging buffer).
+ * Listeners belong to a node and live in its network namespace; listener.c
+ * keeps the node's listeners and connections and the order of their
+ * shutdown, this file their sockets.  No thread per connection: the
+ * sockets' data_ready/write_space/state_change callbacks queue the
+ * connection's io work on dfkv_tcp_wq, which makes as much non-blocking
+ * progress as the socket allows and returns.  A connection handles one
+ * request at a time, receiving the next only once the reply is sent,
+ * which keeps replies in strict FIFO order while the client pipelines.
+ * PUT payloads are received straight into the store's pages and GET data
+ * is sent from them (bio_vec iterators, one copy into the socket buffer,
+ * no staging buffer).
  *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
  * work, finishes the request in flight (an unfinished PUT is aborted, a
  * pinned GET entry unpinned, leases dropped) and frees it.  Node shutdown
- * kills every listener and connection and flushes the workqueue before the
- * node's operations are drained.
+ * closes every listener, kills every connection and waits for their
+ * release works before the node's operations are drained.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/net.h>
-#include <linux/inet.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <asm/unaligned.h>
@@ -44,10 +45,8 @@
 static struct workqueue_struct *dfkv_tcp_wq;
 
 struct dfkv_tcp_listener {
-	struct list_head list;		/* dfkv_tcp_node.listeners */
-	struct dfkv_node *node;
+	struct dfkv_listener base;
 	struct socket *sock;
-	struct sockaddr_storage addr;
 	struct work_struct accept_work;
 	void (*saved_data_ready)(struct sock *sk);
 };
@@ -60,16 +59,12 @@ enum conn_state {
 	CONN_TX,		/* sending the reply */
 };
 
-enum { CONN_DEAD };
-
 struct dfkv_tcp_conn {
-	struct list_head list;		/* dfkv_tcp_node.conns */
+	struct dfkv_conn_core core;	/* in dfkv_tcp_node.ls */
 	struct dfkv_node *node;
 	struct socket *sock;
 	struct work_struct io_work;
-	struct work_struct release_work;
 	struct delayed_work deadline_work;
-	unsigned long flags;
 	unsigned long accepted;		/* jiffies */
 	unsigned long frame_start;	/* jiffies, first byte of a frame */
 	unsigned long last_active;	/* jiffies */
@@ -105,13 +100,12 @@ struct dfkv_tcp_conn {
 
 static void conn_kill(struct dfkv_tcp_conn *c)
 {
-	if (!test_and_set_bit(CONN_DEAD, &c->flags))
-		queue_work(dfkv_tcp_wq, &c->release_work);
+	dfkv_conn_kill(&c->core);
 }
 
 static void conn_queue(struct dfkv_tcp_conn *c)
 {
-	if (!test_bit(CONN_DEAD, &c->flags))
+	if (!dfkv_conn_dead(&c->core))
 		queue_work(dfkv_tcp_wq, &c->io_work);
 }
 
@@ -270,49 +264,14 @@ static void request_done(struct dfkv_tcp_conn *c)
 
 static void exec_keys(struct dfkv_tcp_conn *c)
 {
-	u32 n = c->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
-	struct dfkv_node *node = c->node;
-	struct dfkv_key *keys;
-	u64 *lens, id = 0;
+	size_t len;
+	void *data;
 	int status;
 
-	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
-	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
-	if (!keys || !lens) {
-		kfree(keys);
-		kfree(lens);
-		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
-		return;
-	}
-	dfkv_wire_get_keys(c->rx_buf, n, keys);
-	switch (c->op) {
-	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(node, keys, n);
-		kfree(lens);
-		lens = NULL;
-		break;
-	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(node, keys, n, lens);
-		for (i = 0; i < n; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		hits = n;
-		break;
-	default:
-		/* LEASE: u64 lease id, then the leading hits' lengths. */
-		status = dfkv_op_lease(node, &c->owner, keys, n, c->length,
-				       lens + 1, &hits, &id);
-		for (i = 1; i <= hits; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		put_unaligned_le64(id, &lens[0]);
-		hits++;
-		break;
-	}
-	kfree(keys);
-	if (status != DFKV_STATUS_OK) {
-		kfree(lens);
-		lens = NULL;
-	}
-	reply_buf(c, status, 0, lens, (size_t)hits * sizeof(u64));
+	status = dfkv_op_keys(c->node, &c->owner, c->op, c->rx_buf,
+			      c->payload_len / DFKV_BLOCK_KEY_LEN, c->length,
+			      &data, &len);
+	reply_buf(c, status, 0, data, len);
 }
 
 static void exec_hello(struct dfkv_tcp_conn *c)
@@ -511,7 +470,7 @@ static void conn_io_work(struct work_struct *work)
 					       io_work);
 	int budget = CONN_BUDGET, ret;
 
-	while (!test_bit(CONN_DEAD, &c->flags) && budget--) {
+	while (!dfkv_conn_dead(&c->core) && budget--) {
 		bool progress = false;
 
 		if (c->state == CONN_TX) {
@@ -533,7 +492,7 @@ static void conn_io_work(struct work_struct *work)
 		if (!progress)
 			return;
 	}
-	if (!test_bit(CONN_DEAD, &c->flags))
+	if (!dfkv_conn_dead(&c->core))
 		queue_work(dfkv_tcp_wq, &c->io_work);	/* yield, go on */
 }
 
@@ -574,8 +533,7 @@ static void conn_deadline_work(struct work_struct *work)
 static void conn_release_work(struct work_struct *work)
 {
 	struct dfkv_tcp_conn *c = container_of(work, struct dfkv_tcp_conn,
-					       release_work);
-	struct dfkv_tcp_node *tn = &c->node->tcp;
+					       core.release_work);
 	struct sock *sk = c->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
@@ -601,21 +559,17 @@ static void conn_release_work(struct work_struct *work)
 		dfkv_node_exit(c->node);
 
 	sock_release(c->sock);
-	mutex_lock(&tn->lock);
-	list_del(&c->list);
-	tn->nr_conns--;
-	mutex_unlock(&tn->lock);
-	wake_up(&tn->conns_gone);
-	dfkv_node_put(c->node);
+	dfkv_listeners_conn_del(&c->node->tcp.ls, &c->core, c->node);
 	kfree(c);
 }
 
 static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 {
-	struct dfkv_node *node = l->node;
+	struct dfkv_node *node = l->base.node;
 	struct dfkv_tcp_node *tn = &node->tcp;
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
+	int err;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c) {
@@ -624,25 +578,24 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	}
 	c->sock = sock;
 	c->node = node;
+	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
-	INIT_WORK(&c->release_work, conn_release_work);
 	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
 	c->accepted = jiffies;
 	c->last_active = jiffies;
 	c->state = CONN_RX_HDR;
 
-	mutex_lock(&tn->lock);
-	if (tn->closing || tn->nr_conns >= READ_ONCE(tn->max_conns)) {
-		if (!tn->closing)
+	mutex_lock(&tn->ls.lock);
+	err = dfkv_listeners_conn_add(&tn->ls, &c->core, node,
+				      READ_ONCE(tn->max_conns));
+	if (err) {
+		if (err == -EBUSY)
 			atomic64_inc(&tn->refused);
-		mutex_unlock(&tn->lock);
+		mutex_unlock(&tn->ls.lock);
 		sock_release(sock);
 		kfree(c);
 		return;
 	}
-	kref_get(&node->ref);
-	list_add_tail(&c->list, &tn->conns);
-	tn->nr_conns++;
 	atomic64_inc(&tn->accepts);
 
 	tcp_sock_set_nodelay(sk);
@@ -656,7 +609,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	sk->sk_write_space = conn_write_space;
 	sk->sk_state_change = conn_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
-	mutex_unlock(&tn->lock);
+	mutex_unlock(&tn->ls.lock);
 
 	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, HZ);
 	/* Data may have arrived before the callbacks were set. */
@@ -687,8 +640,27 @@ static void listener_accept_work(struct work_struct *work)
 		conn_start(l, sock);
 }
 
-static void listener_free(struct dfkv_tcp_listener *l)
+static struct dfkv_tcp_listener *to_tcp_listener(struct dfkv_listener *base)
 {
+	return container_of(base, struct dfkv_tcp_listener, base);
+}
+
+/* Under the listeners' lock, once the listener is sure to be added. */
+static void listener_start(struct dfkv_listener *base)
+{
+	struct dfkv_tcp_listener *l = to_tcp_listener(base);
+	struct sock *sk = l->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	l->saved_data_ready = sk->sk_data_ready;
+	sk->sk_user_data = l;
+	sk->sk_data_ready = listener_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void listener_free(struct dfkv_listener *base)
+{
+	struct dfkv_tcp_listener *l = to_tcp_listener(base);
 	struct sock *sk = l->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
@@ -700,61 +672,38 @@ static void listener_free(struct dfkv_tcp_listener *l)
 	kfree(l);
 }
 
-static int parse_addr(struct dfkv_node *node, const char *addr, u16 port,
-		      struct sockaddr_storage *ss)
-{
-	char p[8];
-
-	snprintf(p, sizeof(p), "%u", port);
-	return inet_pton_with_scope(node->net, AF_UNSPEC, addr, p, ss);
-}
-
-static bool addr_equal(const struct sockaddr_storage *a,
-		       const struct sockaddr_storage *b)
-{
-	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
-		sizeof(struct sockaddr_in6);
-
-	return a->ss_family == b->ss_family && !memcmp(a, b, len);
-}
+static const struct dfkv_listener_ops tcp_listener_ops = {
+	.kind = DFKV_LISTENER_TCP,
+	.listener_start = listener_start,
+	.listener_free = listener_free,
+};
 
 int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 			  struct netlink_ext_ack *extack)
 {
 	struct dfkv_tcp_node *tn = &node->tcp;
-	struct dfkv_tcp_listener *l, *o;
+	struct dfkv_tcp_listener *l;
+	struct sockaddr_storage *ss;
 	struct sock *sk;
 	int err;
 
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
-	l->node = node;
 	INIT_WORK(&l->accept_work, listener_accept_work);
-	err = parse_addr(node, addr, port, &l->addr);
-	if (err) {
-		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+	err = dfkv_listener_init(&tn->ls, &l->base, node, addr, port, extack);
+	if (err)
 		goto err_free;
-	}
-	mutex_lock(&tn->lock);
-	list_for_each_entry(o, &tn->listeners, list) {
-		if (addr_equal(&o->addr, &l->addr)) {
-			mutex_unlock(&tn->lock);
-			NL_SET_ERR_MSG(extack, "the node already listens there");
-			err = -EEXIST;
-			goto err_free;
-		}
-	}
-	mutex_unlock(&tn->lock);
-	err = sock_create_kern(node->net, l->addr.ss_family, SOCK_STREAM,
+	ss = &l->base.addr;
+	err = sock_create_kern(node->net, ss->ss_family, SOCK_STREAM,
 			       IPPROTO_TCP, &l->sock);
 	if (err)
 		goto err_free;
 	sk = l->sock->sk;
 	sock_set_reuseaddr(sk);
 	tcp_sock_set_nodelay(sk);
-	err = kernel_bind(l->sock, (struct sockaddr *)&l->addr,
-			  l->addr.ss_family == AF_INET ?
+	err = kernel_bind(l->sock, (struct sockaddr *)ss,
+			  ss->ss_family == AF_INET ?
 			  sizeof(struct sockaddr_in) :
 			  sizeof(struct sockaddr_in6));
 	if (err) {
@@ -764,28 +713,9 @@ int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
 	err = kernel_listen(l->sock, 128);
 	if (err)
 		goto err_sock;
-
-	mutex_lock(&tn->lock);
-	list_for_each_entry(o, &tn->listeners, list) {
-		if (addr_equal(&o->addr, &l->addr)) {
-			mutex_unlock(&tn->lock);
-			NL_SET_ERR_MSG(extack, "the node already listens there");
-			err = -EEXIST;
-			goto err_sock;
-		}
-	}
-	if (tn->closing) {
-		mutex_unlock(&tn->lock);
-		err = -ENODEV;
+	err = dfkv_listeners_add(&tn->ls, &l->base, extack);
+	if (err)
 		goto err_sock;
-	}
-	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_user_data = l;
-	l->saved_data_ready = sk->sk_data_ready;
-	sk->sk_data_ready = listener_data_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
-	list_add_tail(&l->list, &tn->listeners);
-	mutex_unlock(&tn->lock);
 	return 0;
 
 err_sock:
@@ -798,69 +728,18 @@ err_free:
 int dfkv_tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
 			  struct netlink_ext_ack *extack)
 {
-	struct dfkv_tcp_node *tn = &node->tcp;
-	struct dfkv_tcp_listener *l, *found = NULL;
-	struct sockaddr_storage ss;
-
-	if (parse_addr(node, addr, port, &ss)) {
-		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
-		return -EINVAL;
-	}
-	mutex_lock(&tn->lock);
-	list_for_each_entry(l, &tn->listeners, list) {
-		if (addr_equal(&l->addr, &ss)) {
-			found = l;
-			list_del(&l->list);
-			break;
-		}
-	}
-	mutex_unlock(&tn->lock);
-	if (!found) {
-		NL_SET_ERR_MSG(extack, "the node has no listener there");
-		return -ENOENT;
-	}
-	listener_free(found);
-	return 0;
+	return dfkv_listeners_del(&node->tcp.ls, node, addr, port, extack);
 }
 
 int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
 {
-	struct dfkv_tcp_node *tn = &node->tcp;
-	struct dfkv_tcp_listener *l;
-	struct nlattr *nest, *one;
-	char addr[INET6_ADDRSTRLEN + 1];
-	int err = 0;
+	struct nlattr *nest;
+	int err;
 
 	nest = nla_nest_start(skb, DFKV_A_LISTENERS);
 	if (!nest)
 		return -EMSGSIZE;
-	mutex_lock(&tn->lock);
-	list_for_each_entry(l, &tn->listeners, list) {
-		u16 port;
-
-		if (l->addr.ss_family == AF_INET) {
-			struct sockaddr_in *in = (struct sockaddr_in *)&l->addr;
-
-			snprintf(addr, sizeof(addr), "%pI4", &in->sin_addr);
-			port = ntohs(in->sin_port);
-		} else {
-			struct sockaddr_in6 *in6 =
-				(struct sockaddr_in6 *)&l->addr;
-
-			snprintf(addr, sizeof(addr), "%pI6c", &in6->sin6_addr);
-			port = ntohs(in6->sin6_port);
-		}
-		one = nla_nest_start(skb, DFKV_A_LISTENER);
-		if (!one || nla_put_string(skb, DFKV_A_LISTEN_ADDR, addr) ||
-		    nla_put_u16(skb, DFKV_A_LISTEN_PORT, port) ||
-		    nla_put_u32(skb, DFKV_A_LISTEN_TRANSPORT,
-				DFKV_LISTENER_TCP)) {
-			err = -EMSGSIZE;
-			break;
-		}
-		nla_nest_end(skb, one);
-	}
-	mutex_unlock(&tn->lock);
+	err = dfkv_listeners_fill(skb, &node->tcp.ls);
 	if (!err)
 		err = dfkv_rdma_fill_listeners(skb, node);
 	if (err)
@@ -871,35 +750,12 @@ int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
 
 void dfkv_tcp_node_init(struct dfkv_tcp_node *tn)
 {
-	mutex_init(&tn->lock);
-	INIT_LIST_HEAD(&tn->listeners);
-	INIT_LIST_HEAD(&tn->conns);
-	init_waitqueue_head(&tn->conns_gone);
+	dfkv_listeners_init(&tn->ls, &tcp_listener_ops, &tn->nr_conns);
 }
 
 void dfkv_tcp_node_shutdown(struct dfkv_node *node)
 {
-	struct dfkv_tcp_node *tn = &node->tcp;
-	struct dfkv_tcp_listener *l, *tmp;
-	struct dfkv_tcp_conn *c;
-	LIST_HEAD(listeners);
-
-	mutex_lock(&tn->lock);
-	tn->closing = true;
-	list_splice_init(&tn->listeners, &listeners);
-	mutex_unlock(&tn->lock);
-	list_for_each_entry_safe(l, tmp, &listeners, list)
-		listener_free(l);
-
-	mutex_lock(&tn->lock);
-	list_for_each_entry(c, &tn->conns, list)
-		conn_kill(c);
-	mutex_unlock(&tn->lock);
-	/*
-	 * Release works (queued above or earlier) unlink themselves; wait for
-	 * this node's only, not for the whole workqueue.
-	 */
-	wait_event(tn->conns_gone, !READ_ONCE(tn->nr_conns));
+	dfkv_listeners_shutdown(&node->tcp.ls);
 }
 
 int __init dfkv_tcp_init(void)

@@ -6,10 +6,10 @@
 #ifndef _DFKV_TCP_H
 #define _DFKV_TCP_H
 
-#include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/types.h>
-#include <linux/wait.h>
+#include <linux/atomic.h>
+
+#include "listener.h"
 
 struct dfkv_node;
 struct sk_buff;
@@ -21,12 +21,8 @@ struct netlink_ext_ack;
 
 /* A node's network side; lives inside struct dfkv_node. */
 struct dfkv_tcp_node {
-	struct mutex lock;		/* listeners, conns, closing */
-	struct list_head listeners;
-	struct list_head conns;
-	u32 nr_conns;
-	wait_queue_head_t conns_gone;	/* shutdown waits for nr_conns 0 */
-	bool closing;
+	struct dfkv_listeners ls;
+	u32 nr_conns;			/* under ls.lock; READ_ONCE */
 	u32 first_request_ms;		/* READ_ONCE */
 	u32 idle_ms;			/* READ_ONCE */
 	u32 max_conns;			/* READ_ONCE */

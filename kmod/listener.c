@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The listener and connection bookkeeping the TCP and RDMA transports share
+ * (see listener.h): a node's listeners of one transport, looked up by
+ * address under the set's lock, their netlink dump, and the admission and
+ * removal of accepted connections against the node's limit.  Shutdown sets
+ * `closing` under the lock, so nothing is listed after it; it closes the
+ * listeners before killing the connections, so none is accepted while it
+ * waits for them.
+ */
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/lockdep.h>
+#include <net/genetlink.h>
+
+#include "listener.h"
+#include "node.h"
+
+static int parse_addr(struct dfkv_node *node, const char *addr, u16 port,
+		      struct sockaddr_storage *ss)
+{
+	char p[8];
+
+	snprintf(p, sizeof(p), "%u", port);
+	return inet_pton_with_scope(node->net, AF_UNSPEC, addr, p, ss);
+}
+
+static bool addr_equal(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
+{
+	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+		sizeof(struct sockaddr_in6);
+
+	return a->ss_family == b->ss_family && !memcmp(a, b, len);
+}
+
+static struct dfkv_listener *listener_find(struct dfkv_listeners *ls,
+					   const struct sockaddr_storage *ss)
+{
+	struct dfkv_listener *l;
+
+	lockdep_assert_held(&ls->lock);
+	list_for_each_entry(l, &ls->listeners, list)
+		if (addr_equal(&l->addr, ss))
+			return l;
+	return NULL;
+}
+
+int dfkv_listener_init(struct dfkv_listeners *ls, struct dfkv_listener *l,
+		       struct dfkv_node *node, const char *addr, u16 port,
+		       struct netlink_ext_ack *extack)
+{
+	int err;
+
+	l->node = node;
+	err = parse_addr(node, addr, port, &l->addr);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		return err;
+	}
+	mutex_lock(&ls->lock);
+	if (listener_find(ls, &l->addr)) {
+		NL_SET_ERR_MSG(extack, "the node already listens there");
+		err = -EEXIST;
+	}
+	mutex_unlock(&ls->lock);
+	return err;
+}
+
+int dfkv_listeners_add(struct dfkv_listeners *ls, struct dfkv_listener *l,
+		       struct netlink_ext_ack *extack)
+{
+	int err = 0;
+
+	mutex_lock(&ls->lock);
+	if (listener_find(ls, &l->addr)) {
+		NL_SET_ERR_MSG(extack, "the node already listens there");
+		err = -EEXIST;
+	} else if (ls->closing) {
+		err = -ENODEV;
+	} else {
+		if (ls->ops->listener_start)
+			ls->ops->listener_start(l);
+		list_add_tail(&l->list, &ls->listeners);
+	}
+	mutex_unlock(&ls->lock);
+	return err;
+}
+
+int dfkv_listeners_del(struct dfkv_listeners *ls, struct dfkv_node *node,
+		       const char *addr, u16 port,
+		       struct netlink_ext_ack *extack)
+{
+	struct sockaddr_storage ss;
+	struct dfkv_listener *l;
+
+	if (parse_addr(node, addr, port, &ss)) {
+		NL_SET_ERR_MSG(extack, "the listen address is not an IPv4 or IPv6 address");
+		return -EINVAL;
+	}
+	mutex_lock(&ls->lock);
+	l = listener_find(ls, &ss);
+	if (l)
+		list_del(&l->list);
+	mutex_unlock(&ls->lock);
+	if (!l) {
+		if (ls->ops->kind == DFKV_LISTENER_RDMA)
+			NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
+		else
+			NL_SET_ERR_MSG(extack, "the node has no listener there");
+		return -ENOENT;
+	}
+	ls->ops->listener_free(l);
+	return 0;
+}
+
+int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	struct dfkv_listener *l;
+	struct nlattr *one;
+	int err = 0;
+
+	mutex_lock(&ls->lock);
+	list_for_each_entry(l, &ls->listeners, list) {
+		u16 port;
+
+		if (l->addr.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI4", &in->sin_addr);
+			port = ntohs(in->sin_port);
+		} else {
+			struct sockaddr_in6 *in6 =
+				(struct sockaddr_in6 *)&l->addr;
+
+			snprintf(addr, sizeof(addr), "%pI6c", &in6->sin6_addr);
+			port = ntohs(in6->sin6_port);
+		}
+		one = nla_nest_start(skb, DFKV_A_LISTENER);
+		if (!one || nla_put_string(skb, DFKV_A_LISTEN_ADDR, addr) ||
+		    nla_put_u16(skb, DFKV_A_LISTEN_PORT, port) ||
+		    nla_put_u32(skb, DFKV_A_LISTEN_TRANSPORT, ls->ops->kind)) {
+			err = -EMSGSIZE;
+			break;
+		}
+		nla_nest_end(skb, one);
+	}
+	mutex_unlock(&ls->lock);
+	return err;
+}
+
+int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
+			    struct dfkv_conn_core *cc, struct dfkv_node *node,
+			    u32 max)
+{
+	lockdep_assert_held(&ls->lock);
+	if (ls->closing)
+		return -ESHUTDOWN;
+	if (*ls->nr_conns >= max)
+		return -EBUSY;
+	kref_get(&node->ref);
+	list_add_tail(&cc->list, &ls->conns);
+	(*ls->nr_conns)++;
+	return 0;
+}
+
+void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
+			     struct dfkv_conn_core *cc, struct dfkv_node *node)
+{
+	mutex_lock(&ls->lock);
+	list_del(&cc->list);
+	(*ls->nr_conns)--;
+	mutex_unlock(&ls->lock);
+	wake_up(&ls->conns_gone);
+	dfkv_node_put(node);
+}
+
+void dfkv_listeners_init(struct dfkv_listeners *ls,
+			 const struct dfkv_listener_ops *ops, u32 *nr_conns)
+{
+	ls->ops = ops;
+	mutex_init(&ls->lock);
+	INIT_LIST_HEAD(&ls->listeners);
+	INIT_LIST_HEAD(&ls->conns);
+	ls->nr_conns = nr_conns;
+	init_waitqueue_head(&ls->conns_gone);
+}
+
+void dfkv_listeners_shutdown(struct dfkv_listeners *ls)
+{
+	struct dfkv_listener *l, *tmp;
+	struct dfkv_conn_core *cc;
+	LIST_HEAD(listeners);
+
+	mutex_lock(&ls->lock);
+	ls->closing = true;
+	list_splice_init(&ls->listeners, &listeners);
+	mutex_unlock(&ls->lock);
+	list_for_each_entry_safe(l, tmp, &listeners, list)
+		ls->ops->listener_free(l);
+
+	mutex_lock(&ls->lock);
+	list_for_each_entry(cc, &ls->conns, list)
+		dfkv_conn_kill(cc);
+	mutex_unlock(&ls->lock);
+	/*
+	 * Release works (queued above or earlier) unlink themselves; wait for
+	 * this node's only, not for the whole workqueue.
+	 */
+	wait_event(ls->conns_gone, !READ_ONCE(*ls->nr_conns));
+}

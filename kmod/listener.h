@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the TCP and RDMA transports keep alike per node: the listeners,
+ * known by their address, and the connections they accepted, counted
+ * against the node's limit; and the order in which a node's shutdown ends
+ * them (listeners first, then every connection, then the wait for the
+ * last).  A transport embeds a struct dfkv_listeners in its per-node side
+ * and a struct dfkv_listener in each of its listeners; sockets, CM ids and
+ * the connections' own state stay in the transport.
+ */
+#ifndef _DFKV_LISTENER_H
+#define _DFKV_LISTENER_H
+
+#include <linux/bitops.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+struct dfkv_node;
+struct sk_buff;
+struct netlink_ext_ack;
+
+/* One listening address of a node; embedded in the transport's listener. */
+struct dfkv_listener {
+	struct list_head list;		/* dfkv_listeners.listeners */
+	struct dfkv_node *node;
+	struct sockaddr_storage addr;
+};
+
+struct dfkv_listener_ops {
+	u32 kind;			/* enum dfkv_listener_kind */
+	/*
+	 * Under the set's lock, once the listener is sure to be added
+	 * (may be NULL).
+	 */
+	void (*listener_start)(struct dfkv_listener *l);
+	/* Close a listener that is off the list and free it. */
+	void (*listener_free)(struct dfkv_listener *l);
+};
+
+enum { DFKV_CONN_DEAD };
+
+/*
+ * An accepted connection as the bookkeeping knows it; embedded in the
+ * transport's.  It dies once: the first dfkv_conn_kill() queues its
+ * release work on the transport's workqueue, which ends with
+ * dfkv_listeners_conn_del().
+ */
+struct dfkv_conn_core {
+	struct list_head list;		/* dfkv_listeners.conns */
+	unsigned long flags;		/* DFKV_CONN_DEAD */
+	struct workqueue_struct *wq;
+	struct work_struct release_work;
+};
+
+static inline void dfkv_conn_core_init(struct dfkv_conn_core *cc,
+				       struct workqueue_struct *wq,
+				       work_func_t release)
+{
+	cc->flags = 0;
+	cc->wq = wq;
+	INIT_WORK(&cc->release_work, release);
+}
+
+static inline bool dfkv_conn_dead(const struct dfkv_conn_core *cc)
+{
+	return test_bit(DFKV_CONN_DEAD, &cc->flags);
+}
+
+static inline void dfkv_conn_kill(struct dfkv_conn_core *cc)
+{
+	if (!test_and_set_bit(DFKV_CONN_DEAD, &cc->flags))
+		queue_work(cc->wq, &cc->release_work);
+}
+
+/* A transport's listeners and connections of one node. */
+struct dfkv_listeners {
+	const struct dfkv_listener_ops *ops;
+	struct mutex lock;		/* listeners, conns, *nr_conns, closing */
+	struct list_head listeners;
+	struct list_head conns;		/* struct dfkv_conn_core.list */
+	u32 *nr_conns;			/* the transport's count (its stats) */
+	wait_queue_head_t conns_gone;	/* shutdown waits for *nr_conns 0 */
+	bool closing;
+};
+
+void dfkv_listeners_init(struct dfkv_listeners *ls,
+			 const struct dfkv_listener_ops *ops, u32 *nr_conns);
+/*
+ * Close every listener, then kill every connection, then wait until the
+ * last connection has called dfkv_listeners_conn_del().  Nothing is added
+ * afterwards.
+ */
+void dfkv_listeners_shutdown(struct dfkv_listeners *ls);
+
+/*
+ * Set up l for addr:port in the node's namespace; -EEXIST when the node
+ * already listens there.  The transport then opens its socket or CM id
+ * and adds l with dfkv_listeners_add().
+ */
+int dfkv_listener_init(struct dfkv_listeners *ls, struct dfkv_listener *l,
+		       struct dfkv_node *node, const char *addr, u16 port,
+		       struct netlink_ext_ack *extack);
+/* -EEXIST, or -ENODEV when the node is shutting down; else l is listed. */
+int dfkv_listeners_add(struct dfkv_listeners *ls, struct dfkv_listener *l,
+		       struct netlink_ext_ack *extack);
+/* Unlist the listener of addr:port and free it; -ENOENT when none. */
+int dfkv_listeners_del(struct dfkv_listeners *ls, struct dfkv_node *node,
+		       const char *addr, u16 port,
+		       struct netlink_ext_ack *extack);
+/* Put each listener as a DFKV_A_LISTENER nest; -EMSGSIZE when full. */
+int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls);
+
+/*
+ * Admit a connection, with the lock held: -ESHUTDOWN when the node is
+ * shutting down, -EBUSY when it has max connections; else cc is listed,
+ * counted and holds a reference on node.
+ */
+int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
+			    struct dfkv_conn_core *cc, struct dfkv_node *node,
+			    u32 max);
+/* A connection is gone: unlist it, wake shutdown, put its node reference. */
+void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
+			     struct dfkv_conn_core *cc, struct dfkv_node *node);
+
+#endif /* _DFKV_LISTENER_H */
