@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "util.h"
+#include "conn.h"
 
 #define DFKV_HOST_MAX	256
 
@@ -26,18 +27,17 @@ struct dfkv_peer {
 	uint32_t weight;
 	uint32_t index;
 
+	pthread_mutex_t pool_lock;	/* pool, rpool */
+
 	/* TCP */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;		/* 0: not resolved / not TCP */
-	pthread_mutex_t pool_lock;
-	struct dfkv_conn **idle;	/* conns_per_peer slots */
-	size_t nidle;
+	struct dfkv_pool pool;
 
-	/* RDMA (rdma.c): a pool of connections under pool_lock */
+	/* RDMA (rdma.c) */
 	bool rdma;
 	struct sockaddr_storage rdma_addr;
-	void **ridle;
-	size_t nridle;
+	struct dfkv_pool rpool;
 
 	/* /dev/dfkv; the rwlock keeps the fd stable across a rebind */
 	pthread_rwlock_t local_lock;

@@ -35,7 +35,6 @@
 #endif
 #include <errno.h>
 #include <ifaddrs.h>
-#include <netdb.h>
 #include <numa.h>
 #include <poll.h>
 #include <sched.h>
@@ -662,39 +661,29 @@ fail:
 
 int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *res = NULL;
-	char port[12];
+	uint16_t port = (uint16_t)(c->opt.rdma_port ? c->opt.rdma_port :
+				   DFKV_PORT_RDMA);
+	int err;
 
 	if (!c->rdma)
 		return DFKV_E_NODEV;
-	p->ridle = calloc(c->opt.conns_per_peer, sizeof(*p->ridle));
-	if (!p->ridle)
-		return DFKV_E_NOMEM;
-	if (!p->host[0])
-		return DFKV_E_MEMBERS;
-	snprintf(port, sizeof(port), "%u",
-		 c->opt.rdma_port ? c->opt.rdma_port : DFKV_PORT_RDMA);
-	if (getaddrinfo(p->host, port, &hints, &res) || !res) {
-		if (res)
-			freeaddrinfo(res);
-		return DFKV_E_MEMBERS;
-	}
-	memcpy(&p->rdma_addr, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
+	err = dfkv_pool_init(&p->rpool, c->opt.conns_per_peer);
+	if (!err)
+		err = dfkv_peer_resolve(p, port, &p->rdma_addr, NULL);
+	if (err)
+		return err;
 	p->rdma = true;
 	return 0;
 }
 
 void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
+	struct rconn *conn;
+
 	(void)c;
-	for (size_t i = 0; i < p->nridle; i++)
-		conn_close(p->ridle[i]);
-	p->nridle = 0;
-	free(p->ridle);
-	p->ridle = NULL;
+	while ((conn = dfkv_pool_take(p, &p->rpool)))
+		conn_close(conn);
+	dfkv_pool_fini(&p->rpool);
 }
 
 /* A pooled connection the node has not disconnected meanwhile. */
@@ -708,17 +697,10 @@ static bool idle_ok(struct rconn *conn)
 static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 			      int *status)
 {
-	struct rconn *conn = NULL;
+	struct rconn *conn;
 
-	pthread_mutex_lock(&p->pool_lock);
-	while (p->nridle && !conn) {
-		conn = p->ridle[--p->nridle];
-		if (!idle_ok(conn)) {
-			conn_close(conn);
-			conn = NULL;
-		}
-	}
-	pthread_mutex_unlock(&p->pool_lock);
+	while ((conn = dfkv_pool_take(p, &p->rpool)) && !idle_ok(conn))
+		conn_close(conn);
 	if (conn)
 		return conn;
 	return conn_open(c, p, status);
@@ -734,14 +716,9 @@ static void rconn_put(struct dfkv_client *c, struct dfkv_peer *p,
 	for (uint32_t i = 0; healthy && i < conn->depth; i++)
 		if (conn->send_busy[i])
 			healthy = false;	/* a SEND still unreported */
-	if (healthy && !conn->broken) {
-		pthread_mutex_lock(&p->pool_lock);
-		if (p->nridle < c->opt.conns_per_peer) {
-			p->ridle[p->nridle++] = conn;
-			conn = NULL;
-		}
-		pthread_mutex_unlock(&p->pool_lock);
-	}
+	if (healthy && !conn->broken &&
+	    dfkv_pool_give(p, &p->rpool, c->opt.conns_per_peer, conn))
+		return;
 	conn_close(conn);
 }
 
@@ -1077,17 +1054,7 @@ static bool conn_sends_busy(const struct rconn *conn)
 
 static bool conn_push(struct rconn *conn, struct ritem *it)
 {
-	if (conn->nq == conn->qcap) {
-		size_t cap = conn->qcap ? 2 * conn->qcap : 16;
-		struct ritem **q = realloc(conn->q, cap * sizeof(*q));
-
-		if (!q)
-			return false;
-		conn->q = q;
-		conn->qcap = cap;
-	}
-	conn->q[conn->nq++] = it;
-	return true;
+	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
 
 static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
@@ -1252,26 +1219,14 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 				healthy = false;
 
 		/* a granted lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq && healthy; j++) {
-			struct dfkv_req *r = conn->q[j]->r;
-
-			if (r->op == DFKV_OP_LEASE && r->status == DFKV_STATUS_OK &&
-			    r->lease_id) {
-				r->conn = (struct dfkv_conn *)conn;
-				keep = true;
-			}
-			if (r->op == DFKV_OP_RELEASE)
-				r->conn = NULL;
-		}
-		if (keep) {
-			conn->active = false;
-			continue;
-		}
 		for (size_t j = 0; j < conn->nq; j++)
-			if (conn->q[j]->r->op == DFKV_OP_RELEASE)
-				conn->q[j]->r->conn = NULL;
-		/* a broken connection is closed before its buffers go */
-		rconn_put(c, conn->peer, conn, healthy);
+			keep |= dfkv_lease_keeps(conn->q[j]->r,
+						 (struct dfkv_conn *)conn,
+						 healthy);
+		if (keep)
+			conn->active = false;
+		else	/* a broken connection is closed before its buffers go */
+			rconn_put(c, conn->peer, conn, healthy);
 	}
 	for (size_t i = 0; i < n; i++)
 		item_release(&items[i]);

@@ -16,11 +16,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdio.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -73,26 +71,11 @@ struct item {
 
 int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *res = NULL;
-	char port[8];
+	int err = dfkv_pool_init(&p->pool, c->opt.conns_per_peer);
 
-	p->idle = calloc(c->opt.conns_per_peer, sizeof(*p->idle));
-	if (!p->idle)
-		return DFKV_E_NOMEM;
-	if (!p->host[0])
-		return DFKV_E_MEMBERS;
-	snprintf(port, sizeof(port), "%u", p->port);
-	if (getaddrinfo(p->host, port, &hints, &res) || !res) {
-		if (res)
-			freeaddrinfo(res);
-		return DFKV_E_MEMBERS;
-	}
-	memcpy(&p->addr, res->ai_addr, res->ai_addrlen);
-	p->addrlen = res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
+	if (err)
+		return err;
+	return dfkv_peer_resolve(p, p->port, &p->addr, &p->addrlen);
 }
 
 static void conn_close(struct dfkv_conn *conn)
@@ -105,12 +88,12 @@ static void conn_close(struct dfkv_conn *conn)
 
 void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
+	struct dfkv_conn *conn;
+
 	(void)c;
-	for (size_t i = 0; i < p->nidle; i++)
-		conn_close(p->idle[i]);
-	p->nidle = 0;
-	free(p->idle);
-	p->idle = NULL;
+	while ((conn = dfkv_pool_take(p, &p->pool)))
+		conn_close(conn);
+	dfkv_pool_fini(&p->pool);
 }
 
 /* Start a non-blocking connect; false when it failed at once. */
@@ -152,17 +135,10 @@ static bool idle_ok(struct dfkv_conn *conn)
 
 static struct dfkv_conn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct dfkv_conn *conn = NULL;
+	struct dfkv_conn *conn;
 
-	pthread_mutex_lock(&p->pool_lock);
-	while (p->nidle && !conn) {
-		conn = p->idle[--p->nidle];
-		if (!idle_ok(conn)) {
-			conn_close(conn);
-			conn = NULL;
-		}
-	}
-	pthread_mutex_unlock(&p->pool_lock);
+	while ((conn = dfkv_pool_take(p, &p->pool)) && !idle_ok(conn))
+		conn_close(conn);
 	if (conn) {
 		conn->reused = true;
 		return conn;
@@ -184,16 +160,10 @@ void dfkv_tcp_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
 	conn->nq = conn->sent = conn->recvd = 0;
 	conn->active = false;
 	if (healthy && conn->fd >= 0 && !conn->connecting && !conn->have_hdr &&
-	    conn->rpos == conn->rlen) {
-		pthread_mutex_lock(&p->pool_lock);
-		if (p->nidle < c->opt.conns_per_peer) {
-			p->idle[p->nidle++] = conn;
-			conn = NULL;
-		}
-		pthread_mutex_unlock(&p->pool_lock);
-	}
-	if (conn)
-		conn_close(conn);
+	    conn->rpos == conn->rlen &&
+	    dfkv_pool_give(p, &p->pool, c->opt.conns_per_peer, conn))
+		return;
+	conn_close(conn);
 }
 
 /* ------------------------------------------------------------- framing */
@@ -562,17 +532,7 @@ static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
 
 static bool conn_push(struct dfkv_conn *conn, struct item *it)
 {
-	if (conn->nq == conn->qcap) {
-		size_t cap = conn->qcap ? 2 * conn->qcap : 16;
-		struct item **q = realloc(conn->q, cap * sizeof(*q));
-
-		if (!q)
-			return false;
-		conn->q = q;
-		conn->qcap = cap;
-	}
-	conn->q[conn->nq++] = it;
-	return true;
+	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
 
 /* Connections for the requests of one peer; returns how many were used. */
@@ -727,25 +687,12 @@ out:
 		bool keep = false;
 
 		/* a granted TCP lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq && healthy; j++) {
-			struct dfkv_req *r = conn->q[j]->r;
-
-			if (r->op == DFKV_OP_LEASE && r->status == DFKV_STATUS_OK &&
-			    r->lease_id) {
-				r->conn = conn;
-				keep = true;
-			}
-			if (r->op == DFKV_OP_RELEASE)
-				r->conn = NULL;
-		}
-		if (keep) {
-			conn->active = false;
-			continue;
-		}
 		for (size_t j = 0; j < conn->nq; j++)
-			if (conn->q[j]->r->op == DFKV_OP_RELEASE)
-				conn->q[j]->r->conn = NULL;
-		dfkv_tcp_conn_put(c, conn->peer, conn, healthy);
+			keep |= dfkv_lease_keeps(conn->q[j]->r, conn, healthy);
+		if (keep)
+			conn->active = false;
+		else
+			dfkv_tcp_conn_put(c, conn->peer, conn, healthy);
 	}
 	for (size_t i = 0; items && i < n; i++)
 		free(items[i].owned);
