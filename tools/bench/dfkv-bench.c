@@ -50,8 +50,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +59,7 @@
 #include <sys/utsname.h>
 
 #include "genl.h"
+#include "harness.h"
 #include "node.h"
 #include "ioc.h"
 
@@ -76,23 +75,11 @@ static const char *const phase_name[NR_PHASES] = {
 	"dfkv PUT", "dfkv GET", "memcpy PUT", "memcpy GET",
 };
 
-struct result {
-	uint64_t ops;
-	uint64_t bytes;
-	uint64_t fails;
-	double secs;		/* wall time of the timed rounds */
-	double gbps;		/* 1e9 bytes per second */
-	double opsps;
-	double p50_us, p99_us;
-	int rounds;
-	struct tier_snap t0, t1;	/* --disk: counters around the phase */
-};
-
 struct config {
 	uint64_t size;
 	int threads;
 	uint64_t keys;		/* per thread */
-	struct result r[NR_PHASES];
+	struct bench_result r[NR_PHASES];
 };
 
 struct opts {
@@ -104,7 +91,6 @@ struct opts {
 	const char *json;
 	struct bench_node node;
 	int no_memcpy;
-	double clean_wait;	/* s, for the dirty bytes before a phase */
 };
 
 static struct opts o = {
@@ -114,7 +100,6 @@ static struct opts o = {
 	.max_ops = 200000,
 	.accel = "unknown",
 	.node = { .name = NODE_NAME, .dirty_pct = -1 },
-	.clean_wait = 300,
 };
 
 static struct dfkv_key make_key(int tid, uint64_t idx)
@@ -137,54 +122,31 @@ static void *xalloc(uint64_t size)
 
 /* ------------------------------------------------------------ phases */
 
-struct shared {
-	pthread_barrier_t bar;
-	struct config *c;
-	int phase;
-	int stop;		/* set by thread 0 between rounds */
-	double t0, wall;
-	int rounds;
-};
-
 struct worker {
-	pthread_t th;
-	int tid;
+	struct bench_thread t;
 	int fd;
-	struct shared *sh;
 	void *ubuf;		/* the caller's buffer: PUT source, GET target */
 	void *pool;		/* memcpy phases: keys * size bytes */
-	uint64_t *lat;		/* ns per timed op, max_ops entries */
-	uint64_t nlat;
-	uint64_t ops, fails;
-	char why[160];		/* first failure */
 };
 
-static void fail(struct worker *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(struct worker *w, const char *fmt, ...)
+static struct worker *worker_of(struct bench_thread *t)
 {
-	va_list ap;
-
-	w->fails++;
-	if (w->why[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(w->why, sizeof(w->why), fmt, ap);
-	va_end(ap);
+	return bench_container_of(t, struct worker, t);
 }
 
-static void timed_op(struct worker *w, uint64_t i)
+/* One timed operation on key i of the thread: its failures (0 or 1). */
+static uint64_t timed_op(struct bench_thread *t, uint64_t i, uint64_t *ns)
 {
-	struct config *c = w->sh->c;
-	struct dfkv_key k = make_key(w->tid, i);
+	struct worker *w = worker_of(t);
+	struct config *c = t->ph->arg;
+	struct dfkv_key k = make_key(t->tid, i);
 	struct dfkv_ioc_op op;
-	uint64_t t0, t1;
+	uint64_t t0, t1, bad = 1;
 	int rc;
 
-	switch (w->sh->phase) {
+	switch (t->ph->phase) {
 	case P_DFKV_PUT:
-		stamp_put(w->ubuf, c->size, stamp_of(w->tid, i));
+		stamp_put(w->ubuf, c->size, stamp_of(t->tid, i));
 		ioc_op_init(&op, &k);
 		op.buf = (uintptr_t)w->ubuf;
 		op.length = c->size;
@@ -192,9 +154,11 @@ static void timed_op(struct worker *w, uint64_t i)
 		rc = ioctl(w->fd, DFKV_IOC_PUT, &op);
 		t1 = now_ns();
 		if (rc)
-			fail(w, "PUT ioctl: %s", strerror(errno));
+			bench_why(t, "PUT ioctl: %s", strerror(errno));
 		else if (op.status != DFKV_STATUS_OK)
-			fail(w, "PUT status %u", op.status);
+			bench_why(t, "PUT status %u", op.status);
+		else
+			bad = 0;
 		break;
 	case P_DFKV_GET:
 		ioc_op_init(&op, &k);
@@ -204,124 +168,78 @@ static void timed_op(struct worker *w, uint64_t i)
 		rc = ioctl(w->fd, DFKV_IOC_GET, &op);
 		t1 = now_ns();
 		if (rc)
-			fail(w, "GET ioctl: %s", strerror(errno));
+			bench_why(t, "GET ioctl: %s", strerror(errno));
 		else if (op.status != DFKV_STATUS_OK)
-			fail(w, "GET status %u", op.status);
+			bench_why(t, "GET status %u", op.status);
 		else if (op.data_len != c->size || op.stored_len != c->size)
-			fail(w, "GET returned %llu of %llu bytes (asked %" PRIu64 ")",
-			     (unsigned long long)op.data_len,
-			     (unsigned long long)op.stored_len, c->size);
-		else if (!stamp_ok(w->ubuf, c->size, stamp_of(w->tid, i)))
-			fail(w, "GET returned other bytes than PUT stored");
+			bench_why(t, "GET returned %llu of %llu bytes (asked %"
+				  PRIu64 ")", (unsigned long long)op.data_len,
+				  (unsigned long long)op.stored_len, c->size);
+		else if (!stamp_ok(w->ubuf, c->size, stamp_of(t->tid, i)))
+			bench_why(t, "GET returned other bytes than PUT stored");
+		else
+			bad = 0;
 		break;
 	case P_MEM_PUT:
 		t0 = now_ns();
 		memcpy((char *)w->pool + i * c->size, w->ubuf, c->size);
 		t1 = now_ns();
+		bad = 0;
 		break;
 	default:
 		t0 = now_ns();
 		memcpy(w->ubuf, (char *)w->pool + i * c->size, c->size);
 		t1 = now_ns();
+		bad = 0;
 		break;
 	}
-	w->ops++;
-	if (w->nlat < o.max_ops)
-		w->lat[w->nlat++] = t1 - t0;
+	*ns = t1 - t0;
+	return bad;
 }
 
-static void *worker_main(void *arg)
+/* Untimed, after a PUT round: make room for the next round's PUTs. */
+static uint64_t remove_round(struct bench_thread *t)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct config *c = sh->c;
-	uint64_t i;
+	struct worker *w = worker_of(t);
+	struct config *c = t->ph->arg;
+	uint64_t i, bad = 0;
 
-	for (;;) {
-		pthread_barrier_wait(&sh->bar);
-		if (w->tid == 0)
-			sh->t0 = now();
-		for (i = 0; i < c->keys; i++)
-			timed_op(w, i);
-		pthread_barrier_wait(&sh->bar);
-		if (w->tid == 0) {
-			sh->wall += now() - sh->t0;
-			sh->rounds++;
-			/* After a restart, only the first round is cold. */
-			sh->stop = sh->wall >= o.duration ||
-				   (o.node.reattach && sh->phase == P_DFKV_GET) ||
-				   w->ops + c->keys > o.max_ops;
-		}
-		/* Untimed: make room for the next round of fresh PUTs. */
-		if (sh->phase == P_DFKV_PUT)
-			for (i = 0; i < c->keys; i++) {
-				struct dfkv_key k = make_key(w->tid, i);
+	for (i = 0; i < c->keys; i++) {
+		struct dfkv_key k = make_key(t->tid, i);
 
-				if (!ioc_remove(w->fd, &k))
-					fail(w, "REMOVE failed: %s", strerror(errno));
-			}
-		pthread_barrier_wait(&sh->bar);
-		if (sh->stop)
-			break;
-	}
-	return NULL;
-}
-
-static double pct_us(const uint64_t *v, uint64_t n, double p)
-{
-	uint64_t i;
-
-	if (!n)
-		return 0;
-	i = (uint64_t)(p * (double)(n - 1) + 0.5);
-	return v[i] / 1e3;
-}
-
-static void run_phase(struct config *c, struct worker *w, int phase)
-{
-	struct shared *sh = w[0].sh;
-	struct result *r = &c->r[phase];
-	uint64_t *all, n = 0;
-	int t;
-
-	sh->phase = phase;
-	sh->stop = 0;
-	sh->wall = 0;
-	sh->rounds = 0;
-	for (t = 0; t < c->threads; t++) {
-		w[t].ops = w[t].fails = w[t].nlat = 0;
-		w[t].why[0] = 0;
-		if (pthread_create(&w[t].th, NULL, worker_main, &w[t])) {
-			fprintf(stderr, "dfkv-bench: pthread_create failed\n");
-			exit(2);
+		if (!ioc_remove(w->fd, &k)) {
+			bench_why(t, "REMOVE failed: %s", strerror(errno));
+			bad++;
 		}
 	}
-	for (t = 0; t < c->threads; t++)
-		pthread_join(w[t].th, NULL);
+	return bad;
+}
 
-	memset(r, 0, sizeof(*r));
-	all = malloc(sizeof(*all) * o.max_ops * c->threads);
-	if (!all)
-		exit(2);
-	for (t = 0; t < c->threads; t++) {
-		r->ops += w[t].ops;
-		r->fails += w[t].fails;
-		memcpy(all + n, w[t].lat, w[t].nlat * sizeof(*all));
-		n += w[t].nlat;
-		if (w[t].why[0])
-			fprintf(stderr, "dfkv-bench: %s %" PRIu64 " B x%d thread %d: %"
-				PRIu64 " failures, first: %s\n", phase_name[phase],
-				c->size, c->threads, t, w[t].fails, w[t].why);
-	}
-	qsort(all, n, sizeof(*all), cmp_u64);
-	r->bytes = r->ops * c->size;
-	r->secs = sh->wall;
-	r->rounds = sh->rounds;
-	r->gbps = r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
-	r->opsps = r->secs > 0 ? r->ops / r->secs : 0;
-	r->p50_us = pct_us(all, n, 0.50);
-	r->p99_us = pct_us(all, n, 0.99);
-	free(all);
+/* A phase; a dfkv phase on a node with a disk takes the tier's counters. */
+static void run_phase(struct dfkv_genl *g, struct config *c, struct worker *w,
+		      int phase)
+{
+	char label[96];
+	struct bench_phase ph = {
+		.phase = phase,
+		.arg = c,
+		.calls = c->keys,
+		.ops_per_call = 1,
+		.op_bytes = c->size,
+		.duration = o.duration,
+		.max_calls = o.max_ops,
+		/* After a restart, only the first round is cold. */
+		.one_round = o.node.reattach && phase == P_DFKV_GET,
+		.call = timed_op,
+		.after_round = phase == P_DFKV_PUT ? remove_round : NULL,
+		.g = g,
+		.tier = o.node.disk && phase <= P_DFKV_GET ? NODE_NAME : NULL,
+		.label = label,
+	};
+
+	snprintf(label, sizeof(label), "dfkv-bench: %s %" PRIu64 " B x%d",
+		 phase_name[phase], c->size, c->threads);
+	BENCH_RUN(&ph, w, c->threads, &c->r[phase]);
 }
 
 /* Untimed: store (or remove) every key of every thread; failures count. */
@@ -353,24 +271,6 @@ static uint64_t fill_keys(struct config *c, struct worker *w, int remove)
 	return fails;
 }
 
-/* A dfkv phase; with a disk, the tier's counters are taken around it. */
-static void run_dfkv_phase(struct dfkv_genl *g, struct config *c,
-			   struct worker *w, int phase)
-{
-	struct result *r = &c->r[phase];
-	struct tier_snap t0;
-	uint64_t bad = 0;
-
-	if (o.node.disk)
-		bad = tier_phase_begin(g, NODE_NAME, o.clean_wait, &t0);
-	run_phase(c, w, phase);
-	if (o.node.disk) {
-		r->t0 = t0;
-		bad += tier_phase_end(g, NODE_NAME, &r->t0, &r->t1);
-	}
-	r->fails += bad;
-}
-
 /* Restart the node: every key is then on disk only; 0 or 1 failure. */
 static uint64_t reattach(struct dfkv_genl *g, struct config *c,
 			 struct worker *w)
@@ -397,14 +297,12 @@ static uint64_t reattach(struct dfkv_genl *g, struct config *c,
 
 static int run_config(struct dfkv_genl *g, struct config *c)
 {
-	struct shared sh = { .c = c };
 	struct worker *w = calloc(c->threads, sizeof(*w));
 	uint64_t extra = 0;
 	int t, err;
 
 	if (!w)
 		return -ENOMEM;
-	pthread_barrier_init(&sh.bar, NULL, c->threads);
 	o.node.ram = o.ram;
 	o.node.format = 1;
 	err = bench_node_add(g, &o.node);
@@ -415,8 +313,7 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		return err;
 	}
 	for (t = 0; t < c->threads; t++) {
-		w[t].tid = t;
-		w[t].sh = &sh;
+		w[t].t.tid = t;
 		w[t].fd = ioc_open(NODE_NAME);
 		if (w[t].fd < 0) {
 			fprintf(stderr, "dfkv-bench: open /dev/dfkv: %s\n",
@@ -425,9 +322,6 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		}
 		w[t].ubuf = xalloc(c->size);
 		w[t].pool = xalloc(c->keys * c->size);
-		w[t].lat = malloc(sizeof(*w[t].lat) * o.max_ops);
-		if (!w[t].lat)
-			exit(2);
 	}
 
 	/*
@@ -439,14 +333,14 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		extra += fill_keys(c, w, 0);
 		extra += fill_keys(c, w, 1);
 	}
-	run_dfkv_phase(g, c, w, P_DFKV_PUT);
+	run_phase(g, c, w, P_DFKV_PUT);
 	extra += fill_keys(c, w, 0);
 	if (o.node.reattach)
 		extra += reattach(g, c, w);
-	run_dfkv_phase(g, c, w, P_DFKV_GET);
+	run_phase(g, c, w, P_DFKV_GET);
 	if (!o.no_memcpy) {
-		run_phase(c, w, P_MEM_PUT);
-		run_phase(c, w, P_MEM_GET);
+		run_phase(g, c, w, P_MEM_PUT);
+		run_phase(g, c, w, P_MEM_GET);
 	}
 	/* Untimed failures are charged to the dfkv phase they prepared. */
 	c->r[P_DFKV_PUT].fails += extra;
@@ -455,7 +349,6 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		close(w[t].fd);
 		free(w[t].ubuf);
 		free(w[t].pool);
-		free(w[t].lat);
 	}
 	err = bench_node_del(g, NODE_NAME);
 	if (err) {
@@ -463,7 +356,6 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 			NODE_NAME, g->errmsg[0] ? g->errmsg : strerror(-err));
 		c->r[P_DFKV_GET].fails++;
 	}
-	pthread_barrier_destroy(&sh.bar);
 	free(w);
 	return 0;
 }
@@ -571,8 +463,8 @@ static void print_table(const struct machine *m, const struct config *cs,
 	for (i = 0; i < n; i++)
 		for (op = 0; op < 2; op++) {
 			const struct config *c = &cs[i];
-			const struct result *d = &c->r[op ? P_DFKV_GET : P_DFKV_PUT];
-			const struct result *mm = &c->r[op ? P_MEM_GET : P_MEM_PUT];
+			const struct bench_result *d = &c->r[op ? P_DFKV_GET : P_DFKV_PUT];
+			const struct bench_result *mm = &c->r[op ? P_MEM_GET : P_MEM_PUT];
 
 			printf("%-7s %3d %-4s | %8.3f %9.0f %8.1f %8.1f %5" PRIu64,
 			       size_str(c->size, sz, sizeof(sz)), c->threads,
@@ -586,21 +478,6 @@ static void print_table(const struct machine *m, const struct config *cs,
 				       100 * ratio(c, op ? P_DFKV_GET : P_DFKV_PUT,
 						   op ? P_MEM_GET : P_MEM_PUT));
 		}
-}
-
-static void json_result(FILE *f, const char *name, const struct result *r,
-			int tier, int last)
-{
-	fprintf(f, "        \"%s\": {\"ops\": %" PRIu64 ", \"bytes\": %" PRIu64
-		", \"failures\": %" PRIu64 ", \"seconds\": %.6f, \"rounds\": %d"
-		", \"gb_per_s\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.2f"
-		", \"p99_us\": %.2f", name, r->ops, r->bytes, r->fails,
-		r->secs, r->rounds, r->gbps, r->opsps, r->p50_us, r->p99_us);
-	if (tier) {
-		fprintf(f, ",\n          \"tier\": ");
-		tier_json(f, &r->t0, &r->t1);
-	}
-	fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 static int write_json(const struct machine *m, const struct config *cs,
@@ -637,11 +514,11 @@ static int write_json(const struct machine *m, const struct config *cs,
 		fprintf(f, "    {\"value_bytes\": %" PRIu64 ", \"threads\": %d, "
 			"\"keys_per_thread\": %" PRIu64 ",\n", c->size,
 			c->threads, c->keys);
-		json_result(f, "dfkv_put", &c->r[P_DFKV_PUT], tier, 0);
-		json_result(f, "dfkv_get", &c->r[P_DFKV_GET], tier, !mem);
+		bench_json_result(f, 8, "dfkv_put", &c->r[P_DFKV_PUT], tier, 0);
+		bench_json_result(f, 8, "dfkv_get", &c->r[P_DFKV_GET], tier, !mem);
 		if (mem) {
-			json_result(f, "memcpy_put", &c->r[P_MEM_PUT], 0, 0);
-			json_result(f, "memcpy_get", &c->r[P_MEM_GET], 0, 0);
+			bench_json_result(f, 8, "memcpy_put", &c->r[P_MEM_PUT], 0, 0);
+			bench_json_result(f, 8, "memcpy_get", &c->r[P_MEM_GET], 0, 0);
 			fprintf(f, "        \"put_ratio\": %.4f, \"get_ratio\": "
 				"%.4f", ratio(c, P_DFKV_PUT, P_MEM_PUT),
 				ratio(c, P_DFKV_GET, P_MEM_GET));
@@ -688,24 +565,6 @@ BENCH_NODE_USAGE
 "  --cleanup        delete the bench node if it exists, then exit\n");
 }
 
-static int parse_list(const char *s, uint64_t *v, int max)
-{
-	int n = 0;
-
-	while (*s && n < max) {
-		char *end;
-
-		v[n] = strtoull(s, &end, 10);
-		if (end == s || !v[n])
-			return -1;
-		n++;
-		s = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return -1;
-	}
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -736,12 +595,12 @@ int main(int argc, char **argv)
 		case 'd': o.duration = strtod(optarg, NULL); break;
 		case 'm': o.max_ops = strtoull(optarg, NULL, 10); break;
 		case 's':
-			nsizes = parse_list(optarg, sizes, 8);
+			nsizes = bench_parse_list(optarg, sizes, 8);
 			if (nsizes < 1)
 				goto bad;
 			break;
 		case 't':
-			nthreads = parse_list(optarg, threads, 8);
+			nthreads = bench_parse_list(optarg, threads, 8);
 			if (nthreads < 1)
 				goto bad;
 			break;

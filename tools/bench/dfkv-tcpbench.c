@@ -25,6 +25,13 @@
  * the value's head and tail; GET checks both, untimed) is a failure.
  * Failures are written beside every figure; the exit status is 1 if any.
  *
+ * With --transport rdma (dfkv only) the client is libdfkv's RDMA transport
+ * (wire epoch 7) to an RDMA listener of the node on --addr, which must be
+ * an address of an RDMA device (Soft-RoCE in the test VM), and each
+ * thread registers its buffers once (dfkv_register_memory), as an engine
+ * registers its KV pool: PUT values are RDMA-READ by the node, GET values
+ * RDMA-WRITTEN, with no registration per request.
+ *
  * With --disk (dfkv only), the node gets that block device (formatted)
  * behind its RAM budget, with the RAM tier settings given; each phase
  * then records the RAM tier's and the disk's counters (node.h), and
@@ -43,8 +50,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +60,7 @@
 
 #include "dfkv.h"
 #include "genl.h"
+#include "harness.h"
 #include "node.h"
 
 #define NODE_NAME	"dfkv-tcpbench"
@@ -69,22 +75,17 @@ static const char *const backend_name[] = { "dfkv", "memcached", "redis" };
 enum { PH_PUT, PH_GET, NR_PHASES };
 static const char *const phase_name[] = { "PUT", "GET" };
 
-struct result {
-	uint64_t ops, calls, bytes, fails;
-	double secs, gbps, opsps, p50_us, p99_us;
-	int rounds;
-	struct tier_snap t0, t1;	/* --disk: counters around the phase */
-};
-
 struct config {
 	uint64_t size;
 	int threads, batch;
 	uint64_t keys;		/* per thread */
-	struct result r[NR_PHASES];
+	struct bench_result r[NR_PHASES];
 };
 
 static struct {
 	enum backend be;
+	const char *addr;	/* the server's address (dfkv: the listener's) */
+	int rdma;		/* dfkv over RDMA, else TCP */
 	int port;
 	uint64_t ram, wset, max_calls;
 	double duration;
@@ -93,13 +94,13 @@ static struct {
 	struct dfkv_genl g;	/* dfkv: the node's netlink socket */
 } o = {
 	.be = B_DFKV,
+	.addr = "127.0.0.1",
 	.port = 0,
 	.ram = 512 * MIB,
 	.wset = 64 * MIB,
 	.max_calls = 100000,
 	.duration = 1.0,
-	.node = { .name = NODE_NAME, .listen = "127.0.0.1", .dirty_pct = -1,
-		  .format = 1 },
+	.node = { .name = NODE_NAME, .dirty_pct = -1, .format = 1 },
 };
 
 /* ------------------------------------------------ plain socket client */
@@ -110,14 +111,18 @@ struct sock {
 	size_t rpos, rlen;
 };
 
-static int sock_open(struct sock *s, int port)
+static int sock_open(struct sock *s, const char *addr, int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { .tv_sec = 60 };
 	int one = 1;
 
 	memset(s, 0, sizeof(*s));
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	s->fd = -1;
+	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
 	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -1;
@@ -230,72 +235,68 @@ static int sock_read(struct sock *s, void *dst, size_t n)
 
 /* ----------------------------------------------------------- workers */
 
-struct shared {
-	pthread_barrier_t bar;
-	struct config *c;
-	int phase, stop, rounds;
-	double t0, wall;
-};
-
 struct worker {
-	pthread_t th;
-	int tid;
-	struct shared *sh;
+	struct bench_thread t;
+	struct config *c;
 	struct dfkv_client *dc;
 	struct sock s;
-	void *buf[BATCH_MAX];
-	uint64_t *lat;
-	uint64_t nlat, ops, calls, fails;
-	char why[200];
+	void *buf[BATCH_MAX];	/* a batch's values, c->size bytes each */
+	int remove;		/* fill_all: remove the keys, else store them */
 };
 
-static void fail(struct worker *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(struct worker *w, const char *fmt, ...)
+static struct worker *worker_of(struct bench_thread *t)
 {
-	va_list ap;
-
-	if (w->why[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(w->why, sizeof(w->why), fmt, ap);
-	va_end(ap);
+	return bench_container_of(t, struct worker, t);
 }
+
+/* Record the first failure's message of w (counting is the caller's). */
+#define fail(w, ...) bench_why(&(w)->t, __VA_ARGS__)
 
 static int key_name(char *out, size_t cap, int tid, uint64_t i)
 {
 	return snprintf(out, cap, "tb:%d:%" PRIu64, tid, i);
 }
 
+/* A client of the backend; over RDMA with w's buffers registered. */
 static int client_open(struct worker *w)
 {
 	if (o.be == B_DFKV) {
 		char members[128];
 		struct dfkv_client_options_v2 co = {
 			.size = sizeof(co),
-			.transport = DFKV_TRANSPORT_TCP,
+			.transport = o.rdma ? DFKV_TRANSPORT_RDMA :
+					      DFKV_TRANSPORT_TCP,
 			.members = members,
 			.ns = "dfkv-tcpbench",
 			.ns_len = 13,
 			.batch_concurrency = BATCH_MAX,
 			.conns_per_peer = 1,
 			.io_timeout_ms = 60000,
+			.rdma_port = o.rdma ? (uint32_t)o.port : 0,
 		};
-		int st;
+		int st, j;
 
-		snprintf(members, sizeof(members), NODE_NAME "=127.0.0.1:%d",
+		snprintf(members, sizeof(members), NODE_NAME "=%s:%d", o.addr,
 			 o.port);
 		st = dfkv_open_v2(&co, &w->dc);
 		if (st) {
-			fprintf(stderr, "dfkv-tcpbench: dfkv_open_v2: %s\n",
-				dfkv_strerror(st));
+			fprintf(stderr, "dfkv-tcpbench: dfkv_open_v2 (%s): %s\n",
+				o.rdma ? "RDMA" : "TCP", dfkv_strerror(st));
 			return -1;
+		}
+		for (j = 0; o.rdma && j < w->c->batch; j++) {
+			st = dfkv_register_memory(w->dc, w->buf[j], w->c->size);
+			if (st) {
+				fprintf(stderr, "dfkv-tcpbench: "
+					"dfkv_register_memory: %s\n",
+					dfkv_strerror(st));
+				return -1;
+			}
 		}
 		return 0;
 	}
-	if (sock_open(&w->s, o.port)) {
-		fprintf(stderr, "dfkv-tcpbench: connect 127.0.0.1:%d: %s\n",
+	if (sock_open(&w->s, o.addr, o.port)) {
+		fprintf(stderr, "dfkv-tcpbench: connect %s:%d: %s\n", o.addr,
 			o.port, strerror(errno));
 		return -1;
 	}
@@ -544,118 +545,78 @@ static uint64_t do_remove(struct worker *w, const char *name)
 	return 0;
 }
 
-/* Batch of keys [i, i+n) of thread tid: names and (for PUT) stamps. */
+/* Batch of keys [i, i+n) of the thread: names and (for PUT) stamps. */
 static void prep(struct worker *w, char (*names)[64], uint64_t i, int n,
 		 int stamp)
 {
-	struct config *c = w->sh->c;
 	int j;
 
 	for (j = 0; j < n; j++) {
-		key_name(names[j], 64, w->tid, i + j);
+		key_name(names[j], 64, w->t.tid, i + j);
 		if (stamp)
-			stamp_put(w->buf[j], c->size, stamp_of(w->tid, i + j));
+			stamp_put(w->buf[j], w->c->size,
+				  stamp_of(w->t.tid, i + j));
 	}
 }
 
-/* Untimed: store or remove every key of this thread. */
-static void fill(struct worker *w, int remove)
+/* Untimed: store or remove every key of this thread; failures. */
+static uint64_t fill(struct worker *w, int remove)
 {
-	struct config *c = w->sh->c;
+	struct config *c = w->c;
 	char names[BATCH_MAX][64];
-	uint64_t i;
+	uint64_t i, f = 0;
 
 	for (i = 0; i < c->keys; i += c->batch) {
 		prep(w, names, i, c->batch, !remove);
 		if (remove) {
 			for (int j = 0; j < c->batch; j++)
-				w->fails += do_remove(w, names[j]);
+				f += do_remove(w, names[j]);
 		} else {
-			w->fails += do_put(w, names, c->batch, c->size);
+			f += do_put(w, names, c->batch, c->size);
 		}
 	}
+	return f;
 }
 
-static void *worker_main(void *arg)
+/* Timed call: batch number call of the thread's keys, PUT or GET. */
+static uint64_t timed_call(struct bench_thread *t, uint64_t call,
+			   uint64_t *ns)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct config *c = sh->c;
+	struct worker *w = worker_of(t);
+	struct config *c = w->c;
 	char names[BATCH_MAX][64];
-	uint64_t i, t0, f;
+	uint64_t i = call * c->batch, t0, f;
 
-	for (;;) {
-		pthread_barrier_wait(&sh->bar);
-		if (w->tid == 0)
-			sh->t0 = now();
-		for (i = 0; i < c->keys; i += c->batch) {
-			prep(w, names, i, c->batch, sh->phase == PH_PUT);
-			t0 = now_ns();
-			if (sh->phase == PH_PUT) {
-				f = do_put(w, names, c->batch, c->size);
-				if (w->nlat < o.max_calls)
-					w->lat[w->nlat++] = now_ns() - t0;
-			} else {
-				f = do_get(w, names, c->batch, c->size);
-				if (w->nlat < o.max_calls)
-					w->lat[w->nlat++] = now_ns() - t0;
-				/* untimed: the bytes are the ones PUT stored */
-				for (int j = 0; !f && j < c->batch; j++)
-					if (!stamp_ok(w->buf[j], c->size,
-						      stamp_of(w->tid, i + j))) {
-						fail(w, "GET returned other bytes "
-						     "than PUT stored");
-						f++;
-					}
-			}
-			w->fails += f;
-			w->ops += c->batch;
-			w->calls++;
-		}
-		pthread_barrier_wait(&sh->bar);
-		if (w->tid == 0) {
-			sh->wall += now() - sh->t0;
-			sh->rounds++;
-			/* After a restart, only the first round is cold. */
-			sh->stop = sh->wall >= o.duration ||
-				   (o.node.reattach && sh->phase == PH_GET) ||
-				   w->calls + c->keys / c->batch > o.max_calls;
-		}
-		if (sh->phase == PH_PUT)
-			fill(w, 1);
-		pthread_barrier_wait(&sh->bar);
-		if (sh->stop)
-			break;
+	prep(w, names, i, c->batch, t->ph->phase == PH_PUT);
+	t0 = now_ns();
+	if (t->ph->phase == PH_PUT) {
+		f = do_put(w, names, c->batch, c->size);
+		*ns = now_ns() - t0;
+		return f;
 	}
-	return NULL;
+	f = do_get(w, names, c->batch, c->size);
+	*ns = now_ns() - t0;
+	/* untimed: the bytes are the ones PUT stored */
+	for (int j = 0; !f && j < c->batch; j++)
+		if (!stamp_ok(w->buf[j], c->size, stamp_of(t->tid, i + j))) {
+			fail(w, "GET returned other bytes than PUT stored");
+			f++;
+		}
+	return f;
+}
+
+/* Untimed, after a PUT round: remove the keys for the next round. */
+static uint64_t remove_round(struct bench_thread *t)
+{
+	return fill(worker_of(t), 1);
 }
 
 static void *filler_main(void *arg)
 {
-	struct worker *w = arg;
+	struct worker *w = worker_of(arg);
 
-	fill(w, w->sh->phase);	/* phase used as "remove" flag here */
+	w->t.fails += fill(w, w->remove);
 	return NULL;
-}
-
-static double pct_us(const uint64_t *v, uint64_t n, double p)
-{
-	if (!n)
-		return 0;
-	return v[(uint64_t)(p * (double)(n - 1) + 0.5)] / 1e3;
-}
-
-static void spawn(struct config *c, struct worker *w, void *(*fn)(void *))
-{
-	int t;
-
-	for (t = 0; t < c->threads; t++)
-		if (pthread_create(&w[t].th, NULL, fn, &w[t])) {
-			fprintf(stderr, "dfkv-tcpbench: pthread_create failed\n");
-			exit(2);
-		}
-	for (t = 0; t < c->threads; t++)
-		pthread_join(w[t].th, NULL);
 }
 
 /* Untimed store (remove=0) or removal (1) by all threads; failures. */
@@ -664,74 +625,40 @@ static uint64_t fill_all(struct config *c, struct worker *w, int remove)
 	uint64_t before = 0, after = 0;
 	int t;
 
+	for (t = 0; t < c->threads; t++) {
+		before += w[t].t.fails;
+		w[t].remove = remove;
+	}
+	BENCH_SPAWN(w, c->threads, filler_main);
 	for (t = 0; t < c->threads; t++)
-		before += w[t].fails;
-	w[0].sh->phase = remove;
-	spawn(c, w, filler_main);
-	for (t = 0; t < c->threads; t++)
-		after += w[t].fails;
+		after += w[t].t.fails;
 	return after - before;
 }
 
+/* A timed phase; with a disk, the tier's counters are taken around it. */
 static void run_phase(struct config *c, struct worker *w, int phase)
 {
-	struct shared *sh = w[0].sh;
-	struct result *r = &c->r[phase];
-	uint64_t *all, n = 0;
-	int t;
+	char label[96];
+	struct bench_phase ph = {
+		.phase = phase,
+		.call = timed_call,
+		.after_round = phase == PH_PUT ? remove_round : NULL,
+		.calls = c->keys / c->batch,
+		.ops_per_call = c->batch,
+		.op_bytes = c->size,
+		.label = label,
+		.duration = o.duration,
+		.max_calls = o.max_calls,
+		/* After a restart, only the first round is cold. */
+		.one_round = o.node.reattach && phase == PH_GET,
+		.g = &o.g,
+		.tier = o.node.disk ? NODE_NAME : NULL,
+	};
 
-	sh->phase = phase;
-	sh->stop = 0;
-	sh->wall = 0;
-	sh->rounds = 0;
-	for (t = 0; t < c->threads; t++) {
-		w[t].ops = w[t].calls = w[t].fails = w[t].nlat = 0;
-		w[t].why[0] = 0;
-	}
-	spawn(c, w, worker_main);
-	memset(r, 0, sizeof(*r));
-	all = malloc(sizeof(*all) * o.max_calls * c->threads);
-	if (!all)
-		exit(2);
-	for (t = 0; t < c->threads; t++) {
-		r->ops += w[t].ops;
-		r->calls += w[t].calls;
-		r->fails += w[t].fails;
-		memcpy(all + n, w[t].lat, w[t].nlat * sizeof(*all));
-		n += w[t].nlat;
-		if (w[t].why[0])
-			fprintf(stderr, "dfkv-tcpbench: %s %s %" PRIu64
-				" B x%d b%d thread %d: %" PRIu64
-				" failures, first: %s\n", backend_name[o.be],
-				phase_name[phase], c->size, c->threads,
-				c->batch, t, w[t].fails, w[t].why);
-	}
-	qsort(all, n, sizeof(*all), cmp_u64);
-	r->bytes = r->ops * c->size;
-	r->secs = sh->wall;
-	r->rounds = sh->rounds;
-	r->gbps = r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
-	r->opsps = r->secs > 0 ? r->ops / r->secs : 0;
-	r->p50_us = pct_us(all, n, 0.50);
-	r->p99_us = pct_us(all, n, 0.99);
-	free(all);
-}
-
-/* A timed phase; with a disk, the tier's counters are taken around it. */
-static void run_tier_phase(struct config *c, struct worker *w, int phase)
-{
-	struct result *r = &c->r[phase];
-	struct tier_snap t0;
-	uint64_t bad = 0;
-
-	if (o.node.disk)
-		bad = tier_phase_begin(&o.g, NODE_NAME, 300, &t0);
-	run_phase(c, w, phase);
-	if (o.node.disk) {
-		r->t0 = t0;
-		bad += tier_phase_end(&o.g, NODE_NAME, &r->t0, &r->t1);
-	}
-	r->fails += bad;
+	snprintf(label, sizeof(label), "dfkv-tcpbench: %s %s %" PRIu64
+		 " B x%d b%d", backend_name[o.be], phase_name[phase], c->size,
+		 c->threads, c->batch);
+	BENCH_RUN(&ph, w, c->threads, &c->r[phase]);
 }
 
 /* Restart the node: every key is then on disk only; 0 or 1 failure. */
@@ -754,28 +681,23 @@ static uint64_t reattach(struct config *c, struct worker *w)
 
 static int run_config(struct config *c)
 {
-	struct shared sh = { .c = c };
 	struct worker *w = calloc(c->threads, sizeof(*w));
 	uint64_t extra = 0;
 	int t, j;
 
 	if (!w)
 		return -1;
-	pthread_barrier_init(&sh.bar, NULL, c->threads);
 	for (t = 0; t < c->threads; t++) {
-		w[t].tid = t;
-		w[t].sh = &sh;
+		w[t].t.tid = t;
+		w[t].c = c;
 		w[t].s.fd = -1;
-		if (client_open(&w[t]))
-			return -1;
 		for (j = 0; j < c->batch; j++) {
 			if (posix_memalign(&w[t].buf[j], 4096, c->size))
 				exit(2);
 			memset(w[t].buf[j], 0x5a, c->size);
 		}
-		w[t].lat = malloc(sizeof(*w[t].lat) * o.max_calls);
-		if (!w[t].lat)
-			exit(2);
+		if (client_open(&w[t]))
+			return -1;
 	}
 	/*
 	 * Warm-up: one store and removal round, then the timed phases (not
@@ -785,66 +707,52 @@ static int run_config(struct config *c)
 		extra += fill_all(c, w, 0);
 		extra += fill_all(c, w, 1);
 	}
-	run_tier_phase(c, w, PH_PUT);
+	run_phase(c, w, PH_PUT);
 	extra += fill_all(c, w, 0);
 	if (o.node.reattach)
 		extra += reattach(c, w);
-	run_tier_phase(c, w, PH_GET);
+	run_phase(c, w, PH_GET);
 	extra += fill_all(c, w, 1);
 	c->r[PH_PUT].fails += extra;
 	for (t = 0; t < c->threads; t++) {
-		if (w[t].why[0] && extra)
+		if (w[t].t.why[0] && extra)
 			fprintf(stderr, "dfkv-tcpbench: %s untimed setup, thread %d: "
-				"%s\n", backend_name[o.be], t, w[t].why);
+				"%s\n", backend_name[o.be], t, w[t].t.why);
 		client_close(&w[t]);
 		for (j = 0; j < c->batch; j++)
 			free(w[t].buf[j]);
-		free(w[t].lat);
 	}
-	pthread_barrier_destroy(&sh.bar);
 	free(w);
 	return 0;
 }
 
 /* --------------------------------------------------------------- JSON */
 
-static void json_result(FILE *f, const char *name, const struct result *r,
-			int last)
-{
-	fprintf(f, "      \"%s\": {\"ops\": %" PRIu64 ", \"calls\": %" PRIu64
-		", \"bytes\": %" PRIu64 ", \"failures\": %" PRIu64
-		", \"seconds\": %.6f, \"rounds\": %d, \"gb_per_s\": %.4f"
-		", \"ops_per_s\": %.1f, \"p50_us\": %.2f, \"p99_us\": %.2f",
-		name, r->ops, r->calls, r->bytes, r->fails, r->secs, r->rounds,
-		r->gbps, r->opsps, r->p50_us, r->p99_us);
-	if (o.node.disk) {
-		fprintf(f, ",\n        \"tier\": ");
-		tier_json(f, &r->t0, &r->t1);
-	}
-	fprintf(f, "}%s\n", last ? "" : ",");
-}
-
 static int write_json(const struct config *cs, int n)
 {
 	FILE *f = fopen(o.json, "w");
 	char desc[160];
-	int i;
+	int i, tier = o.node.disk != NULL;
 
 	if (!f) {
 		fprintf(stderr, "dfkv-tcpbench: %s: %s\n", o.json, strerror(errno));
 		return -1;
 	}
 	fprintf(f, "{\n  \"bench\": \"dfkv-tcpbench\",\n  \"backend\": \"%s\",\n"
-		"  \"client\": \"%s\",\n  \"params\": {\"port\": %d, "
+		"  \"client\": \"%s\",\n  \"params\": {\"transport\": \"%s\", "
+		"\"addr\": \"%s\", \"port\": %d, "
 		"\"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f, "
 		"\"max_calls_per_thread\": %" PRIu64 ", \"node_ram_bytes\": %"
 		PRIu64 ", \"node\": \"%s\"},\n  \"results\": [\n",
 		backend_name[o.be],
-		o.be == B_DFKV ? "libdfkv (TCP transport, 1 connection per thread)" :
+		o.be == B_DFKV ? (o.rdma ? "libdfkv (RDMA transport, registered "
+		"buffers, 1 connection per thread)" : "libdfkv (TCP transport, "
+		"1 connection per thread)") :
 		o.be == B_MEMCACHED ? "dfkv-tcpbench text protocol, 1 connection "
 		"per thread, batch = pipelined set / multi-key get" :
 		"dfkv-tcpbench RESP, 1 connection per thread, batch = pipelined "
-		"SET/GET", o.port, o.wset, o.duration, o.max_calls, o.ram,
+		"SET/GET", o.rdma ? "rdma" : "tcp", o.addr, o.port, o.wset,
+		o.duration, o.max_calls, o.ram,
 		o.be == B_DFKV ? bench_node_desc(&o.node, desc, sizeof(desc)) : "");
 	for (i = 0; i < n; i++) {
 		const struct config *c = &cs[i];
@@ -852,8 +760,8 @@ static int write_json(const struct config *cs, int n)
 		fprintf(f, "    {\"value_bytes\": %" PRIu64 ", \"threads\": %d, "
 			"\"batch\": %d, \"keys_per_thread\": %" PRIu64 ",\n",
 			c->size, c->threads, c->batch, c->keys);
-		json_result(f, "put", &c->r[PH_PUT], 0);
-		json_result(f, "get", &c->r[PH_GET], 1);
+		bench_json_result(f, 6, "put", &c->r[PH_PUT], tier, 0);
+		bench_json_result(f, 6, "get", &c->r[PH_GET], tier, 1);
 		fprintf(f, "    }%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
@@ -869,13 +777,18 @@ static void usage(FILE *f)
 "       dfkv-tcpbench --backend redis --port P --fill SIZE,N\n"
 "       dfkv-tcpbench --cleanup\n"
 "\n"
-"PUT/GET over TCP on 127.0.0.1: the in-kernel dfkv node through libdfkv\n"
+"PUT/GET over TCP (or RDMA): the in-kernel dfkv node through libdfkv\n"
 "(creates node \"" NODE_NAME "\" with a listener; needs dfkv.ko and\n"
 "CAP_NET_ADMIN), or a running memcached or redis-server.  Writes JSON;\n"
 "exits 1 if any operation failed.\n"
 "\n"
 "  --backend NAME   dfkv (default), memcached, redis\n"
+"  --addr A         the server's IPv4 address (dfkv: the listener's;\n"
+"                   default 127.0.0.1)\n"
 "  --port N         TCP port (dfkv: the listener to create; default 7450)\n"
+"  --transport T    dfkv only: tcp (default) or rdma (an RDMA listener on\n"
+"                   --addr, which must be an RDMA device's address, and\n"
+"                   the libdfkv RDMA transport with registered buffers)\n"
 "  --ram MiB        dfkv node RAM budget (default 512)\n"
 "  --wset MiB       working set split over threads (default 64; at least\n"
 "                   one batch of keys per thread)\n"
@@ -891,28 +804,9 @@ BENCH_NODE_USAGE
 		BATCH_MAX);
 }
 
-static int parse_list(const char *s, uint64_t *v, int max)
-{
-	int n = 0;
-
-	while (*s && n < max) {
-		char *end;
-
-		v[n] = strtoull(s, &end, 10);
-		if (end == s || !v[n])
-			return -1;
-		n++;
-		if (*end && *end != ',')
-			return -1;
-		s = *end == ',' ? end + 1 : end;
-	}
-	return *s ? -1 : n;
-}
-
 static int redis_fill(uint64_t size, uint64_t n)
 {
-	struct shared sh = { 0 };
-	struct worker w = { .sh = &sh };
+	struct worker w = { 0 };
 	char names[1][64];
 	uint64_t i, f = 0;
 
@@ -928,7 +822,7 @@ static int redis_fill(uint64_t size, uint64_t n)
 	}
 	if (f)
 		fprintf(stderr, "dfkv-tcpbench: redis fill: %" PRIu64
-			" failures, first: %s\n", f, w.why);
+			" failures, first: %s\n", f, w.t.why);
 	client_close(&w);
 	free(w.buf[0]);
 	return f ? 1 : 0;
@@ -938,7 +832,9 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "backend", required_argument, NULL, 'B' },
+		{ "addr", required_argument, NULL, 'a' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "transport", required_argument, NULL, 'T' },
 		{ "ram", required_argument, NULL, 'r' },
 		{ "wset", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -969,25 +865,31 @@ int main(int argc, char **argv)
 				goto bad;
 			o.be = i;
 			break;
+		case 'a': o.addr = optarg; break;
 		case 'p': o.port = atoi(optarg); break;
+		case 'T':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
+				goto bad;
+			o.rdma = !strcmp(optarg, "rdma");
+			break;
 		case 'r': o.ram = strtoull(optarg, NULL, 10) * MIB; break;
 		case 'w': o.wset = strtoull(optarg, NULL, 10) * MIB; break;
 		case 'd': o.duration = strtod(optarg, NULL); break;
 		case 'm': o.max_calls = strtoull(optarg, NULL, 10); break;
 		case 's':
-			if ((nsizes = parse_list(optarg, sizes, 8)) < 1)
+			if ((nsizes = bench_parse_list(optarg, sizes, 8)) < 1)
 				goto bad;
 			break;
 		case 't':
-			if ((nthreads = parse_list(optarg, threads, 8)) < 1)
+			if ((nthreads = bench_parse_list(optarg, threads, 8)) < 1)
 				goto bad;
 			break;
 		case 'b':
-			if ((nbatches = parse_list(optarg, batches, 8)) < 1)
+			if ((nbatches = bench_parse_list(optarg, batches, 8)) < 1)
 				goto bad;
 			break;
 		case 'f':
-			if (parse_list(optarg, fillv, 2) != 2)
+			if (bench_parse_list(optarg, fillv, 2) != 2)
 				goto bad;
 			dofill = 1;
 			break;
@@ -1009,7 +911,8 @@ int main(int argc, char **argv)
 		goto bad;
 	if (!cleanup)
 		o.json = argv[optind];
-	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_calls)
+	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_calls ||
+	    (o.rdma && o.be != B_DFKV))
 		goto bad;
 
 	if (o.be == B_DFKV || cleanup) {
@@ -1025,13 +928,15 @@ int main(int argc, char **argv)
 			return err && err != -ENOENT && err != -ENODEV ? 1 : 0;
 		}
 		o.node.ram = o.ram;
+		o.node.listen = o.addr;
 		o.node.port = o.port;
+		o.node.transport = o.rdma ? DFKV_LISTENER_RDMA : DFKV_LISTENER_TCP;
 		err = bench_node_add(g, &o.node);
 		if (err) {
 			fprintf(stderr, "dfkv-tcpbench: cannot create node %s with "
-				"a listener on 127.0.0.1:%d: %s%s%s\n", NODE_NAME,
-				o.port, strerror(-err), g->errmsg[0] ? ": " : "",
-				g->errmsg);
+				"a%s listener on %s:%d: %s%s%s\n", NODE_NAME,
+				o.rdma ? "n RDMA" : " TCP", o.addr, o.port,
+				strerror(-err), g->errmsg[0] ? ": " : "", g->errmsg);
 			bench_node_del(g, NODE_NAME);
 			dfkv_genl_close(g);
 			return 2;

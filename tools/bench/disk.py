@@ -50,6 +50,38 @@ def log(msg):
     print("bench/disk: " + msg, file=sys.stderr, flush=True)
 
 
+# The parts' common frame (this one's and rdma.py's).
+
+def part_parser(doc):
+    """The options of a part that run gives it: --out, --tmp, --accel."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tmp", required=True)
+    ap.add_argument("--accel", default="unknown")
+    return ap
+
+
+def part_skip(a, name, why):
+    """The part cannot run here: say why, write {"skipped": why}; 0."""
+    print("\n%s part: skipped (%s)" % (name[0].upper() + name[1:], why))
+    with open(a.out, "w") as f:
+        json.dump({"skipped": why}, f)
+    return 0
+
+
+def part_done(a, name, doc, total):
+    """Write the part's document; the exit status: 1 (refused) when any
+    of its operations failed, else 0."""
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    if total:
+        print("\nREFUSED (%s part): %d failure(s); see the fail columns and "
+              "the messages above." % (name, total))
+        return 1
+    return 0
+
+
 def size_str(s):
     return "%d MiB" % (s >> 20) if s >= 2**20 else "%d KiB" % (s >> 10)
 
@@ -333,10 +365,7 @@ def tier_table(a, paths):
 # --------------------------------------------------------------- main
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--tmp", required=True)
-    ap.add_argument("--accel", default="unknown")
+    ap = part_parser(__doc__)
     ap.add_argument("--dev", default="/dev/vda",
                     help="scratch block device: everything on it is lost")
     ap.add_argument("--force-device", action="store_true",
@@ -367,11 +396,7 @@ def main():
 
     why = refuse_device(a.dev, a.force_device)
     if why:
-        log("disk part skipped: " + why)
-        print("\nDisk part: skipped (%s)" % why)
-        with open(a.out, "w") as f:
-            json.dump({"skipped": why}, f)
-        return 0
+        return part_skip(a, "disk", why)
 
     qds = ints(a.threads)
     disk_sizes = [k * 1024 for k in ints(a.disk_sizes)]
@@ -472,14 +497,7 @@ def main():
            "tcp_cold": tcp_cold, "tcp_warm": tcp_warm, "rebuild": reb,
            "rebuild_kernel_log": reb_log, "disk_rows": rows5,
            "tier_rows": rows8, "targets": targets, "failures": failures}
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    if total:
-        print("\nREFUSED (disk part): %d failure(s); see the fail columns and "
-              "the messages above." % total)
-        return 1
-    return 0
+    return part_done(a, "disk", doc, total)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ int bench_node_add(struct dfkv_genl *g, const struct bench_node *n)
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, n->name);
 	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, n->listen);
 	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, n->port);
+	if (n->transport)
+		mnl_attr_put_u32(nlh, DFKV_A_LISTEN_TRANSPORT, n->transport);
 	err = dfkv_genl_talk(g, nlh, NULL, NULL);
 disk:
 	if (err || !n->disk)

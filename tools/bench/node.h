@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The benches' nodes over netlink (node.c): create one (RAM budget, flags,
- * RAM tier settings, an optional listener and an optional disk), delete
- * it, wait for its dirty bytes to reach the disk, and snapshot the RAM
- * tier and disk counters so that a phase can report what it caused.
+ * RAM tier settings, an optional TCP or RDMA listener and an optional
+ * disk), delete it, wait for its dirty bytes to reach the disk, and
+ * snapshot the RAM tier and disk counters so that a phase can report what
+ * it caused.
  */
 #ifndef DFKV_BENCH_NODE_H
 #define DFKV_BENCH_NODE_H
@@ -19,6 +20,7 @@ struct bench_node {
 	uint32_t flags;		/* enum dfkv_node_flags */
 	const char *listen;	/* listener address, NULL: none */
 	int port;
+	uint32_t transport;	/* the listener's enum dfkv_listener_kind */
 	const char *disk;	/* block device, NULL: no disk */
 	int format;		/* format the disk (else rebuild from it) */
 	uint32_t policy;	/* enum dfkv_tier_policy, 0: node default */

@@ -15,8 +15,9 @@ all on 127.0.0.1:
      hits; a miss or an error reply is a failure) and by dfkv-tcpbench
      --backend redis (same harness as dfkv).
 
-Then prints one table with the ratios, merges the ioctl bench's JSON and
-writes everything to the output JSON.  Any failure anywhere (including the
+Then prints one table with the ratios, merges the JSON of the ioctl bench,
+the disk part (disk.py) and the RDMA part (rdma.py) and writes everything
+to the output JSON.  Any failure anywhere (including the
 ioctl bench's) refuses the run: the table is printed with the failures,
 REFUSED, no JSON is written (a stale one is deleted) and the exit is 1.
 No timing threshold decides anything here; the targets are reported.
@@ -144,15 +145,17 @@ def run_iperf3(secs, tmp):
 
 # ------------------------------------------------------ dfkv-tcpbench
 
-def run_tcpbench(backend, port, tmp, a):
-    out = os.path.join(tmp, "tcp-%s.json" % backend)
+def run_tcpbench(backend, port, tmp, a, extra=(), tag=None):
+    """dfkv-tcpbench with a's sizes, threads, batches, working set and
+    duration, and the options extra; its document (tcp-TAG.json)."""
+    out = os.path.join(tmp, "tcp-%s.json" % (tag or backend))
     argv = [TCPBENCH, "--backend", backend, "--port", str(port),
             "--wset", str(a.wset), "--duration", str(a.duration),
             "--sizes", a.sizes, "--threads", a.threads,
-            "--batches", a.batches, out]
+            "--batches", a.batches] + list(extra) + [out]
     if os.path.exists(out):
         os.unlink(out)
-    log("dfkv-tcpbench --backend %s" % backend)
+    log("dfkv-tcpbench --backend %s%s" % (backend, "".join(" " + x for x in extra)))
     cp = subprocess.run(argv)
     try:
         with open(out) as f:
@@ -295,6 +298,8 @@ def main():
     ap.add_argument("--ioctl-status", type=int, default=0)
     ap.add_argument("--disk-json", help="the disk part's document (disk.py)")
     ap.add_argument("--disk-status", type=int, default=0)
+    ap.add_argument("--rdma-json", help="the RDMA part's document (rdma.py)")
+    ap.add_argument("--rdma-status", type=int, default=0)
     ap.add_argument("--wset", type=int, default=32, help="MiB")
     ap.add_argument("--duration", type=float, default=0.5)
     ap.add_argument("--sizes", default="64,1024,4096")
@@ -432,13 +437,17 @@ def main():
                "(every row: size x threads x batch x op)",
                "per_size": per_size, "met": bool(per_size) and met2}
 
-    disk = None
+    disk = rdma = None
     if a.disk_json and os.path.exists(a.disk_json):
         with open(a.disk_json) as f:
             disk = json.load(f)
+    if a.rdma_json and os.path.exists(a.rdma_json):
+        with open(a.rdma_json) as f:
+            rdma = json.load(f)
     failures = {
         "ioctl": a.ioctl_status,
         "disk": a.disk_status,
+        "rdma": a.rdma_status,
         "iperf3": iperf["failures"],
         "dfkv_tcp": fails_of(dfkv),
         "memcached": fails_of(mc),
@@ -478,6 +487,7 @@ def main():
             "accel": a.accel},
         "ioctl": ioctl,
         "disk": disk,
+        "rdma": rdma,
         "tcp": {
             "params": {"working_set_mib": a.wset, "duration_s": a.duration,
                        "sizes_kib": a.sizes, "threads": a.threads,
