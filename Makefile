@@ -92,7 +92,7 @@ lint: ksrc
 	! grep -E 'warning:|error:' build/sparse.log
 
 demo: all
-	$(VM_RUN) --disk 256M -- tools/demo
+	$(VM_RUN) --disk 256M -- tools/demo --transport $(or $(TRANSPORT),tcp)
 
 bench: all
 	$(VM_RUN) --mem 2048 --disk 2G --timeout 3600 -- tools/bench/run build/bench.json
