@@ -1159,16 +1159,20 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 				     "result=\"%s\"} %llu\n", op_names[op],
 				     result_name(s), (unsigned long long)v);
 		}
-	counter(&b, "put_bytes_total", "Value bytes sent by PUT over TCP.",
+	counter(&b, "put_bytes_total",
+		"Value bytes sent by PUT over the network (TCP and RDMA).",
 		atomic_load(&c->bytes_out));
-	counter(&b, "get_bytes_total", "Value bytes received by GET over TCP.",
+	counter(&b, "get_bytes_total",
+		"Value bytes received by GET over the network (TCP and RDMA).",
 		atomic_load(&c->bytes_in));
 	emit(&b, "# HELP dfkv_client_requests_total Requests by transport.\n"
 	     "# TYPE dfkv_client_requests_total counter\n"
 	     "dfkv_client_requests_total{transport=\"tcp\"} %llu\n"
-	     "dfkv_client_requests_total{transport=\"local\"} %llu\n",
+	     "dfkv_client_requests_total{transport=\"local\"} %llu\n"
+	     "dfkv_client_requests_total{transport=\"rdma\"} %llu\n",
 	     (unsigned long long)atomic_load(&c->tcp_reqs),
-	     (unsigned long long)atomic_load(&c->local_reqs));
+	     (unsigned long long)atomic_load(&c->local_reqs),
+	     (unsigned long long)atomic_load(&c->rdma_reqs));
 	counter(&b, "connects_total", "TCP connections opened.",
 		atomic_load(&c->connects));
 	counter(&b, "connection_failures_total", "TCP connections that failed.",

@@ -93,7 +93,7 @@ struct dfkv_client {
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];
 	_Atomic uint64_t bytes_out, bytes_in;
-	_Atomic uint64_t tcp_reqs, local_reqs, connects, conn_failures;
+	_Atomic uint64_t tcp_reqs, local_reqs, rdma_reqs, connects, conn_failures;
 	_Atomic uint64_t peer_skips, dropped_writes, degraded_reads;
 };
 

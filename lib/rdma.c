@@ -1125,6 +1125,7 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 			reqs[i]->status = DFKV_E_NOMEM;
 		goto out_free;
 	}
+	atomic_fetch_add(&c->rdma_reqs, n);
 	pthread_rwlock_rdlock(&c->rdma->pools_lock);
 	for (size_t i = 0; i < n; i++)
 		items[i].r = reqs[i];

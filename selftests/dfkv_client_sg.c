@@ -18,6 +18,7 @@
 #include "kselftest_harness.h"
 #include "dfkv_test.h"
 #include "dfkv.h"
+#include "client_stats.h"
 
 #define NODE	"t-clsg"
 #define PORT	7412
@@ -123,23 +124,6 @@ static int node_has(struct __test_metadata *_metadata,
 	return ok;
 }
 
-/* requests_total{transport="..."} of the client's stats. */
-static uint64_t reqs(struct dfkv_client *c, const char *transport)
-{
-	static char buf[1 << 16];
-	char pat[96];
-	uint64_t len;
-	const char *p;
-
-	if (dfkv_stats_snapshot(c, buf, sizeof(buf) - 1, &len))
-		return 0;
-	buf[len] = 0;
-	snprintf(pat, sizeof(pat), "requests_total{transport=\"%s\"} ",
-		 transport);
-	p = strstr(buf, pat);
-	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
-}
-
 TEST_F(sg, roundtrip_byte_exact)
 {
 	static const uint64_t sizes[] = { 1, 4095, 4097, 65537, (1 << 20) + 3,
@@ -185,8 +169,8 @@ TEST_F(sg, roundtrip_byte_exact)
 		free(out);
 	}
 	/* the transport the variant names carried all of it */
-	EXPECT_LT(0, reqs(self->c, mine));
-	EXPECT_EQ(0, reqs(self->c, strcmp(mine, "tcp") ? "tcp" : "local"));
+	EXPECT_LT(0, client_reqs(self->c, mine));
+	EXPECT_EQ(0, client_reqs(self->c, strcmp(mine, "tcp") ? "tcp" : "local"));
 }
 
 TEST_F(sg, iovec_count_limits)

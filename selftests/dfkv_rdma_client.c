@@ -43,6 +43,8 @@
 
 #include <dfkv.h>
 
+#include "client_stats.h"
+
 static int failures;
 
 #define FAIL(...)							\
@@ -398,6 +400,9 @@ static int cmd_ops(const char *host, uint64_t maxsize)
 	ops_sizes(c, tcp, maxsize, pool, pool_len, "pool");
 	fprintf(stderr, "# pool sizes done (%" PRIu64 " ms)\n", now_ms() - t0);
 	ops_misc(c);
+	if (!client_reqs(c, "rdma") || client_reqs(c, "tcp"))
+		FAIL("client stats: rdma requests %" PRIu64 ", tcp %" PRIu64 "\n",
+		     client_reqs(c, "rdma"), client_reqs(c, "tcp"));
 	ops_batches(c, tcp);
 	fprintf(stderr, "# batches done (%" PRIu64 " ms)\n", now_ms() - t0);
 	ops_sg(c, tcp, pool);
