@@ -85,6 +85,7 @@ struct dfkv_disk {
 	atomic_t users;			/* entries holding slots: wake_up_var */
 	atomic64_t objects;		/* entries on lru (durable here) */
 	atomic64_t used_bytes;		/* and their bytes */
+	atomic64_t evictions;		/* entries evicted for its space */
 };
 
 /*

@@ -32,6 +32,8 @@ static int fill_disk_stats(struct sk_buff *skb, struct dfkv_disk *d)
 			     (u64)ss.nr_extents * ss.extent_bytes) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, ss.nr_extents) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_EVICTIONS,
+			     atomic64_read(&d->evictions)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_READS,
 			     atomic64_read(&ds->reads)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_WRITES,

@@ -336,6 +336,8 @@ static bool entry_try_evict_disk(struct dfkv_store *st, struct dfkv_entry *e)
 		killed = entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
 	if (killed) {
+		/* DURABLE: e->disk is set for good; the caller's ref keeps it */
+		atomic64_inc(&e->disk->evictions);
 		entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
 	}

@@ -251,6 +251,8 @@ t_full() {
 	r=$($BLK put nfull 8 0 $n $SZ) && blk_expect "put past capacity" "$r" ok=$n &&
 	ev=$(nstat nfull evictions) &&
 	[ "$ev" != absent ] && [ "$ev" -gt 0 ] || { echo "evictions: $ev"; return 1; }
+	dev=$(dstat nfull full evictions) &&
+	[ "$dev" -gt 0 ] && [ "$dev" -le "$ev" ] || { "$DFKVCTL" disk show nfull; return 1; }
 	r=$($BLK check nfull 8 $((n - 20)) 20 $SZ) && blk_expect recent "$r" ok=20 wrong=0 &&
 	r=$($BLK check nfull 8 0 $n $SZ) && never_wrong all "$r" &&
 	[ "$(counts "$r" miss)" -gt 0 ] || { echo "nothing was evicted: $r"; return 1; }
