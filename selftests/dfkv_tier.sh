@@ -256,8 +256,9 @@ unpinned() { [ "$(nstat "$1" pins)" = 0 ]; }
 
 # RAM full of leased (pinned) slots: a PUT of a new key takes the
 # synchronous disk path (OK once on the device, counted as a bypass, not
-# admitted to RAM), a GET of it reads the disk through a stage, and once
-# the lease is gone PUTs are admitted to RAM again.
+# admitted to RAM), a GET of it reads the disk through a stage, a value
+# over the staging bound gets CACHE_FULL, and once the lease is gone PUTs
+# are admitted to RAM again.
 t_pinned() {
 	expect 0 "$DFKVCTL" node add np --ram 8M &&
 	expect 0 "$DFKVCTL" disk add np "$DM" &&
@@ -275,7 +276,10 @@ t_pinned() {
 	[ "$(nstat np ram_bypasses)" = $((bypass + 8)) ] &&
 	[ "$(nstat np ram_puts)" = "$puts" ] &&
 	r=$($BLK check np 28 0 8 $SZ) && blk_expect "read through a stage" "$r" ok=8 wrong=0 &&
-	r=$($BLK check np 27 0 128 $SZ) && blk_expect "leased keys" "$r" ok=128 wrong=0 ||
+	r=$($BLK check np 27 0 128 $SZ) && blk_expect "leased keys" "$r" ok=128 wrong=0 &&
+	# over the staging bound (an eighth of 8 MiB): CACHE_FULL, and absent
+	r=$($BLK put np 30 0 1 2097152) && blk_expect "2 MiB staged" "$r" full=1 &&
+	r=$($BLK check np 30 0 1 2097152) && blk_expect "2 MiB absent" "$r" miss=1 ||
 		{ kill $(cat "$T/lease.pid"); return 1; }
 	kill "$(cat "$T/lease.pid")" &&
 	wait_until 60 unpinned np &&
