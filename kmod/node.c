@@ -6,7 +6,10 @@
  * module unload; deletion unlinks it, waits on a percpu_ref for the
  * operations in flight to finish, drops its leases and then its store.
  * Open files bound to a deleted node keep only the struct (their later
- * operations fail with -ENODEV).
+ * operations fail with -ENODEV).  Deletion leaves the node's state alone:
+ * an operation that entered before it runs to completion on a whole node
+ * (its status is the one it would get any other time, never BUSY for the
+ * deletion), and one that did not fails with -ENODEV.
  */
 #include <linux/slab.h>
 #include <linux/rculist.h>
@@ -197,7 +200,6 @@ int dfkv_node_delete(struct net *net, const char *name)
 	}
 	list_del_rcu(&node->list);
 	dn->gen++;
-	WRITE_ONCE(node->state, DFKV_NODE_STATE_DRAINING);
 	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_DEL);
 	mutex_unlock(&dn->lock);
 	node_shutdown(node);

@@ -3,7 +3,9 @@
  * The store under pressure: threads mixing PUT/GET/REMOVE on shared and
  * private keys (every GET is a miss or exactly a value PUT for that key),
  * eviction by recency under a small RAM budget with leased entries kept,
- * a node deleted and the module unloaded while clients hammer it.
+ * a node deleted and the module unloaded while clients hammer it (every
+ * operation racing the deletion either completes with the status it would
+ * get any other time or fails with ENODEV, and ENODEV sticks).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +38,25 @@ static uint64_t rnd(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+/*
+ * Deletion is atomic to a client: once one operation failed with ENODEV,
+ * every later one does too, whatever its op (never a status, never BUSY).
+ */
+static int gone_for_good(int fd, char *buf, char *out)
+{
+	struct dfkv_key k = dfkv_test_key(1, 0);
+	struct dfkv_ioc_op o;
+
+	dfkv_test_fill(buf, 4096, &k, 0);
+	return dfkv_test_put(fd, &k, buf, 4096, &o) && errno == ENODEV &&
+		dfkv_test_get(fd, &k, out, MAXLEN, 0, 0, &o) &&
+		errno == ENODEV &&
+		dfkv_test_simple(fd, DFKV_IOC_EXIST, &k, &o) &&
+		errno == ENODEV &&
+		dfkv_test_simple(fd, DFKV_IOC_REMOVE, &k, &o) &&
+		errno == ENODEV;
 }
 
 static void *work(void *arg)
@@ -86,6 +107,8 @@ static void *work(void *arg)
 		if (rc)
 			w->bad++;
 	}
+	if (w->saw_enodev && !gone_for_good(w->fd, buf, out))
+		w->bad++;
 	free(buf);
 	free(out);
 	return NULL;
