@@ -7,6 +7,8 @@
  * (the default), so a node's bandwidth is not one memory controller's.
  * The store maps byte ranges to bio_vecs over these pages; copies to and
  * from user buffers and sockets run page by page over those, one copy.
+ * The pages are charged to the memory cgroup of the task that created the
+ * node, so a budget cannot escape its creator's memory limit.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -14,6 +16,8 @@
 #include <linux/overflow.h>
 #include <linux/bvec.h>
 #include <linux/nodemask.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/dfkv.h>
 
 #include "arena.h"
@@ -28,15 +32,17 @@ int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 	a->extent_bytes = extent_bytes;
 	a->nr_extents = nr_extents;
 	a->pages_per_extent = extent_bytes >> PAGE_SHIFT;
-	a->nid_pages = kcalloc(nr_node_ids, sizeof(*a->nid_pages), GFP_KERNEL);
+	a->nid_pages = kcalloc(nr_node_ids, sizeof(*a->nid_pages),
+			       GFP_KERNEL_ACCOUNT);
 	if (!a->nid_pages)
 		return -ENOMEM;
-	a->pages = kvcalloc(nr_extents, sizeof(*a->pages), GFP_KERNEL);
+	a->pages = kvcalloc(nr_extents, sizeof(*a->pages), GFP_KERNEL_ACCOUNT);
 	if (!a->pages) {
 		kfree(a->nid_pages);
 		a->nid_pages = NULL;
 		return -ENOMEM;
 	}
+	a->memcg = get_mem_cgroup_from_mm(current->mm);
 	return 0;
 }
 
@@ -63,27 +69,35 @@ void dfkv_arena_destroy(struct dfkv_arena *a)
 	a->pages = NULL;
 	kfree(a->nid_pages);
 	a->nid_pages = NULL;
+	mem_cgroup_put(a->memcg);
+	a->memcg = NULL;
 }
 
 int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 {
 	struct dfkv_arena *a = ctx;
+	struct mem_cgroup *old;
 	struct page **pages;
 	u32 i;
-	int nid;
+	int nid, err = 0;
 
 	if (extent >= a->nr_extents)
 		return -EINVAL;
 	/* The slab binds an extent to one class at a time: no race here. */
 	if (READ_ONCE(a->pages[extent]))
 		return 0;
-	pages = kvcalloc(a->pages_per_extent, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
+	old = set_active_memcg(a->memcg);
+	pages = kvcalloc(a->pages_per_extent, sizeof(*pages),
+			 GFP_KERNEL_ACCOUNT);
+	if (!pages) {
+		err = -ENOMEM;
+		goto out;
+	}
 	nid = a->numa == DFKV_NUMA_INTERLEAVE ?
 		first_memory_node : a->numa;
 	for (i = 0; i < a->pages_per_extent; i++) {
-		pages[i] = alloc_pages_node(nid, GFP_KERNEL | __GFP_NOWARN |
+		pages[i] = alloc_pages_node(nid, GFP_KERNEL_ACCOUNT |
+					    __GFP_NOWARN |
 					    (a->numa == DFKV_NUMA_INTERLEAVE ?
 					     0 : __GFP_THISNODE), 0);
 		if (a->numa == DFKV_NUMA_INTERLEAVE) {
@@ -93,14 +107,17 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 		}
 		if (!pages[i]) {
 			arena_free_extent(a, pages);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto out;
 		}
 	}
 	for (i = 0; i < a->pages_per_extent; i++)
 		atomic_long_inc(&a->nid_pages[page_to_nid(pages[i])]);
 	/* Pairs with READ_ONCE above and the readers' slot handles. */
 	smp_store_release(&a->pages[extent], pages);
-	return 0;
+out:
+	set_active_memcg(old);
+	return err;
 }
 
 static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)

@@ -13,6 +13,7 @@
 
 struct page;
 struct bio_vec;
+struct mem_cgroup;
 
 struct dfkv_arena {
 	u64 extent_bytes;
@@ -21,11 +22,14 @@ struct dfkv_arena {
 	u32 numa;		/* a NUMA node, or DFKV_NUMA_INTERLEAVE */
 	struct page ***pages;	/* [extent][page], allocated on first bind */
 	atomic_long_t *nid_pages; /* [nr_node_ids]: bound pages per NUMA node */
+	struct mem_cgroup *memcg; /* charged for what the node allocates */
 };
 
 /*
  * numa: allocate every page on that NUMA node, or DFKV_NUMA_INTERLEAVE to
- * spread each extent's pages round-robin over the nodes with memory.
+ * spread each extent's pages round-robin over the nodes with memory.  The
+ * caller's memory cgroup (the node's creator) is charged for the pages,
+ * whichever task later binds an extent.
  */
 int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 		    u32 numa);

@@ -119,7 +119,7 @@ int dfkv_lease_grant(struct dfkv_leases *l, struct dfkv_lease_owner *owner,
 	if (!ttl_ms)
 		ttl_ms = DFKV_LEASE_TTL_DEFAULT_MS;
 
-	ls = kzalloc(struct_size(ls, e, n), GFP_KERNEL);
+	ls = kzalloc(struct_size(ls, e, n), GFP_KERNEL_ACCOUNT);
 	if (!ls)
 		return DFKV_STATUS_CACHE_FULL;
 	for (i = 0; i < n; i++) {

@@ -669,17 +669,17 @@ static const struct genl_ops dfkv_ops[] = {
 	{
 		.cmd = DFKV_CMD_NODE_NEW,
 		.doit = nl_node_new,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_NODE_DEL,
 		.doit = nl_node_del,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_NODE_SET,
 		.doit = nl_node_set,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_NODE_GET,
@@ -689,33 +689,35 @@ static const struct genl_ops dfkv_ops[] = {
 	{
 		.cmd = DFKV_CMD_LISTENER_ADD,
 		.doit = nl_listener_add,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_LISTENER_DEL,
 		.doit = nl_listener_del,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_DISK_ADD,
 		.doit = dfkv_nl_disk_add,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_DISK_DEL,
 		.doit = dfkv_nl_disk_del,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = DFKV_CMD_DISK_GET,
 		.doit = dfkv_nl_disk_get,
 		.dumpit = dfkv_nl_disk_dump,
+		.flags = GENL_ADMIN_PERM,	/* device paths */
 	},
 	{
 		.cmd = DFKV_CMD_TENANT_GET,
 		.start = tenant_dump_start,
 		.dumpit = tenant_dump,
 		.done = tenant_dump_done,
+		.flags = GENL_ADMIN_PERM,	/* who uses the node */
 	},
 };
 

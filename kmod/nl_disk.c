@@ -132,6 +132,15 @@ int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info)
 	u64 extent = 0;
 	int err;
 
+	/*
+	 * Opening a block device by path checks no file permission, so
+	 * attaching one needs CAP_SYS_ADMIN (in the initial user namespace,
+	 * like the CAP_NET_ADMIN of GENL_ADMIN_PERM) on top of the family's.
+	 */
+	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack, "attaching a disk needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
 	if (GENL_REQ_ATTR_CHECK(info, DFKV_A_DISK_PATH))
 		return -EINVAL;
 	node = disk_cmd_node(info);

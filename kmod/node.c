@@ -12,6 +12,7 @@
  * deletion), and one that did not fails with -ENODEV.
  */
 #include <linux/slab.h>
+#include <linux/mm.h>
 #include <linux/rculist.h>
 #include <linux/timekeeping.h>
 #include <linux/string.h>
@@ -23,6 +24,25 @@
 #include "netlink.h"
 
 static unsigned int dfkv_net_id __read_mostly;
+
+/*
+ * RAM budgets promised to the nodes of every namespace.  Their sum stays
+ * within 7/8 of the host's RAM (the rest is the kernel's and everyone
+ * else's), so a budget is refused at creation rather than failing pages
+ * later, when the node is full of other tenants' blocks.
+ */
+static atomic64_t dfkv_ram_promised = ATOMIC64_INIT(0);
+
+static int node_promise_ram(u64 bytes, struct netlink_ext_ack *extack)
+{
+	u64 host = (u64)totalram_pages() << PAGE_SHIFT;
+
+	if (atomic64_add_return(bytes, &dfkv_ram_promised) <= host - host / 8)
+		return 0;
+	atomic64_sub(bytes, &dfkv_ram_promised);
+	NL_SET_ERR_MSG(extack, "the host cannot back this RAM budget (nodes get 7/8 of RAM)");
+	return -ENOMEM;
+}
 
 struct dfkv_net *dfkv_net(struct net *net)
 {
@@ -104,9 +124,15 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	struct dfkv_node *node;
 	int err;
 
-	node = kzalloc(sizeof(*node), GFP_KERNEL);
-	if (!node)
+	err = node_promise_ram(cfg->ram_bytes, extack);
+	if (err)
+		return err;
+	node = kzalloc(sizeof(*node), GFP_KERNEL_ACCOUNT);
+	if (!node) {
+		atomic64_sub(cfg->ram_bytes, &dfkv_ram_promised);
 		return -ENOMEM;
+	}
+	node->ram_promised = cfg->ram_bytes;
 	kref_init(&node->ref);
 	init_completion(&node->drained);
 	node->net = net;
@@ -166,6 +192,7 @@ err_stats:
 err_ref:
 	percpu_ref_exit(&node->active);
 err_free:
+	atomic64_sub(node->ram_promised, &dfkv_ram_promised);
 	kfree(node);
 	return err;
 }
@@ -184,6 +211,7 @@ static void node_shutdown(struct dfkv_node *node)
 	dfkv_store_destroy(&node->store);
 	dfkv_tier_destroy(&node->store.tier);
 	dfkv_stats_destroy(&node->stats);
+	atomic64_sub(node->ram_promised, &dfkv_ram_promised);
 	dfkv_node_put(node);
 }
 

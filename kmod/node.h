@@ -39,6 +39,7 @@ struct dfkv_node {
 	struct net *net;		/* not counted: the node dies first */
 	char name[DFKV_NODE_NAME_MAX];
 	u64 ctime_ns;
+	u64 ram_promised;		/* counted in the host-wide sum */
 	u64 max_value;			/* READ_ONCE */
 	u32 flags;			/* READ_ONCE, enum dfkv_node_flags */
 	u32 state;			/* READ_ONCE, enum dfkv_node_state */

@@ -31,6 +31,17 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len)
 	return DFKV_STATUS_OK;
 }
 
+/* A PUT's entry, slots, pages and stage are charged to the node's creator. */
+static int put_begin_charged(struct dfkv_node *node, const struct dfkv_key *key,
+			     u64 len, struct dfkv_put *put)
+{
+	struct mem_cgroup *old = dfkv_store_charge(&node->store);
+	int status = dfkv_store_put_begin(&node->store, key, len, put);
+
+	set_active_memcg(old);
+	return status;
+}
+
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
 		      u64 len, struct dfkv_put *put)
 {
@@ -44,7 +55,7 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
 	else if (READ_ONCE(node->state) != DFKV_NODE_STATE_UP)
 		status = DFKV_STATUS_BUSY;
 	else
-		status = dfkv_store_put_begin(&node->store, key, len, put);
+		status = put_begin_charged(node, key, len, put);
 	if (status != DFKV_STATUS_OK || !put->e)
 		done(node, DFKV_OP_PUT, status);
 	return status;
@@ -169,9 +180,12 @@ int dfkv_op_lease(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		  const struct dfkv_key *keys, u32 n, u64 ttl_ms, u64 *lens,
 		  u32 *nr_hits, u64 *lease_id)
 {
-	return done(node, DFKV_OP_LEASE,
-		    dfkv_lease_grant(&node->leases, owner, keys, n, ttl_ms,
-				     lens, nr_hits, lease_id));
+	struct mem_cgroup *old = dfkv_store_charge(&node->store);
+	int status = dfkv_lease_grant(&node->leases, owner, keys, n, ttl_ms,
+				      lens, nr_hits, lease_id);
+
+	set_active_memcg(old);
+	return done(node, DFKV_OP_LEASE, status);
 }
 
 int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,

@@ -19,12 +19,12 @@ struct dfkv_stage *dfkv_stage_alloc(u64 len)
 
 	if (!nr || nr > U32_MAX)
 		return NULL;
-	s = kvzalloc(struct_size(s, pages, nr), GFP_KERNEL);
+	s = kvzalloc(struct_size(s, pages, nr), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return NULL;
 	s->len = len;
 	for (i = 0; i < nr; i++) {
-		s->pages[i] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		s->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!s->pages[i]) {
 			dfkv_stage_free(s);
 			return NULL;

@@ -17,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/uio.h>
 #include <linux/bvec.h>
+#include <linux/sched/mm.h>
 #include <linux/dfkv.h>
 
 #include "slab.h"
@@ -100,6 +101,17 @@ struct dfkv_store {
 	atomic64_t staged_bytes;	/* in stages, at most capacity / 8 */
 	struct dfkv_tier tier;		/* disks behind the RAM arena */
 };
+
+/*
+ * What a node allocates for its clients (entries, slots, stages, leases,
+ * connections) is charged to the memory cgroup of the node's creator, as
+ * its arena pages are: bracket such allocations (GFP_KERNEL_ACCOUNT) with
+ * dfkv_store_charge() and set_active_memcg(the value it returned).
+ */
+static inline struct mem_cgroup *dfkv_store_charge(struct dfkv_store *st)
+{
+	return set_active_memcg(st->arena.memcg);
+}
 
 int dfkv_store_cache_init(void);
 void dfkv_store_cache_exit(void);

@@ -382,7 +382,10 @@ static void decode_request(struct dfkv_tcp_conn *c)
 			c->state = CONN_RX_DISCARD;
 		}
 	} else if (c->payload_len) {
-		c->rx_buf = kmalloc(c->payload_len, GFP_KERNEL);
+		struct mem_cgroup *old = dfkv_store_charge(&c->node->store);
+
+		c->rx_buf = kmalloc(c->payload_len, GFP_KERNEL_ACCOUNT);
+		set_active_memcg(old);
 		c->state = c->rx_buf ? CONN_RX_BUF : CONN_RX_DISCARD;
 		c->length = DFKV_STATUS_BUSY;	/* if discarded */
 	} else {
@@ -569,9 +572,12 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	struct dfkv_tcp_node *tn = &node->tcp;
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
+	struct mem_cgroup *old;
 	int err;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	old = dfkv_store_charge(&node->store);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
 	if (!c) {
 		sock_release(sock);
 		return;

@@ -81,6 +81,11 @@ t_err_usage() {
 t_err_range() {
 	# Below the kernel's minimum RAM budget: its policy answers.
 	expect 3 "$DFKVCTL" node add kv9 --ram 4K && has "$T/err" "(--ram)" &&
+	# More than the host can back (the VM has a few GiB).
+	expect 3 "$DFKVCTL" node add kv9 --ram 1T &&
+	has "$T/err" "the host cannot back this RAM budget" &&
+	expect 0 "$DFKVCTL" node add kv9 --ram 16M &&
+	expect 0 "$DFKVCTL" node del kv9 &&
 	expect 3 "$DFKVCTL" node set "$N" --max-value 4G &&
 	has "$T/err" "(--max-value)" &&
 	expect 1 "$DFKVCTL" node show nosuch &&
@@ -246,6 +251,38 @@ t_nonroot() {
 		--inh-caps=-all "$DFKVCTL" node list
 }
 
+# A user namespace of one's own makes nobody a dfkv administrator: uid
+# 65534 after unshare -Urn is root there, yet creating a node in its own
+# network namespace and attaching (formatting) a loop device to it get
+# EPERM, and the device's bytes stay as they were.  Root without
+# CAP_SYS_ADMIN cannot attach a disk either.
+t_userns() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+		unshare -Urn true; then
+		echo "uid 65534 cannot make a user namespace (the VM must not chroot)"
+		return 1
+	fi
+	head -c 8M /dev/urandom >"$T/userns.img" &&
+	loop=$(losetup -f --show "$T/userns.img") || return 1
+	before=$(sha256sum <"$loop")
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		unshare -Urn sh -c '"$1" node add evil --ram 16M >"$2/out" 2>"$2/err"
+			[ $? -eq 3 ] || exit 1
+			grep -q "Operation not permitted" "$2/err" || exit 2
+			"$1" disk add evil "$3" --format >"$2/out" 2>"$2/err"
+			[ $? -ne 0 ] || exit 3
+			grep -q "Operation not permitted" "$2/err" || exit 4' sh "$DFKVCTL" "$T" "$loop"
+	rc=$?
+	[ $rc -eq 0 ] || { echo "user namespace root case $rc"; cat "$T/err"; }
+	expect 0 "$DFKVCTL" node add kvdisk --ram 16M &&
+	expect 3 setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+		"$DFKVCTL" disk add kvdisk "$loop" --format &&
+	has "$T/err" "CAP_SYS_ADMIN" &&
+	expect 0 "$DFKVCTL" node del kvdisk &&
+	after=$(sha256sum <"$loop") &&
+	losetup -d "$loop" && [ $rc -eq 0 ] && [ "$before" = "$after" ]
+}
+
 t_roundtrip() {
 	head -c 300001 /dev/urandom >"$T/val" &&
 	expect 0 "$DFKVCTL" put "$N" "$K1" --file "$T/val" &&
@@ -391,7 +428,7 @@ t_node_del() {
 	! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 7420), timeout=2)' 2>/dev/null
 }
 
-tap_plan 31
+tap_plan 32
 tap_check "version without the module" t_version_unloaded
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
 tap_check "version of tool and module" t_version
@@ -410,6 +447,7 @@ tap_check "listener errors (kernel messages)" t_listener_errors
 tap_check "TCP traffic moves connection counters" t_listener_traffic
 tap_check "listener del" t_listener_del
 tap_check "non-root cannot add" t_nonroot
+tap_check "user namespace root is no administrator; disks need CAP_SYS_ADMIN" t_userns
 tap_check "put/get byte-exact round trip" t_roundtrip
 tap_check "get ranges" t_ranges
 tap_check "put limits (too large, empty, no node)" t_put_limits
