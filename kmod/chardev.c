@@ -323,31 +323,39 @@ out:
 	return ret;
 }
 
+/*
+ * An ioctl number without its size bits.  The argument's own size field
+ * carries its version (SPEC.md section 4), so a binary built against an
+ * older, shorter struct issues another number for the same ioctl: match
+ * type, number and direction only.
+ */
+#define IOC_UNSIZED(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
 static long dfkv_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct dfkv_file *df = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case DFKV_IOC_BIND:
+	switch (IOC_UNSIZED(cmd)) {
+	case IOC_UNSIZED(DFKV_IOC_BIND):
 		return do_bind(df, uarg);
-	case DFKV_IOC_PUT:
+	case IOC_UNSIZED(DFKV_IOC_PUT):
 		return do_op(df, DFKV_OP_PUT, uarg);
-	case DFKV_IOC_GET:
+	case IOC_UNSIZED(DFKV_IOC_GET):
 		return do_op(df, DFKV_OP_GET, uarg);
-	case DFKV_IOC_EXIST:
+	case IOC_UNSIZED(DFKV_IOC_EXIST):
 		return do_op(df, DFKV_OP_EXIST, uarg);
-	case DFKV_IOC_REMOVE:
+	case IOC_UNSIZED(DFKV_IOC_REMOVE):
 		return do_op(df, DFKV_OP_REMOVE, uarg);
-	case DFKV_IOC_TOUCH:
+	case IOC_UNSIZED(DFKV_IOC_TOUCH):
 		return do_keys(df, DFKV_OP_TOUCH, uarg);
-	case DFKV_IOC_PROBE:
+	case IOC_UNSIZED(DFKV_IOC_PROBE):
 		return do_keys(df, DFKV_OP_PROBE, uarg);
-	case DFKV_IOC_LEASE:
+	case IOC_UNSIZED(DFKV_IOC_LEASE):
 		return do_keys(df, DFKV_OP_LEASE, uarg);
-	case DFKV_IOC_RELEASE:
+	case IOC_UNSIZED(DFKV_IOC_RELEASE):
 		return do_keys(df, DFKV_OP_RELEASE, uarg);
-	case DFKV_IOC_BATCH:
+	case IOC_UNSIZED(DFKV_IOC_BATCH):
 		return do_batch(df, uarg);
 	default:
 		return -ENOTTY;

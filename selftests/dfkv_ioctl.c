@@ -203,6 +203,105 @@ TEST_F(dev, struct_sizes)
 	EXPECT_EQ(E2BIG, errno);
 }
 
+/*
+ * A binary built against the first version of each struct issues ioctl
+ * numbers encoding that version's size: they work, with VER0 sizes.
+ */
+#define IOC_VER0(cmd, size) \
+	(((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT)) | \
+	 ((size) << _IOC_SIZESHIFT))
+
+TEST_F(dev, first_version_binaries)
+{
+	struct dfkv_key k = dfkv_test_key(7, 650), keys[1] = { k };
+	struct dfkv_ioc_batch b;
+	struct dfkv_ioc_keys r;
+	unsigned char ents[2][DFKV_IOC_OP_SIZE_VER0];
+	struct dfkv_ioc_op o;
+	char val[100], out[100];
+	uint64_t lens[2];
+	int fd;
+
+	fd = open("/dev/dfkv", O_RDWR);
+	ASSERT_LE(0, fd);
+	{
+		struct dfkv_ioc_bind bd = { .size = DFKV_IOC_BIND_SIZE_VER0 };
+
+		strcpy(bd.node, NODE);
+		ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_BIND,
+						DFKV_IOC_BIND_SIZE_VER0), &bd));
+	}
+	memset(val, 'v', sizeof(val));
+	memset(&o, 0, sizeof(o));
+	o.size = DFKV_IOC_OP_SIZE_VER0;
+	o.key = k;
+	o.buf = (uintptr_t)val;
+	o.length = sizeof(val);
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_PUT, DFKV_IOC_OP_SIZE_VER0),
+			   &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	memset(&o, 0, sizeof(o));
+	o.size = DFKV_IOC_OP_SIZE_VER0;
+	o.key = k;
+	o.buf = (uintptr_t)out;
+	o.cap = sizeof(out);
+	o.iovcnt = 0xdead;	/* past VER0: neither read nor written */
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_GET, DFKV_IOC_OP_SIZE_VER0),
+			   &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(sizeof(val), o.data_len);
+	EXPECT_EQ(0, memcmp(val, out, sizeof(val)));
+	EXPECT_EQ(0xdead, o.iovcnt);
+	memset(&o, 0, sizeof(o));
+	o.size = DFKV_IOC_OP_SIZE_VER0;
+	o.key = k;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_EXIST, DFKV_IOC_OP_SIZE_VER0),
+			   &o));
+	EXPECT_EQ(sizeof(val), o.stored_len);
+
+	memset(&r, 0, sizeof(r));
+	r.size = DFKV_IOC_KEYS_SIZE_VER0;
+	r.keys = (uintptr_t)keys;
+	r.count = 1;
+	r.results = (uintptr_t)lens;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_PROBE,
+					DFKV_IOC_KEYS_SIZE_VER0), &r));
+	EXPECT_EQ(sizeof(val), lens[0]);
+
+	/* A batch of two VER0 entries, packed at 88 bytes each. */
+	memset(&o, 0, sizeof(o));
+	o.size = DFKV_IOC_OP_SIZE_VER0;
+	o.op = DFKV_OP_EXIST;
+	o.key = k;
+	memcpy(ents[0], &o, DFKV_IOC_OP_SIZE_VER0);
+	o.op = DFKV_OP_REMOVE;
+	memcpy(ents[1], &o, DFKV_IOC_OP_SIZE_VER0);
+	memset(&b, 0, sizeof(b));
+	b.size = DFKV_IOC_BATCH_SIZE_VER0;
+	b.ops = (uintptr_t)ents;
+	b.count = 2;
+	b.op_size = DFKV_IOC_OP_SIZE_VER0;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_BATCH,
+					DFKV_IOC_BATCH_SIZE_VER0), &b));
+	EXPECT_EQ(2, b.nr_done);
+	memcpy(&o, ents[0], DFKV_IOC_OP_SIZE_VER0);
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(sizeof(val), o.stored_len);
+	memcpy(&o, ents[1], DFKV_IOC_OP_SIZE_VER0);
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	memset(&o, 0, sizeof(o));
+	o.key = k;
+	o.size = DFKV_IOC_OP_SIZE_VER0;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_EXIST, DFKV_IOC_OP_SIZE_VER0),
+			   &o));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	/* Same number, other direction: not an ioctl of dfkv. */
+	EXPECT_EQ(-1, ioctl(fd, _IOR(DFKV_IOC_MAGIC, _IOC_NR(DFKV_IOC_GET),
+				     struct dfkv_ioc_op), &o));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
 TEST_F(dev, unknown_flags_and_ops)
 {
 	struct dfkv_key k = dfkv_test_key(7, 700);
