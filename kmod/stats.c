@@ -2,7 +2,11 @@
 /*
  * Node and tenant counters: per-CPU node counters summed on demand, and the
  * per-node tenant table (an rhashtable of struct dfkv_tenant keyed by the
- * tenant hash, read under RCU, entries freed with the node).
+ * tenant hash, read under RCU).  Every entry of the store holds a reference
+ * on its tenant; the last one unlinks and frees it, so the table holds the
+ * tenants that have blocks, not every hash a peer ever named.  Creation and
+ * the final put serialize on a per-node lock (taken only when a tenant
+ * comes or goes); a tenant in the table under that lock is always live.
  */
 #include <linux/slab.h>
 #include <linux/rhashtable.h>
@@ -30,6 +34,8 @@ int dfkv_stats_init(struct dfkv_stats *st)
 		return err;
 	}
 	atomic_set(&st->nr_tenants, 0);
+	spin_lock_init(&st->tenants_lock);
+	st->tenants_gen = 1;
 	return 0;
 }
 
@@ -83,28 +89,46 @@ struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash)
 
 struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash)
 {
-	struct dfkv_tenant *t, *old;
+	struct dfkv_tenant *t, *new;
 
 	rcu_read_lock();
 	t = dfkv_tenant_find(st, hash);
+	if (t && !refcount_inc_not_zero(&t->refs))
+		t = NULL;	/* going: its last put holds the lock */
 	rcu_read_unlock();
 	if (t)
 		return t;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
-	if (!t)
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
 		return NULL;
-	t->hash = hash;
-	old = rhashtable_lookup_get_insert_fast(&st->tenants, &t->node,
-						tenant_params);
-	if (IS_ERR(old)) {
-		kfree(t);
-		return NULL;
+	new->hash = hash;
+	refcount_set(&new->refs, 1);
+	spin_lock(&st->tenants_lock);
+	t = rhashtable_lookup_get_insert_fast(&st->tenants, &new->node,
+					      tenant_params);
+	if (!t) {
+		t = new;
+		new = NULL;
+		atomic_inc(&st->nr_tenants);
+		st->tenants_gen++;
+	} else if (IS_ERR(t)) {
+		t = NULL;
+	} else {
+		refcount_inc(&t->refs);
 	}
-	if (old) {
-		kfree(t);
-		return old;
-	}
-	atomic_inc(&st->nr_tenants);
+	spin_unlock(&st->tenants_lock);
+	kfree(new);
 	return t;
+}
+
+void dfkv_tenant_put(struct dfkv_stats *st, struct dfkv_tenant *t)
+{
+	if (!refcount_dec_and_lock(&t->refs, &st->tenants_lock))
+		return;
+	rhashtable_remove_fast(&st->tenants, &t->node, tenant_params);
+	atomic_dec(&st->nr_tenants);
+	st->tenants_gen++;
+	spin_unlock(&st->tenants_lock);
+	kfree_rcu(t, rcu);
 }

@@ -2,9 +2,9 @@
 /*
  * Counters of a node and of its tenants.  Node counters are per-CPU so the
  * data path never shares a cache line; gauges that must be exact (objects,
- * bytes) live in the store and the tenant as atomics.  Tenants are created
- * the first time one of their blocks is committed and live as long as the
- * node (their number is bounded by what was ever stored).
+ * bytes) live in the store and the tenant as atomics.  A tenant exists
+ * while the store has an entry of it (reserved or committed): each entry
+ * holds a reference, so their number is bounded by the entries.
  */
 #ifndef _DFKV_STATS_H
 #define _DFKV_STATS_H
@@ -12,6 +12,8 @@
 #include <linux/percpu.h>
 #include <linux/rhashtable-types.h>
 #include <linux/atomic.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
 #include <linux/dfkv.h>
 
 /* A node's counters: per CPU on the data path, summed for a snapshot. */
@@ -40,6 +42,7 @@ struct dfkv_counters {
 struct dfkv_tenant {
 	struct rhash_head node;
 	u64 hash;
+	refcount_t refs;		/* entries of this tenant */
 	atomic64_t objects;
 	atomic64_t used_bytes;
 	atomic64_t bytes_in;
@@ -54,6 +57,8 @@ struct dfkv_stats {
 	struct dfkv_counters __percpu *pcpu;
 	struct rhashtable tenants;
 	atomic_t nr_tenants;
+	spinlock_t tenants_lock;	/* a tenant's creation and last put */
+	u32 tenants_gen;		/* under tenants_lock: for dumps */
 };
 
 int dfkv_stats_init(struct dfkv_stats *st);
@@ -70,7 +75,9 @@ static inline void dfkv_stats_op(struct dfkv_stats *st, unsigned int op,
 
 /* Look up a tenant under RCU (caller holds rcu_read_lock), or NULL. */
 struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash);
-/* Find or create a tenant; NULL on allocation failure. */
+/* Find or create a tenant and take a reference; NULL on allocation failure. */
 struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash);
+/* Drop a reference; the last one unlinks the tenant.  Process context. */
+void dfkv_tenant_put(struct dfkv_stats *st, struct dfkv_tenant *t);
 
 #endif /* _DFKV_STATS_H */

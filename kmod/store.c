@@ -64,7 +64,7 @@ static const struct rhashtable_params index_params = {
 
 int dfkv_store_cache_init(void)
 {
-	entry_cache = KMEM_CACHE(dfkv_entry, 0);
+	entry_cache = KMEM_CACHE(dfkv_entry, SLAB_ACCOUNT);
 	return entry_cache ? 0 : -ENOMEM;
 }
 
@@ -165,6 +165,8 @@ static void entry_release(struct kref *ref)
 		disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
 				(e->tier & DFKV_T_RECS) &&
 				!(e->tier & DFKV_T_KEEP));
+	if (e->tenant)
+		dfkv_tenant_put(e->store->stats, e->tenant);
 	call_rcu(&e->rcu, entry_free_rcu);
 }
 
@@ -518,7 +520,7 @@ static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
 static struct dfkv_slot *entry_parts_array(u32 n, struct dfkv_disk *d)
 {
 	return kcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
-		       GFP_KERNEL);
+		       GFP_KERNEL_ACCOUNT);
 }
 
 static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
@@ -631,6 +633,13 @@ static bool store_put_waits(struct dfkv_store *st)
 		READ_ONCE(t->ack) == DFKV_ACK_DISK || !READ_ONCE(t->dirty_pct);
 }
 
+/* Free an entry that never reached the index, and its tenant reference. */
+static void entry_discard(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	dfkv_tenant_put(st->stats, e->tenant);
+	kmem_cache_free(entry_cache, e);
+}
+
 int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 			 u64 len, struct dfkv_put *put)
 {
@@ -648,8 +657,10 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 		return DFKV_STATUS_CACHE_FULL;
 
 	e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
-	if (!e)
+	if (!e) {
+		dfkv_tenant_put(st->stats, tenant);
 		return DFKV_STATUS_CACHE_FULL;
+	}
 	e->key = *key;
 	kref_init(&e->ref);
 	kref_get(&e->ref);	/* one for the index, one for the leader */
@@ -671,7 +682,7 @@ retry:
 						index_params);
 	if (IS_ERR(old)) {
 		rcu_read_unlock();
-		kmem_cache_free(entry_cache, e);
+		entry_discard(st, e);
 		return DFKV_STATUS_CACHE_FULL;
 	}
 	if (old) {
@@ -693,11 +704,11 @@ retry:
 			WRITE_ONCE(old->stamp, now_stamp());
 			spin_unlock(&old->lock);
 			entry_put(old);
-			kmem_cache_free(entry_cache, e);
+			entry_discard(st, e);
 			return DFKV_STATUS_OK;
 		}
 		spin_unlock(&old->lock);
-		kmem_cache_free(entry_cache, e);
+		entry_discard(st, e);
 		put->e = old;	/* follower */
 		return DFKV_STATUS_OK;
 	}

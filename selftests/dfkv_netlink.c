@@ -236,6 +236,95 @@ TEST_F(nl, stats_per_node_and_tenant)
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-stats"));
 }
 
+static int tenant_count_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_TENANT_HASH])
+		(*(long *)data)++;
+	return MNL_CB_OK;
+}
+
+static long tenant_dump_count(struct dfkv_genl *g, const char *node)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET,
+					     NLM_F_DUMP);
+	long n = 0;
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	return dfkv_genl_talk(g, nlh, tenant_count_cb, &n) ? -1 : n;
+}
+
+/*
+ * A tenant's bookkeeping lives only while it has blocks: peers naming
+ * random tenants (100,000 PUTs, most evicted again, and PUTs refused for
+ * a full node) leave no more tenants than objects, and none once the last
+ * block is removed.
+ */
+TEST_F(nl, tenants_exist_only_with_blocks)
+{
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+	char val[64], big[48 << 10];
+	struct dfkv_ioc_op o;
+	int fd, i;
+
+	memset(val, 't', sizeof(val));
+	memset(big, 'b', sizeof(big));
+	dfkv_test_node_del(&self->g, "t-ten");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-ten", 2 << 20, 0, 1));
+	fd = dfkv_test_open("t-ten");
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 100000; i++) {
+		struct dfkv_key k;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = dfkv_test_key(seed, i);
+		ASSERT_EQ(0, dfkv_test_put(fd, &k, val, sizeof(val), &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-ten", DFKV_STAT_EVICTIONS));
+	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-ten", DFKV_STAT_TENANTS));
+	EXPECT_GE(dfkv_test_stat(&self->g, "t-ten", DFKV_STAT_OBJECTS),
+		  dfkv_test_stat(&self->g, "t-ten", DFKV_STAT_TENANTS));
+	EXPECT_EQ(dfkv_test_stat(&self->g, "t-ten", DFKV_STAT_TENANTS),
+		  tenant_dump_count(&self->g, "t-ten"));
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ten"));
+
+	/* Refused PUTs leave nothing behind; removing the last block frees. */
+	dfkv_test_node_del(&self->g, "t-ten-full");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-ten-full", 1 << 20, 0, 0));
+	fd = dfkv_test_open("t-ten-full");
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 16; i++) {
+		struct dfkv_key k = dfkv_test_key(5, i);
+
+		ASSERT_EQ(0, dfkv_test_put(fd, &k, big, sizeof(big), &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	for (i = 0; i < 2000; i++) {
+		struct dfkv_key k = dfkv_test_key(1000 + i, i);
+
+		ASSERT_EQ(0, dfkv_test_put(fd, &k, big, sizeof(big), &o));
+		ASSERT_EQ(DFKV_STATUS_CACHE_FULL, o.status);
+	}
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, "t-ten-full", DFKV_STAT_TENANTS));
+	EXPECT_EQ(1, tenant_dump_count(&self->g, "t-ten-full"));
+	for (i = 0; i < 16; i++) {
+		struct dfkv_key k = dfkv_test_key(5, i);
+
+		ASSERT_EQ(0, dfkv_test_simple(fd, DFKV_IOC_REMOVE, &k, &o));
+	}
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, "t-ten-full", DFKV_STAT_TENANTS));
+	EXPECT_EQ(0, tenant_dump_count(&self->g, "t-ten-full"));
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ten-full"));
+}
+
 static int event_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[DFKV_A_MAX + 1];
