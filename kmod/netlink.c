@@ -565,15 +565,19 @@ static int nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
 }
 
 /*
- * Tenant dump of one node: the node reference lives in cb->args[0] and the
- * number of tenants already sent in cb->args[1]; each call re-walks the
- * table inside an operation bracket, so deleting the node ends the dump
- * instead of racing it.
+ * Tenant dump of one node, resumable in O(n): cb->args[0] holds a node
+ * reference (which keeps the tenant table), args[1] an rhashtable iterator
+ * kept across calls, args[2] whether the tenant it points at still has to
+ * be sent, args[3] how often the walk restarted.  Each call runs inside an
+ * operation bracket, so deleting the node ends the dump.  Tenants coming or
+ * going (or a table resize restarting the walk) during the dump set
+ * NLM_F_DUMP_INTR on the next message: the reader retries.
  */
 static int tenant_dump_start(struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct nlattr *na = info->attrs[DFKV_A_NODE_NAME];
+	struct rhashtable_iter *iter;
 	struct dfkv_node *node;
 
 	if (!na) {
@@ -585,8 +589,16 @@ static int tenant_dump_start(struct netlink_callback *cb)
 		NL_SET_ERR_MSG(cb->extack, "no node of that name in this network namespace");
 		return -ENOENT;
 	}
+	iter = kmalloc(sizeof(*iter), GFP_KERNEL);
+	if (!iter) {
+		dfkv_node_put(node);
+		return -ENOMEM;
+	}
+	rhashtable_walk_enter(&node->stats.tenants, iter);
 	cb->args[0] = (long)node;
-	cb->args[1] = 0;
+	cb->args[1] = (long)iter;
+	cb->args[2] = 0;
+	cb->args[3] = 0;
 	return 0;
 }
 
@@ -600,6 +612,7 @@ static int fill_tenant(struct sk_buff *skb, struct netlink_callback *cb,
 			  &dfkv_nl_family, NLM_F_MULTI, DFKV_CMD_TENANT_GET);
 	if (!hdr)
 		return -EMSGSIZE;
+	genl_dump_check_consistent(cb, hdr);
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
 	    nla_put_u64_64bit(skb, DFKV_A_TENANT_HASH, t->hash, DFKV_A_PAD))
 		goto cancel;
@@ -623,39 +636,43 @@ cancel:
 static int tenant_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
-	struct rhashtable_iter iter;
+	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
 	struct dfkv_tenant *t;
-	long idx = 0;
 
 	if (!dfkv_node_enter(node))
 		return 0;
-	rhashtable_walk_enter(&node->stats.tenants, &iter);
-	rhashtable_walk_start(&iter);
-	while ((t = rhashtable_walk_next(&iter))) {
+	cb->seq = READ_ONCE(node->stats.tenants_gen) + cb->args[3];
+	rhashtable_walk_start(iter);
+	/* The tenant that did not fit last time, or the next one. */
+	t = cb->args[2] ? rhashtable_walk_peek(iter) : rhashtable_walk_next(iter);
+	cb->args[2] = 0;
+	for (; t; t = rhashtable_walk_next(iter)) {
 		if (IS_ERR(t)) {
-			if (PTR_ERR(t) == -EAGAIN)
-				continue;
-			break;
-		}
-		if (idx < cb->args[1]) {
-			idx++;
+			if (PTR_ERR(t) != -EAGAIN)
+				break;
+			cb->seq++;	/* restarted: some may come twice */
+			cb->args[3]++;
 			continue;
 		}
-		if (fill_tenant(skb, cb, node, t))
+		if (fill_tenant(skb, cb, node, t)) {
+			cb->args[2] = 1;
 			break;
-		idx++;
+		}
 	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
+	rhashtable_walk_stop(iter);
 	dfkv_node_exit(node);
-	cb->args[1] = idx;
 	return skb->len;
 }
 
 static int tenant_dump_done(struct netlink_callback *cb)
 {
 	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
+	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
 
+	if (iter) {
+		rhashtable_walk_exit(iter);
+		kfree(iter);
+	}
 	if (node)
 		dfkv_node_put(node);
 	return 0;

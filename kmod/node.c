@@ -57,10 +57,15 @@ static void node_free_rcu(struct rcu_head *head)
 	kfree(node);
 }
 
+/*
+ * The counters outlive the store: a tenant dump in progress keeps an
+ * iterator on the (by then empty) tenant table and a reference on the node.
+ */
 static void node_release(struct kref *ref)
 {
 	struct dfkv_node *node = container_of(ref, struct dfkv_node, ref);
 
+	dfkv_stats_destroy(&node->stats);
 	call_rcu(&node->rcu, node_free_rcu);
 }
 
@@ -210,7 +215,6 @@ static void node_shutdown(struct dfkv_node *node)
 	/* Entries first (their records stay), then the disks close clean. */
 	dfkv_store_destroy(&node->store);
 	dfkv_tier_destroy(&node->store.tier);
-	dfkv_stats_destroy(&node->stats);
 	atomic64_sub(node->ram_promised, &dfkv_ram_promised);
 	dfkv_node_put(node);
 }
