@@ -262,6 +262,7 @@ t_userns() {
 		echo "uid 65534 cannot make a user namespace (the VM must not chroot)"
 		return 1
 	fi
+	modprobe loop 2>/dev/null
 	head -c 8M /dev/urandom >"$T/userns.img" &&
 	loop=$(losetup -f --show "$T/userns.img") || return 1
 	before=$(sha256sum <"$loop")
