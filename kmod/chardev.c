@@ -62,6 +62,7 @@ static int dfkv_open(struct inode *inode, struct file *file)
 	if (!df)
 		return -ENOMEM;
 	mutex_init(&df->bind_lock);
+	dfkv_lease_owner_init(&df->owner);
 	file->private_data = df;
 	return 0;
 }

@@ -8,8 +8,10 @@
 #ifndef _DFKV_LEASE_H
 #define _DFKV_LEASE_H
 
+#include <linux/bits.h>
 #include <linux/list.h>
-#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
 #include <linux/workqueue.h>
 #include <linux/dfkv.h>
 
@@ -17,23 +19,33 @@ struct dfkv_store;
 struct dfkv_stats;
 struct dfkv_entry;
 
-/* Most live leases one owner may hold. */
+/* Most live leases one owner, and one node, may hold. */
 #define DFKV_LEASES_PER_OWNER	1024
+#define DFKV_LEASES_PER_NODE	BIT(18)
 
 struct dfkv_lease_owner {
-	u32 nr;			/* under dfkv_leases.lock */
+	struct list_head leases;	/* under dfkv_leases.lock */
+	u32 nr;
 };
 
 struct dfkv_leases {
-	spinlock_t lock;	/* list, next_id, nr, dead, owners' nr */
-	struct list_head list;	/* ordered by grant time */
-	u64 next_id;
-	u32 nr;
+	struct mutex lock;	/* everything below, owners' lists and nr */
+	struct xarray ids;	/* lease id -> struct dfkv_lease */
+	u32 next_id;		/* ids are allocated cyclically */
+	struct xarray expiry;	/* reap slot -> struct dfkv_lease_slot */
+	u32 nr;			/* READ_ONCE for stats */
 	bool dead;
+	u64 scans;		/* leases visited to end some: RELEASE, owner, TTL */
 	struct delayed_work reaper;
 	struct dfkv_store *store;
 	struct dfkv_stats *stats;
 };
+
+static inline void dfkv_lease_owner_init(struct dfkv_lease_owner *owner)
+{
+	INIT_LIST_HEAD(&owner->leases);
+	owner->nr = 0;
+}
 
 void dfkv_leases_init(struct dfkv_leases *l, struct dfkv_store *st,
 		      struct dfkv_stats *stats);
@@ -43,7 +55,7 @@ void dfkv_leases_shutdown(struct dfkv_leases *l);
 /*
  * Pin the leading present keys for ttl_ms (0: default).  lens[i] gets the
  * stored length of each pinned key; returns the status, *nr_hits and *id
- * (0 when nothing was pinned).
+ * (0 when nothing was pinned).  A key named twice among them is INVALID.
  */
 int dfkv_lease_grant(struct dfkv_leases *l, struct dfkv_lease_owner *owner,
 		     const struct dfkv_key *keys, u32 n, u64 ttl_ms,
@@ -56,6 +68,11 @@ void dfkv_lease_drop_owner(struct dfkv_leases *l,
 static inline u32 dfkv_leases_live(struct dfkv_leases *l)
 {
 	return READ_ONCE(l->nr);
+}
+
+static inline u64 dfkv_leases_scans(struct dfkv_leases *l)
+{
+	return READ_ONCE(l->scans);
 }
 
 #endif /* _DFKV_LEASE_H */

@@ -241,6 +241,8 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASES, dfkv_leases_live(&node->leases)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_GRANTS, s.lease_grants) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_SCANS,
+			     dfkv_leases_scans(&node->leases)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_TENANTS,
 			     atomic_read(&node->stats.nr_tenants)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
@@ -253,6 +255,10 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 			     atomic64_read(&node->tcp.deadline_drops)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_PROTO_ERRORS,
 			     atomic64_read(&node->tcp.proto_errors)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
+			     atomic64_read(&node->recv_reserved)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_BUSY,
+			     atomic64_read(&node->recv_refused)) ||
 	    dfkv_rdma_fill_stats(skb, node) ||
 	    fill_tier_stats(skb, st, &s) ||
 	    fill_numa_pages(skb, &st->arena))

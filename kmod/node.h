@@ -43,6 +43,8 @@ struct dfkv_node {
 	u64 max_value;			/* READ_ONCE */
 	u32 flags;			/* READ_ONCE, enum dfkv_node_flags */
 	u32 state;			/* READ_ONCE, enum dfkv_node_state */
+	atomic64_t recv_reserved;	/* by PUTs whose payload is arriving */
+	atomic64_t recv_refused;	/* PUTs answered BUSY for it */
 	struct dfkv_stats stats;
 	struct dfkv_store store;
 	struct dfkv_leases leases;

@@ -72,6 +72,33 @@ int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok)
 	return done(node, DFKV_OP_PUT, status);
 }
 
+int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put)
+{
+	return done(node, DFKV_OP_PUT, dfkv_store_put_result(put));
+}
+
+/*
+ * An eighth of the RAM budget may be reserved by PUTs still receiving;
+ * one PUT is always admitted, so any value up to max_value can be stored.
+ */
+bool dfkv_op_recv_admit(struct dfkv_node *node, u64 len)
+{
+	u64 cap = div_u64(node->store.capacity, 8);
+	s64 now = atomic64_add_return(len, &node->recv_reserved);
+
+	if (now <= cap || now == len)
+		return true;
+	atomic64_sub(len, &node->recv_reserved);
+	atomic64_inc(&node->recv_refused);
+	done(node, DFKV_OP_PUT, DFKV_STATUS_BUSY);
+	return false;
+}
+
+void dfkv_op_recv_done(struct dfkv_node *node, u64 len)
+{
+	atomic64_sub(len, &node->recv_reserved);
+}
+
 int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
 		struct iov_iter *from, u64 *stored_len)
 {

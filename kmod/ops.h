@@ -33,6 +33,16 @@ struct dfkv_read;
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
 		      u64 len, struct dfkv_put *put);
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok);
+/* A parked follower's result once its leader finished (dfkv_store_put_park). */
+int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
+/*
+ * RAM reserved by PUTs whose payload is still arriving from a peer is
+ * bounded per node (SPEC.md section 2): admit len bytes of it before the
+ * reservation (false: answer BUSY), give them back once the payload is in
+ * or the PUT is abandoned.
+ */
+bool dfkv_op_recv_admit(struct dfkv_node *node, u64 len);
+void dfkv_op_recv_done(struct dfkv_node *node, u64 len);
 /*
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
  * range length in *data_len until dfkv_op_get_end().

@@ -1180,6 +1180,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	dfkv_lease_owner_init(&conn->owner);
 	if (conn_negotiate(conn, id->device, cp->private_data)) {
 		kfree(conn);
 		return conn_reject(id, node, DFKV_STATUS_INVALID);

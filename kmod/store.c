@@ -666,6 +666,7 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 	kref_get(&e->ref);	/* one for the index, one for the leader */
 	spin_lock_init(&e->lock);
 	INIT_LIST_HEAD(&e->lru);
+	INIT_LIST_HEAD(&e->parked);
 	e->state = DFKV_E_RESERVED;
 	e->len = len;
 	e->tenant = tenant;
@@ -879,6 +880,14 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
 	e->result = status;
 	e->done = true;
+	while (!list_empty(&e->parked)) {
+		struct dfkv_put_waiter *w = list_first_entry(&e->parked,
+							     struct dfkv_put_waiter,
+							     node);
+
+		list_del_init(&w->node);
+		w->wake(w);
+	}
 	spin_unlock(&e->lock);
 	wake_up_all(&st->waitq);
 	if (unlink)
@@ -904,17 +913,11 @@ void dfkv_store_put_drop(struct dfkv_put *put)
 	put->e = NULL;
 }
 
-int dfkv_store_put_wait(struct dfkv_put *put)
+int dfkv_store_put_result(struct dfkv_put *put)
 {
 	struct dfkv_entry *e = put->e;
-	int err, status;
+	int status;
 
-	err = wait_event_killable(e->store->waitq, READ_ONCE(e->done));
-	if (err) {
-		entry_put(e);
-		put->e = NULL;
-		return err;
-	}
 	spin_lock(&e->lock);
 	status = e->result;
 	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
@@ -922,6 +925,42 @@ int dfkv_store_put_wait(struct dfkv_put *put)
 	entry_put(e);
 	put->e = NULL;
 	return status;
+}
+
+int dfkv_store_put_wait(struct dfkv_put *put)
+{
+	int err;
+
+	err = wait_event_killable(put->e->store->waitq, READ_ONCE(put->e->done));
+	if (err) {
+		dfkv_store_put_drop(put);
+		return err;
+	}
+	return dfkv_store_put_result(put);
+}
+
+bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w)
+{
+	struct dfkv_entry *e = put->e;
+	bool parked;
+
+	spin_lock(&e->lock);
+	parked = !e->done;
+	if (parked)
+		list_add_tail(&w->node, &e->parked);
+	spin_unlock(&e->lock);
+	return parked;
+}
+
+void dfkv_store_put_unpark(struct dfkv_put *put, struct dfkv_put_waiter *w)
+{
+	struct dfkv_entry *e = put->e;
+
+	spin_lock(&e->lock);
+	if (!list_empty(&w->node))
+		list_del_init(&w->node);
+	spin_unlock(&e->lock);
+	dfkv_store_put_drop(put);
 }
 
 struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
@@ -1364,6 +1403,7 @@ static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
 		kref_init(&e->ref);
 		spin_lock_init(&e->lock);
 		INIT_LIST_HEAD(&e->lru);
+		INIT_LIST_HEAD(&e->parked);
 		INIT_LIST_HEAD(&e->dlru);
 		INIT_WORK(&e->flush_work, dfkv_store_flush_work);
 		e->state = DFKV_E_RESERVED;
@@ -1420,6 +1460,9 @@ static void rebuild_publish(void *ptr, void *arg)
 		dfkv_tenant_get(st->stats, e->key.tenant);
 	if (!e->tenant)
 		goto drop;
+	/* A PUT that finds it before it is COMMITTED follows a done leader. */
+	e->result = DFKV_STATUS_OK;
+	e->done = true;
 	kref_get(&e->ref);	/* the index's */
 	old = rhashtable_lookup_get_insert_fast(&st->index, &e->hnode,
 						index_params);

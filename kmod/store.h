@@ -52,6 +52,7 @@ struct dfkv_entry {
 	u8 state;
 	u8 result;		/* leader's status, for followers */
 	bool done;		/* leader finished */
+	struct list_head parked; /* followers' dfkv_put_waiters, until done */
 	u32 pins;		/* readers and leases */
 	u64 len;
 	u64 stamp;		/* last use (ns), updated without locks */
@@ -163,6 +164,27 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
 void dfkv_store_put_drop(struct dfkv_put *put);
 /* Wait for the leader of a followed PUT; -EINTR if killed. */
 int dfkv_store_put_wait(struct dfkv_put *put);
+
+/*
+ * A follower that waits without a sleeping task (a connection): park it
+ * on the leader's entry, and its wake() runs once the leader finished,
+ * under the entry's lock (it may only queue work).  Then
+ * dfkv_store_put_result() gives the leader's status.
+ */
+struct dfkv_put_waiter {
+	struct list_head node;
+	void (*wake)(struct dfkv_put_waiter *w);
+};
+
+/* Park; false when the leader already finished (take the result now). */
+bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w);
+/*
+ * Unpark a follower being torn down: when this returns, w->wake is not
+ * running and will not be called.  Drops the follower's reference.
+ */
+void dfkv_store_put_unpark(struct dfkv_put *put, struct dfkv_put_waiter *w);
+/* The finished leader's status for a follower; drops its reference. */
+int dfkv_store_put_result(struct dfkv_put *put);
 
 /* A pinned committed entry being read. */
 struct dfkv_read {

@@ -14,6 +14,13 @@
  * is sent from them (bio_vec iterators, one copy into the socket buffer,
  * no staging buffer).
  *
+ * A PUT follower does not wait in the worker: the connection parks on the
+ * leader's entry (reading nothing more) and its io work is queued again
+ * when the leader finished.  A frame must arrive whole, payload included,
+ * within first_request_ms of its first byte, and the RAM that PUTs still
+ * receiving hold is bounded per node (dfkv_op_recv_admit()), so peers
+ * that send headers and drip pin neither workers nor memory.
+ *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
  * work, finishes the request in flight (an unfinished PUT is aborted, a
@@ -56,6 +63,7 @@ enum conn_state {
 	CONN_RX_PUT,		/* PUT payload into the reserved entry */
 	CONN_RX_BUF,		/* key list / HELLO payload into rx_buf */
 	CONN_RX_DISCARD,	/* payload nobody needs */
+	CONN_PARKED,		/* PUT follower waiting for its leader */
 	CONN_TX,		/* sending the reply */
 };
 
@@ -87,6 +95,8 @@ struct dfkv_tcp_conn {
 	u64 pay_got;
 	void *rx_buf;
 	struct dfkv_put put;
+	u64 admitted;			/* dfkv_op_recv_admit()ted bytes */
+	struct dfkv_put_waiter waiter;	/* while CONN_PARKED */
 
 	u8 rhdr[DFKV_RESP_PREFIX_LEN];
 	size_t rhdr_sent;
@@ -262,6 +272,20 @@ static void request_done(struct dfkv_tcp_conn *c)
 
 /* ---------------------------------------------------------- execution */
 
+/* The payload of an admitted PUT is in, or will never be. */
+static void recv_release(struct dfkv_tcp_conn *c)
+{
+	if (c->admitted)
+		dfkv_op_recv_done(c->node, c->admitted);
+	c->admitted = 0;
+}
+
+/* The leader finished: run the parked follower's connection again. */
+static void conn_unpark(struct dfkv_put_waiter *w)
+{
+	conn_queue(container_of(w, struct dfkv_tcp_conn, waiter));
+}
+
 static void exec_keys(struct dfkv_tcp_conn *c)
 {
 	size_t len;
@@ -299,7 +323,17 @@ static void exec_request(struct dfkv_tcp_conn *c)
 
 	switch (c->op) {
 	case DFKV_OP_PUT:
-		status = dfkv_op_put_end(node, &c->put, true);
+		if (!c->put.leader &&
+		    dfkv_store_put_park(&c->put, &c->waiter)) {
+			c->state = CONN_PARKED;
+			break;
+		}
+		if (c->put.leader) {
+			recv_release(c);
+			status = dfkv_op_put_end(node, &c->put, true);
+		} else {
+			status = dfkv_op_put_result(node, &c->put);
+		}
 		reply_start(c, status, c->put.stored_len, 0);
 		break;
 	case DFKV_OP_GET:
@@ -370,8 +404,16 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	c->in_op = true;
 
 	if (c->op == DFKV_OP_PUT) {
-		status = dfkv_op_put_begin(c->node, &c->key, c->payload_len,
-					   &c->put);
+		if (dfkv_op_recv_admit(c->node, c->payload_len)) {
+			c->admitted = c->payload_len;
+			status = dfkv_op_put_begin(c->node, &c->key,
+						   c->payload_len, &c->put);
+			if (status != DFKV_STATUS_OK || !c->put.leader)
+				recv_release(c);
+		} else {
+			status = DFKV_STATUS_BUSY;
+			c->put.e = NULL;
+		}
 		if (status == DFKV_STATUS_OK && c->put.leader) {
 			c->state = CONN_RX_PUT;
 		} else if (status == DFKV_STATUS_OK && c->put.e) {
@@ -476,6 +518,15 @@ static void conn_io_work(struct work_struct *work)
 	while (!dfkv_conn_dead(&c->core) && budget--) {
 		bool progress = false;
 
+		if (c->state == CONN_PARKED) {
+			int status;
+
+			/* Pairs with the entry lock its leader set done under. */
+			if (!READ_ONCE(c->put.e->done))
+				return;
+			status = dfkv_op_put_result(c->node, &c->put);
+			reply_start(c, status, c->put.stored_len, 0);
+		}
 		if (c->state == CONN_TX) {
 			ret = conn_send(c, &progress);
 			if (ret == 1) {
@@ -499,6 +550,21 @@ static void conn_io_work(struct work_struct *work)
 		queue_work(dfkv_tcp_wq, &c->io_work);	/* yield, go on */
 }
 
+/* Receiving a frame from its first byte to the end of its payload. */
+static bool conn_in_frame(struct dfkv_tcp_conn *c)
+{
+	switch (READ_ONCE(c->state)) {
+	case CONN_RX_HDR:
+		return READ_ONCE(c->hdr_got);
+	case CONN_RX_PUT:
+	case CONN_RX_BUF:
+	case CONN_RX_DISCARD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* First-request, frame and idle deadlines, checked when due. */
 static void conn_deadline_work(struct work_struct *work)
 {
@@ -513,8 +579,8 @@ static void conn_deadline_work(struct work_struct *work)
 	if (first && !c->got_request) {
 		drop = time_after_eq(now, c->accepted + first);
 		next = c->accepted + first;
-	} else if (first && c->state == CONN_RX_HDR && c->hdr_got) {
-		/* A frame that started must finish: no dripping peers. */
+	} else if (first && conn_in_frame(c)) {
+		/* A frame that started must finish, payload included. */
 		drop = time_after_eq(now, c->frame_start + first);
 		next = c->frame_start + first;
 	} else if (idle) {
@@ -549,10 +615,14 @@ static void conn_release_work(struct work_struct *work)
 	cancel_work_sync(&c->io_work);
 	cancel_delayed_work_sync(&c->deadline_work);
 
-	if (c->put.e && c->put.leader)
+	recv_release(c);
+	if (c->put.e && c->put.leader) {
 		dfkv_op_put_end(c->node, &c->put, false);
-	else if (c->put.e)
-		dfkv_store_put_drop(&c->put);	/* a follower: no wait */
+	} else if (c->put.e) {
+		/* A follower: no wait; an unpark racing us queued io work. */
+		dfkv_store_put_unpark(&c->put, &c->waiter);
+		cancel_work_sync(&c->io_work);
+	}
 	if (c->rd.e)
 		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_IO_ERROR);
 	kfree(c->tx_buf);
@@ -587,6 +657,9 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
 	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
+	INIT_LIST_HEAD(&c->waiter.node);
+	c->waiter.wake = conn_unpark;
+	dfkv_lease_owner_init(&c->owner);
 	c->accepted = jiffies;
 	c->last_active = jiffies;
 	c->state = CONN_RX_HDR;

@@ -436,6 +436,70 @@ TEST_F(dev, probe_and_touch)
 	EXPECT_EQ(EFAULT, errno);
 }
 
+#define FLOOD_FILES	20
+
+/*
+ * A lease flood (20,000 live leases) does not slow the rest: the table's
+ * work is counted in lease_scans, which moves by exactly the leases ended
+ * (one for a RELEASE, a file's own for its close, the lapsed for expiry),
+ * never by the others.  A key named twice is refused and pins nothing.
+ */
+TEST_F_TIMEOUT(dev, lease_flood_costs_only_what_ends, 300)
+{
+	struct dfkv_key keys[3] = { dfkv_test_key(9, 50), dfkv_test_key(9, 51),
+				    dfkv_test_key(9, 50) };
+	int fds[FLOOD_FILES], f, i;
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	uint64_t lens[3], id = 0;
+	int64_t scans;
+
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[0], "a", 1, &o));
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[1], "b", 1, &o));
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 3, lens, 0, &r));
+	EXPECT_EQ(DFKV_STATUS_INVALID, r.status);
+	EXPECT_EQ(0, r.lease_id);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+	for (f = 0; f < FLOOD_FILES; f++) {
+		fds[f] = dfkv_test_open(NODE);
+		ASSERT_LE(0, fds[f]);
+		for (i = 0; i < 1000; i++) {
+			ASSERT_EQ(0, keys_ioctl(fds[f], DFKV_IOC_LEASE, keys, 2,
+						lens, 600000, &r));
+			ASSERT_EQ(DFKV_STATUS_OK, r.status);
+			id = r.lease_id;
+		}
+	}
+	EXPECT_EQ(FLOOD_FILES * 1000,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	scans = dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_SCANS);
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.lease_id = id;
+	ASSERT_EQ(0, ioctl(fds[FLOOD_FILES - 1], DFKV_IOC_RELEASE, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(scans + 1,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_SCANS));
+	close(fds[0]);
+	EXPECT_EQ(scans + 1001,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_SCANS));
+	/* 100 lapse while 18,999 live ones wait: the reaper ends 100. */
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens,
+					50, &r));
+	for (i = 0; i < 100 && dfkv_test_stat(&self->g, NODE,
+					      DFKV_STAT_LEASE_SCANS) <
+				scans + 1101; i++)
+		usleep(100 * 1000);
+	usleep(300 * 1000);	/* reaper rounds over the live ones */
+	EXPECT_EQ(scans + 1101,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_SCANS));
+	for (f = 1; f < FLOOD_FILES; f++)
+		close(fds[f]);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+}
+
 TEST_F(dev, lease_release_expiry)
 {
 	struct dfkv_key keys[4] = { dfkv_test_key(9, 1), dfkv_test_key(9, 2),

@@ -3,8 +3,10 @@
  * The in-kernel TCP server (wire epoch 6) seen from a raw socket: every
  * op, pipelining with FIFO replies, the range contract, bad frames
  * (unknown epoch or op, hostile payload lengths, truncation), deadlines,
- * dripping peers, the connection limit, leases tied to a connection,
- * IPv6, listener administration and node deletion with live connections.
+ * dripping peers (headers and payloads: the RAM they hold is capped and
+ * they are dropped), same-key followers parked without sleeping workers,
+ * the connection limit, leases tied to a connection, IPv6, listener
+ * administration and node deletion with live connections.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
@@ -467,6 +470,191 @@ TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
 	EXPECT_LE(2, dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS));
 	close(silent);
 	close(drip);
+}
+
+/* Tasks whose kernel stack is in fn (a sleeping worker, say). */
+static int tasks_in(const char *fn)
+{
+	char path[64], line[256];
+	int n = 0, pid;
+	FILE *f;
+
+	for (pid = 1; pid < 65536; pid++) {
+		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, fn)) {
+				n++;
+				break;
+			}
+		fclose(f);
+	}
+	return n;
+}
+
+/* Poll a node stat until it is want (or at least want); 60 s at most. */
+static int wait_stat(struct dfkv_genl *g, int stat, int64_t want, int ge)
+{
+	int64_t v;
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		v = dfkv_test_stat(g, NODE, stat);
+		if (v == want || (ge && v > want))
+			return 1;
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
+/* No task sleeps in fn over a couple of seconds of samples. */
+static int never_in(const char *fn)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		if (tasks_in(fn))
+			return 0;
+		usleep(100 * 1000);
+	}
+	return 1;
+}
+
+#define DRIPPERS	1024
+#define DRIP_LEN	(4 << 20)
+
+/*
+ * 1024 peers send 4 MiB PUT headers and drip: the RAM held for them stays
+ * under the node's cap (an eighth of 64 MiB; the rest are BUSY), another
+ * tenant's block stays readable meanwhile, every dripper is dropped by
+ * the frame deadline with nothing left reserved, and a normal PUT
+ * succeeds then.
+ */
+TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
+{
+	struct dfkv_key victim = dfkv_test_key(90, 1), k;
+	static int fds[DRIPPERS];
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	char val[5000], out[5000];
+	struct rlimit rl;
+	struct resp r;
+	int i;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	rl.rlim_cur = rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_LE(DRIPPERS + 64, rl.rlim_cur);
+	memset(val, 'v', sizeof(val));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &victim, 0, 0, val,
+			      sizeof(val)));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MAX_CONNS, 4096));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FIRST_REQUEST_MS, 4000));
+	for (i = 0; i < DRIPPERS; i++) {
+		fds[i] = connect_to("127.0.0.1", PORT);
+		ASSERT_LE(0, fds[i]) TH_LOG("dripper %d", i);
+		k = dfkv_test_key(91, i);
+		prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, DRIP_LEN);
+		ASSERT_EQ(0, write_all(fds[i], h, sizeof(h)));
+		ASSERT_EQ(0, write_all(fds[i], "d", 1));
+	}
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_RECV_BUSY, DRIPPERS - 2, 1));
+	EXPECT_GE(8 << 20, dfkv_test_stat(&self->g, NODE,
+					  DFKV_STAT_RECV_RESERVED));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &victim, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(0, memcmp(val, out, sizeof(val)));
+	/* Every dripper goes, before its payload could have come. */
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 1, 0));
+	EXPECT_LE(DRIPPERS, dfkv_test_stat(&self->g, NODE,
+					   DFKV_STAT_DEADLINE_DROPS));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_RECV_RESERVED));
+	for (i = 0; i < DRIPPERS; i++)
+		close(fds[i]);
+	k = dfkv_test_key(90, 2);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, val,
+			      sizeof(val)));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+}
+
+#define FOLLOWERS	300
+
+/*
+ * 300 same-key PUTs behind a dripping leader park their connections: no
+ * worker sleeps for them, an unrelated GET is served, and when the
+ * leader's payload is in every follower gets its OK.  Then 300 more park
+ * behind another dripping leader and deleting the node does not wait for
+ * that leader.
+ */
+TEST_F_TIMEOUT(tcp, followers_park_without_sleeping_workers, 600)
+{
+	struct dfkv_key k = dfkv_test_key(92, 1), other = dfkv_test_key(92, 2);
+	static int fds[FOLLOWERS];
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	char val[4096], out[4096];
+	struct resp r;
+	int leader, i;
+
+	memset(val, 'L', sizeof(val));
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &other, 0, 0, "o", 1));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FIRST_REQUEST_MS, 0));
+	leader = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, leader);
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, sizeof(val));
+	ASSERT_EQ(0, write_all(leader, h, sizeof(h)));
+	ASSERT_EQ(0, write_all(leader, val, 100));
+	for (i = 0; i < FOLLOWERS; i++) {
+		fds[i] = connect_to("127.0.0.1", PORT);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, send_req(fds[i], DFKV_OP_PUT, &k, 0, 0, val,
+				      sizeof(val)));
+	}
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_GET, &other, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_TRUE(never_in("dfkv_store_put_wait"));
+	ASSERT_EQ(0, write_all(leader, val + 100, sizeof(val) - 100));
+	ASSERT_EQ(0, recv_resp(leader, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	for (i = 0; i < FOLLOWERS; i++) {
+		ASSERT_EQ(0, recv_resp(fds[i], &r, NULL, 0));
+		EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		EXPECT_EQ(sizeof(val), r.stored_len);
+		close(fds[i]);
+	}
+	close(leader);
+
+	/* Parked behind a leader that never finishes: NODE_DEL goes on. */
+	k = dfkv_test_key(92, 3);
+	leader = connect_to("127.0.0.1", PORT);
+	ASSERT_LE(0, leader);
+	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, sizeof(val));
+	ASSERT_EQ(0, write_all(leader, h, sizeof(h)));
+	for (i = 0; i < FOLLOWERS; i++) {
+		fds[i] = connect_to("127.0.0.1", PORT);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, send_req(fds[i], DFKV_OP_PUT, &k, 0, 0, val,
+				      sizeof(val)));
+	}
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_EXIST, &other, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_TRUE(never_in("dfkv_store_put_wait"));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	for (i = 0; i < FOLLOWERS; i++) {
+		EXPECT_TRUE(closed_by_peer(fds[i]));
+		close(fds[i]);
+	}
+	close(leader);
 }
 
 TEST_F(tcp, connection_limit)

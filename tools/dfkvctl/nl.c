@@ -814,6 +814,10 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			"dropped",
 			(unsigned long long)s[DFKV_STAT_DEADLINE_DROPS],
 			(unsigned long long)s[DFKV_STAT_PROTO_ERRORS]);
+		fprintf(f, "  %-12s %s held by PUTs receiving    busy %llu\n",
+			"receiving",
+			fmt_bytes(s[DFKV_STAT_RECV_RESERVED], raw, a, sizeof(a)),
+			(unsigned long long)s[DFKV_STAT_RECV_BUSY]);
 	}
 	print_tier_stats(f, ni, raw);
 	print_numa_pages(f, ni, raw);

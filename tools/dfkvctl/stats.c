@@ -119,6 +119,9 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_RDMA_READ_BYTES] = "rdma_read_bytes",
 	[DFKV_STAT_RDMA_WRITE_BYTES] = "rdma_write_bytes",
 	[DFKV_STAT_RDMA_CQ_ERRORS] = "rdma_cq_errors",
+	[DFKV_STAT_RECV_RESERVED] = "recv_reserved_bytes",
+	[DFKV_STAT_RECV_BUSY] = "recv_busy",
+	[DFKV_STAT_LEASE_SCANS] = "lease_scans",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)

@@ -432,6 +432,10 @@ enum dfkv_stat {
 	DFKV_STAT_NUMA,			/* nest inside DFKV_STAT_NUMA_PAGES */
 	DFKV_STAT_NUMA_NODE,		/* u32: NUMA node id */
 	DFKV_STAT_NUMA_NR_PAGES,	/* u64: arena pages on that node */
+	/* PUTs still receiving their payload from a peer (SPEC.md 2) */
+	DFKV_STAT_RECV_RESERVED,	/* gauge: RAM they hold */
+	DFKV_STAT_RECV_BUSY,		/* answered BUSY: that RAM was at its cap */
+	DFKV_STAT_LEASE_SCANS,		/* leases visited to end them (all ended) */
 	__DFKV_STAT_MAX
 };
 
