@@ -70,10 +70,13 @@ static inline bool dfkv_conn_dead(const struct dfkv_conn_core *cc)
 	return test_bit(DFKV_CONN_DEAD, &cc->flags);
 }
 
-static inline void dfkv_conn_kill(struct dfkv_conn_core *cc)
+/* True for the call that killed it. */
+static inline bool dfkv_conn_kill(struct dfkv_conn_core *cc)
 {
-	if (!test_and_set_bit(DFKV_CONN_DEAD, &cc->flags))
-		queue_work(cc->wq, &cc->release_work);
+	if (test_and_set_bit(DFKV_CONN_DEAD, &cc->flags))
+		return false;
+	queue_work(cc->wq, &cc->release_work);
+	return true;
 }
 
 /* A transport's listeners and connections of one node. */

@@ -16,8 +16,10 @@
 # eight minutes), batches of 256, scatter-gather; bad input (wrong
 # epoch, too many descriptors, lengths that do not add up, bad rkeys, a
 # disconnect mid-PUT, a client that posts its receives late or never)
-# fails the request or the connection and the node keeps serving; the node is deleted, the
-# rxe device removed and the module unloaded with RDMA connections open.
+# fails the request or the connection and the node keeps serving; the
+# node's first-request and idle deadlines hold for RDMA connections; the
+# node is deleted, the rxe device removed and the module unloaded with
+# RDMA connections open.
 # vm-run fails the run on any kernel warning.
 . "$(dirname "$0")/lib.sh"
 
@@ -222,6 +224,79 @@ rmmod_live() {
 	stop_hold
 }
 
+# wait_stat NAME VALUE: poll a counter of node kvr until it reads VALUE
+# (giving up after a minute).
+wait_stat() {
+	end=$(($(date +%s) + 60))
+	while [ "$(nstat "$1")" -ne "$2" ]; do
+		if [ "$(date +%s)" -ge $end ]; then
+			echo "$1 is $(nstat "$1"), not $2"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+stop_idle() {
+	kill $HOLD 2>/dev/null
+	wait $HOLD
+	HOLD=
+}
+
+# start_idle NREQ SECONDS: in the background, a raw client that sends
+# NREQ requests, then nothing, waiting SECONDS for the node to disconnect
+# it; waits for its "ready" (it is connected).
+start_idle() {
+	"$CLIENT" idle $IP_A "$1" "$2" >"$T/idle.out" 2>"$T/idle.err" &
+	HOLD=$!
+	for _ in $(seq 300); do
+		grep -q ready "$T/idle.out" 2>/dev/null && return 0
+		kill -0 $HOLD 2>/dev/null || break
+		sleep 0.1
+	done
+	stop_idle
+	cat "$T/idle.out" "$T/idle.err"
+	return 1
+}
+
+# dropped_idle DROPS: the idle client's connection is gone from the node,
+# which disconnected it (the client saw it) as one more deadline drop.
+dropped_idle() {
+	wait_stat rdma_conns 0
+	gone=$?
+	[ $gone -eq 0 ] || kill $HOLD
+	wait $HOLD
+	rc=$?
+	HOLD=
+	cat "$T/idle.out" "$T/idle.err"
+	d=$(nstat deadline_drops)
+	echo "deadline_drops $1 -> $d"
+	[ $gone -eq 0 ] && [ $rc -eq 0 ] && [ "$d" -eq $(($1 + 1)) ]
+}
+
+# A connection that never sends a request is closed first_request_ms
+# after it was accepted.
+first_request_deadline() {
+	"$DFKVCTL" node set kvr --first-request-ms 1000 --idle-ms 300000 ||
+		return 1
+	drops=$(nstat deadline_drops)
+	start_idle 0 120 || return 1
+	dropped_idle "$drops"
+}
+
+# A connection idle after its request is closed idle_ms later; the first
+# request deadline (10 min) cannot be what closes it.
+idle_deadline() {
+	"$DFKVCTL" node set kvr --first-request-ms 600000 --idle-ms 1000 ||
+		return 1
+	drops=$(nstat deadline_drops)
+	start_idle 1 120 || return 1
+	dropped_idle "$drops"
+	ok=$?
+	"$DFKVCTL" node set kvr --first-request-ms 30000 --idle-ms 300000 &&
+		[ $ok -eq 0 ]
+}
+
 # tcheck NAME CMD...: tap_check, then the seconds it took (TCG is slow).
 tcheck() {
 	t0=$(date +%s)
@@ -229,7 +304,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 19
+tap_plan 21
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -248,6 +323,9 @@ tcheck "a client that posts its receives late is answered" raw norecv
 tcheck "a client that never posts receives is disconnected" raw never
 tcheck "node keeps serving, nothing pinned, no connection left" \
 	still_serving
+tcheck "no request within first_request_ms: disconnected" \
+	first_request_deadline
+tcheck "idle past idle_ms: disconnected" idle_deadline
 tcheck "node deleted with a live RDMA connection" node_del_live
 tcheck "rxe device removed with a live RDMA connection" rxe_remove_live
 tcheck "module unloaded with a live RDMA connection" rmmod_live

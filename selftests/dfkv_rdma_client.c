@@ -25,6 +25,10 @@
  *       Keep PUT/GET traffic going over one connection until the node goes
  *       away (transport errors then are expected) or SECONDS pass; exits
  *       0 unless a value came back wrong.
+ *   idle HOST NREQ SECONDS
+ *       A raw client that sends NREQ (at most 16) requests one after the
+ *       other, prints "ready", then sends nothing: exits 0 once the node
+ *       disconnects it, 1 if it has not after SECONDS.
  *
  * Exit status 0 when every check passed; failures are printed on stderr.
  */
@@ -863,6 +867,51 @@ static int cmd_raw(const char *host, const char *what)
 	return failures ? 1 : 0;
 }
 
+static int cmd_idle(const char *host, int nreq, unsigned int secs)
+{
+	struct rdma_cm_event *ev;
+	uint64_t end;
+	struct raw r;
+	int st;
+
+	if (nreq < 0 || nreq > 16) {
+		FAIL("idle: at most 16 requests\n");
+		return 1;
+	}
+	if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("idle: connect failed\n");
+		raw_close(&r);
+		return 1;
+	}
+	for (int i = 0; i < nreq; i++) {
+		st = raw_send(&r, i, DFKV_OP_EXIST, "idle", 0, 0, 0, 0, NULL,
+			      NULL, NULL);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
+			FAIL("idle: request %d not answered\n", i);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	end = now_ms() + secs * 1000ULL;
+	for (;;) {
+		st = raw_event(&r, RDMA_CM_EVENT_DISCONNECTED, &ev);
+		if (!st) {
+			rdma_ack_cm_event(ev);
+			printf("disconnected by the node\n");
+			break;
+		}
+		if (st < 0) {
+			FAIL("idle: unexpected CM event\n");
+			break;
+		}
+		if (now_ms() >= end) {
+			FAIL("idle: still connected after %u s\n", secs);
+			break;
+		}
+	}
+	raw_close(&r);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "ops"))
@@ -875,7 +924,11 @@ int main(int argc, char **argv)
 		return cmd_raw(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
 		return cmd_hold(argv[2], (unsigned int)atoi(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "idle"))
+		return cmd_idle(argv[2], atoi(argv[3]),
+				(unsigned int)atoi(argv[4]));
 	fprintf(stderr, "usage: %s ops HOST MAXSIZE | big HOST SIZE | "
-		"nodev HOST | raw HOST CASE | hold HOST SECONDS\n", argv[0]);
+		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
+		"idle HOST NREQ SECONDS\n", argv[0]);
 	return 2;
 }
