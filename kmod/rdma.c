@@ -26,10 +26,12 @@
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
  *
- * The TCP server's first-request and idle deadlines hold for RDMA
- * connections: a delayed work per connection kills one whose first
- * request has not arrived, or that has had no request in flight, for
- * that long.
+ * A connect request takes a slot under the node's connection limit (the
+ * TCP server's max_conns, counted per transport) before anything of the
+ * connection is allocated; over it, the request is rejected BUSY.  The
+ * TCP server's first-request and idle deadlines hold too: a delayed work
+ * per connection kills one whose first request has not arrived, or that
+ * has had no request in flight, for that long.
  *
  * Teardown happens on the workqueue, never in a CM callback: the release
  * work stops all posting, disconnects, drains the QP (every posted work
@@ -1174,9 +1176,16 @@ static int conn_reject(struct rdma_cm_id *id, struct dfkv_node *node,
 	return -ECONNREFUSED;	/* the CM destroys the id */
 }
 
-/* Size the connection from the client's HELLO and the device's limits. */
-static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
-			  const u8 *h)
+/* The client's HELLO: epoch 7, a queue depth and descriptors. */
+static bool hello_valid(const u8 *h)
+{
+	return h[0] == DFKV_EPOCH_RDMA && get_unaligned_le16(h + 2) &&
+		get_unaligned_le32(h + 8);
+}
+
+/* Size the connection from the client's valid HELLO and the device. */
+static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
+			   const u8 *h)
 {
 	const struct ib_device_attr *at = &ibdev->attrs;
 	u32 depth = get_unaligned_le16(h + 2);
@@ -1184,8 +1193,6 @@ static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	u32 ndesc = get_unaligned_le32(h + 8);
 	u32 sq;
 
-	if (h[0] != DFKV_EPOCH_RDMA || !depth || !ndesc)
-		return -EINVAL;
 	depth = min_t(u32, depth, DFKV_RDMA_DEPTH_MAX);
 	/* the send queue holds a round of each request and each reply */
 	while (depth > 1 &&
@@ -1205,7 +1212,6 @@ static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 		conn->sge_rd = 1;
 	sq = depth * RW_WRS + conn->nr_cmds;
 	conn->cq_size = depth + sq + 2;
-	return 0;
 }
 
 static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
@@ -1222,7 +1228,8 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	u32 i;
 	int err;
 
-	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN)
+	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN ||
+	    !hello_valid(cp->private_data))
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	if (rdma_protocol_iwarp(id->device, id->port_num))
 		return conn_reject(id, node, DFKV_STATUS_UNSUPPORTED);
@@ -1234,18 +1241,21 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	 */
 	if (cp->rnr_retry_count > 6)
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
+	/* over the limit, nothing is allocated */
+	err = dfkv_listeners_conn_reserve(&rn->ls,
+					  READ_ONCE(node->tcp.max_conns));
+	if (err) {
+		if (err == -EBUSY)
+			atomic64_inc(&node->tcp.refused);
+		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	}
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
-		return conn_reject(id, node, DFKV_STATUS_BUSY);
-	if (conn_negotiate(conn, id->device, cp->private_data)) {
-		kfree(conn);
-		return conn_reject(id, node, DFKV_STATUS_INVALID);
-	}
+		goto err_unreserve;
+	conn_negotiate(conn, id->device, cp->private_data);
 	dev = rdev_get(id->device);
-	if (!dev) {
-		kfree(conn);
-		return conn_reject(id, node, DFKV_STATUS_BUSY);
-	}
+	if (!dev)
+		goto err_kfree;
 	conn->dev = dev;
 	conn->node = node;
 	conn->cm_id = id;
@@ -1281,15 +1291,13 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		if (post_recv_locked(conn, &conn->recvs[i]))
 			goto err_free;
 
-	/* from here on the release work owns the connection and the id */
-	mutex_lock(&rn->ls.lock);
-	err = dfkv_listeners_conn_add(&rn->ls, &conn->core, node,
-				      READ_ONCE(node->tcp.max_conns));
-	if (!err)
-		atomic64_inc(&rn->accepts);
-	mutex_unlock(&rn->ls.lock);
-	if (err)
+	/*
+	 * From here on the release work owns the connection, its slot and
+	 * the id.
+	 */
+	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node))
 		goto err_free;
+	atomic64_inc(&rn->accepts);
 	mutex_lock(&dev_lock);
 	list_add_tail(&conn->dev_list, &dev->conns);
 	atomic_inc(&dev->nr_conns);
@@ -1322,7 +1330,10 @@ err_free:
 	}
 	conn_destroy_ib(conn);
 	rdev_put(dev);
+err_kfree:
 	kfree(conn);
+err_unreserve:
+	dfkv_listeners_conn_unreserve(&rn->ls);
 	return conn_reject(id, node, DFKV_STATUS_BUSY);
 }
 

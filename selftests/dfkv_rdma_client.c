@@ -29,6 +29,10 @@
  *       A raw client that sends NREQ (at most 16) requests one after the
  *       other, prints "ready", then sends nothing: exits 0 once the node
  *       disconnects it, 1 if it has not after SECONDS.
+ *   limit HOST
+ *       With one connection short of the node's limit: a raw connection
+ *       is accepted, the next one rejected BUSY, and the first still
+ *       answers a request.
  *
  * Exit status 0 when every check passed; failures are printed on stderr.
  */
@@ -912,6 +916,29 @@ static int cmd_idle(const char *host, int nreq, unsigned int secs)
 	return failures ? 1 : 0;
 }
 
+static int cmd_limit(const char *host)
+{
+	struct raw a, b;
+	int st;
+
+	if (raw_connect(&a, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("limit: the connection below the limit failed\n");
+		raw_close(&a);
+		return 1;
+	}
+	st = raw_connect(&b, host, DFKV_EPOCH_RDMA, 16);
+	if (!st || b.reject_status != DFKV_STATUS_BUSY)
+		FAIL("limit: over the limit: connect %d, reject status %d\n",
+		     st, b.reject_status);
+	raw_close(&b);
+	st = raw_send(&a, 0, DFKV_OP_EXIST, "limit", 0, 0, 0, 0, NULL, NULL,
+		      NULL);
+	if (st || raw_reply(&a, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
+		FAIL("limit: the accepted connection does not answer\n");
+	raw_close(&a);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "ops"))
@@ -927,8 +954,10 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "idle"))
 		return cmd_idle(argv[2], atoi(argv[3]),
 				(unsigned int)atoi(argv[4]));
+	if (argc >= 3 && !strcmp(argv[1], "limit"))
+		return cmd_limit(argv[2]);
 	fprintf(stderr, "usage: %s ops HOST MAXSIZE | big HOST SIZE | "
 		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
-		"idle HOST NREQ SECONDS\n", argv[0]);
+		"idle HOST NREQ SECONDS | limit HOST\n", argv[0]);
 	return 2;
 }
