@@ -151,19 +151,68 @@ int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls)
 	return err;
 }
 
-int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
-			    struct dfkv_conn_core *cc, struct dfkv_node *node,
-			    u32 max)
+/* Count one more connection against max. */
+static int conn_admit(struct dfkv_listeners *ls, u32 max)
 {
 	lockdep_assert_held(&ls->lock);
 	if (ls->closing)
 		return -ESHUTDOWN;
 	if (*ls->nr_conns >= max)
 		return -EBUSY;
-	kref_get(&node->ref);
-	list_add_tail(&cc->list, &ls->conns);
 	(*ls->nr_conns)++;
 	return 0;
+}
+
+static void conn_list(struct dfkv_listeners *ls, struct dfkv_conn_core *cc,
+		      struct dfkv_node *node)
+{
+	lockdep_assert_held(&ls->lock);
+	kref_get(&node->ref);
+	list_add_tail(&cc->list, &ls->conns);
+}
+
+int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
+			    struct dfkv_conn_core *cc, struct dfkv_node *node,
+			    u32 max)
+{
+	int err = conn_admit(ls, max);
+
+	if (!err)
+		conn_list(ls, cc, node);
+	return err;
+}
+
+int dfkv_listeners_conn_reserve(struct dfkv_listeners *ls, u32 max)
+{
+	int err;
+
+	mutex_lock(&ls->lock);
+	err = conn_admit(ls, max);
+	mutex_unlock(&ls->lock);
+	return err;
+}
+
+void dfkv_listeners_conn_unreserve(struct dfkv_listeners *ls)
+{
+	mutex_lock(&ls->lock);
+	(*ls->nr_conns)--;
+	mutex_unlock(&ls->lock);
+	wake_up(&ls->conns_gone);
+}
+
+int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
+				     struct dfkv_conn_core *cc,
+				     struct dfkv_node *node)
+{
+	int err = 0;
+
+	mutex_lock(&ls->lock);
+	if (ls->closing)
+		err = -ESHUTDOWN;
+	else
+		conn_list(ls, cc, node);
+	mutex_unlock(&ls->lock);
+	return err;
 }
 
 void dfkv_listeners_conn_del(struct dfkv_listeners *ls,

@@ -70,10 +70,13 @@ static inline bool dfkv_conn_dead(const struct dfkv_conn_core *cc)
 	return test_bit(DFKV_CONN_DEAD, &cc->flags);
 }
 
-static inline void dfkv_conn_kill(struct dfkv_conn_core *cc)
+/* True for the call that killed it. */
+static inline bool dfkv_conn_kill(struct dfkv_conn_core *cc)
 {
-	if (!test_and_set_bit(DFKV_CONN_DEAD, &cc->flags))
-		queue_work(cc->wq, &cc->release_work);
+	if (test_and_set_bit(DFKV_CONN_DEAD, &cc->flags))
+		return false;
+	queue_work(cc->wq, &cc->release_work);
+	return true;
 }
 
 /* A transport's listeners and connections of one node. */
@@ -91,8 +94,8 @@ void dfkv_listeners_init(struct dfkv_listeners *ls,
 			 const struct dfkv_listener_ops *ops, u32 *nr_conns);
 /*
  * Close every listener, then kill every connection, then wait until the
- * last connection has called dfkv_listeners_conn_del().  Nothing is added
- * afterwards.
+ * last connection has called dfkv_listeners_conn_del() and every reserved
+ * slot is given back.  Nothing is added afterwards.
  */
 void dfkv_listeners_shutdown(struct dfkv_listeners *ls);
 
@@ -122,6 +125,22 @@ int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls);
 int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
 			    struct dfkv_conn_core *cc, struct dfkv_node *node,
 			    u32 max);
+/*
+ * For a transport that must not build a connection over the limit:
+ * count a connection before allocating it.  -ESHUTDOWN or -EBUSY as
+ * above; else the slot is counted (shutdown waits for it) and is either
+ * given back with dfkv_listeners_conn_unreserve() or filled with
+ * dfkv_listeners_conn_add_reserved().
+ */
+int dfkv_listeners_conn_reserve(struct dfkv_listeners *ls, u32 max);
+void dfkv_listeners_conn_unreserve(struct dfkv_listeners *ls);
+/*
+ * List the connection of a reserved slot: -ESHUTDOWN when the node is
+ * shutting down (the slot stays reserved); else as dfkv_listeners_conn_add().
+ */
+int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
+				     struct dfkv_conn_core *cc,
+				     struct dfkv_node *node);
 /* A connection is gone: unlist it, wake shutdown, put its node reference. */
 void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 			     struct dfkv_conn_core *cc, struct dfkv_node *node);

@@ -26,6 +26,13 @@
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
  *
+ * A connect request takes a slot under the node's connection limit (the
+ * TCP server's max_conns, counted per transport) before anything of the
+ * connection is allocated; over it, the request is rejected BUSY.  The
+ * TCP server's first-request and idle deadlines hold too: a delayed work
+ * per connection kills one whose first request has not arrived, or that
+ * has had no request in flight, for that long.
+ *
  * Teardown happens on the workqueue, never in a CM callback: the release
  * work stops all posting, disconnects, drains the QP (every posted work
  * request has completed or was flushed, so no page is referenced by the
@@ -174,8 +181,14 @@ struct rdma_conn {
 	u32 sge_rd;			/* SGEs per RDMA READ */
 	u32 sge_wr;			/* SGEs per RDMA WRITE */
 
+	struct delayed_work deadline_work;
+	unsigned long accepted;		/* jiffies */
+
 	spinlock_t lock;		/* everything below, and all posting */
 	bool dead;			/* nothing is posted any more */
+	bool got_request;
+	u32 busy;			/* requests received, not yet answered */
+	unsigned long last_active;	/* jiffies: a request, or a reply sent */
 	struct list_head free_cmds;
 	struct list_head pending;	/* receives waiting for a cmd */
 	u64 recv_seq;
@@ -187,9 +200,9 @@ struct rdma_conn {
 	u32 nr_cmds;
 };
 
-static void conn_kill(struct rdma_conn *conn)
+static bool conn_kill(struct rdma_conn *conn)
 {
-	dfkv_conn_kill(&conn->core);
+	return dfkv_conn_kill(&conn->core);
 }
 
 static struct ib_device *conn_ibdev(struct rdma_conn *conn)
@@ -860,6 +873,9 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	spin_lock(&conn->lock);
 	rv->seq = conn->recv_seq++;
+	conn->got_request = true;
+	conn->busy++;
+	conn->last_active = jiffies;
 	if (!conn->dead && !list_empty(&conn->free_cmds))
 		cmd_attach_locked(list_first_entry(&conn->free_cmds,
 						   struct rdma_cmd, free), rv);
@@ -892,6 +908,8 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	cmd->state = CMD_FREE;
 	spin_lock(&conn->lock);
+	conn->busy--;
+	conn->last_active = jiffies;
 	list_add(&cmd->free, &conn->free_cmds);
 	rv = list_first_entry_or_null(&conn->pending, struct rdma_recv, list);
 	if (rv && !conn->dead) {
@@ -1038,6 +1056,42 @@ static void conn_destroy_ib(struct rdma_conn *conn)
 	conn_free_bufs(conn);
 }
 
+/*
+ * The first-request and idle deadlines of SPEC section 2, with the TCP
+ * server's limits, checked when due.  A request is one SEND, so it is
+ * complete once received; the connection is idle while it has no request
+ * in flight (a transfer or a reply that stalls breaks the QP instead).
+ */
+static void conn_deadline_work(struct work_struct *work)
+{
+	struct rdma_conn *conn = container_of(to_delayed_work(work),
+					      struct rdma_conn, deadline_work);
+	struct dfkv_tcp_node *lim = &conn->node->tcp;
+	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
+	unsigned long now = jiffies, next = now + HZ;
+	bool drop = false;
+
+	spin_lock(&conn->lock);
+	if (first && !conn->got_request) {
+		drop = time_after_eq(now, conn->accepted + first);
+		next = conn->accepted + first;
+	} else if (idle && !conn->busy) {
+		drop = time_after_eq(now, conn->last_active + idle);
+		next = conn->last_active + idle;
+	}
+	spin_unlock(&conn->lock);
+	if (drop) {
+		if (conn_kill(conn))
+			atomic64_inc(&lim->deadline_drops);
+		return;
+	}
+	if (time_before_eq(next, now))
+		next = now + HZ;
+	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work,
+			   min_t(unsigned long, next - now, HZ));
+}
+
 static void conn_release_work(struct work_struct *work)
 {
 	struct rdma_conn *conn = container_of(work, struct rdma_conn,
@@ -1058,6 +1112,11 @@ static void conn_release_work(struct work_struct *work)
 			cmd_cleanup(conn->cmds[i]);
 	dfkv_lease_drop_owner(&node->leases, &conn->owner);
 	rdma_destroy_id(conn->cm_id);
+	/*
+	 * Destroying the id waited for conn_create(), which starts the
+	 * deadline work: cancelled now, it is never queued again.
+	 */
+	cancel_delayed_work_sync(&conn->deadline_work);
 	conn_destroy_ib(conn);
 
 	mutex_lock(&dev_lock);
@@ -1117,9 +1176,16 @@ static int conn_reject(struct rdma_cm_id *id, struct dfkv_node *node,
 	return -ECONNREFUSED;	/* the CM destroys the id */
 }
 
-/* Size the connection from the client's HELLO and the device's limits. */
-static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
-			  const u8 *h)
+/* The client's HELLO: epoch 7, a queue depth and descriptors. */
+static bool hello_valid(const u8 *h)
+{
+	return h[0] == DFKV_EPOCH_RDMA && get_unaligned_le16(h + 2) &&
+		get_unaligned_le32(h + 8);
+}
+
+/* Size the connection from the client's valid HELLO and the device. */
+static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
+			   const u8 *h)
 {
 	const struct ib_device_attr *at = &ibdev->attrs;
 	u32 depth = get_unaligned_le16(h + 2);
@@ -1127,8 +1193,6 @@ static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	u32 ndesc = get_unaligned_le32(h + 8);
 	u32 sq;
 
-	if (h[0] != DFKV_EPOCH_RDMA || !depth || !ndesc)
-		return -EINVAL;
 	depth = min_t(u32, depth, DFKV_RDMA_DEPTH_MAX);
 	/* the send queue holds a round of each request and each reply */
 	while (depth > 1 &&
@@ -1148,7 +1212,6 @@ static int conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 		conn->sge_rd = 1;
 	sq = depth * RW_WRS + conn->nr_cmds;
 	conn->cq_size = depth + sq + 2;
-	return 0;
 }
 
 static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
@@ -1165,7 +1228,8 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	u32 i;
 	int err;
 
-	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN)
+	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN ||
+	    !hello_valid(cp->private_data))
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	if (rdma_protocol_iwarp(id->device, id->port_num))
 		return conn_reject(id, node, DFKV_STATUS_UNSUPPORTED);
@@ -1177,19 +1241,22 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	 */
 	if (cp->rnr_retry_count > 6)
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
+	/* over the limit, nothing is allocated */
+	err = dfkv_listeners_conn_reserve(&rn->ls,
+					  READ_ONCE(node->tcp.max_conns));
+	if (err) {
+		if (err == -EBUSY)
+			atomic64_inc(&node->tcp.refused);
+		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	}
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
-		return conn_reject(id, node, DFKV_STATUS_BUSY);
+		goto err_unreserve;
 	dfkv_lease_owner_init(&conn->owner);
-	if (conn_negotiate(conn, id->device, cp->private_data)) {
-		kfree(conn);
-		return conn_reject(id, node, DFKV_STATUS_INVALID);
-	}
+	conn_negotiate(conn, id->device, cp->private_data);
 	dev = rdev_get(id->device);
-	if (!dev) {
-		kfree(conn);
-		return conn_reject(id, node, DFKV_STATUS_BUSY);
-	}
+	if (!dev)
+		goto err_kfree;
 	conn->dev = dev;
 	conn->node = node;
 	conn->cm_id = id;
@@ -1197,6 +1264,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	INIT_LIST_HEAD(&conn->free_cmds);
 	INIT_LIST_HEAD(&conn->pending);
 	dfkv_conn_core_init(&conn->core, dfkv_rdma_wq, conn_release_work);
+	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
 
 	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1,
 				  IB_POLL_WORKQUEUE);
@@ -1224,15 +1292,13 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		if (post_recv_locked(conn, &conn->recvs[i]))
 			goto err_free;
 
-	/* from here on the release work owns the connection and the id */
-	mutex_lock(&rn->ls.lock);
-	err = dfkv_listeners_conn_add(&rn->ls, &conn->core, node,
-				      READ_ONCE(node->tcp.max_conns));
-	if (!err)
-		atomic64_inc(&rn->accepts);
-	mutex_unlock(&rn->ls.lock);
-	if (err)
+	/*
+	 * From here on the release work owns the connection, its slot and
+	 * the id.
+	 */
+	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node))
 		goto err_free;
+	atomic64_inc(&rn->accepts);
 	mutex_lock(&dev_lock);
 	list_add_tail(&conn->dev_list, &dev->conns);
 	atomic_inc(&dev->nr_conns);
@@ -1250,6 +1316,9 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 				   id->device->attrs.max_qp_init_rd_atom);
 	ap.rnr_retry_count = 6;		/* for the client's QP */
 	ap.flow_control = 1;
+	conn->accepted = jiffies;
+	conn->last_active = conn->accepted;
+	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, HZ);
 	if (rdma_accept(id, &ap))
 		conn_kill(conn);
 	return 0;
@@ -1262,7 +1331,10 @@ err_free:
 	}
 	conn_destroy_ib(conn);
 	rdev_put(dev);
+err_kfree:
 	kfree(conn);
+err_unreserve:
+	dfkv_listeners_conn_unreserve(&rn->ls);
 	return conn_reject(id, node, DFKV_STATUS_BUSY);
 }
 

@@ -16,8 +16,10 @@
 # eight minutes), batches of 256, scatter-gather; bad input (wrong
 # epoch, too many descriptors, lengths that do not add up, bad rkeys, a
 # disconnect mid-PUT, a client that posts its receives late or never)
-# fails the request or the connection and the node keeps serving; the node is deleted, the
-# rxe device removed and the module unloaded with RDMA connections open.
+# fails the request or the connection and the node keeps serving; the
+# node's first-request and idle deadlines and its connection limit hold
+# for RDMA connections; the node is deleted, the rxe device removed and
+# the module unloaded with RDMA connections open.
 # vm-run fails the run on any kernel warning.
 . "$(dirname "$0")/lib.sh"
 
@@ -42,6 +44,7 @@ inns() {
 cleanup() {
 	kill $HOLD 2>/dev/null
 	wait 2>/dev/null
+	qp_trace_off 2>/dev/null
 	inns $NS_B "$DFKVCTL" node del kvb 2>/dev/null
 	rdma link del rxe_ra 2>/dev/null
 	inns $NS_B rdma link del rxe_rb 2>/dev/null
@@ -222,6 +225,120 @@ rmmod_live() {
 	stop_hold
 }
 
+# wait_stat NAME VALUE: poll a counter of node kvr until it reads VALUE
+# (giving up after a minute).
+wait_stat() {
+	end=$(($(date +%s) + 60))
+	while [ "$(nstat "$1")" -ne "$2" ]; do
+		if [ "$(date +%s)" -ge $end ]; then
+			echo "$1 is $(nstat "$1"), not $2"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+stop_idle() {
+	kill $HOLD 2>/dev/null
+	wait $HOLD
+	HOLD=
+}
+
+# start_idle NREQ SECONDS: in the background, a raw client that sends
+# NREQ requests, then nothing, waiting SECONDS for the node to disconnect
+# it; waits for its "ready" (it is connected).
+start_idle() {
+	"$CLIENT" idle $IP_A "$1" "$2" >"$T/idle.out" 2>"$T/idle.err" &
+	HOLD=$!
+	for _ in $(seq 300); do
+		grep -q ready "$T/idle.out" 2>/dev/null && return 0
+		kill -0 $HOLD 2>/dev/null || break
+		sleep 0.1
+	done
+	stop_idle
+	cat "$T/idle.out" "$T/idle.err"
+	return 1
+}
+
+# dropped_idle DROPS: the idle client's connection is gone from the node,
+# which disconnected it (the client saw it) as one more deadline drop.
+dropped_idle() {
+	wait_stat rdma_conns 0
+	gone=$?
+	[ $gone -eq 0 ] || kill $HOLD
+	wait $HOLD
+	rc=$?
+	HOLD=
+	cat "$T/idle.out" "$T/idle.err"
+	d=$(nstat deadline_drops)
+	echo "deadline_drops $1 -> $d"
+	[ $gone -eq 0 ] && [ $rc -eq 0 ] && [ "$d" -eq $(($1 + 1)) ]
+}
+
+# A connection that never sends a request is closed first_request_ms
+# after it was accepted.
+first_request_deadline() {
+	"$DFKVCTL" node set kvr --first-request-ms 1000 --idle-ms 300000 ||
+		return 1
+	drops=$(nstat deadline_drops)
+	start_idle 0 120 || return 1
+	dropped_idle "$drops"
+}
+
+# A connection idle after its request is closed idle_ms later; the first
+# request deadline (10 min) cannot be what closes it.
+idle_deadline() {
+	"$DFKVCTL" node set kvr --first-request-ms 600000 --idle-ms 1000 ||
+		return 1
+	drops=$(nstat deadline_drops)
+	start_idle 1 120 || return 1
+	dropped_idle "$drops"
+	ok=$?
+	"$DFKVCTL" node set kvr --first-request-ms 30000 --idle-ms 300000 &&
+		[ $ok -eq 0 ]
+}
+
+# The kernel's rdma_create_qp calls (rdma_cma:cm_qp_create), traced in
+# an instance of our own.
+QPT=/sys/kernel/tracing/instances/dfkv-rdma
+qp_trace_on() {
+	[ -d /sys/kernel/tracing/instances ] ||
+		mount -t tracefs nodev /sys/kernel/tracing || return 1
+	mkdir -p $QPT &&
+	echo 1 >$QPT/events/rdma_cma/cm_qp_create/enable
+}
+
+qp_trace_off() {
+	[ -d $QPT ] || return 0
+	echo 0 >$QPT/events/rdma_cma/cm_qp_create/enable
+	rmdir $QPT
+}
+
+# With --max-conns 2 and one connection held (no deadlines), a second is
+# accepted and a third rejected BUSY before the node allocates anything
+# for it: one kernel QP is created in all (the accepted connection's, so
+# the trace works), the rejected one is counted as refused and not as
+# accepted, the accepted one still answers; nothing is left afterwards.
+conn_limit() {
+	"$DFKVCTL" node set kvr --max-conns 2 --first-request-ms 0 \
+		--idle-ms 0 || return 1
+	qp_trace_on || return 1
+	start_idle 0 600 || return 1
+	ref=$(nstat conns_refused) acc=$(nstat rdma_accepts)
+	: >$QPT/trace
+	"$CLIENT" limit $IP_A
+	rc=$?
+	qps=$(grep -c cm_qp_create $QPT/trace)
+	qp_trace_off
+	ref=$(($(nstat conns_refused) - ref)) acc=$(($(nstat rdma_accepts) - acc))
+	echo "kernel QPs created $qps, refused +$ref, accepted +$acc"
+	stop_idle
+	wait_stat rdma_conns 0 && [ "$(nstat pins)" -eq 0 ] &&
+	"$DFKVCTL" node set kvr --max-conns 1024 --first-request-ms 30000 \
+		--idle-ms 300000 &&
+	[ $rc -eq 0 ] && [ "$qps" -eq 1 ] && [ "$ref" -eq 1 ] && [ "$acc" -eq 1 ]
+}
+
 # tcheck NAME CMD...: tap_check, then the seconds it took (TCG is slow).
 tcheck() {
 	t0=$(date +%s)
@@ -229,7 +346,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 19
+tap_plan 22
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -248,6 +365,11 @@ tcheck "a client that posts its receives late is answered" raw norecv
 tcheck "a client that never posts receives is disconnected" raw never
 tcheck "node keeps serving, nothing pinned, no connection left" \
 	still_serving
+tcheck "no request within first_request_ms: disconnected" \
+	first_request_deadline
+tcheck "idle past idle_ms: disconnected" idle_deadline
+tcheck "over max_conns: rejected before any allocation, others served" \
+	conn_limit
 tcheck "node deleted with a live RDMA connection" node_del_live
 tcheck "rxe device removed with a live RDMA connection" rxe_remove_live
 tcheck "module unloaded with a live RDMA connection" rmmod_live

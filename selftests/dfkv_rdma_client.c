@@ -25,6 +25,14 @@
  *       Keep PUT/GET traffic going over one connection until the node goes
  *       away (transport errors then are expected) or SECONDS pass; exits
  *       0 unless a value came back wrong.
+ *   idle HOST NREQ SECONDS
+ *       A raw client that sends NREQ (at most 16) requests one after the
+ *       other, prints "ready", then sends nothing: exits 0 once the node
+ *       disconnects it, 1 if it has not after SECONDS.
+ *   limit HOST
+ *       With one connection short of the node's limit: a raw connection
+ *       is accepted, the next one rejected BUSY, and the first still
+ *       answers a request.
  *
  * Exit status 0 when every check passed; failures are printed on stderr.
  */
@@ -863,6 +871,74 @@ static int cmd_raw(const char *host, const char *what)
 	return failures ? 1 : 0;
 }
 
+static int cmd_idle(const char *host, int nreq, unsigned int secs)
+{
+	struct rdma_cm_event *ev;
+	uint64_t end;
+	struct raw r;
+	int st;
+
+	if (nreq < 0 || nreq > 16) {
+		FAIL("idle: at most 16 requests\n");
+		return 1;
+	}
+	if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("idle: connect failed\n");
+		raw_close(&r);
+		return 1;
+	}
+	for (int i = 0; i < nreq; i++) {
+		st = raw_send(&r, i, DFKV_OP_EXIST, "idle", 0, 0, 0, 0, NULL,
+			      NULL, NULL);
+		if (st || raw_reply(&r, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
+			FAIL("idle: request %d not answered\n", i);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	end = now_ms() + secs * 1000ULL;
+	for (;;) {
+		st = raw_event(&r, RDMA_CM_EVENT_DISCONNECTED, &ev);
+		if (!st) {
+			rdma_ack_cm_event(ev);
+			printf("disconnected by the node\n");
+			break;
+		}
+		if (st < 0) {
+			FAIL("idle: unexpected CM event\n");
+			break;
+		}
+		if (now_ms() >= end) {
+			FAIL("idle: still connected after %u s\n", secs);
+			break;
+		}
+	}
+	raw_close(&r);
+	return failures ? 1 : 0;
+}
+
+static int cmd_limit(const char *host)
+{
+	struct raw a, b;
+	int st;
+
+	if (raw_connect(&a, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("limit: the connection below the limit failed\n");
+		raw_close(&a);
+		return 1;
+	}
+	st = raw_connect(&b, host, DFKV_EPOCH_RDMA, 16);
+	if (!st || b.reject_status != DFKV_STATUS_BUSY)
+		FAIL("limit: over the limit: connect %d, reject status %d\n",
+		     st, b.reject_status);
+	raw_close(&b);
+	st = raw_send(&a, 0, DFKV_OP_EXIST, "limit", 0, 0, 0, 0, NULL, NULL,
+		      NULL);
+	if (st || raw_reply(&a, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
+		FAIL("limit: the accepted connection does not answer\n");
+	raw_close(&a);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "ops"))
@@ -875,7 +951,13 @@ int main(int argc, char **argv)
 		return cmd_raw(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
 		return cmd_hold(argv[2], (unsigned int)atoi(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "idle"))
+		return cmd_idle(argv[2], atoi(argv[3]),
+				(unsigned int)atoi(argv[4]));
+	if (argc >= 3 && !strcmp(argv[1], "limit"))
+		return cmd_limit(argv[2]);
 	fprintf(stderr, "usage: %s ops HOST MAXSIZE | big HOST SIZE | "
-		"nodev HOST | raw HOST CASE | hold HOST SECONDS\n", argv[0]);
+		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
+		"idle HOST NREQ SECONDS | limit HOST\n", argv[0]);
 	return 2;
 }
