@@ -88,16 +88,34 @@ static void entry_free_rcu(struct rcu_head *head)
 	kmem_cache_free(entry_cache, e);
 }
 
-/* Free a RAM slot array taken out of an entry. */
-static void ram_slots_free(struct dfkv_store *st, struct dfkv_entry *e,
-			   struct dfkv_slot *slots, u32 nr)
+/* Free RAM slots taken out of an entry; array: slots is kmalloc'd. */
+static void ram_slots_free(struct dfkv_store *st, struct dfkv_slot *slots,
+			   u32 nr, bool array)
 {
 	u32 i;
 
 	for (i = 0; i < nr; i++)
 		dfkv_slab_free(&st->slab, slots[i]);
-	if (slots != &e->slot0)
+	if (array)
 		kfree(slots);
+}
+
+/*
+ * Take RAM slots out of e under its lock, to free after it.  A one-part
+ * value's slot lives inline (e->slot0), which a promotion of e may refill
+ * as soon as the lock is dropped: it is copied out, so the slot freed is
+ * the one taken, never the new one (another entry would get it while the
+ * promotion reads disk data into it).
+ */
+static struct dfkv_slot *ram_slots_take_locked(struct dfkv_entry *e,
+					       struct dfkv_slot *slots,
+					       struct dfkv_slot *copy)
+{
+	lockdep_assert_held(&e->lock);
+	if (slots != &e->slot0)
+		return slots;
+	*copy = e->slot0;
+	return copy;
 }
 
 /*
@@ -159,7 +177,8 @@ static void entry_release(struct kref *ref)
 {
 	struct dfkv_entry *e = container_of(ref, struct dfkv_entry, ref);
 
-	ram_slots_free(e->store, e, e->slots, e->nr_slots);
+	ram_slots_free(e->store, e->slots, e->nr_slots,
+		       e->slots != &e->slot0);
 	stage_free(e->store, e->stage);
 	if (e->disk)
 		disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
@@ -288,8 +307,8 @@ static void entry_unlink(struct dfkv_store *st, struct dfkv_entry *e)
  */
 static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 {
+	struct dfkv_slot *slots = NULL, one;
 	struct dfkv_stage *stage = NULL;
-	struct dfkv_slot *slots = NULL;
 	bool killed = false;
 	u32 nr = 0;
 
@@ -300,7 +319,7 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 		if (e->tier & DFKV_T_DURABLE) {
 			entry_ram_lru_del_locked(st, e);
 			e->tier &= ~DFKV_T_RAM;
-			slots = e->slots;
+			slots = ram_slots_take_locked(e, e->slots, &one);
 			nr = e->nr_slots;
 			e->slots = &e->slot0;
 			e->nr_slots = 0;
@@ -316,7 +335,7 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 		return true;
 	}
 	if (slots) {
-		ram_slots_free(st, e, slots, nr);
+		ram_slots_free(st, slots, nr, slots != &one);
 		this_cpu_inc(st->stats->pcpu->ram_evictions);
 		return true;
 	}
@@ -722,7 +741,8 @@ retry:
 	err = entry_alloc_slots(st, e);
 	if (err == -ENOSPC && dfkv_tier_on(&st->tier)) {
 		/* Every RAM slot pinned or dirty: the synchronous disk path. */
-		ram_slots_free(st, e, e->slots, e->nr_slots);
+		ram_slots_free(st, e->slots, e->nr_slots,
+			       e->slots != &e->slot0);
 		e->slots = &e->slot0;
 		e->nr_slots = 0;
 		err = entry_stage(st, e);
@@ -1007,8 +1027,8 @@ void dfkv_store_unpin(struct dfkv_entry *e)
  */
 static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 {
+	struct dfkv_slot *slots, one;
 	struct dfkv_stage *stage = NULL;
-	struct dfkv_slot *slots;
 	bool staged = false;
 	u32 nr;
 	int err;
@@ -1016,7 +1036,7 @@ static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 	err = entry_alloc_parts(st, NULL, e, &slots, &nr, &e->slot0);
 	if (err == -ENOSPC) {
 		/* Every RAM slot pinned or dirty: read into a stage. */
-		ram_slots_free(st, e, slots, nr);
+		ram_slots_free(st, slots, nr, slots != &e->slot0);
 		slots = NULL;
 		err = entry_stage(st, e);
 		staged = !err;
@@ -1048,11 +1068,14 @@ static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
 		e->slots = &e->slot0;
 		e->nr_slots = 0;
 	}
+	if (slots)
+		slots = ram_slots_take_locked(e, slots, &one);
+	e->load_err = err >= S8_MIN ? err : -EIO;
 	e->tier &= ~DFKV_T_LOADING;
 	spin_unlock(&e->lock);
 	wake_up_all(&st->waitq);
 	if (slots)
-		ram_slots_free(st, e, slots, nr);
+		ram_slots_free(st, slots, nr, slots != &one);
 	stage_free(st, stage);
 	if (!err && !staged)
 		this_cpu_inc(st->stats->pcpu->promoted);
@@ -1099,12 +1122,13 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 		err = store_promote(st, e);
 	} else {
 		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+		err = READ_ONCE(e->load_err);
 	}
 	if (!(READ_ONCE(e->tier) & DFKV_T_RAM)) {
 		bool unlink = false;
 
 		/* A corrupt payload: the block is gone, never served. */
-		if (err == -EBADMSG) {
+		if (err == -EBADMSG && load) {
 			spin_lock(&e->lock);
 			unlink = entry_kill_locked(st, e);
 			spin_unlock(&e->lock);
@@ -1112,7 +1136,12 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 				entry_unlink(st, e);
 		}
 		dfkv_store_unpin(e);
-		return err == -EBADMSG ? NULL : ERR_PTR(-EIO);
+		if (err == -EBADMSG)
+			return NULL;
+		/* No RAM or stage to read it into now: the block is fine. */
+		if (err == -ENOSPC || err == -ENOMEM)
+			return ERR_PTR(-EBUSY);
+		return ERR_PTR(-EIO);
 	}
 	return e;
 }
@@ -1124,8 +1153,10 @@ int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 
 	rd->e = store_pin_ram(st, key);
 	if (IS_ERR(rd->e)) {
+		int busy = PTR_ERR(rd->e) == -EBUSY;
+
 		rd->e = NULL;
-		return DFKV_STATUS_IO_ERROR;
+		return busy ? DFKV_STATUS_BUSY : DFKV_STATUS_IO_ERROR;
 	}
 	if (rd->e) {
 		this_cpu_add(st->stats->pcpu->hits, 1);

@@ -52,6 +52,7 @@ struct dfkv_entry {
 	u8 state;
 	u8 result;		/* leader's status, for followers */
 	bool done;		/* leader finished */
+	s8 load_err;		/* the last cold read's, for GETs waiting on it */
 	struct list_head parked; /* followers' dfkv_put_waiters, until done */
 	u32 pins;		/* readers and leases */
 	u64 len;

@@ -5,9 +5,11 @@
  * eviction by recency under a small RAM budget with leased entries kept,
  * a node deleted and the module unloaded while clients hammer it (every
  * operation racing the deletion either completes with the status it would
- * get any other time or fails with ENODEV, and ENODEV sticks).
+ * get any other time or fails with ENODEV, and ENODEV sticks), and RAM
+ * eviction racing cold reads in front of a disk.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,12 @@ struct worker {
 	int id;
 	int fd;
 	long bad;	/* wrong bytes or unexpected statuses */
+	long wrong;	/* of them: wrong bytes */
+	int bad_op, bad_status;	/* the last unexpected status */
 	long gets_ok;
 	int saw_enodev;
 	int until_enodev;
+	int tiered;	/* a cold read may find no RAM to land in: BUSY */
 };
 
 static uint64_t rnd(uint64_t *s)
@@ -82,19 +87,27 @@ static void *work(void *arg)
 			rc = dfkv_test_get(w->fd, &k, out, MAXLEN, 0, 0, &o);
 			if (!rc && o.status == DFKV_STATUS_OK) {
 				if (o.data_len != o.stored_len ||
-				    !dfkv_test_verify(out, o.data_len, &k, 0))
+				    !dfkv_test_verify(out, o.data_len, &k, 0)) {
 					w->bad++;
+					w->wrong++;
+				}
 				w->gets_ok++;
-			} else if (!rc && o.status != DFKV_STATUS_NOT_FOUND) {
+			} else if (!rc && o.status != DFKV_STATUS_NOT_FOUND &&
+				   !(w->tiered && o.status == DFKV_STATUS_BUSY)) {
 				w->bad++;
+				w->bad_op = DFKV_OP_GET;
+				w->bad_status = o.status;
 			}
 			break;
 		case 2:
 			dfkv_test_fill(buf, len, &k, 0);
 			rc = dfkv_test_put(w->fd, &k, buf, len, &o);
 			if (!rc && o.status != DFKV_STATUS_OK &&
-			    o.status != DFKV_STATUS_CACHE_FULL)
+			    o.status != DFKV_STATUS_CACHE_FULL) {
 				w->bad++;
+				w->bad_op = DFKV_OP_PUT;
+				w->bad_status = o.status;
+			}
 			break;
 		default:
 			rc = dfkv_test_simple(w->fd, DFKV_IOC_REMOVE, &k, &o);
@@ -115,7 +128,7 @@ static void *work(void *arg)
 }
 
 static void run_workers(struct __test_metadata *_metadata, const char *node,
-			int until_enodev, struct dfkv_genl *g)
+			int until_enodev, int tiered, struct dfkv_genl *g)
 {
 	struct worker w[NTHREADS];
 	pthread_t t[NTHREADS];
@@ -123,7 +136,8 @@ static void run_workers(struct __test_metadata *_metadata, const char *node,
 
 	for (i = 0; i < NTHREADS; i++) {
 		w[i] = (struct worker){ .node = node, .id = i,
-					.until_enodev = until_enodev };
+					.until_enodev = until_enodev,
+					.tiered = tiered };
 		w[i].fd = dfkv_test_open(node);
 		ASSERT_LE(0, w[i].fd);
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, work, &w[i]));
@@ -135,7 +149,9 @@ static void run_workers(struct __test_metadata *_metadata, const char *node,
 	for (i = 0; i < NTHREADS; i++) {
 		pthread_join(t[i], NULL);
 		close(w[i].fd);
-		EXPECT_EQ(0, w[i].bad) TH_LOG("worker %d", i);
+		EXPECT_EQ(0, w[i].bad)
+			TH_LOG("worker %d: %ld wrong bytes, last status %d of op %d",
+			       i, w[i].wrong, w[i].bad_status, w[i].bad_op);
 		if (until_enodev)
 			EXPECT_TRUE(w[i].saw_enodev);
 	}
@@ -160,7 +176,7 @@ TEST_F(stress, mixed_ops_return_exact_bytes)
 {
 	dfkv_test_node_del(&self->g, "t-mix");
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-mix", 64 << 20, 0, 1));
-	run_workers(_metadata, "t-mix", 0, &self->g);
+	run_workers(_metadata, "t-mix", 0, 0, &self->g);
 	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-mix", DFKV_STAT_HITS));
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, "t-mix", DFKV_STAT_PINS));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-mix"));
@@ -170,7 +186,7 @@ TEST_F(stress, mixed_ops_under_eviction)
 {
 	dfkv_test_node_del(&self->g, "t-evict");
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-evict", 2 << 20, 0, 1));
-	run_workers(_metadata, "t-evict", 0, &self->g);
+	run_workers(_metadata, "t-evict", 0, 0, &self->g);
 	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-evict", DFKV_STAT_EVICTIONS));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-evict"));
 }
@@ -179,7 +195,63 @@ TEST_F(stress, delete_node_while_hammered)
 {
 	dfkv_test_node_del(&self->g, "t-del");
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-del", 16 << 20, 0, 1));
-	run_workers(_metadata, "t-del", 1, &self->g);
+	run_workers(_metadata, "t-del", 1, 0, &self->g);
+}
+
+/* A loop device over a fresh sparse file; its path in dev. */
+static int new_loop(const char *img, char *dev, size_t len)
+{
+	char cmd[256];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe loop 2>/dev/null; rm -f %s && truncate -s 64M %s && losetup -f --show %s",
+		 img, img, img);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (!fgets(dev, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	dev[strcspn(dev, "\n")] = '\0';
+	return pclose(p) ? -1 : 0;
+}
+
+static int disk_add(struct dfkv_genl *g, const char *node, const char *dev)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_ADD, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_DISK_PATH, dev);
+	mnl_attr_put(nlh, DFKV_A_DISK_FORMAT, 0, NULL);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+/*
+ * RAM eviction racing cold reads: a 2 MiB RAM tier in front of a disk, so
+ * GETs keep promoting blocks that PUTs keep evicting from RAM again, and
+ * REMOVEs kill them meanwhile.  Every GET is a miss or exactly the bytes
+ * PUT (an evictor that freed a slot a promotion had just taken would hand
+ * it to the next PUT while disk data is read into it).  A cold read that
+ * finds every RAM slot pinned and the stage bound reached is BUSY.
+ */
+TEST_F_TIMEOUT(stress, ram_eviction_races_cold_reads, 900)
+{
+	const char *img = "/tmp/dfkv-stress-evict.img";
+	char dev[64], cmd[128];
+
+	ASSERT_EQ(0, new_loop(img, dev, sizeof(dev)));
+	dfkv_test_node_del(&self->g, "t-evd");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-evd", 2 << 20, 0, 1));
+	ASSERT_EQ(0, disk_add(&self->g, "t-evd", dev)) TH_LOG("%s", self->g.errmsg);
+	run_workers(_metadata, "t-evd", 0, 1, &self->g);
+	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-evd", DFKV_STAT_PROMOTED));
+	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-evd", DFKV_STAT_RAM_EVICTIONS));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-evd"));
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
 }
 
 static int put_n(int fd, uint64_t t, uint64_t n, size_t len)
