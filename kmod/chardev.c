@@ -6,6 +6,12 @@
  * caller's buffer as an iov_iter (one copy to or from the store's pages)
  * and write the results back.  Leases granted through a file belong to it
  * and are dropped when it is released.
+ *
+ * No user memory is touched inside a node's operation bracket: the pages
+ * of a PUT's or GET's buffer are faulted in and referenced first
+ * (struct user_buf), structs are read before and written after it.  A
+ * buffer that faults slowly (FUSE, userfaultfd) so holds no node, no
+ * reservation and no pin, and deleting the node does not wait for it.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -118,6 +124,74 @@ static struct dfkv_node *enter_node(struct dfkv_file *df)
 	return node;
 }
 
+/* The pages of a caller's buffer, referenced for one operation. */
+struct user_buf {
+	struct page **pages;
+	struct bio_vec *bv;
+	unsigned int nr;
+	bool dest;			/* written: dirty the pages */
+	struct iov_iter iter;		/* ITER_BVEC over the pages */
+};
+
+static void user_buf_put(struct user_buf *ub)
+{
+	unsigned int i;
+
+	for (i = 0; i < ub->nr; i++) {
+		if (ub->dest)
+			set_page_dirty_lock(ub->pages[i]);
+		put_page(ub->pages[i]);
+	}
+	kvfree(ub->pages);
+	kvfree(ub->bv);
+	ub->pages = NULL;
+	ub->bv = NULL;
+	ub->nr = 0;
+}
+
+/* Fault in and reference the pages @from describes; ub->iter over them. */
+static int user_buf_get(struct user_buf *ub, struct iov_iter *from)
+{
+	size_t len = iov_iter_count(from);
+	int max = iov_iter_npages(from, INT_MAX);
+
+	memset(ub, 0, sizeof(*ub));
+	ub->dest = iov_iter_rw(from) == READ;
+	if (max) {
+		ub->pages = kvmalloc_array(max, sizeof(*ub->pages),
+					   GFP_KERNEL_ACCOUNT);
+		ub->bv = kvmalloc_array(max, sizeof(*ub->bv),
+					GFP_KERNEL_ACCOUNT);
+		if (!ub->pages || !ub->bv) {
+			user_buf_put(ub);
+			return -ENOMEM;
+		}
+	}
+	while (iov_iter_count(from)) {
+		size_t start, got;
+		ssize_t n;
+
+		n = iov_iter_get_pages2(from, ub->pages + ub->nr,
+					iov_iter_count(from), max - ub->nr,
+					&start);
+		if (n <= 0) {
+			user_buf_put(ub);
+			return n ? n : -EFAULT;
+		}
+		for (got = 0; got < n; start = 0) {
+			size_t part = min_t(size_t, n - got, PAGE_SIZE - start);
+
+			bvec_set_page(&ub->bv[ub->nr], ub->pages[ub->nr], part,
+				      start);
+			ub->nr++;
+			got += part;
+		}
+	}
+	iov_iter_bvec(&ub->iter, ub->dest ? ITER_DEST : ITER_SOURCE, ub->bv,
+		      ub->nr, len);
+	return 0;
+}
+
 /*
  * The caller's buffer of an op as an iov_iter: one range of len bytes, or
  * with DFKV_OP_F_IOV the iovec array at buf.  Returns the bytes it holds or
@@ -142,12 +216,103 @@ static ssize_t op_iter(const struct dfkv_ioc_op *o, int dir, u64 len,
 	return err ? err : (ssize_t)len;
 }
 
-/* Run one PUT/GET/EXIST/REMOVE; fills o's outputs. */
-static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
+/* Run one op inside the node's bracket; the buffer's pages are in ub. */
+static int exec_op_node(struct dfkv_node *node, struct dfkv_ioc_op *o,
+			struct user_buf *ub)
+{
+	switch (o->op) {
+	case DFKV_OP_PUT:
+		return dfkv_op_put(node, &o->key, o->length, &ub->iter,
+				   &o->stored_len);
+	case DFKV_OP_GET:
+		return dfkv_op_get(node, &o->key, o->offset, o->length,
+				   iov_iter_count(&ub->iter), &ub->iter,
+				   &o->stored_len, &o->data_len);
+	case DFKV_OP_EXIST:
+		return dfkv_op_exist(node, &o->key, &o->stored_len);
+	default:
+		return dfkv_op_remove(node, &o->key);
+	}
+}
+
+/* Reference the pages of @iter (if any), then run o on df's node. */
+static int exec_op_pinned(struct dfkv_file *df, struct dfkv_ioc_op *o,
+			  struct iov_iter *iter)
+{
+	struct user_buf ub = {};
+	struct dfkv_node *node;
+	int ret;
+
+	if (iter) {
+		ret = user_buf_get(&ub, iter);
+		if (ret)
+			return ret;
+	} else {
+		iov_iter_kvec(&ub.iter, ITER_SOURCE, NULL, 0, 0);
+	}
+	node = enter_node(df);
+	if (IS_ERR(node)) {
+		ret = PTR_ERR(node);
+	} else {
+		ret = exec_op_node(node, o, &ub);
+		dfkv_node_exit(node);
+	}
+	user_buf_put(&ub);
+	return ret;
+}
+
+/* A PUT the node refuses for its length alone references no page. */
+static bool put_len_ok(struct dfkv_file *df, u64 len)
+{
+	struct dfkv_node *node = enter_node(df);
+	bool ok;
+
+	if (IS_ERR(node))
+		return true;	/* the op says so */
+	ok = len && len <= READ_ONCE(node->max_value);
+	dfkv_node_exit(node);
+	return ok;
+}
+
+/*
+ * GET: reference only the part of the caller's buffer the range can fill
+ * (a large cap for a small value costs nothing), from a look at the
+ * value's length first.  Should the value change in between (a REMOVE and
+ * a longer PUT of the key), a TOO_LARGE the caller's cap would not have
+ * given is tried again.
+ */
+static int exec_get(struct dfkv_file *df, struct dfkv_ioc_op *o,
+		    struct iov_iter *iter)
+{
+	size_t cap = iov_iter_count(iter);
+	int tries, ret = 0;
+
+	for (tries = 0; tries < 3; tries++) {
+		struct iov_iter it = *iter;
+		struct dfkv_node *node = enter_node(df);
+		u64 len, want;
+
+		if (IS_ERR(node))
+			return PTR_ERR(node);
+		len = dfkv_store_exist(&node->store, &o->key);
+		dfkv_node_exit(node);
+		want = len > o->offset ? len - o->offset : 0;
+		if (o->length && o->length < want)
+			want = o->length;
+		iov_iter_truncate(&it, want);
+		ret = exec_op_pinned(df, o, &it);
+		if (ret != DFKV_STATUS_TOO_LARGE || want >= cap)
+			break;
+	}
+	return ret;
+}
+
+/* Run one PUT/GET/EXIST/REMOVE on df's node; fills o's outputs. */
+static int exec_op(struct dfkv_file *df, struct dfkv_ioc_op *o)
 {
 	struct iovec stack[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter;
-	ssize_t n;
+	ssize_t n = 0;
 	int ret;
 
 	o->stored_len = 0;
@@ -159,29 +324,32 @@ static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
 	case DFKV_OP_PUT:
 		n = op_iter(o, ITER_SOURCE, o->length, stack, &iov, &iter);
 		if (n == -E2BIG) {
-			ret = DFKV_STATUS_TOO_LARGE;
-			break;
+			o->status = DFKV_STATUS_TOO_LARGE;
+			return 0;
 		}
-		ret = n < 0 ? n : n != o->length ? -EINVAL :
-			dfkv_op_put(node, &o->key, o->length, &iter,
-				    &o->stored_len);
+		if (n >= 0 && n != o->length)
+			n = -EINVAL;
 		break;
 	case DFKV_OP_GET:
 		n = op_iter(o, ITER_DEST, min_t(u64, o->cap, MAX_RW_COUNT),
 			    stack, &iov, &iter);
-		ret = n < 0 ? n :
-			dfkv_op_get(node, &o->key, o->offset, o->length, n,
-				    &iter, &o->stored_len, &o->data_len);
 		break;
 	case DFKV_OP_EXIST:
-		ret = dfkv_op_exist(node, &o->key, &o->stored_len);
-		break;
 	case DFKV_OP_REMOVE:
-		ret = dfkv_op_remove(node, &o->key);
 		break;
 	default:
 		return -EINVAL;
 	}
+	if (n < 0) {
+		kfree(iov);
+		return n;
+	}
+	if (o->op == DFKV_OP_GET)
+		ret = exec_get(df, o, &iter);
+	else if (o->op == DFKV_OP_PUT && put_len_ok(df, o->length))
+		ret = exec_op_pinned(df, o, &iter);
+	else
+		ret = exec_op_pinned(df, o, NULL);
 	kfree(iov);
 	if (ret < 0)
 		return ret;
@@ -192,7 +360,6 @@ static int exec_op(struct dfkv_node *node, struct dfkv_ioc_op *o)
 static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
 {
 	struct dfkv_ioc_op o;
-	struct dfkv_node *node;
 	int err;
 
 	err = get_struct(&o, sizeof(o), DFKV_IOC_OP_SIZE_VER0, uarg);
@@ -201,11 +368,7 @@ static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
 	if (o.flags & ~__DFKV_OP_F_ALL || o.__reserved || (o.op && o.op != op))
 		return -EINVAL;
 	o.op = op;
-	node = enter_node(df);
-	if (IS_ERR(node))
-		return PTR_ERR(node);
-	err = exec_op(node, &o);
-	dfkv_node_exit(node);
+	err = exec_op(df, &o);
 	if (err)
 		return err;
 	return put_struct(uarg, &o, sizeof(o));
@@ -214,7 +377,6 @@ static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
 static long do_batch(struct dfkv_file *df, void __user *uarg)
 {
 	struct dfkv_ioc_batch b;
-	struct dfkv_node *node;
 	struct dfkv_ioc_op o;
 	u32 i;
 	int err;
@@ -225,9 +387,6 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 	if (b.flags || b.__reserved || !b.count || b.count > DFKV_BATCH_MAX ||
 	    b.op_size < DFKV_IOC_OP_SIZE_VER0 || b.op_size > PAGE_SIZE)
 		return -EINVAL;
-	node = enter_node(df);
-	if (IS_ERR(node))
-		return PTR_ERR(node);
 	b.nr_done = 0;
 	for (i = 0; i < b.count; i++) {
 		void __user *uop = u64_to_user_ptr(b.ops + (u64)i * b.op_size);
@@ -240,7 +399,7 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 			break;
 		}
 		o.size = b.op_size;
-		err = exec_op(node, &o);
+		err = exec_op(df, &o);
 		if (err)
 			break;
 		err = put_struct(uop, &o, sizeof(o));
@@ -249,7 +408,6 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 		b.nr_done++;
 		cond_resched();
 	}
-	dfkv_node_exit(node);
 	if (put_struct(uarg, &b, sizeof(b)))
 		return -EFAULT;
 	return err;

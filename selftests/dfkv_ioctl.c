@@ -2,15 +2,20 @@
 /*
  * /dev/dfkv ioctls: every operation's success paths, SPEC.md's range
  * contract, immutability, leases, batches, and bad input (struct sizes,
- * flags, hostile lengths, bad pointers, unbound files).
+ * flags, hostile lengths, bad pointers, unbound files, a buffer whose
+ * fault never ends holding nothing of the node).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "kselftest_harness.h"
@@ -708,6 +713,100 @@ TEST_F(dev, deleted_node_fails_cleanly)
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
 	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+}
+
+#define SLOW_LEN	(64 << 10)
+
+struct slow_put {
+	int fd;
+	void *buf;
+	int rc, err;
+};
+
+static void *slow_put_run(void *arg)
+{
+	struct dfkv_key k = dfkv_test_key(7, 1200);
+	struct slow_put *sp = arg;
+	struct dfkv_ioc_op o;
+
+	sp->rc = dfkv_test_put(sp->fd, &k, sp->buf, SLOW_LEN, &o);
+	sp->err = errno;
+	return NULL;
+}
+
+struct uffd_resolver {
+	int uffd;
+	void *buf;
+	int done;	/* set once the fault was resolved */
+};
+
+/* A watchdog: resolve the fault after 60 s, so a regression cannot hang. */
+static void *uffd_resolve_late(void *arg)
+{
+	struct uffd_resolver *r = arg;
+	struct uffdio_zeropage z = {
+		.range = { .start = (uintptr_t)r->buf, .len = SLOW_LEN },
+	};
+	int i;
+
+	for (i = 0; i < 600 && !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE); i++)
+		usleep(100 * 1000);
+	if (!__atomic_exchange_n(&r->done, 1, __ATOMIC_ACQ_REL))
+		ioctl(r->uffd, UFFDIO_ZEROPAGE, &z);
+	return NULL;
+}
+
+/*
+ * A PUT from a buffer whose page fault does not end (userfaultfd; FUSE
+ * behaves the same) holds nothing of the node while it waits: NODE_DEL
+ * completes before the fault is resolved, and the PUT then fails with
+ * ENODEV.
+ */
+TEST_F_TIMEOUT(dev, slow_faulting_buffer_holds_no_node, 300)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage z = { .range = { .len = SLOW_LEN } };
+	struct uffd_resolver res = { 0 };
+	struct slow_put sp = { 0 };
+	pthread_t put, watchdog;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	int deleted_first;
+
+	res.uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	ASSERT_LE(0, res.uffd);
+	ASSERT_EQ(0, ioctl(res.uffd, UFFDIO_API, &api));
+	res.buf = mmap(NULL, SLOW_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, res.buf);
+	reg.range.start = (uintptr_t)res.buf;
+	reg.range.len = SLOW_LEN;
+	ASSERT_EQ(0, ioctl(res.uffd, UFFDIO_REGISTER, &reg));
+	sp.fd = self->fd;
+	sp.buf = res.buf;
+	ASSERT_EQ(0, pthread_create(&put, NULL, slow_put_run, &sp));
+	/* The PUT is now waiting in the fault. */
+	pfd.fd = res.uffd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, 60000));
+	ASSERT_EQ(sizeof(msg), read(res.uffd, &msg, sizeof(msg)));
+	EXPECT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	ASSERT_EQ(0, pthread_create(&watchdog, NULL, uffd_resolve_late, &res));
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	deleted_first = !__atomic_exchange_n(&res.done, 1, __ATOMIC_ACQ_REL);
+	EXPECT_TRUE(deleted_first);
+	if (deleted_first) {
+		z.range.start = (uintptr_t)res.buf;
+		EXPECT_EQ(0, ioctl(res.uffd, UFFDIO_ZEROPAGE, &z));
+	}
+	pthread_join(watchdog, NULL);
+	pthread_join(put, NULL);
+	EXPECT_EQ(-1, sp.rc);
+	EXPECT_EQ(ENODEV, sp.err);
+	munmap(res.buf, SLOW_LEN);
+	close(res.uffd);
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 8 << 20, 0, 1));
 }
 
 TEST_HARNESS_MAIN
