@@ -7,7 +7,8 @@
 # snapshot across a restart, the config file, shutdown during a
 # long-poll, and --token-file: the token file's rules, 401 for writes
 # without the right bearer token (the directory unchanged, GETs open,
-# failures counted).  TAP on stdout; exit status non-zero on any failure.  Every
+# failures counted), and dfkvctl members|clients del with and without the
+# token.  TAP on stdout; exit status non-zero on any failure.  Every
 # wait is bounded.  The helpers here are shared with test_mdsd_etcd.py.
 
 import http.client
@@ -23,6 +24,7 @@ import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MDSD = os.environ.get("MDSD") or os.path.join(REPO, "build", "tools", "mdsd")
+DFKVCTL = os.path.join(os.path.dirname(MDSD), "dfkvctl")
 
 
 def ensure_built():
@@ -701,6 +703,50 @@ def main():
         expect(au.req("DELETE", "/v1/groups/ga/members/n3", None,
                       right)[0] == 404)
 
+    def ctl(*args, env=None):
+        e = dict(os.environ)
+        e.pop("DFKV_MDS_TOKEN_FILE", None)
+        e.update(env or {})
+        return subprocess.run([DFKVCTL] + list(args), capture_output=True,
+                              timeout=20, env=e)
+
+    def dfkvctl_del():
+        expect(os.path.exists(DFKVCTL), "no " + DFKVCTL)
+        url = "http://127.0.0.1:%d" % au.port
+        wrong = write_file(os.path.join(tmp, "wrong.token"), b"wrong\n")
+        loose = write_file(os.path.join(tmp, "loose.token"),
+                           (tok + "\n").encode(), 0o644)
+        good = os.path.join(tmp, "auth.token")
+        ids = lambda kind="members": [x["id"] for x in  # noqa: E731
+                                      au.list("ga", kind)[1][kind]]
+        # reads need no token
+        r = ctl("members", "--mds", url, "--group", "ga")
+        expect(r.returncode == 0 and b"n1" in r.stdout, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga")
+        expect(r.returncode == 3 and b"HTTP 401" in r.stderr and
+               b"--token-file" in r.stderr, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", wrong)
+        expect(r.returncode == 3 and b"wrong bearer token" in r.stderr, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", loose)
+        expect(r.returncode == 2 and b"chmod 600" in r.stderr, r)
+        expect(ids() == ["n1"], ids())
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", good)
+        expect(r.returncode == 0 and b"deleted n1 from ga" in r.stdout, r)
+        expect(ids() == [], ids())
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", good)
+        expect(r.returncode == 3 and b"HTTP 404" in r.stderr, r)
+        # clients, the token from the environment, JSON
+        r = ctl("clients", "--mds", url, "--group", "ga", "del", "c1",
+                "--json", env={"DFKV_MDS_TOKEN_FILE": good})
+        expect(r.returncode == 0 and json.loads(r.stdout)["id"] == "c1", r)
+        expect(ids("clients") == [], ids("clients"))
+        r = ctl("members", "del", "--mds", url)
+        expect(r.returncode == 2, r)
+
     try:
         t.check("mdsd starts and answers /healthz", up)
         t.check("/readyz is 200 with the memory backend", ready)
@@ -751,6 +797,8 @@ def main():
                 auth_refused)
         t.check("--token-file: GETs stay open", auth_gets_open)
         t.check("--token-file: the right token writes", auth_right_token)
+        t.check("dfkvctl members|clients del with and without the token",
+                dfkvctl_del)
     finally:
         au.stop()
         rc = m.stop()
