@@ -23,7 +23,8 @@ const char mdsd_usage[] =
 	"SYNOPSIS\n"
 	"    mdsd [--config FILE] [--listen ADDR:PORT] [--backend memory|etcd]\n"
 	"         [--etcd URL[,URL...]] [--etcd-prefix PREFIX] [--snapshot FILE]\n"
-	"         [--token-file FILE]\n"
+	"         [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]\n"
+	"         [--etcd-user NAME --etcd-password-file FILE] [--token-file FILE]\n"
 	"         [--ttl-ms MS] [--long-poll-ms MS] [--agent --group GROUP\n"
 	"         [--advertise NODE=HOST:PORT]... [--advertise-rdma NODE=HOST:PORT]...\n"
 	"         [--advertise-host HOST] [--weight N] [--host NAME]] [-v]\n"
@@ -43,6 +44,14 @@ const char mdsd_usage[] =
 	"    --etcd URLS             etcd v3 gateway URLs, comma separated\n"
 	"                            (default http://127.0.0.1:2379)\n"
 	"    --etcd-prefix PREFIX    key prefix in etcd (default /dfkv/mds)\n"
+	"    --etcd-cacert FILE      CA bundle that verifies https:// etcd URLs\n"
+	"                            (default: the system's)\n"
+	"    --etcd-cert FILE        client certificate for etcd (PEM; with\n"
+	"                            --etcd-key), for --client-cert-auth\n"
+	"    --etcd-key FILE         its private key (PEM)\n"
+	"    --etcd-user NAME        etcd user (etcd auth enabled; with\n"
+	"                            --etcd-password-file)\n"
+	"    --etcd-password-file FILE  its password (one line, mode 0600)\n"
 	"    --token-file FILE       every PUT and DELETE needs\n"
 	"                            \"Authorization: Bearer <token>\" (401\n"
 	"                            otherwise); FILE: mode 0600, at most 4096\n"
@@ -78,7 +87,8 @@ enum {
 	O_ETCD = 256, O_ETCD_PREFIX, O_SNAPSHOT, O_TTL, O_LONG_POLL,
 	O_BODY_LIMIT, O_CONN_TIMEOUT, O_MAX_CONNS, O_MAX_ENTRIES,
 	O_NO_NODE_METRICS, O_ADVERTISE, O_ADVERTISE_RDMA, O_WEIGHT, O_HOST,
-	O_ADVERTISE_HOST, O_TOKEN_FILE,
+	O_ADVERTISE_HOST, O_ETCD_CACERT, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_USER,
+	O_ETCD_PASSWORD_FILE, O_TOKEN_FILE,
 };
 
 static const struct option opts[] = {
@@ -87,6 +97,11 @@ static const struct option opts[] = {
 	{ "backend", required_argument, NULL, 'b' },
 	{ "etcd", required_argument, NULL, O_ETCD },
 	{ "etcd-prefix", required_argument, NULL, O_ETCD_PREFIX },
+	{ "etcd-cacert", required_argument, NULL, O_ETCD_CACERT },
+	{ "etcd-cert", required_argument, NULL, O_ETCD_CERT },
+	{ "etcd-key", required_argument, NULL, O_ETCD_KEY },
+	{ "etcd-user", required_argument, NULL, O_ETCD_USER },
+	{ "etcd-password-file", required_argument, NULL, O_ETCD_PASSWORD_FILE },
 	{ "token-file", required_argument, NULL, O_TOKEN_FILE },
 	{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 	{ "ttl-ms", required_argument, NULL, O_TTL },
@@ -182,6 +197,17 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 		if (val[0] != '/' || strstr(val, "//"))
 			return bad(name, val, "must start with / and have no //");
 		return copy(cfg->etcd_prefix, sizeof(cfg->etcd_prefix), name, val);
+	case O_ETCD_CACERT:
+		return copy(cfg->etcd_cacert, sizeof(cfg->etcd_cacert), name, val);
+	case O_ETCD_CERT:
+		return copy(cfg->etcd_cert, sizeof(cfg->etcd_cert), name, val);
+	case O_ETCD_KEY:
+		return copy(cfg->etcd_key, sizeof(cfg->etcd_key), name, val);
+	case O_ETCD_USER:
+		return copy(cfg->etcd_user, sizeof(cfg->etcd_user), name, val);
+	case O_ETCD_PASSWORD_FILE:
+		return copy(cfg->etcd_password_file,
+			    sizeof(cfg->etcd_password_file), name, val);
 	case O_TOKEN_FILE:
 		return copy(cfg->token_file, sizeof(cfg->token_file), name, val);
 	case O_SNAPSHOT:
@@ -441,5 +467,11 @@ int mdsd_config_load(struct mdsd_config *cfg, int argc, char *argv[])
 		return bad("snapshot", cfg->snapshot, "path too long");
 	if (!strcmp(cfg->backend, "etcd") && !cfg->etcd[0])
 		return bad("etcd", "", "no URL");
+	if (!cfg->etcd_cert[0] != !cfg->etcd_key[0])
+		return bad("etcd-cert", cfg->etcd_cert,
+			   "--etcd-cert and --etcd-key go together");
+	if (!cfg->etcd_user[0] != !cfg->etcd_password_file[0])
+		return bad("etcd-user", cfg->etcd_user,
+			   "--etcd-user and --etcd-password-file go together");
 	return cfg->token_file[0] ? load_token(cfg) : 0;
 }
