@@ -574,7 +574,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 
 		*upload_data_size = 0;
 		r->seen += n;
-		/* A refused write's body is discarded like a too large one. */
+		/*
+		 * A refused write's body is discarded like a too large one.
+		 * libmicrohttpd 0.9.75 calls no more once the first call
+		 * queued a response; should another version go on, a refused
+		 * request still never reaches route().
+		 */
 		if (r->auth != AUTH_OK || r->too_large ||
 		    r->len + n > s->cfg->body_limit) {
 			r->too_large = true;
