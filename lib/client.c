@@ -7,6 +7,7 @@
  * handles, and the client's counters.  The transports (local.c, tcp.c)
  * only execute routed requests.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -16,7 +17,7 @@
 #include "rdma.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
-	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER2, "options layout");
+	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER3, "options layout");
 
 #define DEF_BATCH_CONCURRENCY	16
 #define DEF_CONNS_PER_PEER	2
@@ -138,7 +139,8 @@ static int options_load(struct dfkv_client_options_v2 *o,
 	if (o->transport >= __DFKV_TRANSPORT_MAX || o->__reserved ||
 	    !dfkv_span_ok(o->ns, o->ns_len) || !o->members == !o->mds_endpoints ||
 	    o->__reserved2 || o->__reserved3 ||
-	    (!o->mds_endpoints && (o->group || o->client_id)))
+	    (!o->mds_endpoints && (o->group || o->client_id ||
+				   o->mds_token_file)))
 		return DFKV_E_INVAL;
 	if (o->batch_concurrency > MAX_BATCH_CONCURRENCY ||
 	    o->conns_per_peer > MAX_CONNS_PER_PEER || o->rdma_port > 65535)
@@ -266,6 +268,7 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	if (c->opt.mds_endpoints) {
 		err = dfkv_disc_open(c);	/* copies the strings */
 		c->opt.mds_endpoints = c->opt.group = c->opt.client_id = NULL;
+		c->opt.mds_token_file = NULL;
 		if (err)
 			goto fail;
 		*out = c;
@@ -297,7 +300,12 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	*out = c;
 	return 0;
 fail:
-	dfkv_close(c);
+	{
+		int e = errno;	/* what DFKV_E_SYS and DFKV_E_AUTH tell */
+
+		dfkv_close(c);
+		errno = e;
+	}
 	return err;
 }
 
@@ -1101,7 +1109,7 @@ static const char *result_name(int s)
 	};
 	static const char *const er[] = {
 		"", "inval", "nomem", "range", "unavailable", "timeout",
-		"proto", "not_run", "members", "nodev", "sys",
+		"proto", "not_run", "members", "nodev", "sys", "auth",
 	};
 
 	static_assert(sizeof(st) / sizeof(st[0]) == __DFKV_STATUS_MAX, "st");

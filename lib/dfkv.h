@@ -58,7 +58,13 @@ enum dfkv_error {
 				 * node in this network namespace; RDMA: no
 				 * active (whitelisted) RDMA device */
 	DFKV_E_SYS = -10,	/* unexpected system error (see errno) */
-	__DFKV_E_MIN = -11
+	DFKV_E_AUTH = -11,	/* mdsd refused mds_token_file's token (HTTP
+				 * 401; errno EKEYREJECTED), or the file is
+				 * unusable (errno: ENOENT, EACCES; EPERM
+				 * group/other may access it; EFBIG over
+				 * 4096 bytes; EINVAL empty or not printable
+				 * ASCII) */
+	__DFKV_E_MIN = -12
 };
 
 /* Library version string, e.g. "0.1.0". */
@@ -249,6 +255,12 @@ enum dfkv_transport {
  *   directory's epoch.  Draining members stay in the ring, unhealthy ones
  *   leave it; a loss of more than half of the ring is held for
  *   mds_grace_ms.  client_id registers this client (never in the ring).
+ * mds_token_file (VER3): with mds_endpoints, the bearer token file of an
+ *   mdsd run with --token-file; its writes (client_id's registration,
+ *   heartbeats and DELETE) send "Authorization: Bearer <token>".  Read
+ *   once at open (mode 0600, at most 4096 bytes, one trailing newline
+ *   stripped); an unusable file or a refused registration fails the open
+ *   with DFKV_E_AUTH.
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */
@@ -284,10 +296,13 @@ struct dfkv_client_options_v2 {
 					 * AUTO, non-zero turns RDMA on for
 					 * remote members */
 	uint32_t __reserved3;		/* must be 0 */
+	/* VER3: mdsd's bearer token (SPEC 7) */
+	const char *mds_token_file;	/* NULL: send no token */
 };
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER1	104
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER2	120
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER3	128
 
 struct dfkv_client;
 

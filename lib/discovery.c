@@ -29,11 +29,16 @@
  *   new address takes a new slot.
  * - client_id: PUT /v1/groups/{g}/clients/{id} {"ttl_ms","host"} at open
  *   and every ttl/3 from the same thread; DELETE at dfkv_close.
+ * - mds_token_file: read once at open (token.c, the reader mdsd uses); the
+ *   writes (PUT, DELETE) carry "Authorization: Bearer <token>", reads do
+ *   not.  An unusable file, or a 401 to the registration at open, fails
+ *   the open with DFKV_E_AUTH; a 401 to a heartbeat is counted.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* pthread_rwlockattr_setkind_np */
 #endif
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +47,7 @@
 #include <json-c/json.h>
 
 #include "discovery.h"
+#include "token.h"
 
 #define DISC_SLOTS_MAX		4096	/* peer slots for the life of a client */
 #define DISC_BODY_MAX		(8u << 20)
@@ -90,7 +96,7 @@ struct dfkv_disc {
 	atomic_bool stop;
 	CURLM *multi;
 	CURL *easy;
-	struct curl_slist *hdrs;
+	struct curl_slist *hdrs;	/* of writes: content type, token */
 	uint64_t epoch;
 	bool synced;		/* epoch came from the current endpoint */
 	struct disc_list base;	/* the membership applied last */
@@ -102,7 +108,7 @@ struct dfkv_disc {
 
 	/* stats */
 	_Atomic uint64_t st_epoch, st_ring, st_fetches, st_errors, st_changes,
-		st_holds, st_skipped, st_hb_errors;
+		st_holds, st_skipped, st_hb_errors, st_auth_errors;
 	atomic_bool st_holding;
 };
 
@@ -190,8 +196,9 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	curl_easy_setopt(d->easy, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(d->easy, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(d->easy, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
+	if (strcmp(method, "GET"))
 		curl_easy_setopt(d->easy, CURLOPT_HTTPHEADER, d->hdrs);
+	if (body) {
 		curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
@@ -517,7 +524,8 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 	return 0;
 }
 
-/* PUT clients/{id} (register or heartbeat), or DELETE it. */
+/* PUT clients/{id} (register or heartbeat), or DELETE it: 0, -1, or
+ * DFKV_E_AUTH when mdsd refused the token (401). */
 static int client_reg(struct dfkv_disc *d, bool del)
 {
 	char url[2048], body[DISC_ADDR_MAX + 64];
@@ -540,6 +548,10 @@ static int client_reg(struct dfkv_disc *d, bool del)
 	if (rc || (status != 200 && !(del && status == 404))) {
 		if (!del)
 			atomic_fetch_add(&d->st_hb_errors, 1);
+		if (!rc && status == 401) {
+			atomic_fetch_add(&d->st_auth_errors, 1);
+			return DFKV_E_AUTH;
+		}
 		return -1;
 	}
 	return 0;
@@ -644,6 +656,33 @@ static int split_urls(struct dfkv_disc *d, const char *spec)
 	return d->nurls ? 0 : DFKV_E_INVAL;
 }
 
+/* The writes' headers: the content type and, with a token file, the
+ * token.  errno tells why a token file is unusable. */
+static int write_headers(struct dfkv_disc *d, const char *token_file)
+{
+	char tok[DFKV_TOKEN_MAX + 1], hdr[DFKV_TOKEN_MAX + 32], why[64];
+	struct curl_slist *l;
+	int err;
+
+	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	if (!d->hdrs)
+		return DFKV_E_NOMEM;
+	if (!token_file)
+		return 0;
+	err = dfkv_token_read(token_file, tok, sizeof(tok), why, sizeof(why));
+	if (err) {
+		errno = -err;
+		return DFKV_E_AUTH;
+	}
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
+	l = curl_slist_append(d->hdrs, hdr);
+	explicit_bzero(tok, sizeof(tok));
+	explicit_bzero(hdr, sizeof(hdr));
+	if (!l)
+		return DFKV_E_NOMEM;
+	return 0;
+}
+
 static void our_host(struct dfkv_disc *d)
 {
 	char h[DISC_ADDR_MAX] = "";
@@ -696,10 +735,12 @@ int dfkv_disc_open(struct dfkv_client *c)
 	err = split_urls(d, o->mds_endpoints);
 	if (err)
 		return err;
+	err = write_headers(d, o->mds_token_file);
+	if (err)
+		return err;
 	d->multi = curl_multi_init();
 	d->easy = curl_easy_init();
-	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-	if (!d->multi || !d->easy || !d->hdrs)
+	if (!d->multi || !d->easy)
 		return DFKV_E_NOMEM;
 
 	/* the first list: from the first endpoint that answers */
@@ -718,8 +759,12 @@ int dfkv_disc_open(struct dfkv_client *c)
 	if (d->client_id[0]) {
 		uint64_t now = dfkv_now_ms();
 
-		d->next_hb = now + (client_reg(d, false) ? BACKOFF_MIN_MS * 10 :
-				    d->ttl_ms / 3);
+		err = client_reg(d, false);
+		if (err == DFKV_E_AUTH) {
+			errno = EKEYREJECTED;
+			return err;
+		}
+		d->next_hb = now + (err ? BACKOFF_MIN_MS * 10 : d->ttl_ms / 3);
 	}
 	if (pthread_create(&d->thread, NULL, follow, d))
 		return DFKV_E_SYS;
@@ -748,6 +793,8 @@ void dfkv_disc_close(struct dfkv_client *c)
 		curl_easy_cleanup(d->easy);
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
+	for (struct curl_slist *l = d->hdrs; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));	/* the token */
 	curl_slist_free_all(d->hdrs);
 	for (size_t i = 0; i < d->nurls; i++)
 		free(d->urls[i]);
@@ -806,7 +853,10 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     "# TYPE dfkv_client_mds_skipped_members_total counter\n"
 		     "dfkv_client_mds_skipped_members_total %llu\n"
 		     "# TYPE dfkv_client_mds_heartbeat_errors_total counter\n"
-		     "dfkv_client_mds_heartbeat_errors_total %llu\n",
+		     "dfkv_client_mds_heartbeat_errors_total %llu\n"
+		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401).\n"
+		     "# TYPE dfkv_client_mds_auth_errors_total counter\n"
+		     "dfkv_client_mds_auth_errors_total %llu\n",
 		     (unsigned long long)atomic_load(&d->st_epoch),
 		     (unsigned long long)atomic_load(&d->st_ring),
 		     atomic_load(&d->st_holding) ? 1 : 0,
@@ -815,7 +865,8 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     (unsigned long long)atomic_load(&d->st_changes),
 		     (unsigned long long)atomic_load(&d->st_holds),
 		     (unsigned long long)atomic_load(&d->st_skipped),
-		     (unsigned long long)atomic_load(&d->st_hb_errors));
+		     (unsigned long long)atomic_load(&d->st_hb_errors),
+		     (unsigned long long)atomic_load(&d->st_auth_errors));
 	if (n < 0)
 		return 0;
 	return (size_t)n < cap ? (size_t)n : cap - 1;

@@ -8,7 +8,10 @@
  * draining keeps it; mdsd down keeps the last ring and the next endpoint
  * is tried; a loss of more than half is held for the grace period, then
  * applied; client registration appears with dfkv_open_v2 and disappears
- * with dfkv_close.  The nodes themselves are not needed (routing only).
+ * with dfkv_close; with an mdsd run with --token-file, mds_token_file
+ * registers (and deregisters) the client, a wrong, missing or unusable
+ * token fails the open with DFKV_E_AUTH, a token refused later is
+ * counted.  The nodes themselves are not needed (routing only).
  * Skipped when build/tools/mdsd is missing (make tools).
  */
 #define _GNU_SOURCE
@@ -112,9 +115,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* The HTTP status (0: transport error); body into b when not NULL. */
+/* The HTTP status (0: transport error); body into b when not NULL; auth:
+ * an "Authorization:" header or NULL. */
 static long http(const char *method, const char *url, const char *data,
-		 struct body *b)
+		 struct body *b, const char *auth)
 {
 	struct body tmp;
 	struct curl_slist *h = NULL;
@@ -131,11 +135,13 @@ static long http(const char *method, const char *url, const char *data,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	if (auth)
+		h = curl_slist_append(h, auth);
 	if (data) {
 		h = curl_slist_append(h, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
 	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	if (curl_easy_perform(c) == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(c);
@@ -150,12 +156,35 @@ struct mds {
 	int port;
 	char url[64];
 	char dir[64];
+	const char *token;	/* run with --token-file of it; NULL: none */
+	char auth[128];		/* "Authorization: Bearer <token>" or "" */
 };
+
+/* Files a test may leave in m->dir (mds_cleanup removes them). */
+static const char *const files[] = { "snap.json", "token", "wrong", "loose",
+				     "empty", "big" };
+
+/* m->dir/name with data and mode; its path in path. */
+static int write_file(struct mds *m, const char *name, const char *data,
+		      size_t len, mode_t mode, char *path, size_t cap)
+{
+	int fd;
+	bool ok;
+
+	snprintf(path, cap, "%s/%s", m->dir, name);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, data, len) == (ssize_t)len && !fchmod(fd, mode);
+	close(fd);
+	return ok ? 0 : -1;
+}
 
 static int mds_start(struct mds *m, bool fresh)
 {
 	const char *bin = mdsd_path();
-	char snap[128], port[32];
+	char snap[128], port[32], tok[128] = "";
 	uint64_t end;
 
 	if (!bin)
@@ -165,6 +194,16 @@ static int mds_start(struct mds *m, bool fresh)
 		if (!mkdtemp(m->dir))
 			return -1;
 		m->port = free_port();
+	}
+	if (m->token) {
+		char line[96];
+		int n = snprintf(line, sizeof(line), "%s\n", m->token);
+
+		if (write_file(m, "token", line, (size_t)n, 0600, tok,
+			       sizeof(tok)))
+			return -1;
+		snprintf(m->auth, sizeof(m->auth), "Authorization: Bearer %s",
+			 m->token);
 	}
 	snprintf(m->url, sizeof(m->url), "http://127.0.0.1:%d", m->port);
 	snprintf(snap, sizeof(snap), "%s/snap.json", m->dir);
@@ -177,8 +216,10 @@ static int mds_start(struct mds *m, bool fresh)
 
 		dup2(null, 1);
 		dup2(null, 2);
+		/* without a token the list ends before --token-file */
 		execl(bin, bin, "--listen", port, "--snapshot", snap,
-		      "--long-poll-ms", "5000", (char *)NULL);
+		      "--long-poll-ms", "5000", tok[0] ? "--token-file" : NULL,
+		      tok, (char *)NULL);
 		_exit(127);
 	}
 	end = now_ms() + 5000;
@@ -186,7 +227,7 @@ static int mds_start(struct mds *m, bool fresh)
 		char u[128];
 
 		snprintf(u, sizeof(u), "%s/healthz", m->url);
-		if (http("GET", u, NULL, NULL) == 200)
+		if (http("GET", u, NULL, NULL, NULL) == 200)
 			return 0;
 		sleep_ms(20);
 	}
@@ -207,8 +248,10 @@ static void mds_cleanup(struct mds *m)
 	char p[128];
 
 	mds_stop(m);
-	snprintf(p, sizeof(p), "%s/snap.json", m->dir);
-	unlink(p);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", m->dir, files[i]);
+		unlink(p);
+	}
 	rmdir(m->dir);
 }
 
@@ -222,7 +265,7 @@ static long put_member(struct mds *m, const char *group, const char *id,
 	snprintf(body, sizeof(body),
 		 "{\"tcp\":\"127.0.0.1:%d\",\"weight\":%d,\"state\":\"%s\","
 		 "\"ttl_ms\":600000}", port, weight, state);
-	return http("PUT", url, body, NULL);
+	return http("PUT", url, body, NULL, m->auth[0] ? m->auth : NULL);
 }
 
 static long del_member(struct mds *m, const char *group, const char *id)
@@ -231,7 +274,7 @@ static long del_member(struct mds *m, const char *group, const char *id)
 
 	snprintf(url, sizeof(url), "%s/v1/groups/%s/members/%s", m->url, group,
 		 id);
-	return http("DELETE", url, NULL, NULL);
+	return http("DELETE", url, NULL, NULL, m->auth[0] ? m->auth : NULL);
 }
 
 /* ------------------------------------------------------------ client */
@@ -382,7 +425,7 @@ static bool client_listed(struct mds *m, const char *group, const char *id)
 
 	snprintf(url, sizeof(url), "%s/v1/groups/%s/clients", m->url, group);
 	snprintf(needle, sizeof(needle), "\"id\":\"%s\"", id);
-	found = http("GET", url, NULL, b) == 200 && strstr(b->p, needle);
+	found = http("GET", url, NULL, b, NULL) == 200 && strstr(b->p, needle);
 	free(b);
 	return found;
 }
@@ -395,18 +438,26 @@ FIXTURE(disc) {
 	struct dfkv_client *c;
 };
 
+/* mdsd (run with --token-file of token unless NULL), members kv0-2 in g1. */
+static void start_three(struct __test_metadata *_metadata, struct mds *m,
+			const char *token)
+{
+	memset(m, 0, sizeof(*m));
+	m->token = token;
+	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
+	ASSERT_EQ(0, mds_start(m, true));
+	ASSERT_EQ(200, put_member(m, "g1", "kv0", 17400, 1, "up"));
+	ASSERT_EQ(200, put_member(m, "g1", "kv1", 17401, 1, "up"));
+	ASSERT_EQ(200, put_member(m, "g1", "kv2", 17402, 1, "up"));
+}
+
 FIXTURE_SETUP(disc)
 {
-	memset(&self->m, 0, sizeof(self->m));
 	self->c = NULL;
-	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
-	ASSERT_EQ(0, mds_start(&self->m, true));
 	self->a = calloc(1, sizeof(*self->a));
 	self->b = calloc(1, sizeof(*self->b));
 	ASSERT_TRUE(self->a && self->b);
-	ASSERT_EQ(200, put_member(&self->m, "g1", "kv0", 17400, 1, "up"));
-	ASSERT_EQ(200, put_member(&self->m, "g1", "kv1", 17401, 1, "up"));
-	ASSERT_EQ(200, put_member(&self->m, "g1", "kv2", 17402, 1, "up"));
+	start_three(_metadata, &self->m, NULL);
 }
 
 FIXTURE_TEARDOWN(disc)
@@ -608,6 +659,169 @@ TEST_F(disc, empty_group_then_first_member)
 	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(self->c, "k", 1, "v", 1));
 }
 
+/* ------------------------------------------------- mds_token_file */
+
+#define TOKEN	"t0ken-of-the-group"
+
+FIXTURE(disc_token) {
+	struct mds m;
+	struct owners *a;
+	struct dfkv_client *c;
+	char right[128];		/* mdsd's token file */
+};
+
+FIXTURE_SETUP(disc_token)
+{
+	self->c = NULL;
+	self->a = calloc(1, sizeof(*self->a));
+	ASSERT_TRUE(self->a != NULL);
+	start_three(_metadata, &self->m, TOKEN);
+	snprintf(self->right, sizeof(self->right), "%s/token", self->m.dir);
+	/* mdsd refuses writes without the token */
+	self->m.auth[0] = 0;
+	EXPECT_EQ(401, put_member(&self->m, "g1", "rogue", 17409, 1, "up"));
+	snprintf(self->m.auth, sizeof(self->m.auth),
+		 "Authorization: Bearer %s", TOKEN);
+}
+
+FIXTURE_TEARDOWN(disc_token)
+{
+	dfkv_close(self->c);
+	mds_cleanup(&self->m);
+	free(self->a);
+}
+
+static int open_token(const char *url, const char *client_id,
+		      const char *token_file, struct dfkv_client **c)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.ns = ns, .ns_len = sizeof(ns) - 1,
+		.mds_endpoints = url, .group = "g1", .client_id = client_id,
+		.connect_timeout_ms = 300, .io_timeout_ms = 2000,
+		.client_ttl_ms = 900, .mds_token_file = token_file,
+	};
+
+	return dfkv_open_v2(&o, c);
+}
+
+/* A counter of dfkv_stats_snapshot (-1: absent). */
+static long long client_stat(struct dfkv_client *c, const char *name)
+{
+	char st[8192], needle[128], *p;
+	uint64_t len;
+
+	if (dfkv_stats_snapshot(c, st, sizeof(st), &len))
+		return -1;
+	snprintf(needle, sizeof(needle), "\n%s ", name);
+	p = strstr(st, needle);
+	return p ? atoll(p + strlen(needle)) : -1;
+}
+
+TEST_F(disc_token, registers_with_the_token)
+{
+	ASSERT_EQ(0, open_token(self->m.url, "engine-t", self->right,
+				&self->c));
+	EXPECT_TRUE(client_listed(&self->m, "g1", "engine-t"));
+	/* the ring is the members' (the rogue was refused) */
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+	/* heartbeats (every 300 ms) keep it past its 900 ms TTL */
+	sleep_ms(1500);
+	EXPECT_TRUE(client_listed(&self->m, "g1", "engine-t"));
+	EXPECT_EQ(0, client_stat(self->c, "dfkv_client_mds_auth_errors_total"));
+	EXPECT_EQ(0, client_stat(self->c,
+				 "dfkv_client_mds_heartbeat_errors_total"));
+	/* the DELETE at close carries the token too */
+	dfkv_close(self->c);
+	self->c = NULL;
+	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-t"));
+}
+
+TEST_F(disc_token, wrong_or_missing_token_fails_the_open)
+{
+	char wrong[128], prefix[128];
+
+	ASSERT_EQ(0, write_file(&self->m, "wrong", "t0ken-of-the-grouq\n", 19,
+				0600, wrong, sizeof(wrong)));
+	ASSERT_EQ(0, write_file(&self->m, "loose", TOKEN, sizeof(TOKEN) - 2,
+				0600, prefix, sizeof(prefix)));
+	errno = 0;
+	EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, "engine-w", wrong,
+					  &self->c));
+	EXPECT_EQ(EKEYREJECTED, errno);
+	EXPECT_EQ(NULL, self->c);
+	errno = 0;
+	EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, "engine-w", prefix,
+					  &self->c));
+	EXPECT_EQ(EKEYREJECTED, errno);
+	/* no token at all: mdsd wants one for the registration */
+	EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, "engine-w", NULL,
+					  &self->c));
+	EXPECT_EQ(NULL, self->c);
+	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-w"));
+	EXPECT_STRNE("unknown status", dfkv_strerror(DFKV_E_AUTH));
+	/* reads are open: without client_id a client follows the ring */
+	ASSERT_EQ(0, open_token(self->m.url, NULL, NULL, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+}
+
+TEST_F(disc_token, unusable_token_files_fail_the_open)
+{
+	static const struct {
+		const char *name, *data;
+		size_t len;
+		mode_t mode;
+		int err;
+	} bad[] = {
+		{ "loose", TOKEN "\n", sizeof(TOKEN), 0644, EPERM },
+		{ "empty", "\n", 1, 0600, EINVAL },
+		{ "wrong", "two words\n", 10, 0600, EINVAL },
+	};
+	char path[128], *big = malloc(4097);
+
+	ASSERT_TRUE(big != NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(0, write_file(&self->m, bad[i].name, bad[i].data,
+					bad[i].len, bad[i].mode, path,
+					sizeof(path)));
+		errno = 0;
+		EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, "engine-u", path,
+						  &self->c)) TH_LOG("%s", bad[i].name);
+		EXPECT_EQ(bad[i].err, errno) TH_LOG("%s", bad[i].name);
+	}
+	memset(big, 'x', 4097);
+	ASSERT_EQ(0, write_file(&self->m, "big", big, 4097, 0600, path,
+				sizeof(path)));
+	free(big);
+	errno = 0;
+	EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, NULL, path, &self->c));
+	EXPECT_EQ(EFBIG, errno);
+	snprintf(path, sizeof(path), "%s/none", self->m.dir);
+	errno = 0;
+	EXPECT_EQ(DFKV_E_AUTH, open_token(self->m.url, NULL, path, &self->c));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(NULL, self->c);
+	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-u"));
+}
+
+TEST_F(disc_token, a_token_refused_later_is_counted)
+{
+	ASSERT_EQ(0, open_token(self->m.url, "engine-r", self->right,
+				&self->c));
+	/* mdsd restarts with another token: the heartbeats get 401 */
+	mds_stop(&self->m);
+	self->m.token = "another-token";
+	ASSERT_EQ(0, mds_start(&self->m, false));
+	sleep_ms(1500);
+	EXPECT_LT(0, client_stat(self->c, "dfkv_client_mds_auth_errors_total"));
+	EXPECT_LT(0, client_stat(self->c,
+				 "dfkv_client_mds_heartbeat_errors_total"));
+	/* its lease ran out: the client is not listed again */
+	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-r"));
+}
+
 TEST(disc_options)
 {
 	struct dfkv_client_options_v2 o = {
@@ -644,6 +858,12 @@ TEST(disc_options)
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
 	o.mds_endpoints = url;
 	o.__reserved2 = 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	/* a token file belongs to discovery */
+	o = (struct dfkv_client_options_v2){
+		.size = sizeof(o), .ns = ns, .ns_len = sizeof(ns) - 1,
+		.members = "a=127.0.0.1:1", .mds_token_file = "/dev/null",
+	};
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
 	/* the VER0 size still opens a static client */
 	o = (struct dfkv_client_options_v2){

@@ -4,8 +4,11 @@
 # mdsd with the memory backend on loopback (SPEC.md section 7): register,
 # list, heartbeat, epochs, long-poll, lease expiry, clients, hostile HTTP
 # inputs (413/400/404/405, slow and garbage clients), /metrics, the
-# snapshot across a restart, the config file and shutdown during a
-# long-poll.  TAP on stdout; exit status non-zero on any failure.  Every
+# snapshot across a restart, the config file, shutdown during a
+# long-poll, and --token-file: the token file's rules, 401 for writes
+# without the right bearer token (the directory unchanged, GETs open,
+# failures counted), and dfkvctl members|clients del with and without the
+# token.  TAP on stdout; exit status non-zero on any failure.  Every
 # wait is bounded.  The helpers here are shared with test_mdsd_etcd.py.
 
 import http.client
@@ -21,6 +24,7 @@ import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MDSD = os.environ.get("MDSD") or os.path.join(REPO, "build", "tools", "mdsd")
+DFKVCTL = os.path.join(os.path.dirname(MDSD), "dfkvctl")
 
 
 def ensure_built():
@@ -157,6 +161,21 @@ def raw(port, data, timeout=5.0, shut=True):
         return out
     finally:
         s.close()
+
+
+def write_file(path, data, mode=0o600):
+    with open(path, "wb") as f:
+        f.write(data)
+    os.chmod(path, mode)
+    return path
+
+
+def metric(text, name):
+    """The value of one sample line of /metrics (None when absent)."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.split()[-1]))
+    return None
 
 
 def status_of(resp):
@@ -560,6 +579,174 @@ def main():
         expect(rc == 0, rc)
         expect(time.time() - t0 < 3, "stop took %.1fs" % (time.time() - t0))
 
+    def token_file_rules():
+        # refused with exit status 2 and the reason; nothing listens
+        for name, data, mode, why in [
+                ("mode 0644", b"tok\n", 0o644, "group or other"),
+                ("mode 0640", b"tok\n", 0o640, "group or other"),
+                ("empty", b"", 0o600, "empty"),
+                ("only a newline", b"\n", 0o600, "empty"),
+                ("4097 bytes", b"a" * 4097, 0o600, "larger than 4096"),
+                ("4096 bytes and a newline", b"a" * 4096 + b"\n", 0o600,
+                 "larger than 4096"),
+                ("a space", b"to ken\n", 0o600, "printable"),
+                ("two newlines", b"tok\n\n", 0o600, "printable"),
+                ("a NUL", b"to\0ken", 0o600, "printable")]:
+            path = write_file(os.path.join(tmp, "bad.token"), data, mode)
+            r = subprocess.run([MDSD, "--listen", "127.0.0.1:%d" % free_port(),
+                                "--token-file", path],
+                               capture_output=True, timeout=10)
+            expect(r.returncode == 2 and why.encode() in r.stderr,
+                   "%s: %d %r" % (name, r.returncode, r.stderr))
+        r = subprocess.run([MDSD, "--token-file", os.path.join(tmp, "none")],
+                           capture_output=True, timeout=10)
+        expect(r.returncode == 2 and b"No such file" in r.stderr, r)
+        # the largest token: 4096 bytes without a newline
+        big = write_file(os.path.join(tmp, "big.token"), b"b" * 4096)
+        a = Mdsd("--token-file", big, log=os.path.join(tmp, "big.log")).start()
+        try:
+            hdr = {"Authorization": "Bearer " + "b" * 4096}
+            expect(a.put("gb", "n", {})[0] == 401, "no token accepted")
+            s, d, _ = a.req("PUT", "/v1/groups/gb/members/n", {}, hdr)
+            expect(s == 200 and d["created"], "%d %r" % (s, d))
+        finally:
+            expect(a.stop() == 0)
+
+    tok = "s3cret-Token_0123456789"
+    right = {"Authorization": "Bearer " + tok}
+    au = Mdsd("--token-file", write_file(os.path.join(tmp, "auth.token"),
+                                         (tok + "\n").encode()),
+              log=os.path.join(tmp, "auth.log"))
+
+    def auth_start():
+        au.start()
+        s, d, _ = au.req("PUT", "/v1/groups/ga/members/n1",
+                         {"tcp": "10.0.0.1:7400"}, right)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        s, d, _ = au.req("PUT", "/v1/groups/ga/clients/c1", {}, right)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+
+    def auth_refused():
+        before = (au.list("ga")[1], au.list("ga", "clients")[1])
+        s, text, _ = au.req("GET", "/metrics")
+        fail0 = metric(text, "dfkv_mds_auth_failures_total")
+        expect(fail0 == 0, "failures before: %r" % fail0)
+        bad = [None,
+               {"Authorization": "Bearer wrong"},
+               {"Authorization": "Bearer " + tok[:-1]},	# a prefix
+               {"Authorization": "Bearer " + tok[:1]},
+               {"Authorization": "Bearer " + tok + "9"},	# longer
+               {"Authorization": "Bearer " + tok.upper()},
+               {"Authorization": "Bearer "},
+               {"Authorization": "Bearer"},
+               {"Authorization": tok},
+               {"Authorization": "Basic czNjcmV0OnRva2Vu"},
+               {"X-Token": tok}]
+        writes = [("PUT", "/v1/groups/ga/members/n1", {"tcp": "10.6.6.6:7400"}),
+                  ("PUT", "/v1/groups/ga/members/rogue",
+                   {"tcp": "10.6.6.6:7400", "weight": 1000}),
+                  ("DELETE", "/v1/groups/ga/members/n1", None),
+                  ("PUT", "/v1/groups/ga/clients/c2", {}),
+                  ("DELETE", "/v1/groups/ga/clients/c1", None),
+                  ("PUT", "/v1/groups/other/members/x", {})]
+        n = 0
+        for h in bad:
+            for method, path, body in writes:
+                s, d, hd = au.req(method, path, body, h)
+                n += 1
+                expect(s == 401, "%s %s %r: %d" % (method, path, h, s))
+                expect(isinstance(d, dict) and d.get("error"), d)
+                www = hd.get("www-authenticate", "")
+                expect(www.startswith("Bearer realm=\"mdsd\""), www)
+                presented = h and h.get("Authorization", "").startswith(
+                    "Bearer ")
+                expect(("invalid_token" in www) == bool(presented),
+                       "%r: %s" % (h, www))
+        # a refused write's body is not read: one over --body-limit is
+        # 401, not 413
+        s, d, _ = au.req("PUT", "/v1/groups/ga/members/n1",
+                         "x" * (1 << 17), {"Authorization": "Bearer no"})
+        expect(s == 401, s)
+        n += 1
+        after = (au.list("ga")[1], au.list("ga", "clients")[1])
+        expect(after == before, "the directory changed: %r -> %r" %
+               (before, after))
+        expect(au.req("GET", "/v1/groups")[1] == {"groups": ["ga"]})
+        s, text, _ = au.req("GET", "/metrics")
+        expect(metric(text, "dfkv_mds_auth_failures_total") == n,
+               "%r != %d" % (metric(text, "dfkv_mds_auth_failures_total"), n))
+        puts = metric(text, 'dfkv_mds_http_requests_total{method="PUT",code="401"}')
+        dels = metric(text, 'dfkv_mds_http_requests_total{method="DELETE",code="401"}')
+        expect(puts is not None and dels is not None and puts + dels == n,
+               "%r + %r != %d" % (puts, dels, n))
+
+    def auth_gets_open():
+        for path in ["/v1/groups", "/v1/groups/ga/members",
+                     "/v1/groups/ga/members/n1", "/v1/groups/ga/clients",
+                     "/v1/groups/ga/clients/c1", "/healthz", "/readyz",
+                     "/metrics"]:
+            expect(au.req("GET", path)[0] == 200, path)
+        expect(au.req("HEAD", "/v1/groups/ga/members")[0] == 200)
+
+    def auth_right_token():
+        e = au.list("ga")[1]["epoch"]
+        s, d, _ = au.req("PUT", "/v1/groups/ga/members/n2",
+                         {"tcp": "10.0.0.2:7400"}, right)
+        expect(s == 200 and d["created"] and d["epoch"] > e, d)
+        # the scheme is case-insensitive (RFC 7235), spaces may repeat
+        s, d, _ = au.req("DELETE", "/v1/groups/ga/members/n2", None,
+                         {"Authorization": "bearer   " + tok})
+        expect(s == 200, "%d %r" % (s, d))
+        expect([x["id"] for x in au.list("ga")[1]["members"]] == ["n1"])
+        # the usual answers once authorized: 400, 404
+        expect(au.req("PUT", "/v1/groups/ga/members/n3", "{", right)[0] == 400)
+        expect(au.req("DELETE", "/v1/groups/ga/members/n3", None,
+                      right)[0] == 404)
+
+    def ctl(*args, env=None):
+        e = dict(os.environ)
+        e.pop("DFKV_MDS_TOKEN_FILE", None)
+        e.update(env or {})
+        return subprocess.run([DFKVCTL] + list(args), capture_output=True,
+                              timeout=20, env=e)
+
+    def dfkvctl_del():
+        expect(os.path.exists(DFKVCTL), "no " + DFKVCTL)
+        url = "http://127.0.0.1:%d" % au.port
+        wrong = write_file(os.path.join(tmp, "wrong.token"), b"wrong\n")
+        loose = write_file(os.path.join(tmp, "loose.token"),
+                           (tok + "\n").encode(), 0o644)
+        good = os.path.join(tmp, "auth.token")
+        ids = lambda kind="members": [x["id"] for x in  # noqa: E731
+                                      au.list("ga", kind)[1][kind]]
+        # reads need no token
+        r = ctl("members", "--mds", url, "--group", "ga")
+        expect(r.returncode == 0 and b"n1" in r.stdout, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga")
+        expect(r.returncode == 3 and b"HTTP 401" in r.stderr and
+               b"--token-file" in r.stderr, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", wrong)
+        expect(r.returncode == 3 and b"wrong bearer token" in r.stderr, r)
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", loose)
+        expect(r.returncode == 2 and b"chmod 600" in r.stderr, r)
+        expect(ids() == ["n1"], ids())
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", good)
+        expect(r.returncode == 0 and b"deleted n1 from ga" in r.stdout, r)
+        expect(ids() == [], ids())
+        r = ctl("members", "del", "n1", "--mds", url, "--group", "ga",
+                "--token-file", good)
+        expect(r.returncode == 3 and b"HTTP 404" in r.stderr, r)
+        # clients, the token from the environment, JSON
+        r = ctl("clients", "--mds", url, "--group", "ga", "del", "c1",
+                "--json", env={"DFKV_MDS_TOKEN_FILE": good})
+        expect(r.returncode == 0 and json.loads(r.stdout)["id"] == "c1", r)
+        expect(ids("clients") == [], ids("clients"))
+        r = ctl("members", "del", "--mds", url)
+        expect(r.returncode == 2, r)
+
     try:
         t.check("mdsd starts and answers /healthz", up)
         t.check("/readyz is 200 with the memory backend", ready)
@@ -602,7 +789,18 @@ def main():
         t.check("the sample config tools/systemd/mdsd.conf", sample_config)
         t.check("SIGTERM during a long-poll stops at once",
                 stop_during_longpoll)
+        t.check("--token-file: bad files refused, a 4096-byte token works",
+                token_file_rules)
+        t.check("--token-file: writes with the token register", auth_start)
+        t.check("--token-file: PUT/DELETE without, with a wrong, a prefix "
+                "or a longer token: 401, directory unchanged, counted",
+                auth_refused)
+        t.check("--token-file: GETs stay open", auth_gets_open)
+        t.check("--token-file: the right token writes", auth_right_token)
+        t.check("dfkvctl members|clients del with and without the token",
+                dfkvctl_del)
     finally:
+        au.stop()
         rc = m.stop()
     t.check("mdsd exits 0 on SIGTERM", lambda: expect(rc == 0, rc))
     if t.failed:

@@ -6,12 +6,17 @@
 # answer identically; a long-poll on one wakes on a change made through
 # the other; killing one leaves the other answering; an etcd lease expiry
 # removes a member; stopping etcd makes /readyz fail and restarting it
-# brings the membership back.  TAP on stdout; skipped when etcd is not
-# installed.  Every wait is bounded.
+# brings the membership back.  A second etcd with TLS, client certificate
+# authentication and etcd auth enabled: mdsd passes --etcd-cacert,
+# --etcd-cert/--etcd-key and --etcd-user/--etcd-password-file through,
+# is refused without any of them, and authenticates again when etcd
+# forgets its token.  TAP on stdout; skipped when etcd is not installed.
+# Every wait is bounded.
 
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -19,20 +24,34 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mdsd import Mdsd, Tap, ensure_built, expect, free_port  # noqa: E402
+from test_mdsd import (MDSD as MDSD_BIN, Mdsd, Tap, ensure_built,  # noqa: E402
+                       expect, free_port, write_file)
 
 
 class Etcd:
-    def __init__(self, tmp):
-        self.dir = os.path.join(tmp, "etcd")
+    """One etcd; with pki (make_pki()), https with client certificates."""
+
+    def __init__(self, tmp, name="etcd", pki=None):
+        self.dir = os.path.join(tmp, name)
         self.client = free_port()
         self.peer = free_port()
-        self.url = "http://127.0.0.1:%d" % self.client
-        self.log = os.path.join(tmp, "etcd.log")
+        self.pki = pki
+        self.url = "%s://127.0.0.1:%d" % ("https" if pki else "http",
+                                          self.client)
+        self.log = os.path.join(tmp, name + ".log")
         self.proc = None
 
     def start(self):
         peer = "http://127.0.0.1:%d" % self.peer
+        tls, ctx = [], None
+        if self.pki:
+            tls = ["--cert-file", self.pki["server.pem"],
+                   "--key-file", self.pki["server.key"],
+                   "--trusted-ca-file", self.pki["ca.pem"],
+                   "--client-cert-auth"]
+            ctx = ssl.create_default_context(cafile=self.pki["ca.pem"])
+            ctx.load_cert_chain(self.pki["client.pem"],
+                                self.pki["client.key"])
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen(
                 ["etcd", "--name", "t", "--data-dir", self.dir,
@@ -41,7 +60,7 @@ class Etcd:
                  "--listen-peer-urls", peer,
                  "--initial-advertise-peer-urls", peer,
                  "--initial-cluster", "t=" + peer,
-                 "--listen-metrics-urls", ""],
+                 "--listen-metrics-urls", ""] + tls,
                 stdout=f, stderr=subprocess.STDOUT)
         end = time.time() + 20
         import urllib.request
@@ -49,8 +68,8 @@ class Etcd:
             if self.proc.poll() is not None:
                 raise RuntimeError("etcd exited")
             try:
-                with urllib.request.urlopen(self.url + "/health",
-                                            timeout=1) as r:
+                with urllib.request.urlopen(self.url + "/health", timeout=1,
+                                            context=ctx) as r:
                     if b"true" in r.read():
                         return self
             except OSError:
@@ -66,6 +85,53 @@ class Etcd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+    def ctl(self, *args):
+        tls = []
+        if self.pki:
+            tls = ["--cacert", self.pki["ca.pem"],
+                   "--cert", self.pki["client.pem"],
+                   "--key", self.pki["client.key"]]
+        r = subprocess.run(["etcdctl", "--endpoints", self.url] + tls +
+                           list(args), capture_output=True, timeout=20)
+        expect(r.returncode == 0, "etcdctl %r: %r" % (args, r))
+
+
+def make_pki(dir_):
+    """A CA, a server certificate for 127.0.0.1 and a client one (EC).
+
+    The client certificate has no CommonName: with etcd auth enabled,
+    etcd refuses a gateway request whose certificate names one.
+    """
+    os.makedirs(dir_, exist_ok=True)
+    f = {n: os.path.join(dir_, n) for n in
+         ("ca.pem", "ca.key", "server.pem", "server.key", "client.pem",
+          "client.key", "ext")}
+
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True,
+                       capture_output=True, timeout=30)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+          "-nodes"]
+    run("req", "-x509", *ec, "-keyout", f["ca.key"], "-out", f["ca.pem"],
+        "-days", "2", "-subj", "/CN=dfkv test CA")
+    # etcd's gateway reaches its own gRPC server with the server
+    # certificate: it needs clientAuth too
+    for who, usage in (("server", "serverAuth,clientAuth"),
+                       ("client", "clientAuth")):
+        with open(f["ext"], "w") as e:
+            e.write("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=%s\n" %
+                    usage)
+        csr = os.path.join(dir_, who + ".csr")
+        run("req", *ec, "-keyout", f[who + ".key"], "-out", csr,
+            "-subj", "/CN=127.0.0.1" if who == "server" else "/O=dfkv")
+        run("x509", "-req", "-in", csr, "-CA", f["ca.pem"], "-CAkey",
+            f["ca.key"], "-CAcreateserial", "-out", f[who + ".pem"],
+            "-days", "2", "-extfile", f["ext"])
+    for k in ("ca.key", "server.key", "client.key"):
+        os.chmod(f[k], 0o600)
+    return f
 
 
 def wait_for(fn, timeout, step=0.1):
@@ -267,6 +333,91 @@ def main():
                      'dfkv_mds_ready 1', 'dfkv_mds_lease_grants_total ']:
             expect(want in text, "missing %r" % want)
 
+    sec = {}
+
+    def secure_start():
+        pki = make_pki(os.path.join(tmp, "pki"))
+        e = Etcd(tmp, "etcd-tls", pki)
+        sec["etcd"] = e
+        e.start()
+        e.ctl("user", "add", "root", "--new-user-password=root-pw")
+        e.ctl("user", "grant-role", "root", "root")
+        e.ctl("user", "add", "dfkv", "--new-user-password=dfkv-pw")
+        e.ctl("role", "add", "dfkv")
+        e.ctl("role", "grant-permission", "dfkv", "--prefix=true",
+              "readwrite", "/dfkv/mds")
+        e.ctl("user", "grant-role", "dfkv", "dfkv")
+        e.ctl("auth", "enable")
+        pw = write_file(os.path.join(tmp, "etcd.pw"), b"dfkv-pw\n")
+        sec["args"] = {"--etcd-cacert": pki["ca.pem"],
+                       "--etcd-cert": pki["client.pem"],
+                       "--etcd-key": pki["client.key"],
+                       "--etcd-user": "dfkv", "--etcd-password-file": pw}
+
+    def secure_mdsd(name, drop=(), **over):
+        args = dict(sec["args"])
+        for k in drop:
+            del args[k]
+        args.update(over)
+        flat = ["--backend", "etcd", "--etcd", sec["etcd"].url]
+        for k, v in args.items():
+            flat += [k, v]
+        return Mdsd(*flat, "-v", log=os.path.join(tmp, name + ".log"))
+
+    def secure_works():
+        c = secure_mdsd("sec").start()
+        sec["c"] = c
+        expect(wait_for(lambda: c.req("GET", "/readyz")[0] == 200, 10),
+               "not ready: " + c.logtail())
+        s, d, _ = c.put("gs", "n1", {"tcp": "127.0.0.1:7400"})
+        expect(s == 200 and d["created"], d)
+        s, d, _ = c.list("gs")
+        expect(s == 200 and [m["id"] for m in d["members"]] == ["n1"], d)
+
+    def secure_refused():
+        bad = write_file(os.path.join(tmp, "bad.pw"), b"not-the-password\n")
+        for name, drop, over, why in [
+                ("no-ca", ("--etcd-cacert",), {}, ""),
+                ("no-cert", ("--etcd-cert", "--etcd-key"), {}, ""),
+                ("no-user", ("--etcd-user", "--etcd-password-file"), {}, ""),
+                ("bad-pw", (), {"--etcd-password-file": bad},
+                 "authentication as 'dfkv' failed")]:
+            c = secure_mdsd(name, drop, **over).start()
+            try:
+                time.sleep(1.5)
+                expect(c.req("GET", "/readyz")[0] == 503, name)
+                expect(c.put("gs", "rogue", {})[0] == 503, name)
+                expect(c.list("gs")[0] == 503, name)
+                expect(why in c.logtail(), "%s: %s" % (name, c.logtail()))
+            finally:
+                c.stop()
+        expect([m["id"] for m in sec["c"].list("gs")[1]["members"]] ==
+               ["n1"])
+
+    def secure_reauth():
+        # etcd keeps its simple tokens in memory: after a restart the old
+        # one is refused (401) and mdsd authenticates again
+        c = sec["c"]
+        sec["etcd"].stop()
+        sec["etcd"].start()
+        expect(wait_for(lambda: c.put("gs", "n2", {})[0] == 200, 15),
+               c.logtail())
+        expect([m["id"] for m in c.list("gs")[1]["members"]] ==
+               ["n1", "n2"])
+
+    def secure_config():
+        for args in [["--etcd-cert", "/x"], ["--etcd-key", "/x"],
+                     ["--etcd-user", "u"], ["--etcd-password-file", "/x"]]:
+            r = subprocess.run([MDSD_BIN, "--backend", "etcd"] + args,
+                               capture_output=True, timeout=10)
+            expect(r.returncode == 2 and b"go together" in r.stderr, r)
+        loose = write_file(os.path.join(tmp, "loose.pw"), b"pw\n", 0o644)
+        r = subprocess.run([MDSD_BIN, "--backend", "etcd", "--listen",
+                            "127.0.0.1:%d" % free_port(), "--etcd-user",
+                            "u", "--etcd-password-file", loose],
+                           capture_output=True, timeout=10)
+        expect(r.returncode == 1 and b"chmod 600" in r.stderr, r)
+
     try:
         t.check("etcd and two mdsd start", start)
         t.check("register through the first mdsd", register)
@@ -291,12 +442,25 @@ def main():
         t.check("etcd stopped: /readyz and requests are 503", etcd_down)
         t.check("etcd restarted: ready again, membership back", etcd_back)
         t.check("/metrics with the etcd backend", metrics)
+        t.check("an etcd with TLS, client certificates and auth", secure_start)
+        t.check("mdsd with --etcd-cacert, --etcd-cert/--etcd-key, "
+                "--etcd-user/--etcd-password-file works", secure_works)
+        t.check("without the CA, the client certificate or the user, or "
+                "with a wrong password: 503", secure_refused)
+        t.check("a token etcd forgot: mdsd authenticates again",
+                secure_reauth)
+        t.check("etcd security options go in pairs; a loose password file",
+                secure_config)
     finally:
         rcs = []
         for m in (a, b):
             if m:
                 rcs.append(m.stop())
+        if sec.get("c"):
+            sec["c"].stop()
         etcd.stop()
+        if sec.get("etcd"):
+            sec["etcd"].stop()
     t.check("mdsd exits 0 on SIGTERM", lambda: expect(rcs[-1] == 0, rcs))
     if t.failed:
         for name in ("b.log", "etcd.log"):

@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
 
 #include "mdsd.h"
+#include "token.h"
 
 const char mdsd_usage[] =
 	"NAME\n"
@@ -20,6 +23,8 @@ const char mdsd_usage[] =
 	"SYNOPSIS\n"
 	"    mdsd [--config FILE] [--listen ADDR:PORT] [--backend memory|etcd]\n"
 	"         [--etcd URL[,URL...]] [--etcd-prefix PREFIX] [--snapshot FILE]\n"
+	"         [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]\n"
+	"         [--etcd-user NAME --etcd-password-file FILE] [--token-file FILE]\n"
 	"         [--ttl-ms MS] [--long-poll-ms MS] [--agent --group GROUP\n"
 	"         [--advertise NODE=HOST:PORT]... [--advertise-rdma NODE=HOST:PORT]...\n"
 	"         [--advertise-host HOST] [--weight N] [--host NAME]] [-v]\n"
@@ -39,6 +44,18 @@ const char mdsd_usage[] =
 	"    --etcd URLS             etcd v3 gateway URLs, comma separated\n"
 	"                            (default http://127.0.0.1:2379)\n"
 	"    --etcd-prefix PREFIX    key prefix in etcd (default /dfkv/mds)\n"
+	"    --etcd-cacert FILE      CA bundle that verifies https:// etcd URLs\n"
+	"                            (default: the system's)\n"
+	"    --etcd-cert FILE        client certificate for etcd (PEM; with\n"
+	"                            --etcd-key), for --client-cert-auth\n"
+	"    --etcd-key FILE         its private key (PEM)\n"
+	"    --etcd-user NAME        etcd user (etcd auth enabled; with\n"
+	"                            --etcd-password-file)\n"
+	"    --etcd-password-file FILE  its password (one line, mode 0600)\n"
+	"    --token-file FILE       every PUT and DELETE needs\n"
+	"                            \"Authorization: Bearer <token>\" (401\n"
+	"                            otherwise); FILE: mode 0600, at most 4096\n"
+	"                            bytes, one trailing newline stripped\n"
 	"    --snapshot FILE         memory backend: keep the directory in FILE\n"
 	"    --ttl-ms MS             lease TTL when a PUT names none and for the\n"
 	"                            agent's nodes (default 10000)\n"
@@ -70,7 +87,8 @@ enum {
 	O_ETCD = 256, O_ETCD_PREFIX, O_SNAPSHOT, O_TTL, O_LONG_POLL,
 	O_BODY_LIMIT, O_CONN_TIMEOUT, O_MAX_CONNS, O_MAX_ENTRIES,
 	O_NO_NODE_METRICS, O_ADVERTISE, O_ADVERTISE_RDMA, O_WEIGHT, O_HOST,
-	O_ADVERTISE_HOST,
+	O_ADVERTISE_HOST, O_ETCD_CACERT, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_USER,
+	O_ETCD_PASSWORD_FILE, O_TOKEN_FILE,
 };
 
 static const struct option opts[] = {
@@ -79,6 +97,12 @@ static const struct option opts[] = {
 	{ "backend", required_argument, NULL, 'b' },
 	{ "etcd", required_argument, NULL, O_ETCD },
 	{ "etcd-prefix", required_argument, NULL, O_ETCD_PREFIX },
+	{ "etcd-cacert", required_argument, NULL, O_ETCD_CACERT },
+	{ "etcd-cert", required_argument, NULL, O_ETCD_CERT },
+	{ "etcd-key", required_argument, NULL, O_ETCD_KEY },
+	{ "etcd-user", required_argument, NULL, O_ETCD_USER },
+	{ "etcd-password-file", required_argument, NULL, O_ETCD_PASSWORD_FILE },
+	{ "token-file", required_argument, NULL, O_TOKEN_FILE },
 	{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 	{ "ttl-ms", required_argument, NULL, O_TTL },
 	{ "long-poll-ms", required_argument, NULL, O_LONG_POLL },
@@ -173,6 +197,19 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 		if (val[0] != '/' || strstr(val, "//"))
 			return bad(name, val, "must start with / and have no //");
 		return copy(cfg->etcd_prefix, sizeof(cfg->etcd_prefix), name, val);
+	case O_ETCD_CACERT:
+		return copy(cfg->etcd_cacert, sizeof(cfg->etcd_cacert), name, val);
+	case O_ETCD_CERT:
+		return copy(cfg->etcd_cert, sizeof(cfg->etcd_cert), name, val);
+	case O_ETCD_KEY:
+		return copy(cfg->etcd_key, sizeof(cfg->etcd_key), name, val);
+	case O_ETCD_USER:
+		return copy(cfg->etcd_user, sizeof(cfg->etcd_user), name, val);
+	case O_ETCD_PASSWORD_FILE:
+		return copy(cfg->etcd_password_file,
+			    sizeof(cfg->etcd_password_file), name, val);
+	case O_TOKEN_FILE:
+		return copy(cfg->token_file, sizeof(cfg->token_file), name, val);
 	case O_SNAPSHOT:
 		return copy(cfg->snapshot, sizeof(cfg->snapshot), name, val);
 	case O_TTL:
@@ -332,6 +369,27 @@ static int load_file(struct mdsd_config *cfg, const char *path)
 	return ret;
 }
 
+/*
+ * Read --token-file once: only its SHA-256 is kept, and a presented token
+ * is compared by its digest (http.c), so the secret itself does not stay
+ * in memory and the comparison takes the same time whatever the length
+ * or the first differing byte of what is presented.
+ */
+static int load_token(struct mdsd_config *cfg)
+{
+	char tok[DFKV_TOKEN_MAX + 1], why[1200];
+
+	if (dfkv_token_read(cfg->token_file, tok, sizeof(tok), why,
+			    sizeof(why))) {
+		fprintf(stderr, "mdsd: %s\n", why);
+		return 2;
+	}
+	SHA256((const unsigned char *)tok, strlen(tok), cfg->token_sha256);
+	OPENSSL_cleanse(tok, sizeof(tok));
+	cfg->auth = true;
+	return 0;
+}
+
 static void defaults(struct mdsd_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -409,5 +467,11 @@ int mdsd_config_load(struct mdsd_config *cfg, int argc, char *argv[])
 		return bad("snapshot", cfg->snapshot, "path too long");
 	if (!strcmp(cfg->backend, "etcd") && !cfg->etcd[0])
 		return bad("etcd", "", "no URL");
-	return 0;
+	if (!cfg->etcd_cert[0] != !cfg->etcd_key[0])
+		return bad("etcd-cert", cfg->etcd_cert,
+			   "--etcd-cert and --etcd-key go together");
+	if (!cfg->etcd_user[0] != !cfg->etcd_password_file[0])
+		return bad("etcd-user", cfg->etcd_user,
+			   "--etcd-user and --etcd-password-file go together");
+	return cfg->token_file[0] ? load_token(cfg) : 0;
 }

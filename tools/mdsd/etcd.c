@@ -17,6 +17,13 @@
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
+ *
+ * etcd's own security is passed through: --etcd-cacert verifies an
+ * https:// etcd (CURLOPT_CAINFO), --etcd-cert/--etcd-key present a client
+ * certificate (etcd --client-cert-auth), and --etcd-user with
+ * --etcd-password-file authenticates (/v3/auth/authenticate) and sends
+ * the token etcd returns as "Authorization: <token>"; a 401 (expired or
+ * revoked token) authenticates again once and repeats the request.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,8 +32,10 @@
 #include <string.h>
 #include <time.h>
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include "mdsd.h"
+#include "token.h"
 
 #define ETCD_TIMEOUT_MS		3000
 #define ETCD_CONNECT_MS		1000
@@ -40,6 +49,10 @@ struct etcd {
 	size_t n_urls;
 	atomic_size_t cur;		/* the URL that answered last */
 	char prefix[128];
+	const struct mdsd_config *cfg;	/* TLS files, user */
+	char password[DFKV_TOKEN_MAX + 1];	/* --etcd-password-file */
+	pthread_mutex_t auth_lock;
+	char auth[1200];		/* "Authorization: <token>" or "" */
 	pthread_t prober;
 	bool prober_started;
 	pthread_mutex_t lock;
@@ -189,6 +202,135 @@ static bool conn_error(CURLcode rc)
 }
 
 /*
+ * POST body to path at URL idx, with the TLS settings and (auth not
+ * NULL) an Authorization header; the reply into r, the status in *code.
+ */
+static CURLcode perform(struct etcd *e, size_t idx, const char *path,
+			const char *body, long timeout_ms, struct reply *r,
+			const char *auth, long *code)
+{
+	const struct mdsd_config *cfg = e->cfg;
+	struct curl_slist *hdr = NULL;
+	char url[1200];
+	CURLcode rc;
+	CURL *c;
+
+	*code = 0;
+	c = curl_easy_init();
+	if (!c)
+		return CURLE_OUT_OF_MEMORY;
+	free(r->p);
+	json_object_put(r->first);
+	r->p = NULL;
+	r->first = NULL;
+	r->len = r->cap = r->parsed = 0;
+	r->done = r->failed = false;
+	snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	if (auth)
+		hdr = curl_slist_append(hdr, auth);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD_CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (cfg->etcd_cacert[0])
+		curl_easy_setopt(c, CURLOPT_CAINFO, cfg->etcd_cacert);
+	if (cfg->etcd_cert[0]) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, cfg->etcd_cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, cfg->etcd_key);
+	}
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
+	for (struct curl_slist *l = hdr; l; l = l->next)
+		OPENSSL_cleanse(l->data, strlen(l->data));	/* the token */
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	return rc;
+}
+
+/*
+ * --etcd-user: a new token from /v3/auth/authenticate at URL idx into
+ * e->auth.  0, or -EACCES when etcd refused the user or password.
+ */
+static int authenticate(struct etcd *e, size_t idx, long timeout_ms)
+{
+	struct json_object *req = json_object_new_object(), *resp = NULL, *t;
+	struct reply r = { 0 };
+	const char *body;
+	char why[128];
+	long code;
+	CURLcode rc;
+	int ret = -EACCES;
+
+	json_object_object_add(req, "name",
+			       json_object_new_string(e->cfg->etcd_user));
+	json_object_object_add(req, "password",
+			       json_object_new_string(e->password));
+	body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	rc = perform(e, idx, "/v3/auth/authenticate", body, timeout_ms, &r,
+		     NULL, &code);
+	OPENSSL_cleanse((char *)body, strlen(body));
+	json_object_put(req);
+	if (rc == CURLE_OK && code == 200 && r.p)
+		resp = mds_json_parse(r.p, r.len, why, sizeof(why));
+	if (resp && json_object_object_get_ex(resp, "token", &t) &&
+	    json_object_is_type(t, json_type_string) &&
+	    strlen(json_object_get_string(t)) < sizeof(e->auth) - 16) {
+		pthread_mutex_lock(&e->auth_lock);
+		snprintf(e->auth, sizeof(e->auth), "Authorization: %s",
+			 json_object_get_string(t));
+		pthread_mutex_unlock(&e->auth_lock);
+		ret = 0;
+	} else if (rc != CURLE_OK) {
+		ret = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
+	} else {
+		logmsg(LOG_ERR, "etcd %s: authentication as '%s' failed: HTTP %ld: %.200s",
+		       e->urls[idx], e->cfg->etcd_user, code, r.p ? r.p : "");
+	}
+	if (r.p)
+		OPENSSL_cleanse(r.p, r.len);
+	json_object_put(resp);
+	free(r.p);
+	return ret;
+}
+
+/*
+ * The "Authorization: <token>" header to send to URL idx into auth ("" =
+ * none: no --etcd-user); a token is fetched when there is none yet or
+ * renew says the last one was refused.  0 or authenticate()'s error.
+ */
+static int token(struct etcd *e, size_t idx, long timeout_ms, bool renew,
+		 char auth[sizeof(e->auth)])
+{
+	int ret;
+
+	auth[0] = '\0';
+	if (!e->cfg->etcd_user[0])
+		return 0;
+	pthread_mutex_lock(&e->auth_lock);
+	if (renew)
+		e->auth[0] = '\0';
+	memcpy(auth, e->auth, sizeof(e->auth));
+	pthread_mutex_unlock(&e->auth_lock);
+	if (auth[0])
+		return 0;
+	ret = authenticate(e, idx, timeout_ms);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->auth_lock);
+	memcpy(auth, e->auth, sizeof(e->auth));
+	pthread_mutex_unlock(&e->auth_lock);
+	return 0;
+}
+
+/*
  * POST req to path.  Plain calls parse the reply into *resp.  Streaming
  * calls (r->stream) end when stream_scan says so or at timeout_ms; a
  * timeout is not an error for them (*timed_out tells).
@@ -204,38 +346,30 @@ static int post(struct etcd *e, const char *path, struct json_object *req,
 		*timed_out = false;
 	for (i = 0; i < e->n_urls; i++) {
 		size_t idx = (start + i) % e->n_urls;
-		struct curl_slist *hdr = NULL;
-		char url[1200];
+		char auth[sizeof(e->auth)];
 		long code = 0;
-		CURLcode rc;
-		CURL *c;
+		CURLcode rc = CURLE_OK;
+		int aerr;
 
-		c = curl_easy_init();
-		if (!c)
-			return -ENOMEM;
-		free(r->p);
-		json_object_put(r->first);
-		r->p = NULL;
-		r->first = NULL;
-		r->len = r->cap = r->parsed = 0;
-		r->done = r->failed = false;
-		snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD_CONNECT_MS);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		rc = curl_easy_perform(c);
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		curl_slist_free_all(hdr);
-		curl_easy_cleanup(c);
+		aerr = token(e, idx, timeout_ms, false, auth);
+		if (!aerr) {
+			rc = perform(e, idx, path, body, timeout_ms, r,
+				     auth[0] ? auth : NULL, &code);
+			if (rc == CURLE_OK && code == 401 && auth[0]) {
+				/* expired or revoked: a new token, once */
+				aerr = token(e, idx, timeout_ms, true, auth);
+				if (!aerr)
+					rc = perform(e, idx, path, body,
+						     timeout_ms, r, auth, &code);
+			}
+		}
+		OPENSSL_cleanse(auth, sizeof(auth));
+		if (aerr == -EACCES)
+			return -EIO;
+		if (aerr) {
+			err = aerr;	/* etcd unreachable: the next URL */
+			continue;
+		}
 		if (r->stream && (r->done || r->failed) &&
 		    (rc == CURLE_OK || rc == CURLE_WRITE_ERROR)) {
 			atomic_store(&e->cur, idx);
@@ -769,6 +903,9 @@ static void etcd_destroy(struct backend *b)
 		free(e->urls[i]);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->auth_lock);
+	OPENSSL_cleanse(e->password, sizeof(e->password));
+	OPENSSL_cleanse(e->auth, sizeof(e->auth));
 	free(e);
 }
 
@@ -792,11 +929,13 @@ struct backend *etcd_backend_new(const struct mdsd_config *cfg)
 	if (!e)
 		return NULL;
 	e->b.ops = &etcd_ops;
+	e->cfg = cfg;
 	snprintf(e->prefix, sizeof(e->prefix), "%s", cfg->etcd_prefix);
 	/* No trailing slash: keys are PREFIX/GROUP/... */
 	while (strlen(e->prefix) > 1 && e->prefix[strlen(e->prefix) - 1] == '/')
 		e->prefix[strlen(e->prefix) - 1] = '\0';
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->auth_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cond, &ca);
@@ -825,6 +964,17 @@ struct backend *etcd_backend_new(const struct mdsd_config *cfg)
 		logmsg(LOG_ERR, "etcd: no URL");
 		etcd_destroy(&e->b);
 		return NULL;
+	}
+	if (cfg->etcd_password_file[0]) {
+		char why[1200];
+
+		/* the token file's rules: mode 0600, one line, no spaces */
+		if (dfkv_token_read(cfg->etcd_password_file, e->password,
+				    sizeof(e->password), why, sizeof(why))) {
+			logmsg(LOG_ERR, "etcd password: %s", why);
+			etcd_destroy(&e->b);
+			return NULL;
+		}
 	}
 	if (pthread_create(&e->prober, NULL, prober_main, e)) {
 		etcd_destroy(&e->b);

@@ -11,7 +11,10 @@
  * One thread per connection (long-polls block in the handler), a
  * connection limit, an idle timeout for slow clients, a bounded body
  * (413), strict JSON and ids (400), 404 for unknown paths, 405 with an
- * Allow header for wrong methods.  Errors are {"error": "..."}.
+ * Allow header for wrong methods.  With --token-file every PUT and DELETE
+ * needs "Authorization: Bearer <token>", checked before anything else of
+ * the request (401 with WWW-Authenticate otherwise; the body is not
+ * read).  Errors are {"error": "..."}.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,8 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
 
 #include "mdsd.h"
 
@@ -30,21 +36,25 @@ struct http_server {
 	struct backend *b;
 };
 
+enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
+
 /* Per-request state, kept in *con_cls across the handler's calls. */
 struct req {
 	char *body;
 	size_t len, cap;
 	size_t seen;		/* body bytes received, kept or not */
 	bool too_large;
+	enum auth auth;		/* not AUTH_OK: refused, the body discarded */
 };
 
 /* A body larger than this many times the limit closes the connection. */
 #define DISCARD_FACTOR 16
 
+/* A reply, with one extra header (hname: hval) when hname is not NULL. */
 static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
 				 unsigned int code, const char *ctype,
 				 const char *text, size_t len,
-				 const char *allow)
+				 const char *hname, const char *hval)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -55,8 +65,8 @@ static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	if (allow)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	if (hname)
+		MHD_add_response_header(r, hname, hval);
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	metrics_http(method, code);
@@ -77,31 +87,25 @@ static enum MHD_Result send_json(struct MHD_Connection *c, const char *method,
 	}
 	memcpy(buf, s, n);
 	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, NULL);
+	ret = send_text(c, method, code, "application/json", buf, n, NULL,
+			NULL);
 	free(buf);
 	json_object_put(o);
 	return ret;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
-				  unsigned int code, const char *allow,
-				  const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
-				  unsigned int code, const char *allow,
-				  const char *fmt, ...)
+/* {"error": msg}, with one extra header when hname is not NULL. */
+static enum MHD_Result send_error_msg(struct MHD_Connection *c,
+				      const char *method, unsigned int code,
+				      const char *hname, const char *hval,
+				      const char *msg)
 {
 	struct json_object *o = json_object_new_object();
-	char msg[256], *buf;
+	char *buf;
 	const char *s;
 	enum MHD_Result ret;
-	va_list ap;
 	size_t n;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	json_object_object_add(o, "error", json_object_new_string(msg));
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	n = strlen(s);
@@ -112,10 +116,69 @@ static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
 	}
 	memcpy(buf, s, n);
 	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, allow);
+	ret = send_text(c, method, code, "application/json", buf, n, hname,
+			hval);
 	free(buf);
 	json_object_put(o);
 	return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
+				  unsigned int code, const char *allow,
+				  const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* An error; allow (405) goes out as the Allow header. */
+static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
+				  unsigned int code, const char *allow,
+				  const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return send_error_msg(c, method, code,
+			      allow ? MHD_HTTP_HEADER_ALLOW : NULL, allow, msg);
+}
+
+/*
+ * A write's credentials (--token-file): "Authorization: Bearer <token>",
+ * the scheme in any case (RFC 7235).  The presented token is hashed and
+ * the digest compared with the token's by CRYPTO_memcmp: fixed length,
+ * constant time, so neither the token's length nor the position of a
+ * first wrong byte shows in the answer's timing.
+ */
+static enum auth check_auth(const struct mdsd_config *cfg,
+			    struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	unsigned char d[SHA256_DIGEST_LENGTH];
+
+	if (!h || strncasecmp(h, "Bearer ", 7))
+		return AUTH_MISSING;
+	for (h += 7; *h == ' '; h++)
+		;
+	SHA256((const unsigned char *)h, strlen(h), d);
+	return CRYPTO_memcmp(d, cfg->token_sha256, sizeof(d)) ? AUTH_WRONG :
+								AUTH_OK;
+}
+
+/* 401 (RFC 6750 section 3: "invalid_token" when one was presented). */
+static enum MHD_Result send_unauthorized(struct MHD_Connection *c,
+					 const char *method, enum auth a)
+{
+	return a == AUTH_MISSING ?
+		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED,
+			       MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			       "Bearer realm=\"mdsd\"",
+			       "PUT and DELETE need Authorization: Bearer <token>") :
+		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED,
+			       MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			       "Bearer realm=\"mdsd\", error=\"invalid_token\"",
+			       "wrong bearer token");
 }
 
 /* Backend errors to HTTP. */
@@ -389,16 +452,17 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 					  "unexpected body");
 		if (is(seg[0], "healthz"))
 			return send_text(c, method, MHD_HTTP_OK, "text/plain",
-					 "ok\n", 3, NULL);
+					 "ok\n", 3, NULL, NULL);
 		if (is(seg[0], "readyz")) {
 			bool ready = s->b->ops->ready(s->b) &&
 				     !atomic_load(&mdsd_stopping);
 
 			return ready ?
 				send_text(c, method, MHD_HTTP_OK, "text/plain",
-					  "ready\n", 6, NULL) :
+					  "ready\n", 6, NULL, NULL) :
 				send_text(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
-					  "text/plain", "not ready\n", 10, NULL);
+					  "text/plain", "not ready\n", 10, NULL,
+					  NULL);
 		} else {
 			size_t len;
 			char *text = metrics_render(s->cfg, s->b, &len);
@@ -410,7 +474,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 						  NULL, "out of memory");
 			ret = send_text(c, method, MHD_HTTP_OK,
 					"text/plain; version=0.0.4; charset=utf-8",
-					text, len, NULL);
+					text, len, NULL, NULL);
 			free(text);
 			return ret;
 		}
@@ -484,6 +548,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
+		if (s->cfg->auth && (is(method, "PUT") || is(method, "DELETE"))) {
+			r->auth = check_auth(s->cfg, c);
+			if (r->auth != AUTH_OK) {
+				counter_inc(C_AUTH_FAILURES);
+				logmsg(LOG_VERBOSE, "401 %s %s: %s bearer token",
+				       method, url, r->auth == AUTH_MISSING ?
+				       "no" : "wrong");
+				return send_unauthorized(c, method, r->auth);
+			}
+		}
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && (!parse_u64(cl, &clen) || clen > s->cfg->body_limit)) {
@@ -500,7 +574,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 
 		*upload_data_size = 0;
 		r->seen += n;
-		if (r->too_large || r->len + n > s->cfg->body_limit) {
+		/*
+		 * A refused write's body is discarded like a too large one.
+		 * libmicrohttpd 0.9.75 calls no more once the first call
+		 * queued a response; should another version go on, a refused
+		 * request still never reaches route().
+		 */
+		if (r->auth != AUTH_OK || r->too_large ||
+		    r->len + n > s->cfg->body_limit) {
 			r->too_large = true;
 			free(r->body);
 			r->body = NULL;
@@ -527,6 +608,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		r->len += n;
 		return MHD_YES;
 	}
+	if (r->auth != AUTH_OK)
+		return send_unauthorized(c, method, r->auth);
 	if (r->too_large)
 		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
 				  "body larger than %zu bytes",

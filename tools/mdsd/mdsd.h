@@ -138,6 +138,16 @@ struct mdsd_config {
 	char backend[16];			/* memory | etcd */
 	char etcd[1024];			/* URL[,URL...] */
 	char etcd_prefix[128];
+	/* etcd's own client security, passed to libcurl ("": unset) */
+	char etcd_cacert[1024];			/* CA bundle for https URLs */
+	char etcd_cert[1024];			/* client certificate (PEM) */
+	char etcd_key[1024];			/* its private key (PEM) */
+	char etcd_user[256];			/* etcd auth user name */
+	char etcd_password_file[1024];		/* its password */
+	/* --token-file: writes need "Authorization: Bearer <token>" */
+	char token_file[1024];
+	bool auth;				/* a token was read */
+	unsigned char token_sha256[32];		/* SHA-256 of the token */
 	char group[MDS_ID_MAX + 1];		/* the agent's group */
 	uint64_t ttl_ms;			/* default lease TTL */
 	char snapshot[1024];
@@ -192,6 +202,7 @@ enum mdsd_counter {
 	C_AGENT_SYNCS,
 	C_AGENT_EVENTS,
 	C_AGENT_ERRORS,
+	C_AUTH_FAILURES,	/* PUTs and DELETEs refused with 401 */
 	C_NR_COUNTERS
 };
 

@@ -22,7 +22,7 @@ struct mdsd_metrics metrics;
 static const char *const methods[] = { "GET", "HEAD", "PUT", "DELETE", "other" };
 #define NR_METHODS (sizeof(methods) / sizeof(methods[0]))
 static const unsigned int codes[] = {
-	200, 400, 404, 405, 413, 500, 503, 507, 0 /* other */
+	200, 400, 401, 404, 405, 413, 500, 503, 507, 0 /* other */
 };
 #define NR_CODES (sizeof(codes) / sizeof(codes[0]))
 static atomic_ullong http_reqs[NR_METHODS][NR_CODES];
@@ -130,6 +130,8 @@ static void own_counters(struct buf *b)
 		  "Node events the host agent received." },
 		{ C_AGENT_ERRORS, "dfkv_mds_agent_errors_total",
 		  "Host agent netlink or registration errors." },
+		{ C_AUTH_FAILURES, "dfkv_mds_auth_failures_total",
+		  "PUTs and DELETEs refused (401): no or a wrong bearer token." },
 	};
 	size_t i, m, c;
 

@@ -36,7 +36,7 @@ STATUS = {
 ERRORS = {
     "E_INVAL": -1, "E_NOMEM": -2, "E_RANGE": -3, "E_UNAVAILABLE": -4,
     "E_TIMEOUT": -5, "E_PROTO": -6, "E_NOT_RUN": -7, "E_MEMBERS": -8,
-    "E_NODEV": -9, "E_SYS": -10,
+    "E_NODEV": -9, "E_SYS": -10, "E_AUTH": -11,
 }
 OK = 0
 NOT_FOUND = 1
@@ -118,6 +118,7 @@ class _Options(Structure):
         ("reserved2", c_uint32),
         ("rdma_devices", c_char_p), ("rdma_port", c_uint32),
         ("reserved3", c_uint32),
+        ("mds_token_file", c_char_p),
     ]
 
 
@@ -468,14 +469,16 @@ class Client:
 
     Discovery: members=None and mds_endpoints="http://h:7480[,...]" (a
     string or a list) follow the members of `group` in mdsd; client_id
-    registers this client there (see lib/README.md).
+    registers this client there (see lib/README.md); mds_token_file names
+    the bearer token file of an mdsd run with --token-file.
     """
 
     def __init__(self, members, ns, transport="auto", batch_concurrency=0,
                  conns_per_peer=0, connect_timeout_ms=0, io_timeout_ms=0,
                  cooldown_ms=0, local_dev=None, mds_endpoints=None,
                  group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
-                 client_ttl_ms=0, rdma_devices=None, rdma_port=0):
+                 client_ttl_ms=0, rdma_devices=None, rdma_port=0,
+                 mds_token_file=None):
         def _b(v):
             if v is not None and not isinstance(v, (str, bytes)):
                 v = ",".join(v)
@@ -485,6 +488,7 @@ class Client:
         self._members = members
         self._dev = _b(local_dev)
         self._mds = (_b(mds_endpoints), _b(group), _b(client_id))
+        self._token_file = _b(mds_token_file)
         self._rdev = _b(rdma_devices)
         self._pools = {}
         o = _Options()
@@ -504,6 +508,7 @@ class Client:
         o.client_ttl_ms = client_ttl_ms
         o.rdma_devices = self._rdev
         o.rdma_port = rdma_port
+        o.mds_token_file = self._token_file
         self._c = c_void_p()
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 
