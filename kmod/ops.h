@@ -28,7 +28,9 @@ struct dfkv_read;
 /*
  * PUT in two steps for transports that receive the value over time: begin
  * returns the final status unless put->e is set (the caller then fills a
- * leader's entry and calls end, or calls end at once for a follower).
+ * leader's entry and calls end; a follower calls end, which sleeps until
+ * the leader finished, or parks with dfkv_store_put_park() and takes
+ * dfkv_op_put_result() when woken, as the network transports do).
  */
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
 		      u64 len, struct dfkv_put *put);

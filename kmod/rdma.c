@@ -103,6 +103,7 @@ enum cmd_state {
 	CMD_FREE,
 	CMD_NEW,			/* a request to run */
 	CMD_XFER,			/* a READ/WRITE round in flight */
+	CMD_PARKED,			/* PUT follower waiting for its leader */
 	CMD_REPLY,			/* reply built, waiting for its turn */
 	CMD_SENT,			/* reply posted */
 };
@@ -131,6 +132,7 @@ struct rdma_cmd {
 	bool in_op;			/* holds a dfkv_node_enter() */
 	bool put_active;
 	struct dfkv_put put;
+	struct dfkv_put_waiter waiter;	/* while CMD_PARKED */
 	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
 	void *buf;			/* key list / HELLO payload */
 	u64 buf_dma;
@@ -643,6 +645,11 @@ static void exec_put(struct rdma_cmd *cmd, const u8 *inl)
 		}
 		return;
 	}
+	if (!cmd->put.leader && dfkv_store_put_park(&cmd->put, &cmd->waiter)) {
+		/* a follower: no worker waits for the leader */
+		cmd->state = CMD_PARKED;
+		return;
+	}
 	if (cmd->put.leader) {
 		struct kvec kv = {
 			.iov_base = (void *)inl,
@@ -657,10 +664,24 @@ static void exec_put(struct rdma_cmd *cmd, const u8 *inl)
 		cmd->put_active = false;
 		status = dfkv_op_put_end(node, &cmd->put, ok);
 	} else {
-		/* a follower: the leader's result */
 		cmd->put_active = false;
-		status = dfkv_op_put_end(node, &cmd->put, true);
+		status = dfkv_op_put_result(node, &cmd->put);
 	}
+	reply_status(cmd, status, cmd->put.stored_len);
+}
+
+/* The leader of a parked follower finished (under its entry's lock). */
+static void cmd_unpark(struct dfkv_put_waiter *w)
+{
+	queue_work(dfkv_rdma_wq, &container_of(w, struct rdma_cmd, waiter)->work);
+}
+
+static void cmd_parked_done(struct rdma_cmd *cmd)
+{
+	int status;
+
+	cmd->put_active = false;
+	status = dfkv_op_put_result(cmd->conn->node, &cmd->put);
 	reply_status(cmd, status, cmd->put.stored_len);
 }
 
@@ -845,6 +866,8 @@ static void cmd_work(struct work_struct *work)
 		cmd_start(cmd);
 	else if (cmd->state == CMD_XFER)
 		cmd_xfer_next(cmd);
+	else if (cmd->state == CMD_PARKED && !READ_ONCE(cmd->conn->dead))
+		cmd_parked_done(cmd);	/* a dead one is cmd_cleanup()'s */
 }
 
 /* Give a receive to a cmd.  Called with conn->lock held. */
@@ -927,10 +950,13 @@ static void cmd_cleanup(struct rdma_cmd *cmd)
 	struct ib_device *ibdev = conn_ibdev(conn);
 
 	round_unmap(cmd);
-	if (cmd->put_active && cmd->put.leader)
+	if (cmd->put_active && cmd->put.leader) {
 		dfkv_op_put_end(node, &cmd->put, false);
-	else if (cmd->put_active)
-		dfkv_store_put_drop(&cmd->put);
+	} else if (cmd->put_active) {
+		/* A follower: no wait; a wakeup racing us queued its work. */
+		dfkv_store_put_unpark(&cmd->put, &cmd->waiter);
+		flush_work(&cmd->work);
+	}
 	cmd->put_active = false;
 	if (cmd->rd.e)
 		dfkv_op_get_end(node, &cmd->rd, DFKV_STATUS_IO_ERROR);
@@ -1025,6 +1051,8 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 		conn->cmds[i] = cmd;
 		cmd->conn = conn;
 		INIT_WORK(&cmd->work, cmd_work);
+		INIT_LIST_HEAD(&cmd->waiter.node);
+		cmd->waiter.wake = cmd_unpark;
 		cmd->rw_cqe.done = rw_done;
 		cmd->rw_last_cqe.done = rw_last_done;
 		cmd->send_cqe.done = send_done;
