@@ -11,6 +11,7 @@
 #   make demo         the main job: a node in a VM storing and loading blocks
 #   make lint         checkpatch --strict and sparse on kmod/
 #   make bench        benchmarks in a VM (table + build/bench.json)
+#   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM
 #   make install      module (to /lib/modules), library, headers, tools
 #   make dkms-install register, build and install with DKMS
@@ -28,7 +29,7 @@ VM_RUN := tools/vm/vm-run
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
 .PHONY: all module lib tools selftests ksrc deps unit vmtest check lint \
-	demo bench vm-shell install dkms-install clean
+	demo bench soak vm-shell install dkms-install clean
 
 all: module lib tools selftests
 
@@ -96,6 +97,13 @@ demo: all
 
 bench: all
 	$(VM_RUN) --mem 2048 --disk 2G --timeout 3600 -- tools/bench/run build/bench.json
+
+# Not part of check: ten minutes of mixed load with disk faults and
+# restarts (tools/soak/run); SOAK_SECONDS shortens or lengthens it.
+soak: all
+	$(MAKE) -C tools/soak
+	$(VM_RUN) --mem 2048 --disk 512M --timeout $$(( $(or $(SOAK_SECONDS),600) + 900 )) -- \
+		tools/soak/run $(or $(SOAK_SECONDS),600)
 
 vm-shell: all
 	$(VM_RUN) --disk 256M --shell
