@@ -97,7 +97,7 @@ static void ram_slots_free(struct dfkv_store *st, struct dfkv_entry *e,
 	for (i = 0; i < nr; i++)
 		dfkv_slab_free(&st->slab, slots[i]);
 	if (slots != &e->slot0)
-		kfree(slots);
+		kvfree(slots);
 }
 
 /*
@@ -149,7 +149,7 @@ static void disk_slots_free(struct dfkv_entry *e, struct dfkv_disk *d,
 	for (i = 0; i < n; i++)
 		dfkv_slab_free(&d->slab, slots[i]);
 	if (slots != &e->dslot0)
-		kfree(slots);
+		kvfree(slots);
 	if (atomic_dec_and_test(&d->users))
 		wake_up_var(&d->users);
 	dfkv_disk_put(d);
@@ -513,12 +513,13 @@ static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
 
 /*
  * An array of n part slots; on disk (d != NULL) followed by the n parts'
- * payload CRCs (entry_dcrcs()), freed together.
+ * payload CRCs (entry_dcrcs()), freed together.  A large value on a disk
+ * of small extents has many parts: vmalloc when kmalloc cannot.
  */
 static struct dfkv_slot *entry_parts_array(u32 n, struct dfkv_disk *d)
 {
-	return kcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
-		       GFP_KERNEL);
+	return kvcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
+			GFP_KERNEL);
 }
 
 static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
@@ -1342,6 +1343,13 @@ static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
 	struct dfkv_slot slot = { rec->extent, rec->slot };
 	struct dfkv_entry *e;
 
+	/*
+	 * A value larger than the RAM budget can never be served (nor was
+	 * it PUT on this node: TOO_LARGE): the record goes alone, before
+	 * its claimed parts cost an allocation.
+	 */
+	if (rec->length > rb->st->capacity)
+		return DFKV_OD_SCAN_REFUSE;
 	e = rhashtable_lookup_fast(&rb->parts, &rec->key, index_params);
 	if (e && e->state == DFKV_E_DEAD)
 		return DFKV_OD_SCAN_REFUSE;

@@ -21,6 +21,9 @@ the node returned bytes that differ from what was PUT for that key.
   payload DEV SEED INDEX SIZE        device offset of the key's payload
   onimage DEV SEED FIRST COUNT SIZE  how many of the keys have their
                                      record and payload on DEV
+  stretch DEV SEED INDEX             rewrite the key's first record (a
+                                     valid CRC) to claim a length of the
+                                     whole data area of DEV
 
 put/check/rm/burst print one line "ok=N miss=N wrong=N ..." (each status
 by its name) and exit 0; the shell tests assert on the counts.  With
@@ -179,6 +182,16 @@ def do_burst(node, seed, i, size, threads):
     return c
 
 
+def crc32c(data, crc=0):
+    """CRC-32C as the format uses it (ondisk.md): init and final xor ~0."""
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
 def superblock(f):
     f.seek(0)
     sb = f.read(512)
@@ -195,16 +208,37 @@ def find_records(path, seed, i):
     out = []
     with open(path, "rb") as f:
         ext, nr, roff, rbytes, doff = superblock(f)
-        f.seek(roff)
-        area = f.read(rbytes)
-    pos = area.find(pat)
-    while pos >= 0:
-        r = pos - 8
-        if r % 64 == 0 and area[r:r + 4] == b"DFKR":
-            e, s, p = struct.unpack_from("<III", area, r + 0x30)
-            out.append((roff + r, e, s, p))
-        pos = area.find(pat, pos + 1)
+        # in chunks of whole records: the record area may be large
+        for at in range(0, rbytes, 1 << 22):
+            f.seek(roff + at)
+            area = f.read(min(1 << 22, rbytes - at))
+            pos = area.find(pat)
+            while pos >= 0:
+                r = pos - 8
+                if r % 64 == 0 and area[r:r + 4] == b"DFKR":
+                    e, s, p = struct.unpack_from("<III", area, r + 0x30)
+                    out.append((roff + at + r, e, s, p))
+                pos = area.find(pat, pos + 1)
     return out
+
+
+def stretch(path, seed, i):
+    """Make the key's part-0 record claim nr_extents * extent bytes."""
+    assert crc32c(b"123456789") == 0xe3069283
+    recs = [r for r in find_records(path, seed, i) if r[3] == 0]
+    if not recs:
+        return 1
+    fd = os.open(path, os.O_RDWR)
+    sb = os.pread(fd, 512, 0)
+    ext, nr = struct.unpack_from("<QQ", sb, 0x20)
+    uuid = sb[0x58:0x68]
+    rec = bytearray(os.pread(fd, 64, recs[0][0]))
+    struct.pack_into("<Q", rec, 0x20, ext * nr)
+    struct.pack_into("<I", rec, 0x3c, crc32c(uuid + rec[:0x3c]))
+    os.pwrite(fd, bytes(rec), recs[0][0])
+    os.fsync(fd)
+    os.close(fd)
+    return 0
 
 
 def find_payload(path, seed, i, size):
@@ -252,6 +286,8 @@ def main(argv):
                 if find_records(a[0], seed, i) and
                 find_payload(a[0], seed, i, size) is not None)
         print(n)
+    elif cmd == "stretch":
+        return stretch(a[0], int(a[1]), int(a[2]))
     elif cmd == "payload":
         off = find_payload(a[0], int(a[1]), int(a[2]), int(a[3]))
         if off is None:

@@ -179,6 +179,31 @@ t_corrupt_payload() {
 	r=$($BLK check "$N" 3 0 20 $SZ) && never_wrong "seed 3" "$r"
 }
 
+# A record with a valid CRC that claims a value as long as the disk's
+# whole data area: no value that long can be served (it exceeds the
+# node's RAM), and its parts would not fit one allocation on this sparse
+# disk of 64 KiB extents.  The rebuild rejects that record alone: the disk
+# attaches, the other blocks are byte-exact, that key is a miss.
+t_huge_length() {
+	LH=$(new_loop huge 24G) &&
+	expect 0 "$DFKVCTL" node add nh --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nh "$LH" --format --extent 64K --name huge &&
+	r=$($BLK put nh 13 0 20 $SZ) && blk_expect put "$r" ok=20 &&
+	expect 0 "$DFKVCTL" node del nh &&
+	dev_sync "$LH" &&
+	$BLK stretch "$LH" 13 5 || { echo "no record of key 5 on $LH"; return 1; }
+	dev_sync "$LH" &&
+	expect 0 "$DFKVCTL" node add nh --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nh "$LH" &&
+	[ "$(dstat nh huge state)" = up ] &&
+	[ "$(dstat nh huge rebuild_rejected)" = 1 ] &&
+	[ "$(dstat nh huge rebuild_records)" = 19 ] &&
+	[ "$(dstat nh huge objects)" = 19 ] || { "$DFKVCTL" disk show nh huge; return 1; }
+	r=$($BLK check nh 13 5 1 $SZ) && blk_expect "huge length" "$r" miss=1 &&
+	r=$($BLK check nh 13 0 20 $SZ) && blk_expect "the others" "$r" ok=19 miss=1 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nh
+}
+
 # A device whose record area fails under a write load (its dm table
 # swapped to "error" there): the first failed record write fails the disk
 # closed, the node serves RAM and its other disk, nobody gets wrong
@@ -313,7 +338,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 16
+tap_plan 17
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -324,6 +349,7 @@ tap_check "disk del and add" t_disk_del
 tap_check "another extent size, device size or name: refused" t_refuse_geometry
 tap_check "corrupted record: rejected, a miss" t_corrupt_record
 tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
+tap_check "record of a huge length: rejected alone, the disk attaches" t_huge_length
 tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
 tap_check "full disk: old blocks evicted, recent ones read" t_full
 tap_check "two disks: blocks spread over both" t_multi
