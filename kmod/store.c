@@ -1296,14 +1296,28 @@ void dfkv_store_flush_work(struct work_struct *work)
 		}
 		err = flush_to(st, e, d);
 		if (!err) {
-			dfkv_disk_put(d);
+			bool durable;
+
+			/*
+			 * Durable only on a disk still up, checked under the
+			 * lock dfkv_store_fail_disk() takes: either it sees e
+			 * DURABLE, or e sees the disk failed and its flush is
+			 * given up, as when the record write itself fails.
+			 */
 			spin_lock(&e->lock);
-			entry_clear_dirty_locked(st, e);
-			if (e->state == DFKV_E_COMMITTED)
-				entry_disk_lru_add_locked(e);
+			durable = dfkv_disk_up(d);
+			if (durable) {
+				entry_clear_dirty_locked(st, e);
+				if (e->state == DFKV_E_COMMITTED)
+					entry_disk_lru_add_locked(e);
+			}
 			spin_unlock(&e->lock);
-			this_cpu_inc(st->stats->pcpu->flushed);
-			break;
+			if (durable) {
+				dfkv_disk_put(d);
+				this_cpu_inc(st->stats->pcpu->flushed);
+				break;
+			}
+			err = -EIO;
 		}
 		flush_detach(e);
 		/* A full disk (all pinned) is retried too, never unhealthy. */
@@ -1505,6 +1519,57 @@ void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
 	while (drop_disk_pass(st, d))
 		cond_resched();
 	wait_var_event(&d->users, !atomic_read(&d->users));
+}
+
+/*
+ * One pass of dfkv_store_fail_disk(); true if it changed any entry.  A
+ * cold read of the disk that is still running is waited for first (no
+ * new one starts: the disk is not up), so its outcome decides.
+ */
+static bool fail_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	struct rhashtable_iter it;
+	struct dfkv_entry *e;
+	bool any = false;
+
+	rhashtable_walk_enter(&st->index, &it);
+	rhashtable_walk_start(&it);
+	while ((e = rhashtable_walk_next(&it))) {
+		bool unlink = false;
+
+		if (IS_ERR(e) || READ_ONCE(e->disk) != d ||
+		    !(READ_ONCE(e->tier) & DFKV_T_DURABLE) ||
+		    !kref_get_unless_zero(&e->ref))
+			continue;
+		rhashtable_walk_stop(&it);
+		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+		spin_lock(&e->lock);
+		if (e->tier & DFKV_T_LOADING) {
+			any = true;	/* not decided yet: the next pass */
+		} else if (e->disk == d && (e->tier & DFKV_T_DURABLE)) {
+			/* its disk copy is gone; a copy in RAM stays */
+			entry_disk_lru_del_locked(e);
+			e->tier &= ~DFKV_T_DURABLE;
+			if (!(e->tier & DFKV_T_RAM))
+				unlink = entry_kill_locked(st, e);
+			any = true;
+		}
+		spin_unlock(&e->lock);
+		if (unlink)
+			entry_unlink(st, e);
+		entry_put(e);
+		rhashtable_walk_start(&it);
+	}
+	rhashtable_walk_stop(&it);
+	rhashtable_walk_exit(&it);
+	return any;
+}
+
+void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	/* as in dfkv_store_drop_disk(): until a pass finds none */
+	while (fail_disk_pass(st, d))
+		cond_resched();
 }
 
 static const struct dfkv_slab_ops arena_slab_ops = {

@@ -93,7 +93,12 @@ static int tier_publish_ring(struct dfkv_tier *t)
 	return 0;
 }
 
-/* A disk failed: route around it, then announce it. */
+/*
+ * A disk failed: route around it, take its blocks out of the index (a
+ * block in RAM stays, in RAM only), then announce it.  Once the node's
+ * teardown began (dfkv_tier_stop()) the store is left alone: it is about
+ * to be destroyed, and nothing reads it any more.
+ */
 static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 {
 	struct dfkv_tier *t = ctx;
@@ -102,6 +107,9 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 	if (tier_publish_ring(t))
 		pr_warn("dfkv: disk %s failed; the ring still names it (no memory)\n",
 			d->name);
+	if (!t->stopped)
+		dfkv_store_fail_disk(container_of(t, struct dfkv_store, tier),
+				     d);
 	mutex_unlock(&t->lock);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
@@ -243,6 +251,10 @@ void dfkv_tier_stop(struct dfkv_store *st)
 		WRITE_ONCE(t->abandon, true);
 	}
 	flush_workqueue(t->wq);
+	/* A disk failing from here on leaves the store to its teardown. */
+	mutex_lock(&t->lock);
+	t->stopped = true;
+	mutex_unlock(&t->lock);
 }
 
 void dfkv_tier_destroy(struct dfkv_tier *t)

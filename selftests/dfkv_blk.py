@@ -16,6 +16,10 @@ the node returned bytes that differ from what was PUT for that key.
   lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
                                      "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
+  lost  NODE SEED FIRST COUNT SIZE   GET the keys; of those that miss
+                                     (lost), count how many EXIST, PROBE
+                                     and LEASE report present, then PUT
+                                     them again and GET them
   rec   DEV SEED INDEX               record offsets of the key on a
                                      dfkv device or image (one per line)
   payload DEV SEED INDEX SIZE        device offset of the key's payload
@@ -25,8 +29,8 @@ the node returned bytes that differ from what was PUT for that key.
                                      valid CRC) to claim a length of the
                                      whole data area of DEV
 
-put/check/rm/burst print one line "ok=N miss=N wrong=N ..." (each status
-by its name) and exit 0; the shell tests assert on the counts.  With
+put/check/rm/burst/lost print one line "ok=N miss=N wrong=N ..." (each
+status by its name) and exit 0; the shell tests assert on the counts.  With
 DFKV_BLK_PIDFILE set, the process writes its pid there first.
 """
 import ctypes
@@ -57,6 +61,7 @@ IOC_GET = _ioc(3, 3, OP_SIZE)
 IOC_EXIST = _ioc(3, 4, OP_SIZE)
 IOC_REMOVE = _ioc(3, 5, OP_SIZE)
 KEYS_FMT = "<IIIIQQQQII"
+IOC_PROBE = _ioc(3, 7, struct.calcsize(KEYS_FMT))
 IOC_LEASE = _ioc(3, 8, struct.calcsize(KEYS_FMT))
 
 
@@ -95,6 +100,18 @@ class Node:
         if st:
             return STATUS[st] if st < len(STATUS) else "status%d" % st, None
         return "ok", buf.raw[:n] if stored == n else b""
+
+    def keys(self, ioc, ks, ttl_ms=0):
+        """One DFKV_IOC_PROBE/_LEASE: (status, results, nr_hits)."""
+        kbuf = ctypes.create_string_buffer(
+            b"".join(struct.pack("<Q16s", *k) for k in ks))
+        res = (ctypes.c_uint64 * len(ks))()
+        o = bytearray(struct.pack(KEYS_FMT, struct.calcsize(KEYS_FMT), 0,
+                                  len(ks), 0, ctypes.addressof(kbuf),
+                                  ctypes.addressof(res), ttl_ms, 0, 0, 0))
+        fcntl.ioctl(self.fd, ioc, o, True)
+        f = struct.unpack(KEYS_FMT, o)
+        return f[3], list(res), f[8]
 
     def close(self):
         os.close(self.fd)
@@ -160,6 +177,31 @@ def do_lease(node, seed, first, count):
     print("leased=%d status=%d" % (f[8], f[3]), flush=True)
     while True:
         signal.pause()
+
+
+def do_lost(node, seed, first, count, size):
+    """Keys that miss: what EXIST, PROBE, LEASE say, then a re-PUT."""
+    n, c = Node(node), {"lost": 0, "exist": 0, "probe": 0, "lease": 0}
+    lost = [i for i in range(first, first + count)
+            if n.get(key(seed, i), size + 1)[0] == "miss"]
+    for i in lost:
+        k = key(seed, i)
+        bump(c, "lost")
+        if n.op(IOC_EXIST, k)[0] == 0:
+            bump(c, "exist")
+        if n.keys(IOC_PROBE, [k])[1][0]:
+            bump(c, "probe")
+        if n.keys(IOC_LEASE, [k], 1000)[2]:
+            bump(c, "lease")
+    n.close()   # drops the leases
+    n = Node(node)
+    for i in lost:
+        st = n.put(key(seed, i), value(seed, i, size))
+        bump(c, "put_" + (STATUS[st] if st < len(STATUS) else
+                          "status%d" % st))
+    for i in lost:
+        judge(c, n.get(key(seed, i), size + 1), value(seed, i, size))
+    return c
 
 
 def do_burst(node, seed, i, size, threads):
@@ -270,6 +312,8 @@ def main(argv):
         print(count_line(do_rm(a[0], *map(int, a[1:4]))))
     elif cmd == "lease":
         do_lease(a[0], *map(int, a[1:4]))
+    elif cmd == "lost":
+        print(count_line(do_lost(a[0], *map(int, a[1:5]))))
     elif cmd == "burst":
         print(count_line(do_burst(a[0], *map(int, a[1:5]))))
     elif cmd == "key":
