@@ -804,30 +804,35 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 
 /*
  * Wait for a committed entry's flush (ack=disk, write-around, watermark
- * 0, staged): OK once durable, IO_ERROR when the flush was given up.
- * Write-around then lets the value leave RAM; a staged value leaves its
- * stage, or, never durable, is gone (its PUT failed).
+ * 0, staged): OK once durable; when the flush was given up, IO_ERROR (or
+ * CACHE_FULL: no room on the disk) and the value is removed, so a PUT
+ * that failed leaves nothing readable.  Write-around then lets a durable
+ * value leave RAM; a staged value leaves its stage.
  */
 static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e,
 			       bool staged)
 {
-	bool durable, nospc;
+	bool durable, nospc, unlink = false;
 
 	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_DIRTY));
 	spin_lock(&e->lock);
 	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
 	nospc = e->tier & DFKV_T_NOSPC;
+	/* The flush was given up: the PUT fails, so its value goes too. */
+	if (!durable)
+		unlink = entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
+	if (unlink)
+		entry_unlink(st, e);
+	if (!durable)
+		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
 	if (staged) {
 		/* durable: frees the stage unless a reader holds it */
 		entry_try_evict(st, e);
-	} else if (durable &&
-		   READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
+	} else if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
 		   entry_try_evict(st, e)) {
 		this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	}
-	if (!durable)
-		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
 	return DFKV_STATUS_OK;
 }
 

@@ -278,6 +278,28 @@ t_crash() {
 	expect 0 "$DFKVCTL" node del nf
 }
 
+# ack=disk on a device whose writes all fail: a PUT gets IO_ERROR once
+# its flush is given up (the node then turns unhealthy and refuses the
+# next ones with BUSY), and its value is not readable after that, not
+# from RAM either; blocks acknowledged before the fault are still served
+# from RAM.
+t_ack_fail() {
+	LW=$(new_loop ackf 64M) && DW=$(new_dm dfkvackf "$LW") &&
+	expect 0 "$DFKVCTL" node add na --ram 16M --ack disk &&
+	expect 0 "$DFKVCTL" disk add na "$DW" --format --name ackf &&
+	r=$($BLK put na 14 0 10 $SZ) && blk_expect "before the fault" "$r" ok=10 &&
+	dm_table dfkvackf error "$LW" &&
+	r=$($BLK put na 15 0 10 $SZ) && io=$(counts "$r" io_error) &&
+	busy=$(counts "$r" busy) &&
+	[ "${io:-0}" -ge 1 ] && [ $((${io:-0} + ${busy:-0})) = 10 ] ||
+		{ echo "writes failing: $r"; return 1; }
+	r=$($BLK check na 15 0 10 $SZ) && blk_expect "after IO_ERROR" "$r" miss=10 &&
+	r=$($BLK check na 14 0 10 $SZ) && blk_expect "acknowledged before" "$r" ok=10 wrong=0 &&
+	[ "$(nstat na objects)" = 10 ] || { "$DFKVCTL" stats na; return 1; }
+	dm_table dfkvackf linear "$LW" &&
+	expect 0 "$DFKVCTL" node del na
+}
+
 # Sustained PUTs past a small disk's capacity: old blocks are evicted,
 # recent ones read back.
 t_full() {
@@ -351,7 +373,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 17
+tap_plan 18
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -364,6 +386,7 @@ tap_check "corrupted record: rejected, a miss" t_corrupt_record
 tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
 tap_check "record of a huge length: rejected alone, the disk attaches" t_huge_length
 tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
+tap_check "ack=disk, writes failing: IO_ERROR, then a miss" t_ack_fail
 tap_check "full disk: old blocks evicted, recent ones read" t_full
 tap_check "two disks: blocks spread over both" t_multi
 tap_check "disk events" t_disk_events
