@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bvec.h>
+#include <linux/highmem.h>
 #include <linux/wait_bit.h>
 #include <net/netlink.h>
 
@@ -280,10 +281,31 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 }
 
 /*
+ * Zero the bytes of bv[0 .. nr) after the first keep: the tail of a
+ * value's last page, past its end, which a write sends to the disk with
+ * the page (arena and stage pages are not zeroed when allocated, so it
+ * holds whatever the page held before).  The tail is in the entry's own
+ * slot and no reader looks beyond the value's end.
+ */
+static void tier_zero_tail(const struct bio_vec *bv, unsigned int nr,
+			   size_t keep)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (keep < bv[i].bv_len)
+			memzero_page(bv[i].bv_page, bv[i].bv_offset + keep,
+				     bv[i].bv_len - keep);
+		keep -= min_t(size_t, keep, bv[i].bv_len);
+	}
+}
+
+/*
  * Move e's value between its RAM pages (arena slots or a stage) and its
  * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
  * one wait.  Slot starts are 64 KiB aligned and slot sizes 4 KiB
- * multiples, so every chunk is whole pages on both sides.
+ * multiples, so every chunk is whole pages on both sides; a write zeroes
+ * the part of the last page beyond the value first.
  */
 int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 		 enum req_op op)
@@ -306,6 +328,8 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 					ARRAY_SIZE(bv), &mapped);
 		if (!nr)
 			break;
+		if (op == REQ_OP_WRITE && mapped > n)
+			tier_zero_tail(bv, nr, n);
 		dfkv_dio_submit(&io, op, dfkv_disk_slot_pos(d, e->dslots[di]) + din,
 				bv, nr);
 		off += min_t(u64, mapped, n);

@@ -28,10 +28,14 @@ the node returned bytes that differ from what was PUT for that key.
   stretch DEV SEED INDEX             rewrite the key's first record (a
                                      valid CRC) to claim a length of the
                                      whole data area of DEV
+  tail  DEV SEED FIRST COUNT SIZE    of the keys' payloads found on DEV,
+                                     how many have a non-zero byte after
+                                     the value, up to its 4 KiB page end
 
 put/check/rm/burst/lost print one line "ok=N miss=N wrong=N ..." (each
-status by its name) and exit 0; the shell tests assert on the counts.  With
-DFKV_BLK_PIDFILE set, the process writes its pid there first.
+status by its name), tail "found=N dirty=N", and exit 0; the shell tests
+assert on the counts.  With DFKV_BLK_PIDFILE set, the process writes
+its pid there first.
 """
 import ctypes
 import fcntl
@@ -283,6 +287,22 @@ def stretch(path, seed, i):
     return 0
 
 
+def tails(path, seed, first, count, size):
+    """Payloads found, and those with a non-zero byte past the value."""
+    end = (size + 4095) // 4096 * 4096
+    c = {"found": 0, "dirty": 0}
+    with open(path, "rb") as f:
+        for i in range(first, first + count):
+            off = find_payload(path, seed, i, size)
+            if off is None:
+                continue
+            bump(c, "found")
+            f.seek(off + size)
+            if f.read(end - size).strip(b"\0"):
+                bump(c, "dirty")
+    return c
+
+
 def find_payload(path, seed, i, size):
     """Device offset of the first byte of the key's value (part 0)."""
     want = value(seed, i, size)[:4096]
@@ -332,6 +352,9 @@ def main(argv):
         print(n)
     elif cmd == "stretch":
         return stretch(a[0], int(a[1]), int(a[2]))
+    elif cmd == "tail":
+        c = tails(a[0], *map(int, a[1:5]))
+        print("found=%d dirty=%d" % (c["found"], c["dirty"]))
     elif cmd == "payload":
         off = find_payload(a[0], int(a[1]), int(a[2]), int(a[3]))
         if off is None:

@@ -300,6 +300,24 @@ t_ack_fail() {
 	expect 0 "$DFKVCTL" node del na
 }
 
+# Values of 5000 bytes, flushed after every RAM page held other values'
+# bytes: on the device, the bytes after each value up to its page end
+# (what the flush wrote of its last page) are zero.
+t_tail_zero() {
+	LZ=$(new_loop tail 64M) &&
+	expect 0 "$DFKVCTL" node add nz --ram 4M &&
+	expect 0 "$DFKVCTL" disk add nz "$LZ" --format --extent 1M --name tz &&
+	for first in 0 256 512 768; do
+		r=$($BLK put nz 16 $first 256 8192) && blk_expect fill "$r" ok=256 &&
+		wait_clean nz || return 1
+	done
+	r=$($BLK put nz 17 0 32 5000) && blk_expect put "$r" ok=32 &&
+	wait_clean nz &&
+	expect 0 "$DFKVCTL" node del nz &&
+	dev_sync "$LZ" &&
+	r=$($BLK tail "$LZ" 17 0 32 5000) && blk_expect "page tails" "$r" found=32 dirty=0
+}
+
 # Sustained PUTs past a small disk's capacity: old blocks are evicted,
 # recent ones read back.
 t_full() {
@@ -373,7 +391,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 18
+tap_plan 19
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -387,6 +405,7 @@ tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
 tap_check "record of a huge length: rejected alone, the disk attaches" t_huge_length
 tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
 tap_check "ack=disk, writes failing: IO_ERROR, then a miss" t_ack_fail
+tap_check "a flushed value's last page: zero after the value" t_tail_zero
 tap_check "full disk: old blocks evicted, recent ones read" t_full
 tap_check "two disks: blocks spread over both" t_multi
 tap_check "disk events" t_disk_events
