@@ -97,7 +97,7 @@ static void ram_slots_free(struct dfkv_store *st, struct dfkv_slot *slots,
 	for (i = 0; i < nr; i++)
 		dfkv_slab_free(&st->slab, slots[i]);
 	if (array)
-		kfree(slots);
+		kvfree(slots);
 }
 
 /*
@@ -167,7 +167,7 @@ static void disk_slots_free(struct dfkv_entry *e, struct dfkv_disk *d,
 	for (i = 0; i < n; i++)
 		dfkv_slab_free(&d->slab, slots[i]);
 	if (slots != &e->dslot0)
-		kfree(slots);
+		kvfree(slots);
 	if (atomic_dec_and_test(&d->users))
 		wake_up_var(&d->users);
 	dfkv_disk_put(d);
@@ -534,12 +534,13 @@ static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
 
 /*
  * An array of n part slots; on disk (d != NULL) followed by the n parts'
- * payload CRCs (entry_dcrcs()), freed together.
+ * payload CRCs (entry_dcrcs()), freed together.  A large value on a disk
+ * of small extents has many parts: vmalloc when kmalloc cannot.
  */
 static struct dfkv_slot *entry_parts_array(u32 n, struct dfkv_disk *d)
 {
-	return kcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
-		       GFP_KERNEL_ACCOUNT);
+	return kvcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
+			GFP_KERNEL_ACCOUNT);
 }
 
 static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
@@ -835,30 +836,35 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 
 /*
  * Wait for a committed entry's flush (ack=disk, write-around, watermark
- * 0, staged): OK once durable, IO_ERROR when the flush was given up.
- * Write-around then lets the value leave RAM; a staged value leaves its
- * stage, or, never durable, is gone (its PUT failed).
+ * 0, staged): OK once durable; when the flush was given up, IO_ERROR (or
+ * CACHE_FULL: no room on the disk) and the value is removed, so a PUT
+ * that failed leaves nothing readable.  Write-around then lets a durable
+ * value leave RAM; a staged value leaves its stage.
  */
 static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e,
 			       bool staged)
 {
-	bool durable, nospc;
+	bool durable, nospc, unlink = false;
 
 	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_DIRTY));
 	spin_lock(&e->lock);
 	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
 	nospc = e->tier & DFKV_T_NOSPC;
+	/* The flush was given up: the PUT fails, so its value goes too. */
+	if (!durable)
+		unlink = entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
+	if (unlink)
+		entry_unlink(st, e);
+	if (!durable)
+		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
 	if (staged) {
 		/* durable: frees the stage unless a reader holds it */
 		entry_try_evict(st, e);
-	} else if (durable &&
-		   READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
+	} else if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
 		   entry_try_evict(st, e)) {
 		this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	}
-	if (!durable)
-		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
 	return DFKV_STATUS_OK;
 }
 
@@ -1376,14 +1382,28 @@ void dfkv_store_flush_work(struct work_struct *work)
 		}
 		err = flush_to(st, e, d);
 		if (!err) {
-			dfkv_disk_put(d);
+			bool durable;
+
+			/*
+			 * Durable only on a disk still up, checked under the
+			 * lock dfkv_store_fail_disk() takes: either it sees e
+			 * DURABLE, or e sees the disk failed and its flush is
+			 * given up, as when the record write itself fails.
+			 */
 			spin_lock(&e->lock);
-			entry_clear_dirty_locked(st, e);
-			if (e->state == DFKV_E_COMMITTED)
-				entry_disk_lru_add_locked(e);
+			durable = dfkv_disk_up(d);
+			if (durable) {
+				entry_clear_dirty_locked(st, e);
+				if (e->state == DFKV_E_COMMITTED)
+					entry_disk_lru_add_locked(e);
+			}
 			spin_unlock(&e->lock);
-			this_cpu_inc(st->stats->pcpu->flushed);
-			break;
+			if (durable) {
+				dfkv_disk_put(d);
+				this_cpu_inc(st->stats->pcpu->flushed);
+				break;
+			}
+			err = -EIO;
 		}
 		flush_detach(e);
 		/* A full disk (all pinned) is retried too, never unhealthy. */
@@ -1423,6 +1443,13 @@ static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
 	struct dfkv_slot slot = { rec->extent, rec->slot };
 	struct dfkv_entry *e;
 
+	/*
+	 * A value larger than the RAM budget can never be served (nor was
+	 * it PUT on this node: TOO_LARGE): the record goes alone, before
+	 * its claimed parts cost an allocation.
+	 */
+	if (rec->length > rb->st->capacity)
+		return DFKV_OD_SCAN_REFUSE;
 	e = rhashtable_lookup_fast(&rb->parts, &rec->key, index_params);
 	if (e && e->state == DFKV_E_DEAD)
 		return DFKV_OD_SCAN_REFUSE;
@@ -1582,6 +1609,57 @@ void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
 	while (drop_disk_pass(st, d))
 		cond_resched();
 	wait_var_event(&d->users, !atomic_read(&d->users));
+}
+
+/*
+ * One pass of dfkv_store_fail_disk(); true if it changed any entry.  A
+ * cold read of the disk that is still running is waited for first (no
+ * new one starts: the disk is not up), so its outcome decides.
+ */
+static bool fail_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	struct rhashtable_iter it;
+	struct dfkv_entry *e;
+	bool any = false;
+
+	rhashtable_walk_enter(&st->index, &it);
+	rhashtable_walk_start(&it);
+	while ((e = rhashtable_walk_next(&it))) {
+		bool unlink = false;
+
+		if (IS_ERR(e) || READ_ONCE(e->disk) != d ||
+		    !(READ_ONCE(e->tier) & DFKV_T_DURABLE) ||
+		    !kref_get_unless_zero(&e->ref))
+			continue;
+		rhashtable_walk_stop(&it);
+		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+		spin_lock(&e->lock);
+		if (e->tier & DFKV_T_LOADING) {
+			any = true;	/* not decided yet: the next pass */
+		} else if (e->disk == d && (e->tier & DFKV_T_DURABLE)) {
+			/* its disk copy is gone; a copy in RAM stays */
+			entry_disk_lru_del_locked(e);
+			e->tier &= ~DFKV_T_DURABLE;
+			if (!(e->tier & DFKV_T_RAM))
+				unlink = entry_kill_locked(st, e);
+			any = true;
+		}
+		spin_unlock(&e->lock);
+		if (unlink)
+			entry_unlink(st, e);
+		entry_put(e);
+		rhashtable_walk_start(&it);
+	}
+	rhashtable_walk_stop(&it);
+	rhashtable_walk_exit(&it);
+	return any;
+}
+
+void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d)
+{
+	/* as in dfkv_store_drop_disk(): until a pass finds none */
+	while (fail_disk_pass(st, d))
+		cond_resched();
 }
 
 static const struct dfkv_slab_ops arena_slab_ops = {

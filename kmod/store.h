@@ -211,10 +211,13 @@ bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key);
 
 /*
  * Disks (tier.c): rebuild the index from a newly attached disk's records,
- * drop every entry on a disk that is going away, flush one dirty entry.
+ * drop every entry on a disk that is going away, forget the disk copies
+ * on a disk that failed (entries not in RAM leave the index, those in RAM
+ * stay there only), flush one dirty entry.
  */
 int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d);
 void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d);
+void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d);
 void dfkv_store_flush_work(struct work_struct *work);
 
 /* Pin / unpin a committed entry for a lease (pin takes a reference). */

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bvec.h>
+#include <linux/highmem.h>
 #include <linux/wait_bit.h>
 #include <net/netlink.h>
 
@@ -93,7 +94,12 @@ static int tier_publish_ring(struct dfkv_tier *t)
 	return 0;
 }
 
-/* A disk failed: route around it, then announce it. */
+/*
+ * A disk failed: route around it, take its blocks out of the index (a
+ * block in RAM stays, in RAM only), then announce it.  Once the node's
+ * teardown began (dfkv_tier_stop()) the store is left alone: it is about
+ * to be destroyed, and nothing reads it any more.
+ */
 static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 {
 	struct dfkv_tier *t = ctx;
@@ -102,6 +108,9 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 	if (tier_publish_ring(t))
 		pr_warn("dfkv: disk %s failed; the ring still names it (no memory)\n",
 			d->name);
+	if (!t->stopped)
+		dfkv_store_fail_disk(container_of(t, struct dfkv_store, tier),
+				     d);
 	mutex_unlock(&t->lock);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
@@ -243,6 +252,10 @@ void dfkv_tier_stop(struct dfkv_store *st)
 		WRITE_ONCE(t->abandon, true);
 	}
 	flush_workqueue(t->wq);
+	/* A disk failing from here on leaves the store to its teardown. */
+	mutex_lock(&t->lock);
+	t->stopped = true;
+	mutex_unlock(&t->lock);
 }
 
 void dfkv_tier_destroy(struct dfkv_tier *t)
@@ -268,10 +281,31 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 }
 
 /*
+ * Zero the bytes of bv[0 .. nr) after the first keep: the tail of a
+ * value's last page, past its end, which a write sends to the disk with
+ * the page (arena and stage pages are not zeroed when allocated, so it
+ * holds whatever the page held before).  The tail is in the entry's own
+ * slot and no reader looks beyond the value's end.
+ */
+static void tier_zero_tail(const struct bio_vec *bv, unsigned int nr,
+			   size_t keep)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (keep < bv[i].bv_len)
+			memzero_page(bv[i].bv_page, bv[i].bv_offset + keep,
+				     bv[i].bv_len - keep);
+		keep -= min_t(size_t, keep, bv[i].bv_len);
+	}
+}
+
+/*
  * Move e's value between its RAM pages (arena slots or a stage) and its
  * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
  * one wait.  Slot starts are 64 KiB aligned and slot sizes 4 KiB
- * multiples, so every chunk is whole pages on both sides.
+ * multiples, so every chunk is whole pages on both sides; a write zeroes
+ * the part of the last page beyond the value first.
  */
 int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 		 enum req_op op)
@@ -294,6 +328,8 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 					ARRAY_SIZE(bv), &mapped);
 		if (!nr)
 			break;
+		if (op == REQ_OP_WRITE && mapped > n)
+			tier_zero_tail(bv, nr, n);
 		dfkv_dio_submit(&io, op, dfkv_disk_slot_pos(d, e->dslots[di]) + din,
 				bv, nr);
 		off += min_t(u64, mapped, n);

@@ -48,6 +48,7 @@ struct dfkv_tier {
 	u32 dirty_pct;			/* READ_ONCE */
 	u32 workers;			/* 0: per disk default */
 	bool abandon;			/* READ_ONCE: stop flushing, drop */
+	bool stopped;			/* under lock: the store is going */
 	atomic64_t dirty_bytes;
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
@@ -57,7 +58,8 @@ int dfkv_tier_init(struct dfkv_tier *t, const char *name,
 		   const struct dfkv_tier_ops *ops, void *ctx);
 /*
  * Flush every dirty block (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported
- * if it fires); no new flush may be queued after it.
+ * if it fires); no new flush may be queued after it, and a disk failing
+ * after it no longer touches the store.
  */
 void dfkv_tier_stop(struct dfkv_store *st);
 /* Close every disk (clean) after the store dropped its entries. */

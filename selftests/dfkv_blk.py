@@ -16,15 +16,26 @@ the node returned bytes that differ from what was PUT for that key.
   lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
                                      "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
+  lost  NODE SEED FIRST COUNT SIZE   GET the keys; of those that miss
+                                     (lost), count how many EXIST, PROBE
+                                     and LEASE report present, then PUT
+                                     them again and GET them
   rec   DEV SEED INDEX               record offsets of the key on a
                                      dfkv device or image (one per line)
   payload DEV SEED INDEX SIZE        device offset of the key's payload
   onimage DEV SEED FIRST COUNT SIZE  how many of the keys have their
                                      record and payload on DEV
+  stretch DEV SEED INDEX             rewrite the key's first record (a
+                                     valid CRC) to claim a length of the
+                                     whole data area of DEV
+  tail  DEV SEED FIRST COUNT SIZE    of the keys' payloads found on DEV,
+                                     how many have a non-zero byte after
+                                     the value, up to its 4 KiB page end
 
-put/check/rm/burst print one line "ok=N miss=N wrong=N ..." (each status
-by its name) and exit 0; the shell tests assert on the counts.  With
-DFKV_BLK_PIDFILE set, the process writes its pid there first.
+put/check/rm/burst/lost print one line "ok=N miss=N wrong=N ..." (each
+status by its name), tail "found=N dirty=N", and exit 0; the shell tests
+assert on the counts.  With DFKV_BLK_PIDFILE set, the process writes
+its pid there first.
 """
 import ctypes
 import fcntl
@@ -54,6 +65,7 @@ IOC_GET = _ioc(3, 3, OP_SIZE)
 IOC_EXIST = _ioc(3, 4, OP_SIZE)
 IOC_REMOVE = _ioc(3, 5, OP_SIZE)
 KEYS_FMT = "<IIIIQQQQII"
+IOC_PROBE = _ioc(3, 7, struct.calcsize(KEYS_FMT))
 IOC_LEASE = _ioc(3, 8, struct.calcsize(KEYS_FMT))
 
 
@@ -92,6 +104,18 @@ class Node:
         if st:
             return STATUS[st] if st < len(STATUS) else "status%d" % st, None
         return "ok", buf.raw[:n] if stored == n else b""
+
+    def keys(self, ioc, ks, ttl_ms=0):
+        """One DFKV_IOC_PROBE/_LEASE: (status, results, nr_hits)."""
+        kbuf = ctypes.create_string_buffer(
+            b"".join(struct.pack("<Q16s", *k) for k in ks))
+        res = (ctypes.c_uint64 * len(ks))()
+        o = bytearray(struct.pack(KEYS_FMT, struct.calcsize(KEYS_FMT), 0,
+                                  len(ks), 0, ctypes.addressof(kbuf),
+                                  ctypes.addressof(res), ttl_ms, 0, 0, 0))
+        fcntl.ioctl(self.fd, ioc, o, True)
+        f = struct.unpack(KEYS_FMT, o)
+        return f[3], list(res), f[8]
 
     def close(self):
         os.close(self.fd)
@@ -159,6 +183,31 @@ def do_lease(node, seed, first, count):
         signal.pause()
 
 
+def do_lost(node, seed, first, count, size):
+    """Keys that miss: what EXIST, PROBE, LEASE say, then a re-PUT."""
+    n, c = Node(node), {"lost": 0, "exist": 0, "probe": 0, "lease": 0}
+    lost = [i for i in range(first, first + count)
+            if n.get(key(seed, i), size + 1)[0] == "miss"]
+    for i in lost:
+        k = key(seed, i)
+        bump(c, "lost")
+        if n.op(IOC_EXIST, k)[0] == 0:
+            bump(c, "exist")
+        if n.keys(IOC_PROBE, [k])[1][0]:
+            bump(c, "probe")
+        if n.keys(IOC_LEASE, [k], 1000)[2]:
+            bump(c, "lease")
+    n.close()   # drops the leases
+    n = Node(node)
+    for i in lost:
+        st = n.put(key(seed, i), value(seed, i, size))
+        bump(c, "put_" + (STATUS[st] if st < len(STATUS) else
+                          "status%d" % st))
+    for i in lost:
+        judge(c, n.get(key(seed, i), size + 1), value(seed, i, size))
+    return c
+
+
 def do_burst(node, seed, i, size, threads):
     want, k, c = value(seed, i, size), key(seed, i), {}
     nodes = [Node(node) for _ in range(threads)]
@@ -179,6 +228,16 @@ def do_burst(node, seed, i, size, threads):
     return c
 
 
+def crc32c(data, crc=0):
+    """CRC-32C as the format uses it (ondisk.md): init and final xor ~0."""
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
 def superblock(f):
     f.seek(0)
     sb = f.read(512)
@@ -195,16 +254,53 @@ def find_records(path, seed, i):
     out = []
     with open(path, "rb") as f:
         ext, nr, roff, rbytes, doff = superblock(f)
-        f.seek(roff)
-        area = f.read(rbytes)
-    pos = area.find(pat)
-    while pos >= 0:
-        r = pos - 8
-        if r % 64 == 0 and area[r:r + 4] == b"DFKR":
-            e, s, p = struct.unpack_from("<III", area, r + 0x30)
-            out.append((roff + r, e, s, p))
-        pos = area.find(pat, pos + 1)
+        # in chunks of whole records: the record area may be large
+        for at in range(0, rbytes, 1 << 22):
+            f.seek(roff + at)
+            area = f.read(min(1 << 22, rbytes - at))
+            pos = area.find(pat)
+            while pos >= 0:
+                r = pos - 8
+                if r % 64 == 0 and area[r:r + 4] == b"DFKR":
+                    e, s, p = struct.unpack_from("<III", area, r + 0x30)
+                    out.append((roff + at + r, e, s, p))
+                pos = area.find(pat, pos + 1)
     return out
+
+
+def stretch(path, seed, i):
+    """Make the key's part-0 record claim nr_extents * extent bytes."""
+    assert crc32c(b"123456789") == 0xe3069283
+    recs = [r for r in find_records(path, seed, i) if r[3] == 0]
+    if not recs:
+        return 1
+    fd = os.open(path, os.O_RDWR)
+    sb = os.pread(fd, 512, 0)
+    ext, nr = struct.unpack_from("<QQ", sb, 0x20)
+    uuid = sb[0x58:0x68]
+    rec = bytearray(os.pread(fd, 64, recs[0][0]))
+    struct.pack_into("<Q", rec, 0x20, ext * nr)
+    struct.pack_into("<I", rec, 0x3c, crc32c(uuid + rec[:0x3c]))
+    os.pwrite(fd, bytes(rec), recs[0][0])
+    os.fsync(fd)
+    os.close(fd)
+    return 0
+
+
+def tails(path, seed, first, count, size):
+    """Payloads found, and those with a non-zero byte past the value."""
+    end = (size + 4095) // 4096 * 4096
+    c = {"found": 0, "dirty": 0}
+    with open(path, "rb") as f:
+        for i in range(first, first + count):
+            off = find_payload(path, seed, i, size)
+            if off is None:
+                continue
+            bump(c, "found")
+            f.seek(off + size)
+            if f.read(end - size).strip(b"\0"):
+                bump(c, "dirty")
+    return c
 
 
 def find_payload(path, seed, i, size):
@@ -236,6 +332,8 @@ def main(argv):
         print(count_line(do_rm(a[0], *map(int, a[1:4]))))
     elif cmd == "lease":
         do_lease(a[0], *map(int, a[1:4]))
+    elif cmd == "lost":
+        print(count_line(do_lost(a[0], *map(int, a[1:5]))))
     elif cmd == "burst":
         print(count_line(do_burst(a[0], *map(int, a[1:5]))))
     elif cmd == "key":
@@ -252,6 +350,11 @@ def main(argv):
                 if find_records(a[0], seed, i) and
                 find_payload(a[0], seed, i, size) is not None)
         print(n)
+    elif cmd == "stretch":
+        return stretch(a[0], int(a[1]), int(a[2]))
+    elif cmd == "tail":
+        c = tails(a[0], *map(int, a[1:5]))
+        print("found=%d dirty=%d" % (c["found"], c["dirty"]))
     elif cmd == "payload":
         off = find_payload(a[0], int(a[1]), int(a[2]), int(a[3]))
         if off is None:

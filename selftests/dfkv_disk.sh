@@ -179,11 +179,38 @@ t_corrupt_payload() {
 	r=$($BLK check "$N" 3 0 20 $SZ) && never_wrong "seed 3" "$r"
 }
 
+# A record with a valid CRC that claims a value as long as the disk's
+# whole data area: no value that long can be served (it exceeds the
+# node's RAM), and its parts would not fit one allocation on this sparse
+# disk of 64 KiB extents.  The rebuild rejects that record alone: the disk
+# attaches, the other blocks are byte-exact, that key is a miss.
+t_huge_length() {
+	LH=$(new_loop huge 24G) &&
+	expect 0 "$DFKVCTL" node add nh --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nh "$LH" --format --extent 64K --name huge &&
+	r=$($BLK put nh 13 0 20 $SZ) && blk_expect put "$r" ok=20 &&
+	expect 0 "$DFKVCTL" node del nh &&
+	dev_sync "$LH" &&
+	$BLK stretch "$LH" 13 5 || { echo "no record of key 5 on $LH"; return 1; }
+	dev_sync "$LH" &&
+	expect 0 "$DFKVCTL" node add nh --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nh "$LH" &&
+	[ "$(dstat nh huge state)" = up ] &&
+	[ "$(dstat nh huge rebuild_rejected)" = 1 ] &&
+	[ "$(dstat nh huge rebuild_records)" = 19 ] &&
+	[ "$(dstat nh huge objects)" = 19 ] || { "$DFKVCTL" disk show nh huge; return 1; }
+	r=$($BLK check nh 13 5 1 $SZ) && blk_expect "huge length" "$r" miss=1 &&
+	r=$($BLK check nh 13 0 20 $SZ) && blk_expect "the others" "$r" ok=19 miss=1 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nh
+}
+
 # A device whose record area fails under a write load (its dm table
 # swapped to "error" there): the first failed record write fails the disk
 # closed, the node serves RAM and its other disk, nobody gets wrong
-# bytes; after the device is back, a re-add is a cold reset that serves
-# nothing of the dirty epoch.
+# bytes; the blocks the failed disk held (and RAM did not) are absent on
+# every path (GET, EXIST, PROBE, LEASE) and can be stored again at once,
+# on the other disk; after the device is back, a re-add is a cold reset
+# that serves nothing of the dirty epoch.
 t_crash() {
 	LA=$(new_loop fa 96M) && LB=$(new_loop fb 96M) &&
 	DM=$(new_dm dfkvfault "$LA") || return 1
@@ -192,8 +219,12 @@ t_crash() {
 	expect 0 "$DFKVCTL" disk add nf "$DM" --format --name dm0 &&
 	expect 0 "$DFKVCTL" disk add nf "$LB" --format --name lb &&
 	e0=$(dstat nf dm0 epoch) &&
-	r=$($BLK put nf 5 0 100 $SZ) && blk_expect put "$r" ok=100 &&
-	wait_clean nf &&
+	# 300 blocks of 64 KiB, more than the 16 MiB of RAM: the oldest are
+	# on the disks only
+	for first in 0 100 200; do
+		r=$($BLK put nf 5 $first 100 $SZ) && blk_expect put "$r" ok=100 &&
+		wait_clean nf || { kill $MON; return 1; }
+	done
 	[ "$(dstat nf dm0 objects)" -gt 0 ] || { "$DFKVCTL" disk show nf; kill $MON; return 1; }
 	dm_table dfkvfault records "$LA" &&
 	$BLK put nf 6 0 100 $SZ >/dev/null &&
@@ -205,7 +236,7 @@ t_crash() {
 	[ "$(nstat nf disks_failed)" = 1 ] &&
 	expect 0 "$DFKVCTL" node show nf || { kill $MON; return 1; }
 	# Reads: from RAM and lb, never wrong bytes; the other node is fine.
-	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the fault" "$r" &&
+	r=$($BLK check nf 5 0 300 $SZ) && never_wrong "seed 5 after the fault" "$r" &&
 	[ "$(counts "$r" ok)" -gt 0 ] &&
 	r=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the fault" "$r" &&
 	r=$($BLK check "$N" 1 50 150 $SZ) && blk_expect "node $N" "$r" ok=150 ||
@@ -214,6 +245,13 @@ t_crash() {
 	monitor_stop "$T/events" "disk state nf dm0 failed"
 	has "$T/events" "disk add nf dm0 state up" &&
 	has "$T/events" "disk state nf dm0 failed" &&
+	# Its blocks left the index before the event: absent everywhere,
+	# and a PUT stores them again (on lb).
+	[ "$(dstat nf dm0 objects)" = 0 ] || { "$DFKVCTL" disk show nf dm0; return 1; }
+	r=$($BLK lost nf 5 0 300 $SZ) && lost=$(counts "$r" lost) &&
+	[ "$lost" -gt 0 ] || { echo "no block of seed 5 was lost: $r"; return 1; }
+	blk_expect "lost blocks" "$r" exist=0 probe=0 lease=0 put_ok="$lost" \
+		ok="$lost" miss=0 wrong=0 &&
 	wait_clean nf && drops=$(nstat nf flush_drops) && onlb=$(dstat nf lb objects) &&
 	r=$($BLK put nf 7 0 20 $SZ) && blk_expect "put after the fault" "$r" ok=20 &&
 	wait_clean nf &&
@@ -232,12 +270,52 @@ t_crash() {
 	[ "$(dstat nf dm0 rebuild_records)" = 0 ] &&
 	[ "$(dstat nf dm0 objects)" = 0 ] || { "$DFKVCTL" disk show nf; return 1; }
 	onlb=$(dstat nf lb objects) &&
-	r=$($BLK check nf 5 0 100 $SZ) && never_wrong "seed 5 after the cold reset" "$r" &&
+	r=$($BLK check nf 5 0 300 $SZ) && never_wrong "seed 5 after the cold reset" "$r" &&
 	r2=$($BLK check nf 6 0 100 $SZ) && never_wrong "seed 6 after the cold reset" "$r2" &&
 	r3=$($BLK check nf 7 0 20 $SZ) && never_wrong "seed 7 after the cold reset" "$r3" &&
 	back=$(($(counts "$r" ok) + $(counts "$r2" ok) + $(counts "$r3" ok))) &&
 	[ "$back" = "$onlb" ] || { echo "$back blocks back, lb holds $onlb"; return 1; }
 	expect 0 "$DFKVCTL" node del nf
+}
+
+# ack=disk on a device whose writes all fail: a PUT gets IO_ERROR once
+# its flush is given up (the node then turns unhealthy and refuses the
+# next ones with BUSY), and its value is not readable after that, not
+# from RAM either; blocks acknowledged before the fault are still served
+# from RAM.
+t_ack_fail() {
+	LW=$(new_loop ackf 64M) && DW=$(new_dm dfkvackf "$LW") &&
+	expect 0 "$DFKVCTL" node add na --ram 16M --ack disk &&
+	expect 0 "$DFKVCTL" disk add na "$DW" --format --name ackf &&
+	r=$($BLK put na 14 0 10 $SZ) && blk_expect "before the fault" "$r" ok=10 &&
+	dm_table dfkvackf error "$LW" &&
+	r=$($BLK put na 15 0 10 $SZ) && io=$(counts "$r" io_error) &&
+	busy=$(counts "$r" busy) &&
+	[ "${io:-0}" -ge 1 ] && [ $((${io:-0} + ${busy:-0})) = 10 ] ||
+		{ echo "writes failing: $r"; return 1; }
+	r=$($BLK check na 15 0 10 $SZ) && blk_expect "after IO_ERROR" "$r" miss=10 &&
+	r=$($BLK check na 14 0 10 $SZ) && blk_expect "acknowledged before" "$r" ok=10 wrong=0 &&
+	[ "$(nstat na objects)" = 10 ] || { "$DFKVCTL" stats na; return 1; }
+	dm_table dfkvackf linear "$LW" &&
+	expect 0 "$DFKVCTL" node del na
+}
+
+# Values of 5000 bytes, flushed after every RAM page held other values'
+# bytes: on the device, the bytes after each value up to its page end
+# (what the flush wrote of its last page) are zero.
+t_tail_zero() {
+	LZ=$(new_loop tail 64M) &&
+	expect 0 "$DFKVCTL" node add nz --ram 4M &&
+	expect 0 "$DFKVCTL" disk add nz "$LZ" --format --extent 1M --name tz &&
+	for first in 0 256 512 768; do
+		r=$($BLK put nz 16 $first 256 8192) && blk_expect fill "$r" ok=256 &&
+		wait_clean nz || return 1
+	done
+	r=$($BLK put nz 17 0 32 5000) && blk_expect put "$r" ok=32 &&
+	wait_clean nz &&
+	expect 0 "$DFKVCTL" node del nz &&
+	dev_sync "$LZ" &&
+	r=$($BLK tail "$LZ" 17 0 32 5000) && blk_expect "page tails" "$r" found=32 dirty=0
 }
 
 # Sustained PUTs past a small disk's capacity: old blocks are evicted,
@@ -313,7 +391,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 16
+tap_plan 19
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -324,7 +402,10 @@ tap_check "disk del and add" t_disk_del
 tap_check "another extent size, device size or name: refused" t_refuse_geometry
 tap_check "corrupted record: rejected, a miss" t_corrupt_record
 tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
+tap_check "record of a huge length: rejected alone, the disk attaches" t_huge_length
 tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
+tap_check "ack=disk, writes failing: IO_ERROR, then a miss" t_ack_fail
+tap_check "a flushed value's last page: zero after the value" t_tail_zero
 tap_check "full disk: old blocks evicted, recent ones read" t_full
 tap_check "two disks: blocks spread over both" t_multi
 tap_check "disk events" t_disk_events
