@@ -711,6 +711,8 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 		reply_status(cmd, status, cmd->put.stored_len);
 		break;
 	case DFKV_OP_GET:
+		if (!failed)
+			dfkv_store_sent(&cmd->rd, cmd->length);
 		dfkv_op_get_end(node, &cmd->rd, failed ? DFKV_STATUS_IO_ERROR :
 				DFKV_STATUS_OK);
 		cmd->rd.e = NULL;

@@ -1187,9 +1187,14 @@ size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 	if (off > e->len || len > e->len - off)
 		return 0;
 	n = entry_copy(e, off, len, to);
-	this_cpu_add(e->store->stats->pcpu->bytes_out, n);
-	atomic64_add(n, &e->tenant->bytes_out);
+	dfkv_store_sent(rd, n);
 	return n;
+}
+
+void dfkv_store_sent(struct dfkv_read *rd, u64 n)
+{
+	this_cpu_add(rd->e->store->stats->pcpu->bytes_out, n);
+	atomic64_add(n, &rd->e->tenant->bytes_out);
 }
 
 void dfkv_store_get_end(struct dfkv_read *rd)

@@ -196,6 +196,11 @@ int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 			 struct dfkv_read *rd);
 size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 		       struct iov_iter *to);
+/*
+ * Count n bytes of a pinned entry sent by other means than
+ * dfkv_store_read() (a socket or RDMA WRITEs from its mapped pages).
+ */
+void dfkv_store_sent(struct dfkv_read *rd, u64 n);
 void dfkv_store_get_end(struct dfkv_read *rd);
 
 static inline u64 dfkv_read_len(const struct dfkv_read *rd)

@@ -256,8 +256,10 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 /* The reply went out: release what the request held, expect the next. */
 static void request_done(struct dfkv_tcp_conn *c)
 {
-	if (c->rd.e)
+	if (c->rd.e) {
+		dfkv_store_sent(&c->rd, c->tx_len);
 		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_OK);
+	}
 	kfree(c->tx_buf);
 	c->tx_buf = NULL;
 	kfree(c->rx_buf);

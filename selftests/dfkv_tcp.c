@@ -187,6 +187,8 @@ FIXTURE_TEARDOWN(tcp)
 TEST_F(tcp, put_get_byte_exact_and_shared_with_ioctl)
 {
 	static const uint64_t sizes[] = { 1, 4096, 65537, (5 << 20) + 3 };
+	int64_t out0 = dfkv_test_stat(&self->g, NODE, DFKV_STAT_BYTES_OUT);
+	uint64_t sent = 0;
 	struct resp r;
 
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -206,6 +208,10 @@ TEST_F(tcp, put_get_byte_exact_and_shared_with_ioctl)
 		EXPECT_EQ(DFKV_STATUS_OK, r.status);
 		EXPECT_EQ(n, r.data_len);
 		EXPECT_TRUE(dfkv_test_verify(out, n, &k, 3));
+		/* Bytes served over TCP count in bytes_out. */
+		sent += n;
+		EXPECT_EQ(out0 + (int64_t)sent,
+			  dfkv_test_stat(&self->g, NODE, DFKV_STAT_BYTES_OUT));
 		/* The same block through /dev/dfkv. */
 		dev = dfkv_test_open(NODE);
 		ASSERT_LE(0, dev);
@@ -213,6 +219,7 @@ TEST_F(tcp, put_get_byte_exact_and_shared_with_ioctl)
 		ASSERT_EQ(0, dfkv_test_get(dev, &k, out, n, 0, 0, &o));
 		EXPECT_EQ(n, o.data_len);
 		EXPECT_TRUE(dfkv_test_verify(out, n, &k, 3));
+		sent += n;
 		close(dev);
 		free(in);
 		free(out);
