@@ -124,11 +124,19 @@ struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash)
 
 void dfkv_tenant_put(struct dfkv_stats *st, struct dfkv_tenant *t)
 {
-	if (!refcount_dec_and_lock(&t->refs, &st->tenants_lock))
+	bool last;
+
+	if (refcount_dec_not_one(&t->refs))
 		return;
-	rhashtable_remove_fast(&st->tenants, &t->node, tenant_params);
-	atomic_dec(&st->nr_tenants);
-	st->tenants_gen++;
+	/* Maybe the last: drop it to zero only under the lock. */
+	spin_lock(&st->tenants_lock);
+	last = refcount_dec_and_test(&t->refs);
+	if (last) {
+		rhashtable_remove_fast(&st->tenants, &t->node, tenant_params);
+		atomic_dec(&st->nr_tenants);
+		st->tenants_gen++;
+	}
 	spin_unlock(&st->tenants_lock);
-	kfree_rcu(t, rcu);
+	if (last)
+		kfree_rcu(t, rcu);
 }
