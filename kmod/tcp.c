@@ -85,14 +85,11 @@ struct dfkv_tcp_conn {
 	struct dfkv_lease_owner owner;
 
 	enum conn_state state;
-	u8 hdr[DFKV_REQ_PREFIX_LEN];
-	size_t hdr_got;
+	struct dfkv_wire_rx rx;		/* the frame being received */
 	u8 op;
 	struct dfkv_key key;
 	u64 offset;
 	u64 length;
-	u64 payload_len;
-	u64 pay_got;
 	void *rx_buf;
 	struct dfkv_put put;
 	u64 admitted;			/* dfkv_op_recv_admit()ted bytes */
@@ -268,7 +265,7 @@ static void request_done(struct dfkv_tcp_conn *c)
 		dfkv_node_exit(c->node);
 		c->in_op = false;
 	}
-	c->hdr_got = 0;
+	dfkv_wire_rx_next(&c->rx);
 	c->state = CONN_RX_HDR;
 }
 
@@ -295,7 +292,7 @@ static void exec_keys(struct dfkv_tcp_conn *c)
 	int status;
 
 	status = dfkv_op_keys(c->node, &c->owner, c->op, c->rx_buf,
-			      c->payload_len / DFKV_BLOCK_KEY_LEN, c->length,
+			      c->rx.payload_len / DFKV_BLOCK_KEY_LEN, c->length,
 			      &data, &len);
 	reply_buf(c, status, 0, data, len);
 }
@@ -382,14 +379,14 @@ static void payload_done(struct dfkv_tcp_conn *c)
 /* A whole prefix is in: check it and decide how to take the payload. */
 static void decode_request(struct dfkv_tcp_conn *c)
 {
+	enum dfkv_wire_rx_event ev;
 	struct dfkv_wire_req req;
+	u64 plen;
 	int status;
 
 	c->got_request = true;
-	c->pay_got = 0;
-	if (dfkv_wire_parse_req(c->hdr, DFKV_EPOCH_TCP,
+	if (dfkv_wire_parse_req(c->rx.hdr, DFKV_EPOCH_TCP,
 				READ_ONCE(c->node->max_value), &req)) {
-		c->payload_len = 0;
 		reply_fatal(c);
 		return;
 	}
@@ -397,7 +394,8 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	c->key = req.key;
 	c->offset = req.offset;
 	c->length = req.length;
-	c->payload_len = req.payload_len;
+	plen = req.payload_len;
+	ev = dfkv_wire_rx_payload(&c->rx, plen);
 	if (!dfkv_node_enter(c->node)) {
 		c->close_after_reply = true;
 		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
@@ -406,10 +404,10 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	c->in_op = true;
 
 	if (c->op == DFKV_OP_PUT) {
-		if (dfkv_op_recv_admit(c->node, c->payload_len)) {
-			c->admitted = c->payload_len;
-			status = dfkv_op_put_begin(c->node, &c->key,
-						   c->payload_len, &c->put);
+		if (dfkv_op_recv_admit(c->node, plen)) {
+			c->admitted = plen;
+			status = dfkv_op_put_begin(c->node, &c->key, plen,
+						   &c->put);
 			if (status != DFKV_STATUS_OK || !c->put.leader)
 				recv_release(c);
 		} else {
@@ -425,17 +423,17 @@ static void decode_request(struct dfkv_tcp_conn *c)
 			c->length = status;		/* reply once drained */
 			c->state = CONN_RX_DISCARD;
 		}
-	} else if (c->payload_len) {
+	} else if (plen) {
 		struct mem_cgroup *old = dfkv_store_charge(&c->node->store);
 
-		c->rx_buf = kmalloc(c->payload_len, GFP_KERNEL_ACCOUNT);
+		c->rx_buf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
 		set_active_memcg(old);
 		c->state = c->rx_buf ? CONN_RX_BUF : CONN_RX_DISCARD;
 		c->length = DFKV_STATUS_BUSY;	/* if discarded */
 	} else {
 		c->state = CONN_RX_BUF;
 	}
-	if (!c->payload_len)
+	if (ev == DFKV_RX_FRAME)
 		payload_done(c);
 }
 
@@ -466,28 +464,26 @@ static int recv_kvec(struct dfkv_tcp_conn *c, void *buf, size_t len)
 /* Make receive progress; 0 when the socket has nothing more now. */
 static int conn_recv(struct dfkv_tcp_conn *c)
 {
-	u64 left = c->payload_len - c->pay_got;
+	u64 left = dfkv_wire_rx_want(&c->rx);
 	struct msghdr msg = {};
 	u8 scratch[256];
 	int ret;
 
 	switch (c->state) {
 	case CONN_RX_HDR:
-		ret = recv_kvec(c, c->hdr + c->hdr_got,
-				sizeof(c->hdr) - c->hdr_got);
+		ret = recv_kvec(c, c->rx.hdr + c->rx.hdr_got, left);
 		if (ret <= 0)
 			return ret;
-		if (!c->hdr_got)
+		if (!c->rx.hdr_got)
 			c->frame_start = jiffies;
-		c->hdr_got += ret;
-		if (c->hdr_got == sizeof(c->hdr))
+		if (dfkv_wire_rx_got(&c->rx, ret) == DFKV_RX_PREFIX)
 			decode_request(c);
 		return ret;
 	case CONN_RX_PUT: {
 		size_t mapped;
 		unsigned int nr;
 
-		nr = dfkv_entry_map(c->put.e, c->pay_got,
+		nr = dfkv_entry_map(c->put.e, c->rx.pay_got,
 				    min_t(u64, left, MAX_RW_COUNT), c->bv,
 				    CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
@@ -495,7 +491,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		break;
 	}
 	case CONN_RX_BUF:
-		ret = recv_kvec(c, c->rx_buf + c->pay_got, left);
+		ret = recv_kvec(c, c->rx_buf + c->rx.pay_got, left);
 		break;
 	case CONN_RX_DISCARD:
 		ret = recv_kvec(c, scratch, min_t(u64, left, sizeof(scratch)));
@@ -505,8 +501,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 	}
 	if (ret <= 0)
 		return ret;
-	c->pay_got += ret;
-	if (c->pay_got == c->payload_len)
+	if (dfkv_wire_rx_got(&c->rx, ret) == DFKV_RX_FRAME)
 		payload_done(c);
 	return ret;
 }
@@ -557,7 +552,7 @@ static bool conn_in_frame(struct dfkv_tcp_conn *c)
 {
 	switch (READ_ONCE(c->state)) {
 	case CONN_RX_HDR:
-		return READ_ONCE(c->hdr_got);
+		return READ_ONCE(c->rx.hdr_got);
 	case CONN_RX_PUT:
 	case CONN_RX_BUF:
 	case CONN_RX_DISCARD:

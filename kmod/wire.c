@@ -75,3 +75,37 @@ void dfkv_wire_get_keys(const u8 *buf, u32 n, struct dfkv_key *keys)
 		memcpy(keys[i].id, buf + 8, DFKV_OBJECT_ID_LEN);
 	}
 }
+
+u64 dfkv_wire_rx_want(const struct dfkv_wire_rx *rx)
+{
+	if (rx->in_payload)
+		return rx->payload_len - rx->pay_got;
+	return sizeof(rx->hdr) - rx->hdr_got;
+}
+
+enum dfkv_wire_rx_event dfkv_wire_rx_got(struct dfkv_wire_rx *rx, u64 n)
+{
+	if (rx->in_payload) {
+		rx->pay_got += n;
+		return rx->pay_got == rx->payload_len ? DFKV_RX_FRAME :
+			DFKV_RX_MORE;
+	}
+	rx->hdr_got += n;
+	return rx->hdr_got == sizeof(rx->hdr) ? DFKV_RX_PREFIX : DFKV_RX_MORE;
+}
+
+enum dfkv_wire_rx_event dfkv_wire_rx_payload(struct dfkv_wire_rx *rx, u64 len)
+{
+	rx->in_payload = true;
+	rx->payload_len = len;
+	rx->pay_got = 0;
+	return len ? DFKV_RX_MORE : DFKV_RX_FRAME;
+}
+
+void dfkv_wire_rx_next(struct dfkv_wire_rx *rx)
+{
+	rx->hdr_got = 0;
+	rx->in_payload = false;
+	rx->payload_len = 0;
+	rx->pay_got = 0;
+}
