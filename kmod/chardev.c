@@ -24,6 +24,7 @@
 #include <net/net_namespace.h>
 
 #include "chardev.h"
+#include "ioc.h"
 #include "node.h"
 #include "ops.h"
 
@@ -42,10 +43,9 @@ static int get_struct(void *dst, size_t ksize, size_t min,
 
 	if (get_user(usize, (const u32 __user *)src))
 		return -EFAULT;
-	if (usize < min)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
+	err = dfkv_ioc_size(usize, min, PAGE_SIZE);
+	if (err)
+		return err;
 	err = copy_struct_from_user(dst, ksize, src, usize);
 	if (err)
 		return err;
@@ -94,8 +94,9 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 	err = get_struct(&b, sizeof(b), DFKV_IOC_BIND_SIZE_VER0, uarg);
 	if (err)
 		return err;
-	if (b.flags || !memchr(b.node, '\0', sizeof(b.node)) || !b.node[0])
-		return -EINVAL;
+	err = dfkv_ioc_bind_check(&b);
+	if (err)
+		return err;
 	node = dfkv_node_get(current->nsproxy->net_ns, b.node);
 	if (!node)
 		return -ENOENT;
@@ -317,9 +318,6 @@ static int exec_op(struct dfkv_file *df, struct dfkv_ioc_op *o)
 
 	o->stored_len = 0;
 	o->data_len = 0;
-	if ((o->flags & DFKV_OP_F_IOV) &&
-	    ((o->op != DFKV_OP_PUT && o->op != DFKV_OP_GET) || o->cap))
-		return -EINVAL;
 	switch (o->op) {
 	case DFKV_OP_PUT:
 		n = op_iter(o, ITER_SOURCE, o->length, stack, &iov, &iter);
@@ -334,11 +332,8 @@ static int exec_op(struct dfkv_file *df, struct dfkv_ioc_op *o)
 		n = op_iter(o, ITER_DEST, min_t(u64, o->cap, MAX_RW_COUNT),
 			    stack, &iov, &iter);
 		break;
-	case DFKV_OP_EXIST:
-	case DFKV_OP_REMOVE:
+	default:	/* EXIST, REMOVE (dfkv_ioc_op_check()) */
 		break;
-	default:
-		return -EINVAL;
 	}
 	if (n < 0) {
 		kfree(iov);
@@ -365,8 +360,9 @@ static long do_op(struct dfkv_file *df, u32 op, void __user *uarg)
 	err = get_struct(&o, sizeof(o), DFKV_IOC_OP_SIZE_VER0, uarg);
 	if (err)
 		return err;
-	if (o.flags & ~__DFKV_OP_F_ALL || o.__reserved || (o.op && o.op != op))
-		return -EINVAL;
+	err = dfkv_ioc_op_check(&o, op);
+	if (err)
+		return err;
 	o.op = op;
 	err = exec_op(df, &o);
 	if (err)
@@ -384,9 +380,9 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 	err = get_struct(&b, sizeof(b), DFKV_IOC_BATCH_SIZE_VER0, uarg);
 	if (err)
 		return err;
-	if (b.flags || b.__reserved || !b.count || b.count > DFKV_BATCH_MAX ||
-	    b.op_size < DFKV_IOC_OP_SIZE_VER0 || b.op_size > PAGE_SIZE)
-		return -EINVAL;
+	err = dfkv_ioc_batch_check(&b, PAGE_SIZE);
+	if (err)
+		return err;
 	b.nr_done = 0;
 	for (i = 0; i < b.count; i++) {
 		void __user *uop = u64_to_user_ptr(b.ops + (u64)i * b.op_size);
@@ -394,10 +390,9 @@ static long do_batch(struct dfkv_file *df, void __user *uarg)
 		err = copy_struct_from_user(&o, sizeof(o), uop, b.op_size);
 		if (err)
 			break;
-		if (o.flags & ~__DFKV_OP_F_ALL || o.__reserved) {
-			err = -EINVAL;
+		err = dfkv_ioc_op_check(&o, 0);
+		if (err)
 			break;
-		}
 		o.size = b.op_size;
 		err = exec_op(df, &o);
 		if (err)
@@ -424,14 +419,9 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 	ret = get_struct(&k, sizeof(k), DFKV_IOC_KEYS_SIZE_VER0, uarg);
 	if (ret)
 		return ret;
-	if (k.flags || k.__reserved)
-		return -EINVAL;
-	if (op == DFKV_OP_RELEASE) {
-		if (k.count)
-			return -EINVAL;
-	} else if (!k.count || k.count > DFKV_KEYS_MAX) {
-		return -EINVAL;
-	}
+	ret = dfkv_ioc_keys_check(&k, op);
+	if (ret)
+		return ret;
 	if (k.count) {
 		keys = memdup_user(u64_to_user_ptr(k.keys),
 				   array_size(k.count, sizeof(*keys)));

@@ -2,16 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Bounded libFuzzer runs of the module's pure codecs: the request parser
-# (kmod/wire.c, fuzz/fuzz_kwire.c) and the on-disk format (kmod/ondisk.c
-# with the slab lattice of kmod/slab.c, fuzz/fuzz_ondisk.c).  A target's
+# (kmod/wire.c, fuzz/fuzz_kwire.c), the TCP server's frame receiver fed
+# hostile read splits against a one-shot parse (kmod/wire.c,
+# fuzz/fuzz_kframe.c), /dev/dfkv's argument rules (kmod/ioc.c,
+# fuzz/fuzz_kioc.c) and the on-disk format (kmod/ondisk.c with the slab
+# lattice of kmod/slab.c, fuzz/fuzz_ondisk.c).  A target's
 # kernel sources are listed in srcs_<target>.  Each runs for DFKV_FUZZ_SECONDS
 # (default 20) and must end with zero crashes.  Needs clang with libFuzzer
 # (Debian: clang, libclang-rt-14-dev).
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out="$repo/build/unit"
 secs=${DFKV_FUZZ_SECONDS:-20}
-targets="fuzz_kwire fuzz_ondisk"
+targets="fuzz_kwire fuzz_kframe fuzz_kioc fuzz_ondisk"
 srcs_fuzz_kwire="kmod/wire.c"
+srcs_fuzz_kframe="kmod/wire.c"
+srcs_fuzz_kioc="kmod/ioc.c"
 srcs_fuzz_ondisk="kmod/ondisk.c kmod/slab.c"
 n=0
 rc=0
