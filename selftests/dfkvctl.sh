@@ -266,15 +266,16 @@ t_userns() {
 	head -c 8M /dev/urandom >"$T/userns.img" &&
 	loop=$(losetup -f --show "$T/userns.img") || return 1
 	before=$(sha256sum <"$loop")
+	mkdir -p "$T/u" && chown 65534:65534 "$T/u" || return 1
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		unshare -Urn sh -c '"$1" node add evil --ram 16M >"$2/out" 2>"$2/err"
 			[ $? -eq 3 ] || exit 1
 			grep -q "Operation not permitted" "$2/err" || exit 2
 			"$1" disk add evil "$3" --format >"$2/out" 2>"$2/err"
 			[ $? -ne 0 ] || exit 3
-			grep -q "Operation not permitted" "$2/err" || exit 4' sh "$DFKVCTL" "$T" "$loop"
+			grep -q "Operation not permitted" "$2/err" || exit 4' sh "$DFKVCTL" "$T/u" "$loop"
 	rc=$?
-	[ $rc -eq 0 ] || { echo "user namespace root case $rc"; cat "$T/err"; }
+	[ $rc -eq 0 ] || { echo "user namespace root case $rc"; cat "$T/u/err"; }
 	expect 0 "$DFKVCTL" node add kvdisk --ram 16M &&
 	expect 3 setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 		"$DFKVCTL" disk add kvdisk "$loop" --format &&
