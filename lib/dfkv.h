@@ -252,14 +252,18 @@ enum dfkv_transport {
  * remote write for a GET's destination) and is invalid before the request
  * is reported done (reply, error or connection teardown).  The keys are
  * type-2 memory windows bound on the connection's QP where the device has
- * them, registrations of the range otherwise; REQUEST_MR always uses
- * registrations.  Buffers outside every pool get a request-scoped
- * registration in every mode.
+ * them and checks their bounds (not rdma_rxe, which checks a window's
+ * accesses against its MR's range only), registrations of the range
+ * otherwise; REQUEST_MR always uses registrations; REQUEST_MW windows
+ * wherever the device has them, rdma_rxe included (there a window limits
+ * the access and the lifetime, not the range).  Buffers outside every
+ * pool get a request-scoped registration in every mode.
  */
 enum dfkv_rdma_expose {
 	DFKV_RDMA_EXPOSE_POOL = 0,
 	DFKV_RDMA_EXPOSE_REQUEST = 1,
 	DFKV_RDMA_EXPOSE_REQUEST_MR = 2,
+	DFKV_RDMA_EXPOSE_REQUEST_MW = 3,
 	__DFKV_RDMA_EXPOSE_MAX
 };
 

@@ -22,8 +22,10 @@
  * type-2 window per descriptor over exactly its range, bound by a
  * BIND_MW work request ahead of the request's SEND on the same QP and
  * deallocated with the request's other keys (the pool then registered
- * for binding only), or, on a device without type-2B windows, and with
- * REQUEST_MR, a registration of the range as for buffers outside pools.
+ * for binding only), or, on a device without type-2B windows or one that
+ * does not check their bounds (rxe), and with REQUEST_MR, a registration
+ * of the range as for buffers outside pools; REQUEST_MW windows wherever
+ * the device has them.
  *
  * Requests: one SEND each (the 50-byte prefix, a u32 descriptor count,
  * then descriptors or the inline payload); PUT values and key lists up to
@@ -55,6 +57,14 @@
 
 #define RDEV_MAX	16
 #define RDMA_DEPTH_WANT	64
+
+/*
+ * rdma_rxe's vendor id.  Its responder (6.1 rxe_resp.c, check_rkey) checks
+ * a memory window's key, state and access but the range of an access
+ * against the window's MR only, so REQUEST exposure uses registrations
+ * there (REQUEST_MW still binds windows).
+ */
+#define RXE_VENDOR_ID	0xffffff
 
 /* What a send-queue completion (wr_id >> 32) is for; receives are 0. */
 #define WR_SEND		1ull
@@ -269,10 +279,12 @@ static struct rdev *dev_of(struct dfkv_rdma *rd, struct ibv_context *ctx,
 			d = &rd->devs[rd->ndev++];
 			d->ctx = ctx;
 			d->pd = pd;
-			d->mw = rd->expose == DFKV_RDMA_EXPOSE_REQUEST &&
-				!ibv_query_device(ctx, &da) && da.max_mw > 0 &&
+			d->mw = !ibv_query_device(ctx, &da) && da.max_mw > 0 &&
 				(da.device_cap_flags &
-				 IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+				 IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+				(rd->expose == DFKV_RDMA_EXPOSE_REQUEST_MW ||
+				 (rd->expose == DFKV_RDMA_EXPOSE_REQUEST &&
+				  da.vendor_id != RXE_VENDOR_ID));
 		}
 	}
 	pthread_mutex_unlock(&rd->lock);

@@ -48,7 +48,7 @@ OBJECT_ID_LEN = 16
 KEY_HASH_MAX = 64
 KEY_RENDER_MAX = 640
 TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
-RDMA_EXPOSE = {"pool": 0, "request": 1, "request-mr": 2}
+RDMA_EXPOSE = {"pool": 0, "request": 1, "request-mr": 2, "request-mw": 3}
 
 
 class DfkvError(Exception):
@@ -466,7 +466,8 @@ class Client:
     ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp",
     "local" or "rdma" (rdma_devices: a whitelist, a string or a list;
     rdma_port: the nodes' RDMA port, with "auto" it turns RDMA on;
-    rdma_expose: "pool", "request" or "request-mr", what of this client's
+    rdma_expose: "pool", "request", "request-mr" or "request-mw", what of
+    this client's
     memory a node may touch, see lib/README.md).
     Methods return the dfkv status where a miss is normal (get,
     exist) and raise DfkvError for argument errors.
