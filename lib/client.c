@@ -17,7 +17,7 @@
 #include "rdma.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
-	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER3, "options layout");
+	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER4, "options layout");
 
 #define DEF_BATCH_CONCURRENCY	16
 #define DEF_CONNS_PER_PEER	2
@@ -143,7 +143,8 @@ static int options_load(struct dfkv_client_options_v2 *o,
 				   o->mds_token_file)))
 		return DFKV_E_INVAL;
 	if (o->batch_concurrency > MAX_BATCH_CONCURRENCY ||
-	    o->conns_per_peer > MAX_CONNS_PER_PEER || o->rdma_port > 65535)
+	    o->conns_per_peer > MAX_CONNS_PER_PEER || o->rdma_port > 65535 ||
+	    o->rdma_expose >= __DFKV_RDMA_EXPOSE_MAX || o->__reserved4)
 		return DFKV_E_INVAL;
 #define DEF(f, v) do { if (!o->f) o->f = (v); } while (0)
 	DEF(batch_concurrency, DEF_BATCH_CONCURRENCY);
@@ -1181,6 +1182,14 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 	     (unsigned long long)atomic_load(&c->tcp_reqs),
 	     (unsigned long long)atomic_load(&c->local_reqs),
 	     (unsigned long long)atomic_load(&c->rdma_reqs));
+	emit(&b, "# HELP dfkv_client_rdma_request_keys_total RDMA keys made "
+	     "for one request's range.\n"
+	     "# TYPE dfkv_client_rdma_request_keys_total counter\n"
+	     "dfkv_client_rdma_request_keys_total{kind=\"window\"} %llu\n"
+	     "dfkv_client_rdma_request_keys_total{kind=\"registration\"} "
+	     "%llu\n",
+	     (unsigned long long)atomic_load(&c->rdma_windows),
+	     (unsigned long long)atomic_load(&c->rdma_req_mrs));
 	counter(&b, "connects_total", "TCP connections opened.",
 		atomic_load(&c->connects));
 	counter(&b, "connection_failures_total", "TCP connections that failed.",

@@ -94,6 +94,8 @@ struct dfkv_client {
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];
 	_Atomic uint64_t bytes_out, bytes_in;
 	_Atomic uint64_t tcp_reqs, local_reqs, rdma_reqs, connects, conn_failures;
+	_Atomic uint64_t rdma_windows, rdma_req_mrs;	/* RDMA keys made for
+						 * one request */
 	_Atomic uint64_t peer_skips, dropped_writes, degraded_reads;
 };
 

@@ -243,6 +243,31 @@ enum dfkv_transport {
 };
 
 /*
+ * RDMA memory exposure (rdma_expose).  POOL: a registered pool is
+ * registered once per device for remote read and write, and its rkey goes
+ * to every node a request is sent to; the nodes can read and write the
+ * whole pool until dfkv_unregister_memory.  REQUEST: no key covering a
+ * pool is ever sent; every descriptor's key covers exactly that request's
+ * range with only the access it needs (remote read for a PUT's source,
+ * remote write for a GET's destination) and is invalid before the request
+ * is reported done (reply, error or connection teardown).  The keys are
+ * type-2 memory windows bound on the connection's QP where the device has
+ * them and checks their bounds (not rdma_rxe, which checks a window's
+ * accesses against its MR's range only), registrations of the range
+ * otherwise; REQUEST_MR always uses registrations; REQUEST_MW windows
+ * wherever the device has them, rdma_rxe included (there a window limits
+ * the access and the lifetime, not the range).  Buffers outside every
+ * pool get a request-scoped registration in every mode.
+ */
+enum dfkv_rdma_expose {
+	DFKV_RDMA_EXPOSE_POOL = 0,
+	DFKV_RDMA_EXPOSE_REQUEST = 1,
+	DFKV_RDMA_EXPOSE_REQUEST_MR = 2,
+	DFKV_RDMA_EXPOSE_REQUEST_MW = 3,
+	__DFKV_RDMA_EXPOSE_MAX
+};
+
+/*
  * Options of dfkv_open_v2.  Zero means "default" for every number.
  *
  * members: "name=host:port[@weight],..." (NUL-terminated).  name is the
@@ -261,6 +286,8 @@ enum dfkv_transport {
  *   once at open (mode 0600, at most 4096 bytes, one trailing newline
  *   stripped); an unusable file or a refused registration fails the open
  *   with DFKV_E_AUTH.
+ * rdma_expose (VER4): what of the client's memory an RDMA node may touch
+ *   (enum dfkv_rdma_expose; lib/README.md, "RDMA memory exposure").
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */
@@ -298,11 +325,15 @@ struct dfkv_client_options_v2 {
 	uint32_t __reserved3;		/* must be 0 */
 	/* VER3: mdsd's bearer token (SPEC 7) */
 	const char *mds_token_file;	/* NULL: send no token */
+	/* VER4: RDMA memory exposure */
+	uint32_t rdma_expose;		/* enum dfkv_rdma_expose (0: POOL) */
+	uint32_t __reserved4;		/* must be 0 */
 };
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER1	104
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER2	120
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER3	128
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER4	136
 
 struct dfkv_client;
 
@@ -465,6 +496,7 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
  * for its own duration only.  dfkv_unregister_memory(base) waits for the
  * requests in flight and drops the pool; the memory must stay valid
  * until then.  DFKV_E_NODEV when the client has no RDMA transport.
+ * What the nodes may touch of a pool follows rdma_expose (above).
  */
 DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 				  uint64_t len);

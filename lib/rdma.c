@@ -17,6 +17,15 @@
  * dfkv_unregister_memory().  A buffer outside every pool gets a
  * registration that lives only for its request: it is deregistered once
  * the reply came (or its connection was torn down), never cached.
+ * rdma_expose decides what a pool's requests send (lib/README.md): POOL
+ * the pool's own rkey (registered for remote read and write); REQUEST a
+ * type-2 window per descriptor over exactly its range, bound by a
+ * BIND_MW work request ahead of the request's SEND on the same QP and
+ * deallocated with the request's other keys (the pool then registered
+ * for binding only), or, on a device without type-2B windows or one that
+ * does not check their bounds (rxe), and with REQUEST_MR, a registration
+ * of the range as for buffers outside pools; REQUEST_MW windows wherever
+ * the device has them.
  *
  * Requests: one SEND each (the 50-byte prefix, a u32 descriptor count,
  * then descriptors or the inline payload); PUT values and key lists up to
@@ -49,10 +58,24 @@
 #define RDEV_MAX	16
 #define RDMA_DEPTH_WANT	64
 
+/*
+ * rdma_rxe's vendor id.  Its responder (6.1 rxe_resp.c, check_rkey) checks
+ * a memory window's key, state and access but the range of an access
+ * against the window's MR only, so REQUEST exposure uses registrations
+ * there (REQUEST_MW still binds windows).
+ */
+#define RXE_VENDOR_ID	0xffffff
+
+/* What a send-queue completion (wr_id >> 32) is for; receives are 0. */
+#define WR_SEND		1ull
+#define WR_BIND		2ull
+
 /* A device context this client uses, with its protection domain. */
 struct rdev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	bool mw;			/* request exposure through type-2
+					 * memory windows on it */
 };
 
 /* A registered pool: one MR per device it was used on. */
@@ -74,6 +97,7 @@ struct dfkv_rdma {
 	char cand[RDEV_MAX][64];	/* active allowed devices */
 	int cand_numa[RDEV_MAX];
 	size_t ncand;
+	uint32_t expose;		/* enum dfkv_rdma_expose */
 };
 
 struct rconn {
@@ -90,6 +114,7 @@ struct rconn {
 	size_t slen, rlen;
 	struct ibv_mr *smr, *rmr;
 	bool *send_busy;		/* slot's SEND not completed yet */
+	uint32_t sq_cap, sq_used;	/* send queue: WRs posted, unreported */
 	bool broken;
 	bool active;
 
@@ -98,11 +123,21 @@ struct rconn {
 	size_t nq, qcap, sent, recvd;
 };
 
+/* A request-scoped memory window and the bind that gives it its key. */
+struct rwin {
+	struct ibv_mw *mw;
+	struct ibv_mw_bind_info bind;
+	uint32_t rkey;
+};
+
 struct ritem {
 	struct dfkv_req *r;
 	struct dfkv_wire_req w;
 	struct ibv_mr **mrs;		/* request-scoped registrations */
 	size_t nmr, mrcap;
+	struct rwin *wins;		/* request-scoped windows, bound by
+					 * WRs posted before the request */
+	size_t nwin, wincap;
 	uint8_t *bounce;		/* PUT/GET through one buffer */
 	uint8_t *keys;			/* encoded key list */
 	uint8_t *desc;			/* descriptors (ndesc) */
@@ -169,6 +204,7 @@ int dfkv_rdma_client_init(struct dfkv_client *c)
 		return DFKV_E_NOMEM;
 	pthread_mutex_init(&rd->lock, NULL);
 	pthread_rwlock_init(&rd->pools_lock, NULL);
+	rd->expose = c->opt.rdma_expose;
 	c->rdma = rd;
 	if (c->opt.rdma_devices) {
 		const char *s = c->opt.rdma_devices;
@@ -236,12 +272,19 @@ static struct rdev *dev_of(struct dfkv_rdma *rd, struct ibv_context *ctx,
 		}
 	if (!d && rd->ndev < RDEV_MAX) {
 		struct ibv_pd *pd = ibv_alloc_pd(ctx);
+		struct ibv_device_attr da;
 
 		if (pd) {
 			*idx = rd->ndev;
 			d = &rd->devs[rd->ndev++];
 			d->ctx = ctx;
 			d->pd = pd;
+			d->mw = !ibv_query_device(ctx, &da) && da.max_mw > 0 &&
+				(da.device_cap_flags &
+				 IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+				(rd->expose == DFKV_RDMA_EXPOSE_REQUEST_MW ||
+				 (rd->expose == DFKV_RDMA_EXPOSE_REQUEST &&
+				  da.vendor_id != RXE_VENDOR_ID));
 		}
 	}
 	pthread_mutex_unlock(&rd->lock);
@@ -249,6 +292,29 @@ static struct rdev *dev_of(struct dfkv_rdma *rd, struct ibv_context *ctx,
 }
 
 /* ------------------------------------------------------------- memory */
+
+/*
+ * The access a pool is registered with on device d: for remote read and
+ * write when its rkey is what requests send (POOL), for binding windows
+ * (REQUEST on a device with them); 0 when requests there register their
+ * ranges instead and the pool needs no registration.
+ */
+static int pool_access(const struct dfkv_rdma *rd, const struct rdev *d)
+{
+	if (rd->expose == DFKV_RDMA_EXPOSE_POOL)
+		return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_WRITE;
+	return d->mw ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND : 0;
+}
+
+/* Pool p's registration on device i (rd->lock held), made on first use. */
+static struct ibv_mr *pool_mr(struct dfkv_rdma *rd, struct pool *p, size_t i)
+{
+	if (!p->mr[i])
+		p->mr[i] = ibv_reg_mr(rd->devs[i].pd, p->base, p->len,
+				      pool_access(rd, &rd->devs[i]));
+	return p->mr[i];
+}
 
 DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 				  uint64_t len)
@@ -277,13 +343,10 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 	/* register with the devices in use now; others on first use */
 	pthread_mutex_lock(&rd->lock);
 	for (size_t i = 0; i < rd->ndev; i++) {
-		p->mr[i] = ibv_reg_mr(rd->devs[i].pd, base, len,
-				      IBV_ACCESS_LOCAL_WRITE |
-				      IBV_ACCESS_REMOTE_READ |
-				      IBV_ACCESS_REMOTE_WRITE);
-		if (!p->mr[i]) {
+		if (pool_access(rd, &rd->devs[i]) && !pool_mr(rd, p, i)) {
 			for (size_t j = 0; j < i; j++)
-				ibv_dereg_mr(p->mr[j]);
+				if (p->mr[j])
+					ibv_dereg_mr(p->mr[j]);
 			pthread_mutex_unlock(&rd->lock);
 			pthread_rwlock_unlock(&rd->pools_lock);
 			free(p);
@@ -325,52 +388,95 @@ DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base)
 }
 
 /*
- * The rkey covering [ptr, ptr + len) on conn's device: a pool's (pools
- * read-locked by the caller), else a registration scoped to the item.
+ * A type-2 window over [ptr, ptr + len) of mr, for the item only: its key
+ * is the window's with the next key byte, the bind is posted on the
+ * connection's QP before the request (conn_send).
  */
-static int mem_key(struct dfkv_rdma *rd, struct rconn *conn, struct ritem *it,
-		   void *ptr, uint64_t len, int access, uint32_t *rkey)
+static int mem_window(struct dfkv_client *c, struct rconn *conn,
+		      struct ritem *it, struct ibv_mr *mr, void *ptr,
+		      uint64_t len, int access, uint32_t *rkey)
 {
+	struct rwin w = {
+		.bind = { .mr = mr, .addr = (uintptr_t)ptr, .length = len,
+			  .mw_access_flags = access & (IBV_ACCESS_REMOTE_READ |
+						       IBV_ACCESS_REMOTE_WRITE) },
+	};
+
+	w.mw = ibv_alloc_mw(conn->dev->pd, IBV_MW_TYPE_2);
+	if (!w.mw)
+		return DFKV_E_SYS;
+	w.rkey = ibv_inc_rkey(w.mw->rkey);
+	if (!dfkv_push(it->wins, it->nwin, it->wincap, w)) {
+		ibv_dealloc_mw(w.mw);
+		return DFKV_E_NOMEM;
+	}
+	atomic_fetch_add(&c->rdma_windows, 1);
+	*rkey = w.rkey;
+	return 0;
+}
+
+/*
+ * The rkey covering [ptr, ptr + len) on conn's device (pools read-locked
+ * by the caller): with POOL exposure a pool's own; with REQUEST a window
+ * of the pool's registration where the device has windows; otherwise a
+ * registration of the range scoped to the item.
+ */
+static int mem_key(struct dfkv_client *c, struct rconn *conn,
+		   struct ritem *it, void *ptr, uint64_t len, int access,
+		   uint32_t *rkey)
+{
+	struct dfkv_rdma *rd = c->rdma;
 	struct ibv_mr *mr;
 
 	for (struct pool *p = rd->pools; p; p = p->next) {
 		if ((uint8_t *)ptr < p->base ||
 		    (uint8_t *)ptr + len > p->base + p->len)
 			continue;
+		if (!pool_access(rd, conn->dev))
+			break;
 		/* first use on this device: register the pool there */
 		pthread_mutex_lock(&rd->lock);
-		if (!p->mr[conn->dev_idx])
-			p->mr[conn->dev_idx] =
-				ibv_reg_mr(conn->dev->pd, p->base, p->len,
-					   IBV_ACCESS_LOCAL_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE);
-		mr = p->mr[conn->dev_idx];
+		mr = pool_mr(rd, p, conn->dev_idx);
 		pthread_mutex_unlock(&rd->lock);
 		if (!mr)
 			return DFKV_E_SYS;
+		if (rd->expose != DFKV_RDMA_EXPOSE_POOL)
+			return mem_window(c, conn, it, mr, ptr, len, access,
+					  rkey);
 		*rkey = mr->rkey;
 		return 0;
-	}
-	if (it->nmr == it->mrcap) {
-		size_t cap = it->mrcap ? 2 * it->mrcap : 4;
-		struct ibv_mr **m = realloc(it->mrs, cap * sizeof(*m));
-
-		if (!m)
-			return DFKV_E_NOMEM;
-		it->mrs = m;
-		it->mrcap = cap;
 	}
 	mr = ibv_reg_mr(conn->dev->pd, ptr, len, access);
 	if (!mr)
 		return DFKV_E_SYS;
-	it->mrs[it->nmr++] = mr;
+	if (!dfkv_push(it->mrs, it->nmr, it->mrcap, mr)) {
+		ibv_dereg_mr(mr);
+		return DFKV_E_NOMEM;
+	}
+	atomic_fetch_add(&c->rdma_req_mrs, 1);
 	*rkey = mr->rkey;
 	return 0;
 }
 
+/*
+ * The item's keys die in these two, before its request is reported done:
+ * deallocating a bound window and deregistering a registration both
+ * invalidate the key (a node's access with it fails from then on).
+ * Windows go before their connection is closed: a bound type-2 window
+ * holds its QP (rxe waits for it when the QP is destroyed).
+ */
+static void item_windows_release(struct ritem *it)
+{
+	for (size_t i = 0; i < it->nwin; i++)
+		ibv_dealloc_mw(it->wins[i].mw);
+	free(it->wins);
+	it->wins = NULL;
+	it->nwin = it->wincap = 0;
+}
+
 static void item_release(struct ritem *it)
 {
+	item_windows_release(it);
 	for (size_t i = 0; i < it->nmr; i++)
 		ibv_dereg_mr(it->mrs[i]);
 	free(it->mrs);
@@ -568,15 +674,17 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	/* sized for what the server may grant at most */
 	if (depth > 128)
 		depth = 128;
-	conn->cq = ibv_create_cq(conn->id->verbs, (int)(2 * depth + 2), NULL,
-				 conn->cc, 0);
+	/* a request's window binds go ahead of its SEND */
+	conn->sq_cap = depth + 1 + (conn->dev->mw ? DFKV_RDMA_DESC_WANT : 0);
+	conn->cq = ibv_create_cq(conn->id->verbs, (int)(conn->sq_cap + depth + 1),
+				 NULL, conn->cc, 0);
 	if (!conn->cq || ibv_req_notify_cq(conn->cq, 0))
 		goto fail;
 	qa.send_cq = conn->cq;
 	qa.recv_cq = conn->cq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 1;
-	qa.cap.max_send_wr = depth + 1;
+	qa.cap.max_send_wr = conn->sq_cap;
 	qa.cap.max_recv_wr = depth + 1;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
@@ -731,7 +839,7 @@ void dfkv_rdma_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
 /* ------------------------------------------------------------- framing */
 
 /* Descriptors for the segments of a value; 0 or a status. */
-static int item_descs(struct dfkv_rdma *rd, struct rconn *conn,
+static int item_descs(struct dfkv_client *c, struct rconn *conn,
 		      struct ritem *it, const struct iovec *seg, size_t nseg,
 		      uint64_t total, bool to_server)
 {
@@ -763,7 +871,7 @@ static int item_descs(struct dfkv_rdma *rd, struct rconn *conn,
 		uint64_t len = it->bounce ? total : seg[s].iov_len;
 		uint32_t rkey;
 
-		err = mem_key(rd, conn, it, base, len, access, &rkey);
+		err = mem_key(c, conn, it, base, len, access, &rkey);
 		if (err)
 			return err;
 		for (uint64_t o = 0; o < len; o += 1u << 31) {
@@ -793,7 +901,7 @@ static size_t item_segs(struct dfkv_req *r, bool put, struct iovec *one,
 }
 
 /* Encode the request; the payload inline or as descriptors. */
-static int item_prepare(struct dfkv_rdma *rd, struct rconn *conn,
+static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 			struct ritem *it)
 {
 	struct dfkv_req *r = it->r;
@@ -825,7 +933,7 @@ static int item_prepare(struct dfkv_rdma *rd, struct rconn *conn,
 			it->payload = it->bounce;
 			return 0;
 		}
-		return item_descs(rd, conn, it, segs, nseg, r->val_len, true);
+		return item_descs(c, conn, it, segs, nseg, r->val_len, true);
 	case DFKV_OP_GET:
 		it->w.offset = r->offset;
 		it->w.length = !r->length || r->length > r->cap ? r->cap :
@@ -833,7 +941,7 @@ static int item_prepare(struct dfkv_rdma *rd, struct rconn *conn,
 		if (r->cap <= conn->inline_max)
 			return 0;	/* the data comes in the reply */
 		nseg = item_segs(r, false, &one, &segs);
-		return item_descs(rd, conn, it, segs, nseg, r->cap, false);
+		return item_descs(c, conn, it, segs, nseg, r->cap, false);
 	case DFKV_OP_TOUCH:
 	case DFKV_OP_PROBE:
 	case DFKV_OP_LEASE: {
@@ -855,7 +963,7 @@ static int item_prepare(struct dfkv_rdma *rd, struct rconn *conn,
 			return 0;
 		}
 		kv = (struct iovec){ it->keys, (size_t)kl };
-		return item_descs(rd, conn, it, &kv, 1, kl, true);
+		return item_descs(c, conn, it, &kv, 1, kl, true);
 	}
 	case DFKV_OP_RELEASE:
 		memset(it->w.id, 0, sizeof(it->w.id));
@@ -968,8 +1076,25 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 		struct ibv_sge sge;
 		struct ibv_send_wr wr = { 0 }, *bad;
 
-		if (conn->send_busy[slot])
-			return 0;	/* its last SEND is not reported yet */
+		/* the slot's last SEND, or too much of the send queue, is
+		 * not reported yet */
+		if (conn->send_busy[slot] ||
+		    conn->sq_used + it->nwin + 1 > conn->sq_cap)
+			return 0;
+		for (size_t i = 0; i < it->nwin; i++) {
+			struct ibv_send_wr bw = {
+				.wr_id = WR_BIND << 32,
+				.opcode = IBV_WR_BIND_MW,
+				.send_flags = IBV_SEND_SIGNALED,
+				.bind_mw = { .mw = it->wins[i].mw,
+					     .rkey = it->wins[i].rkey,
+					     .bind_info = it->wins[i].bind },
+			};
+
+			if (ibv_post_send(conn->id->qp, &bw, &bad))
+				return DFKV_E_UNAVAILABLE;
+			conn->sq_used++;
+		}
 		dfkv_wire_req_encode(&it->w, b);
 		dfkv_put_le32(b + DFKV_REQ_PREFIX_LEN,
 			      it->inline_payload ? 0 : it->ndesc);
@@ -981,7 +1106,7 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 			len += it->ndesc * DFKV_RDMA_DESC_LEN;
 		}
 		sge = (struct ibv_sge){ (uintptr_t)b, len, conn->smr->lkey };
-		wr.wr_id = (1ull << 32) | slot;
+		wr.wr_id = WR_SEND << 32 | slot;
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		wr.opcode = IBV_WR_SEND;
@@ -989,6 +1114,7 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 		if (ibv_post_send(conn->id->qp, &wr, &bad))
 			return DFKV_E_UNAVAILABLE;
 		conn->send_busy[slot] = true;
+		conn->sq_used++;
 		if (it->r->op == DFKV_OP_PUT)
 			atomic_fetch_add(&c->bytes_out, it->w.payload_len);
 		conn->sent++;
@@ -1007,12 +1133,14 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 		got += n;
 		for (int i = 0; i < n; i++) {
 			uint32_t idx = (uint32_t)wc[i].wr_id;
-			bool send = wc[i].wr_id >> 32;
+			uint64_t kind = wc[i].wr_id >> 32;
 
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return DFKV_E_UNAVAILABLE;
-			if (send) {
-				conn->send_busy[idx] = false;
+			if (kind) {	/* a SEND or a window's bind */
+				conn->sq_used--;
+				if (kind == WR_SEND)
+					conn->send_busy[idx] = false;
 				continue;
 			}
 			if (conn->recvd >= conn->sent)
@@ -1096,7 +1224,7 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		if (items[i].r->peer != p)
 			continue;
 		conn = conns[rr++ % k];
-		err = item_prepare(c->rdma, conn, &items[i]);
+		err = item_prepare(c, conn, &items[i]);
 		if (err)
 			items[i].r->status = err;
 		else if (!conn_push(conn, &items[i]))
@@ -1220,10 +1348,12 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 				healthy = false;
 
 		/* a granted lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq; j++)
+		for (size_t j = 0; j < conn->nq; j++) {
+			item_windows_release(conn->q[j]);
 			keep |= dfkv_lease_keeps(conn->q[j]->r,
 						 (struct dfkv_conn *)conn,
 						 healthy);
+		}
 		if (keep)
 			conn->active = false;
 		else	/* a broken connection is closed before its buffers go */

@@ -19,7 +19,13 @@
 # fails the request or the connection and the node keeps serving; the
 # node's first-request and idle deadlines and its connection limit hold
 # for RDMA connections; the node is deleted, the rxe device removed and
-# the module unloaded with RDMA connections open.
+# the module unloaded with RDMA connections open.  With rdma_expose
+# request, request-mw and request-mr the ops and the Python binding run
+# again, and a fake node in the client process shows what the keys
+# libdfkv sends allow in each mode.  rxe reports type-2B memory windows
+# but checks an access with one against its MR's range only, so request
+# makes registrations there and request-mw windows (access and lifetime
+# checked, not the range).
 # vm-run fails the run on any kernel warning.
 . "$(dirname "$0")/lib.sh"
 
@@ -126,14 +132,17 @@ raw() {
 	"$CLIENT" raw $IP_A "$1"
 }
 
-# The Python binding over RDMA: a registered pool, a value into and out of
-# it, one outside it, and unregistering.
+# The Python binding over RDMA with rdma_expose $1: a registered pool, a
+# value into and out of it, one outside it, and unregistering; keys of
+# the kind the mode makes.
 py_rdma() {
 	PYTHONPATH="$DFKV_REPO/lib/python" DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so" \
-	python3 - "$IP_A" <<'PY'
-import os, sys
+	python3 - "$IP_A" "$1" <<'PY'
+import os, re, sys
 import dfkv
-c = dfkv.Client("kvr=%s:7400" % sys.argv[1], b"py-rdma", transport="rdma")
+mode = sys.argv[2]
+c = dfkv.Client("kvr=%s:7400" % sys.argv[1], b"py-rdma-" + mode.encode(),
+                transport="rdma", rdma_expose=mode)
 pool = bytearray(1 << 20)
 c.register_memory(pool)
 pool[:300000] = os.urandom(300000)
@@ -144,10 +153,31 @@ other = os.urandom(70000)
 assert c.put(b"py-1", other) == dfkv.OK
 st, data = c.get(b"py-1")
 assert st == dfkv.OK and data == other
+keys = dict(re.findall(r'request_keys_total\{kind="(\w+)"\} (\d+)',
+                       c.stats()))
+print("python over rdma, %s: ok, request keys %s" % (mode, keys))
+assert int(keys["registration"]) > 0
+# rxe: request makes registrations (windows unbounded there), request-mw
+# windows
+assert (int(keys["window"]) > 0) == (mode == "request-mw" and
+                                      os.environ["MW"] == "yes")
 c.unregister_memory(pool)
 c.close()
-print("python over rdma: ok")
 PY
+}
+
+# Whether rxe_ra reports type-2B memory windows (ibv_devinfo -v).
+has_mw() {
+	ibv_devinfo -v -d rxe_ra >"$T/devinfo" 2>&1 || return 1
+	grep -iE "max_mw|MEM_WINDOW" "$T/devinfo" | sed 's/^/# /'
+	grep -q MEM_WINDOW_TYPE_2B "$T/devinfo" &&
+	[ "$(sed -n 's/.*max_mw:[[:space:]]*\([0-9]*\).*/\1/p' "$T/devinfo")" -gt 0 ]
+}
+
+# rdma_expose $1 against the client's fake node (see dfkv_rdma_client.c):
+# keys exactly as wide, as lasting and with the access the mode promises.
+exposure() {
+	"$CLIENT" expose $IP_A "$1"
 }
 
 # After the bad inputs: every connection is gone, no pin is left, and a
@@ -346,7 +376,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 22
+tap_plan 31
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -355,7 +385,27 @@ tcheck "RDMA requested without a device: DFKV_E_NODEV" \
 	"$CLIENT" nodev $IP_A
 tcheck "every op over RDMA, 1 B to $MAX B, identical over TCP" ops
 tcheck "one value of $BIG B" big
-tcheck "Python binding over RDMA, registered memory" py_rdma
+tcheck "Python binding over RDMA, registered memory" py_rdma pool
+MW=no
+has_mw && MW=yes
+export MW
+echo "# rxe_ra memory windows: $MW"
+tcheck "every op over RDMA, request exposure, identical over TCP" \
+	"$CLIENT" ops $IP_A 1048576 request
+tcheck "every op over RDMA, request-mw exposure (windows)" \
+	"$CLIENT" ops $IP_A 1048576 request-mw
+tcheck "every op over RDMA, request-mr exposure" \
+	"$CLIENT" ops $IP_A 262144 request-mr
+tcheck "Python binding over RDMA, request exposure" py_rdma request
+tcheck "Python binding over RDMA, request-mw exposure" py_rdma request-mw
+tcheck "pool exposure: a pool's key outlives its request (control)" \
+	exposure pool
+tcheck "request exposure: keys cover one request's range, die with it" \
+	exposure request
+tcheck "request-mr exposure: keys cover one request's range, die with it" \
+	exposure request-mr
+tcheck "request-mw exposure: windows live and grant access for one request" \
+	exposure request-mw
 tcheck "RDMA counters" counters
 tcheck "HELLO with a wrong epoch is rejected" raw epoch
 tcheck "bad descriptors fail the request only" raw desc

@@ -2,8 +2,9 @@
 /*
  * dfkv_rdma_client: the client side of selftests/dfkv_rdma.sh.
  *
- *   ops HOST MAXSIZE
- *       libdfkv over RDMA (transport RDMA, member "kvr=HOST") against
+ *   ops HOST MAXSIZE [EXPOSE]
+ *       libdfkv over RDMA (transport RDMA, member "kvr=HOST", rdma_expose
+ *       EXPOSE: pool (default), request, request-mr or request-mw) against
  *       node kvr: every op (PUT, GET, ranges, EXIST, REMOVE, TOUCH, PROBE,
  *       LEASE/RELEASE, zero-length and oversized PUTs), values from 1 byte
  *       to MAXSIZE, from a registered pool and from unregistered buffers,
@@ -33,6 +34,20 @@
  *       With one connection short of the node's limit: a raw connection
  *       is accepted, the next one rejected BUSY, and the first still
  *       answers a request.
+ *   expose HOST EXPOSE
+ *       libdfkv with rdma_expose EXPOSE against a fake node in this
+ *       process (a raw rdma_cm listener on HOST:7411) that records each
+ *       request's descriptors and probes their keys with 1-byte RDMA
+ *       READs and WRITEs of its own: the descriptors are exactly the
+ *       caller's buffer; after a PUT or GET returned its key is dead (in
+ *       pool mode a pool's key still works: the control); while the
+ *       request is in flight the key reaches its first and last byte
+ *       with the request's access, and in request modes not the byte
+ *       before or after (but with windows on rxe, which bounds them by
+ *       their MR only) nor the other access (which fails the call); a
+ *       completed call is byte-exact and writes nothing next to the
+ *       buffer; windows were made exactly when the mode binds them on
+ *       this device, registrations in every mode (buffers outside a pool).
  *
  * Exit status 0 when every check passed; failures are printed on stderr.
  */
@@ -40,6 +55,8 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +79,8 @@ static int failures;
 	} while (0)
 
 static const char ns[] = "rdma-selftest";
+/* what open_client asks for: enum dfkv_rdma_expose, the nodes' RDMA port */
+static uint32_t expose, rdma_port;
 
 static uint64_t now_ms(void)
 {
@@ -97,6 +116,8 @@ static struct dfkv_client *open_client(const char *host, uint32_t transport,
 		.io_timeout_ms = 30000,
 		.cooldown_ms = 1,
 		.rdma_devices = devs,
+		.rdma_port = rdma_port,
+		.rdma_expose = expose,
 	};
 	struct dfkv_client *c = NULL;
 	int st;
@@ -939,8 +960,463 @@ static int cmd_limit(const char *host)
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------------------- expose */
+
+/*
+ * A fake node for the exposure checks: a raw rdma_cm listener in this
+ * process that libdfkv connects to, serving one request per connection
+ * (PUT: RDMA READ of its descriptors, GET: RDMA WRITE of the stored value
+ * into them) and probing the keys the client sent with 1-byte accesses of
+ * its own, before it replies or after the client's call returned.  Client
+ * and fake node share the address space, so a probe WRITE writes back the
+ * byte already there.
+ */
+#define FAKE_PORT	7411
+#define FAKE_DESC_MAX	16
+#define FAKE_SLOT	4096
+#define FAKE_DATA	(1u << 20)	/* offset of the stored value */
+#define FAKE_MEM	(FAKE_DATA + (4u << 20))
+
+enum probe_when { PROBE_IN_FLIGHT, PROBE_AFTER };
+
+/* One exposure check: a call, a probe, and what the probe must do. */
+struct probe {
+	const char *name;
+	uint8_t op;			/* DFKV_OP_PUT or DFKV_OP_GET */
+	bool in_pool;			/* the buffer lies in a registered pool */
+	enum probe_when when;
+	enum ibv_wr_opcode access;	/* IBV_WR_RDMA_READ or _WRITE */
+	int64_t at;			/* from the first descriptor's addr;
+					 * INT64_MAX: its end */
+	bool in_range;			/* allowed to this request's key */
+	bool outside;			/* a byte next to the range */
+};
+
+struct fake {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen;
+	uint8_t *mem;			/* recv slots, send slot, probe byte,
+					 * then the stored value */
+	uint64_t stored;
+	const struct probe *pr;
+	sem_t returned;			/* the client's call returned */
+	/* what the request carried and what the probe got */
+	uint8_t op;
+	uint32_t ndesc;
+	uint64_t addr[FAKE_DESC_MAX];
+	uint32_t rkey[FAKE_DESC_MAX], len[FAKE_DESC_MAX];
+	int probe_status;		/* enum ibv_wc_status, -1: none */
+	bool probed;
+	const char *err;
+};
+
+/* Post wr on qp and wait for its completion: its status, or -1. */
+static int fake_post(struct ibv_qp *qp, struct ibv_cq *cq,
+		     struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	uint64_t end = now_ms() + 20000;
+
+	if (ibv_post_send(qp, wr, &bad))
+		return -1;
+	while (now_ms() < end) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			return -1;
+		if (n && wc.wr_id == wr->wr_id)
+			return wc.status;
+		if (!n)
+			usleep(200);
+	}
+	return -1;
+}
+
+/* A 1-byte RDMA READ or WRITE at remote addr with rkey; its status. */
+static int fake_rdma(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
+		     uint8_t *local, enum ibv_wr_opcode op, uint64_t addr,
+		     uint32_t rkey, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)local, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
+	};
+
+	return fake_post(qp, cq, &wr);
+}
+
+static void fake_probe(struct fake *f, struct ibv_qp *qp, struct ibv_cq *cq,
+		       struct ibv_mr *mr)
+{
+	const struct probe *pr = f->pr;
+	uint64_t a = f->addr[0] + (pr->at == INT64_MAX ? f->len[0] :
+				   (uint64_t)pr->at);
+	uint8_t *b = f->mem + 2 * FAKE_SLOT;
+
+	*b = *(const uint8_t *)(uintptr_t)a;	/* WRITE puts it back */
+	f->probe_status = fake_rdma(qp, cq, mr, b, pr->access, a, f->rkey[0],
+				    1, 99);
+	f->probed = true;
+}
+
+/* Serve the request in the receive slot: RDMA, then the reply. */
+static int fake_serve(struct fake *f, struct ibv_qp *qp, struct ibv_cq *cq,
+		      struct ibv_mr *mr)
+{
+	uint8_t *rep = f->mem + FAKE_SLOT, *data = f->mem + FAKE_DATA;
+	struct ibv_sge sge = { (uintptr_t)rep, DFKV_RESP_PREFIX_LEN, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 50, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	uint64_t o = 0, n = f->op == DFKV_OP_PUT ? 0 : f->stored;
+
+	for (uint32_t i = 0; i < f->ndesc; i++) {
+		uint32_t k = f->len[i];
+
+		if (f->op == DFKV_OP_GET)
+			k = n - o < k ? (uint32_t)(n - o) : k;
+		if (o + k > FAKE_MEM - FAKE_DATA)
+			return -1;
+		if (k && fake_rdma(qp, cq, mr, data + o, f->op == DFKV_OP_PUT ?
+				   IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+				   f->addr[i], f->rkey[i], k, 60 + i))
+			return -1;
+		o += k;
+	}
+	if (f->op == DFKV_OP_PUT)
+		f->stored = n = o;
+	memset(rep, 0, DFKV_RESP_PREFIX_LEN);
+	rep[0] = DFKV_EPOCH_RDMA;
+	for (int i = 0; i < 8; i++) {
+		rep[2 + i] = (uint8_t)(n >> (8 * i));
+		if (f->op == DFKV_OP_GET)
+			rep[10 + i] = (uint8_t)(n >> (8 * i));
+	}
+	return fake_post(qp, cq, &wr) ? -1 : 0;
+}
+
+/* The next connect request on the listener (other events skipped). */
+static struct rdma_cm_id *fake_accept_id(struct fake *f)
+{
+	struct pollfd pfd = { .fd = f->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	while (poll(&pfd, 1, 20000) > 0 && !rdma_get_cm_event(f->ch, &ev)) {
+		struct rdma_cm_id *id = ev->id;
+		bool req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+
+		rdma_ack_cm_event(ev);
+		if (req)
+			return id;
+	}
+	return NULL;
+}
+
+/* The fake node's side of one check (a thread). */
+static void *fake_run(void *arg)
+{
+	struct fake *f = arg;
+	struct rdma_cm_id *id = fake_accept_id(f);
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_conn_param cp = { 0 };
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_mr *mr = NULL;
+	uint8_t h[32] = { 0 };
+	struct ibv_sge sge;
+	struct ibv_recv_wr rw = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 },
+		*bad;
+	struct ibv_wc wc;
+	uint64_t end;
+	int n = 0;
+
+	f->err = "no connection";
+	if (!id)
+		goto out;
+	pd = ibv_alloc_pd(id->verbs);
+	cq = pd ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	mr = pd ? ibv_reg_mr(pd, f->mem, FAKE_MEM, IBV_ACCESS_LOCAL_WRITE) :
+		NULL;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 32;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	f->err = "setup";
+	if (!cq || !mr || rdma_create_qp(id, pd, &qa))
+		goto out;
+	sge = (struct ibv_sge){ (uintptr_t)f->mem, FAKE_SLOT, mr->lkey };
+	if (ibv_post_recv(id->qp, &rw, &bad))
+		goto out;
+	h[0] = DFKV_EPOCH_RDMA;
+	h[2] = 4;			/* depth 4 */
+	h[8] = FAKE_DESC_MAX;		/* inline 0: every value by RDMA */
+	h[27] = 1;			/* max value 16 MiB */
+	cp.private_data = h;
+	cp.private_data_len = sizeof(h);
+	cp.responder_resources = cp.initiator_depth = 16;
+	cp.rnr_retry_count = 6;
+	f->err = "accept";
+	if (rdma_accept(id, &cp))
+		goto out;
+	f->err = "no request";
+	for (end = now_ms() + 20000; now_ms() < end && !n; usleep(200)) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n < 0)
+			goto out;
+	}
+	if (!n || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    wc.byte_len < DFKV_REQ_PREFIX_LEN + 4)
+		goto out;
+	f->op = f->mem[1];
+	memcpy(&f->ndesc, f->mem + DFKV_REQ_PREFIX_LEN, 4);
+	f->err = "descriptor count";
+	if (!f->ndesc || f->ndesc > FAKE_DESC_MAX ||
+	    wc.byte_len != DFKV_REQ_PREFIX_LEN + 4 + 16 * f->ndesc)
+		goto out;
+	for (uint32_t i = 0; i < f->ndesc; i++) {
+		const uint8_t *d = f->mem + DFKV_REQ_PREFIX_LEN + 4 + 16 * i;
+
+		memcpy(&f->addr[i], d, 8);
+		memcpy(&f->rkey[i], d + 8, 4);
+		memcpy(&f->len[i], d + 12, 4);
+	}
+	f->err = NULL;
+	if (f->pr->when == PROBE_IN_FLIGHT) {
+		fake_probe(f, id->qp, cq, mr);
+		if (f->probe_status != IBV_WC_SUCCESS)
+			goto out;	/* the QP is in error: no reply */
+	}
+	if (fake_serve(f, id->qp, cq, mr)) {
+		f->err = "serving the request";
+		goto out;
+	}
+	/* no disconnect before the client has the reply */
+	sem_wait(&f->returned);
+	if (f->pr->when == PROBE_AFTER)
+		fake_probe(f, id->qp, cq, mr);
+out:
+	if (id) {
+		rdma_disconnect(id);
+		if (id->qp)
+			rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return NULL;
+}
+
+#define VAL_LEN		300000
+#define VAL_AT		12345		/* in the pool: bytes on both sides */
+
+/*
+ * One check: a fresh client (exposure mode, rdma_port FAKE_PORT) PUTs
+ * want or GETs into buf (in its pool or not); the probe must succeed
+ * exactly when the key may cover it (unbounded: a window reaches its
+ * whole MR, as on rxe); a completed call byte-exact.
+ */
+static void expose_one(const char *host, struct fake *f, const struct probe *pr,
+		       const uint8_t *want, bool unbounded, uint64_t *windows,
+		       uint64_t *mrs)
+{
+	bool pool_mode = expose == DFKV_RDMA_EXPOSE_POOL;
+	bool allowed = pr->in_range || (pr->in_pool && (pool_mode ||
+						       (unbounded && pr->outside)));
+	uint64_t pool_len = VAL_AT + VAL_LEN + 4096, len = 0;
+	uint8_t *pool = aligned_alloc(4096, pool_len + 4096);
+	uint8_t *own = malloc(VAL_LEN + 2);
+	uint8_t *buf = pr->in_pool ? pool + VAL_AT : own + 1;
+	struct dfkv_client *c;
+	pthread_t t;
+	int st;
+
+	c = open_client(host, DFKV_TRANSPORT_RDMA, NULL);
+	if (!c || !pool || !own) {
+		FAIL("%s: setup\n", pr->name);
+		goto out;
+	}
+	memset(pool, 0x5a, pool_len);
+	memset(own, 0x5a, VAL_LEN + 2);
+	if (pr->in_pool && (st = dfkv_register_memory(c, pool, pool_len)))
+		FAIL("%s: register_memory: %s\n", pr->name, dfkv_strerror(st));
+	if (pr->op == DFKV_OP_PUT)
+		memcpy(buf, want, VAL_LEN);
+	f->pr = pr;
+	f->probed = false;
+	f->ndesc = 0;
+	if (pthread_create(&t, NULL, fake_run, f)) {
+		FAIL("%s: thread\n", pr->name);
+		goto out;
+	}
+	if (pr->op == DFKV_OP_PUT)
+		st = dfkv_put(c, "exp", 3, buf, VAL_LEN);
+	else
+		st = dfkv_get(c, "exp", 3, buf, VAL_LEN, &len);
+	sem_post(&f->returned);
+	pthread_join(t, NULL);
+	while (!sem_trywait(&f->returned))
+		;
+	if (f->err) {
+		FAIL("%s: fake node: %s\n", pr->name, f->err);
+		goto out;
+	}
+	/* the descriptors are exactly the buffer, in order */
+	for (uint32_t i = 0, o = 0; i < f->ndesc; o += f->len[i++])
+		if (f->addr[i] != (uintptr_t)buf + o ||
+		    (i == f->ndesc - 1 && o + f->len[i] != VAL_LEN))
+			FAIL("%s: descriptor %u: %#" PRIx64 "+%u, buffer %p+%u\n",
+			     pr->name, i, f->addr[i], f->len[i], (void *)buf,
+			     VAL_LEN);
+	/* refused: the node's QP got a remote access error (no timeout) */
+	if (!f->probed || f->probe_status != (allowed ? IBV_WC_SUCCESS :
+					      IBV_WC_REM_ACCESS_ERR))
+		FAIL("%s: probe %s (%s), %s\n", pr->name,
+		     !f->probed ? "not run" : f->probe_status < 0 ? "no completion" :
+		     ibv_wc_status_str(f->probe_status),
+		     pr->access == IBV_WR_RDMA_READ ? "read" : "write",
+		     allowed ? "allowed" : "must fail");
+	/* a refused in-flight probe fails the call, anything else not */
+	if (pr->when == PROBE_IN_FLIGHT && !allowed)
+		allowed = st != DFKV_STATUS_OK;
+	else
+		allowed = st == DFKV_STATUS_OK &&
+			(pr->op == DFKV_OP_PUT ?
+			 f->stored == VAL_LEN &&
+			 !memcmp(f->mem + FAKE_DATA, want, VAL_LEN) :
+			 len == VAL_LEN && !memcmp(buf, want, VAL_LEN));
+	if (!allowed)
+		FAIL("%s: call %s, len %" PRIu64 " (or bytes differ)\n",
+		     pr->name, dfkv_strerror(st), len);
+	/* nothing written outside the GET's buffer */
+	if (pool[VAL_AT - 1] != 0x5a || pool[VAL_AT + VAL_LEN] != 0x5a ||
+	    own[0] != 0x5a || own[VAL_LEN + 1] != 0x5a)
+		FAIL("%s: bytes next to the buffer changed\n", pr->name);
+	fprintf(stderr, "# %s: probe %s, call %s\n", pr->name,
+		f->probed && f->probe_status >= 0 ?
+		ibv_wc_status_str(f->probe_status) : "-", dfkv_strerror(st));
+	*windows += client_stat(c, "rdma_request_keys_total{kind=\"window\"} ");
+	*mrs += client_stat(c, "rdma_request_keys_total{kind=\"registration\"} ");
+out:
+	if (c)
+		dfkv_close(c);
+	free(pool);
+	free(own);
+}
+
+/*
+ * Whether the device of host's address reports type-2B memory windows;
+ * *rxe: it is rdma_rxe (vendor 0xffffff), which checks an access with a
+ * window against the window's MR's range only.
+ */
+static bool host_has_mw(struct fake *f, bool *rxe)
+{
+	struct ibv_device_attr da;
+
+	if (!f->listen->verbs || ibv_query_device(f->listen->verbs, &da))
+		return false;
+	*rxe = da.vendor_id == 0xffffff;
+	return da.max_mw > 0 &&
+		(da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+}
+
+static int cmd_expose(const char *host)
+{
+	static const struct probe checks[] = {
+		{ "put from pool, read after", DFKV_OP_PUT, true, PROBE_AFTER,
+		  IBV_WR_RDMA_READ, 0, false, false },
+		{ "get into pool, write after", DFKV_OP_GET, true, PROBE_AFTER,
+		  IBV_WR_RDMA_WRITE, 0, false, false },
+		{ "put from own buffer, read after", DFKV_OP_PUT, false,
+		  PROBE_AFTER, IBV_WR_RDMA_READ, 0, false, false },
+		{ "get into own buffer, write after", DFKV_OP_GET, false,
+		  PROBE_AFTER, IBV_WR_RDMA_WRITE, 0, false, false },
+		{ "put from pool, read first byte", DFKV_OP_PUT, true,
+		  PROBE_IN_FLIGHT, IBV_WR_RDMA_READ, 0, true, false },
+		{ "get into pool, write last byte", DFKV_OP_GET, true,
+		  PROBE_IN_FLIGHT, IBV_WR_RDMA_WRITE, VAL_LEN - 1, true, false },
+		{ "put from pool, read byte before", DFKV_OP_PUT, true,
+		  PROBE_IN_FLIGHT, IBV_WR_RDMA_READ, -1, false, true },
+		{ "put from pool, read byte after", DFKV_OP_PUT, true,
+		  PROBE_IN_FLIGHT, IBV_WR_RDMA_READ, INT64_MAX, false, true },
+		{ "get into pool, write byte after", DFKV_OP_GET, true,
+		  PROBE_IN_FLIGHT, IBV_WR_RDMA_WRITE, INT64_MAX, false, true },
+		{ "put from pool, write", DFKV_OP_PUT, true, PROBE_IN_FLIGHT,
+		  IBV_WR_RDMA_WRITE, 0, false, false },
+		{ "get into pool, read", DFKV_OP_GET, true, PROBE_IN_FLIGHT,
+		  IBV_WR_RDMA_READ, 0, false, false },
+	};
+	struct fake f = { 0 };
+	struct addrinfo *ai = NULL;
+	uint64_t windows = 0, mrs = 0;
+	uint8_t *want = malloc(VAL_LEN);
+	char port[8];
+	bool mw, rxe = false, win;
+
+	snprintf(port, sizeof(port), "%u", FAKE_PORT);
+	f.mem = aligned_alloc(4096, FAKE_MEM);
+	f.ch = rdma_create_event_channel();
+	if (!want || !f.mem || !f.ch || getaddrinfo(host, port, NULL, &ai) ||
+	    rdma_create_id(f.ch, &f.listen, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(f.listen, ai->ai_addr) || rdma_listen(f.listen, 4) ||
+	    sem_init(&f.returned, 0, 0)) {
+		fprintf(stderr, "expose: fake node setup failed: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	freeaddrinfo(ai);
+	fill(want, VAL_LEN, 77);
+	mw = host_has_mw(&f, &rxe);
+	/* the modes that bind windows on this device */
+	win = mw && (expose == DFKV_RDMA_EXPOSE_REQUEST_MW ||
+		     (expose == DFKV_RDMA_EXPOSE_REQUEST && !rxe));
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		expose_one(host, &f, &checks[i], want, win && rxe, &windows,
+			   &mrs);
+	fprintf(stderr, "# device memory windows: %s%s; keys: %" PRIu64
+		" windows, %" PRIu64 " registrations\n", mw ? "yes" : "no",
+		rxe ? " (rxe: bounded by their MR only)" : "", windows, mrs);
+	if (win ? !windows : windows)
+		FAIL("%" PRIu64 " windows in this mode\n", windows);
+	if (!mrs)
+		FAIL("no request-scoped registration (own buffers)\n");
+	sem_destroy(&f.returned);
+	rdma_destroy_id(f.listen);
+	rdma_destroy_event_channel(f.ch);
+	free(f.mem);
+	free(want);
+	return failures ? 1 : 0;
+}
+
+/* Set expose from its name (the Python binding's); false if unknown. */
+static bool set_expose(const char *name)
+{
+	static const char *const names[] = { "pool", "request", "request-mr",
+					     "request-mw" };
+
+	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i])) {
+			expose = i;
+			return true;
+		}
+	fprintf(stderr, "unknown exposure mode %s\n", name);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "expose")) {
+		rdma_port = FAKE_PORT;
+		return set_expose(argv[3]) ? cmd_expose(argv[2]) : 2;
+	}
+	if (argc >= 5 && !strcmp(argv[1], "ops") && !set_expose(argv[4]))
+		return 2;
 	if (argc >= 4 && !strcmp(argv[1], "ops"))
 		return cmd_ops(argv[2], strtoull(argv[3], NULL, 0));
 	if (argc >= 4 && !strcmp(argv[1], "big"))
@@ -956,8 +1432,9 @@ int main(int argc, char **argv)
 				(unsigned int)atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "limit"))
 		return cmd_limit(argv[2]);
-	fprintf(stderr, "usage: %s ops HOST MAXSIZE | big HOST SIZE | "
+	fprintf(stderr, "usage: %s ops HOST MAXSIZE [EXPOSE] | big HOST SIZE | "
 		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
-		"idle HOST NREQ SECONDS | limit HOST\n", argv[0]);
+		"idle HOST NREQ SECONDS | limit HOST | expose HOST EXPOSE\n",
+		argv[0]);
 	return 2;
 }

@@ -816,6 +816,20 @@ TEST(open_validates_options)
 	o.conns_per_peer = 65;
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
 	o.conns_per_peer = 0;
+	o.rdma_expose = __DFKV_RDMA_EXPOSE_MAX;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.rdma_expose = DFKV_RDMA_EXPOSE_REQUEST_MR;
+	o.__reserved4 = 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_open_v2(&o, &c));
+	o.__reserved4 = 0;
+	ASSERT_EQ(0, dfkv_open_v2(&o, &c));
+	dfkv_close(c);
+	/* a VER3 caller's struct ends before rdma_expose: never read */
+	o.size = DFKV_CLIENT_OPTIONS_V2_SIZE_VER3;
+	o.rdma_expose = __DFKV_RDMA_EXPOSE_MAX;
+	ASSERT_EQ(0, dfkv_open_v2(&o, &c));
+	dfkv_close(c);
+	o.rdma_expose = 0;
 	/* a newer, larger struct: accepted only with a zero tail */
 	o.size = sizeof(big);
 	memcpy(big, &o, sizeof(o));

@@ -30,7 +30,11 @@
  * an address of an RDMA device (Soft-RoCE in the test VM), and each
  * thread registers its buffers once (dfkv_register_memory), as an engine
  * registers its KV pool: PUT values are RDMA-READ by the node, GET values
- * RDMA-WRITTEN, with no registration per request.
+ * RDMA-WRITTEN, with no registration per request.  --rdma-expose sets
+ * libdfkv's rdma_expose: pool (default) sends the pools' own keys, request
+ * and request-mr a key per request covering its range only (a memory
+ * window bound on the QP, or a registration of the range), which is what
+ * that protection costs.
  *
  * With --disk (dfkv only), the node gets that block device (formatted)
  * behind its RAM budget, with the RAM tier settings given; each phase
@@ -86,6 +90,7 @@ static struct {
 	enum backend be;
 	const char *addr;	/* the server's address (dfkv: the listener's) */
 	int rdma;		/* dfkv over RDMA, else TCP */
+	uint32_t expose;	/* enum dfkv_rdma_expose */
 	int port;
 	uint64_t ram, wset, max_calls;
 	double duration;
@@ -273,6 +278,7 @@ static int client_open(struct worker *w)
 			.conns_per_peer = 1,
 			.io_timeout_ms = 60000,
 			.rdma_port = o.rdma ? (uint32_t)o.port : 0,
+			.rdma_expose = o.expose,
 		};
 		int st, j;
 
@@ -728,6 +734,11 @@ static int run_config(struct config *c)
 
 /* --------------------------------------------------------------- JSON */
 
+/* enum dfkv_rdma_expose by name (the Python binding's names) */
+static const char *const expose_name[__DFKV_RDMA_EXPOSE_MAX] = {
+	"pool", "request", "request-mr", "request-mw"
+};
+
 static int write_json(const struct config *cs, int n)
 {
 	FILE *f = fopen(o.json, "w");
@@ -740,7 +751,7 @@ static int write_json(const struct config *cs, int n)
 	}
 	fprintf(f, "{\n  \"bench\": \"dfkv-tcpbench\",\n  \"backend\": \"%s\",\n"
 		"  \"client\": \"%s\",\n  \"params\": {\"transport\": \"%s\", "
-		"\"addr\": \"%s\", \"port\": %d, "
+		"\"rdma_expose\": \"%s\", \"addr\": \"%s\", \"port\": %d, "
 		"\"working_set_bytes\": %" PRIu64 ", \"duration_s\": %.2f, "
 		"\"max_calls_per_thread\": %" PRIu64 ", \"node_ram_bytes\": %"
 		PRIu64 ", \"node\": \"%s\"},\n  \"results\": [\n",
@@ -751,7 +762,8 @@ static int write_json(const struct config *cs, int n)
 		o.be == B_MEMCACHED ? "dfkv-tcpbench text protocol, 1 connection "
 		"per thread, batch = pipelined set / multi-key get" :
 		"dfkv-tcpbench RESP, 1 connection per thread, batch = pipelined "
-		"SET/GET", o.rdma ? "rdma" : "tcp", o.addr, o.port, o.wset,
+		"SET/GET", o.rdma ? "rdma" : "tcp", expose_name[o.expose],
+		o.addr, o.port, o.wset,
 		o.duration, o.max_calls, o.ram,
 		o.be == B_DFKV ? bench_node_desc(&o.node, desc, sizeof(desc)) : "");
 	for (i = 0; i < n; i++) {
@@ -789,6 +801,8 @@ static void usage(FILE *f)
 "  --transport T    dfkv only: tcp (default) or rdma (an RDMA listener on\n"
 "                   --addr, which must be an RDMA device's address, and\n"
 "                   the libdfkv RDMA transport with registered buffers)\n"
+"  --rdma-expose E  with rdma: libdfkv's rdma_expose, pool (default),\n"
+"                   request, request-mr or request-mw\n"
 "  --ram MiB        dfkv node RAM budget (default 512)\n"
 "  --wset MiB       working set split over threads (default 64; at least\n"
 "                   one batch of keys per thread)\n"
@@ -828,6 +842,15 @@ static int redis_fill(uint64_t size, uint64_t n)
 	return f ? 1 : 0;
 }
 
+/* The index of name s in names[n], or -1. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -835,6 +858,7 @@ int main(int argc, char **argv)
 		{ "addr", required_argument, NULL, 'a' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "transport", required_argument, NULL, 'T' },
+		{ "rdma-expose", required_argument, NULL, 'E' },
 		{ "ram", required_argument, NULL, 'r' },
 		{ "wset", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -859,9 +883,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'B':
-			for (i = 0; i < 3 && strcmp(optarg, backend_name[i]); i++)
-				;
-			if (i == 3)
+			if ((i = name_index(backend_name, 3, optarg)) < 0)
 				goto bad;
 			o.be = i;
 			break;
@@ -871,6 +893,12 @@ int main(int argc, char **argv)
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
 				goto bad;
 			o.rdma = !strcmp(optarg, "rdma");
+			break;
+		case 'E':
+			if ((i = name_index(expose_name, __DFKV_RDMA_EXPOSE_MAX,
+					    optarg)) < 0)
+				goto bad;
+			o.expose = (uint32_t)i;
 			break;
 		case 'r': o.ram = strtoull(optarg, NULL, 10) * MIB; break;
 		case 'w': o.wset = strtoull(optarg, NULL, 10) * MIB; break;
@@ -912,7 +940,7 @@ int main(int argc, char **argv)
 	if (!cleanup)
 		o.json = argv[optind];
 	if (!o.ram || !o.wset || o.duration <= 0 || !o.max_calls ||
-	    (o.rdma && o.be != B_DFKV))
+	    (o.rdma && o.be != B_DFKV) || (o.expose && !o.rdma))
 		goto bad;
 
 	if (o.be == B_DFKV || cleanup) {

@@ -20,6 +20,10 @@ TCP part.  Steps:
         registered buffers against an in-kernel node with an RDMA
         listener on --addr: a PUT is the node RDMA-READing the value (next
         to ib_read_bw), a GET the node RDMA-WRITING it (ib_write_bw);
+        once per --expose mode (libdfkv's rdma_expose: pool sends the
+        registered buffer's own key, request a key per request covering
+        its range only: a registration of the range on rxe, request-mw a
+        memory window);
      c. dfkv-tcpbench --transport tcp: the same, over TCP to --addr.
   3. The rxe device and the veth pair are removed (also on errors).
 
@@ -175,6 +179,7 @@ def merge(docs):
 
 
 def table(a, perf, rdma, tcp):
+    """Print the table; its rows.  rdma: a document per exposure mode."""
     print("\nRDMA over Soft-RoCE (rdma_rxe %s on veth %s, %s), accel %s; one "
           "client thread, batch 1; GB/s = 1e9 value bytes/s; p50/p99 in us"
           % (RXE, NETDEV, a.addr, a.accel))
@@ -182,46 +187,57 @@ def table(a, perf, rdma, tcp):
           "registered buffer (next to ib_read_bw); dfkv GET: it RDMA-WRITEs "
           "it (next to ib_write_bw)")
     print("perftest: one RC QP, up to 128 messages in flight; dfkv: one "
-          "request at a time; dfkv TCP: the same bench over TCP to %s\n"
+          "request at a time; dfkv TCP: the same bench over TCP to %s"
           % a.addr)
-    hdr = "%-7s %-3s | %-39s | %-24s | %-23s | %5s %5s" % (
-        "", "", "dfkv over RDMA (libdfkv)", "perftest, same device",
-        "dfkv over TCP", "RDMA/", "RDMA/")
+    print("exposure (rdma_expose): pool = the registered buffer's own key "
+          "in every request; request = a key per request covering its "
+          "range only, dead when it completes (on rxe a registration of "
+          "the range); request-mw = a memory window per request "
+          "(lib/README.md)\n")
+    hdr = "%-7s %-3s %-10s | %-39s | %-24s | %-23s | %5s %5s %5s" % (
+        "", "", "", "dfkv over RDMA (libdfkv)", "perftest, same device",
+        "dfkv over TCP", "RDMA/", "RDMA/", "RDMA/")
     print(hdr)
-    print("%-7s %-3s | %8s %8s %8s %8s %4s | %-11s %7s %4s | %8s %8s %4s | "
-          "%5s %5s" % ("size", "op", "GB/s", "ops/s", "p50", "p99", "fail",
-                       "tool", "GB/s", "fail", "GB/s", "p50", "fail", "perf",
-                       "TCP"))
+    print("%-7s %-3s %-10s | %8s %8s %8s %8s %4s | %-11s %7s %4s | %8s %8s "
+          "%4s | %5s %5s %5s" % ("size", "op", "expose", "GB/s", "ops/s",
+                                 "p50", "p99", "fail", "tool", "GB/s", "fail",
+                                 "GB/s", "p50", "fail", "perf", "TCP",
+                                 "pool"))
     print("-" * len(hdr))
-    r_by = {r["value_bytes"]: r for r in rdma["results"]}
+    r_by = {(mode, r["value_bytes"]): r for mode, doc in rdma.items()
+            for r in doc["results"]}
     t_by = {r["value_bytes"]: r for r in tcp["results"]}
     rows = []
-    for size in sorted(set(p["value_bytes"] for p in perf)):
-        for op, tool in (("put", "ib_read_bw"), ("get", "ib_write_bw")):
-            p = next((x for x in perf if x["tool"] == tool and
-                      x["value_bytes"] == size), None)
-            r, t = r_by.get(size), t_by.get(size)
-            pg = p["gb_per_s"] if p and not p["failures"] else None
-            rg = r[op]["gb_per_s"] if r else 0
-            row = {"value_bytes": size, "op": op,
-                   "dfkv_rdma_gb_per_s": rg, "perftest_tool": tool,
-                   "perftest_gb_per_s": pg,
-                   "dfkv_tcp_gb_per_s": t[op]["gb_per_s"] if t else 0}
-            row["rdma_vs_perftest"] = ratio(rg, pg or 0)
-            row["rdma_vs_tcp"] = ratio(rg, row["dfkv_tcp_gb_per_s"])
-            rows.append(row)
-            dcell = ("%8.4f %8.1f %8.0f %8.0f %4d" % (
-                rg, r[op]["ops_per_s"], r[op]["p50_us"], r[op]["p99_us"],
-                r[op]["failures"]) if r else "%8s %8s %8s %8s %4s" % (
-                    "-", "-", "-", "-", "-"))
-            pcell = "%-11s %7s %4d" % (tool, "-" if pg is None else
-                                       "%.4f" % pg, p["failures"] if p else 1)
-            tcell = ("%8.4f %8.0f %4d" % (t[op]["gb_per_s"], t[op]["p50_us"],
-                                          t[op]["failures"]) if t else
-                     "%8s %8s %4s" % ("-", "-", "-"))
-            print("%-7s %-3s | %s | %s | %s | %s %s" % (
-                peers.size_str(size), op.upper(), dcell, pcell, tcell,
-                pct(row["rdma_vs_perftest"]), pct(row["rdma_vs_tcp"])))
+    for size, (op, tool), mode in itertools.product(
+            sorted(set(p["value_bytes"] for p in perf)),
+            (("put", "ib_read_bw"), ("get", "ib_write_bw")), rdma):
+        p = next((x for x in perf if x["tool"] == tool and
+                  x["value_bytes"] == size), None)
+        r, t = r_by.get((mode, size)), t_by.get(size)
+        pg = p["gb_per_s"] if p and not p["failures"] else None
+        rg = r[op]["gb_per_s"] if r else 0
+        row = {"value_bytes": size, "op": op, "rdma_expose": mode,
+               "dfkv_rdma_gb_per_s": rg, "perftest_tool": tool,
+               "perftest_gb_per_s": pg,
+               "dfkv_tcp_gb_per_s": t[op]["gb_per_s"] if t else 0}
+        row["rdma_vs_perftest"] = ratio(rg, pg or 0)
+        row["rdma_vs_tcp"] = ratio(rg, row["dfkv_tcp_gb_per_s"])
+        pr = r_by.get(("pool", size))
+        row["rdma_vs_pool"] = ratio(rg, pr[op]["gb_per_s"] if pr else 0)
+        rows.append(row)
+        dcell = ("%8.4f %8.1f %8.0f %8.0f %4d" % (
+            rg, r[op]["ops_per_s"], r[op]["p50_us"], r[op]["p99_us"],
+            r[op]["failures"]) if r else "%8s %8s %8s %8s %4s" % (
+                "-", "-", "-", "-", "-"))
+        pcell = "%-11s %7s %4d" % (tool, "-" if pg is None else
+                                   "%.4f" % pg, p["failures"] if p else 1)
+        tcell = ("%8.4f %8.0f %4d" % (t[op]["gb_per_s"], t[op]["p50_us"],
+                                      t[op]["failures"]) if t else
+                 "%8s %8s %4s" % ("-", "-", "-"))
+        print("%-7s %-3s %-10s | %s | %s | %s | %s %s %s" % (
+            peers.size_str(size), op.upper(), mode, dcell, pcell, tcell,
+            pct(row["rdma_vs_perftest"]), pct(row["rdma_vs_tcp"]),
+            pct(row["rdma_vs_pool"])))
     return rows
 
 
@@ -240,6 +256,9 @@ def main():
     ap.add_argument("--ib-tries", type=int, default=3,
                     help="perftest runs per figure at most (its clock "
                     "calibration can fail under emulation)")
+    ap.add_argument("--expose", default="pool,request,request-mw",
+                    help="libdfkv rdma_expose modes, each a dfkv run per "
+                    "size: pool, request, request-mr, request-mw")
     ap.add_argument("--addr", default="192.0.2.97",
                     help="IPv4 address of the veth end with the rxe device")
     ap.add_argument("--force", action="store_true",
@@ -258,7 +277,9 @@ def main():
     if why:
         return part_skip(a, "RDMA", why)
 
-    perf, rdma, tcp = [], [], []
+    modes = a.expose.split(",")
+    perf, tcp = [], []
+    rdma = {mode: [] for mode in modes}
     ports = itertools.count(PORT_PERFTEST)
     try:
         have_perftest = all(shutil.which(t) for t in ("ib_read_bw",
@@ -277,19 +298,24 @@ def main():
                                  "error": "perftest not installed"})
             run = argparse.Namespace(wset=a.wset, duration=a.duration,
                                      sizes=str(kib), threads="1", batches="1")
-            for transport, docs in (("rdma", rdma), ("tcp", tcp)):
-                docs.append(peers.run_tcpbench(
+            node = ["--addr", a.addr, "--ram", str(a.ram)]
+            for mode in modes:
+                rdma[mode].append(peers.run_tcpbench(
                     "dfkv", PORT_DFKV, a.tmp, run,
-                    ["--transport", transport, "--addr", a.addr, "--ram",
-                     str(a.ram)], tag="%s-%d" % (transport, kib)))
+                    ["--transport", "rdma", "--rdma-expose", mode] + node,
+                    tag="rdma-%s-%d" % (mode, kib)))
+            tcp.append(peers.run_tcpbench(
+                "dfkv", PORT_DFKV, a.tmp, run, ["--transport", "tcp"] + node,
+                tag="tcp-%d" % kib))
     finally:
         peers.stop_all()
         rxe_down()
-    rdma, tcp = merge(rdma), merge(tcp)
+    rdma = {mode: merge(docs) for mode, docs in rdma.items()}
+    tcp = merge(tcp)
 
     rows = table(a, perf, rdma, tcp)
     failures = {"perftest": sum(p["failures"] for p in perf),
-                "dfkv_rdma": peers.fails_of(rdma),
+                "dfkv_rdma": sum(map(peers.fails_of, rdma.values())),
                 "dfkv_tcp": peers.fails_of(tcp)}
     total = sum(failures.values())
     print("rdma failures: " + ", ".join("%s %d" % kv for kv in failures.items()))
@@ -299,7 +325,9 @@ def main():
            "seconds": secs,
            "params": {k: v for k, v in vars(a).items()
                       if k not in ("out", "tmp", "force")},
-           "perftest": perf, "dfkv_rdma": rdma, "dfkv_tcp": tcp, "rows": rows,
+           "perftest": perf, "dfkv_rdma": rdma["pool"] if "pool" in rdma
+           else None, "dfkv_rdma_expose": rdma, "dfkv_tcp": tcp,
+           "rows": rows,
            "failures": failures}
     return part_done(a, "RDMA", doc, total)
 

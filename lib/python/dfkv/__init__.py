@@ -48,6 +48,7 @@ OBJECT_ID_LEN = 16
 KEY_HASH_MAX = 64
 KEY_RENDER_MAX = 640
 TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
+RDMA_EXPOSE = {"pool": 0, "request": 1, "request-mr": 2, "request-mw": 3}
 
 
 class DfkvError(Exception):
@@ -119,6 +120,7 @@ class _Options(Structure):
         ("rdma_devices", c_char_p), ("rdma_port", c_uint32),
         ("reserved3", c_uint32),
         ("mds_token_file", c_char_p),
+        ("rdma_expose", c_uint32), ("reserved4", c_uint32),
     ]
 
 
@@ -463,7 +465,10 @@ class Client:
     members: "name=host:port[@weight],..." or a list of such entries;
     ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp",
     "local" or "rdma" (rdma_devices: a whitelist, a string or a list;
-    rdma_port: the nodes' RDMA port, with "auto" it turns RDMA on).
+    rdma_port: the nodes' RDMA port, with "auto" it turns RDMA on;
+    rdma_expose: "pool", "request", "request-mr" or "request-mw", what of
+    this client's
+    memory a node may touch, see lib/README.md).
     Methods return the dfkv status where a miss is normal (get,
     exist) and raise DfkvError for argument errors.
 
@@ -478,7 +483,7 @@ class Client:
                  cooldown_ms=0, local_dev=None, mds_endpoints=None,
                  group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
                  client_ttl_ms=0, rdma_devices=None, rdma_port=0,
-                 mds_token_file=None):
+                 mds_token_file=None, rdma_expose="pool"):
         def _b(v):
             if v is not None and not isinstance(v, (str, bytes)):
                 v = ",".join(v)
@@ -509,6 +514,7 @@ class Client:
         o.rdma_devices = self._rdev
         o.rdma_port = rdma_port
         o.mds_token_file = self._token_file
+        o.rdma_expose = RDMA_EXPOSE[rdma_expose]
         self._c = c_void_p()
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 
