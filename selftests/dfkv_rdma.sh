@@ -18,8 +18,13 @@
 # disconnect mid-PUT, a client that posts its receives late or never)
 # fails the request or the connection and the node keeps serving; the
 # node's first-request and idle deadlines and its connection limit hold
-# for RDMA connections; the node is deleted, the rxe device removed and
-# the module unloaded with RDMA connections open.  With rdma_expose
+# for RDMA connections; 300 RDMA PUTs of a key whose TCP leader drips
+# its payload all park on the leader's entry (no dfkv_rdma worker sleeps
+# for it, an unrelated GET is served over RDMA and TCP) and get the
+# leader's result, and with a leader that never finishes, deleting the
+# node and removing the rxe device end them; the node is deleted, the
+# rxe device removed and the module unloaded with RDMA connections open.
+# With rdma_expose
 # request, request-mw and request-mr the ops and the Python binding run
 # again, and a fake node in the client process shows what the keys
 # libdfkv sends allow in each mode.  rxe reports type-2B memory windows
@@ -48,9 +53,10 @@ inns() {
 }
 
 cleanup() {
-	kill $HOLD 2>/dev/null
+	kill $HOLD $LEADER $FOL 2>/dev/null
 	wait 2>/dev/null
 	qp_trace_off 2>/dev/null
+	park_trace_off 2>/dev/null
 	inns $NS_B "$DFKVCTL" node del kvb 2>/dev/null
 	rdma link del rxe_ra 2>/dev/null
 	inns $NS_B rdma link del rxe_rb 2>/dev/null
@@ -60,6 +66,8 @@ cleanup() {
 }
 trap cleanup EXIT
 HOLD=
+LEADER=
+FOL=
 
 # nstat NAME: a counter of node kvr (dfkvctl stats --json; no python:
 # it starts slowly under TCG).
@@ -369,6 +377,190 @@ conn_limit() {
 	[ $rc -eq 0 ] && [ "$qps" -eq 1 ] && [ "$ref" -eq 1 ] && [ "$acc" -eq 1 ]
 }
 
+FOLLOWERS=300
+
+# The node's parkings of PUT followers (dfkv_store_put_park), counted by
+# a kprobe event enabled in an instance of our own.
+PKT=/sys/kernel/tracing/instances/dfkv-park
+KPE=/sys/kernel/tracing/kprobe_events
+park_trace_on() {
+	[ -d /sys/kernel/tracing/instances ] ||
+		mount -t tracefs nodev /sys/kernel/tracing || return 1
+	echo 'p:dfkv_test/put_park dfkv:dfkv_store_put_park' >>$KPE &&
+	mkdir -p $PKT &&
+	echo 1 >$PKT/events/dfkv_test/put_park/enable
+}
+
+park_trace_off() {
+	[ -d $PKT ] || return 0
+	echo 0 >$PKT/events/dfkv_test/put_park/enable
+	rmdir $PKT
+	echo '-:dfkv_test/put_park' >>$KPE
+}
+
+# wait_parks N: poll until N followers parked (giving up after a minute).
+wait_parks() {
+	pend=$(($(date +%s) + 60))
+	while [ "$(grep -c put_park $PKT/trace)" -ne "$1" ]; do
+		if [ "$(date +%s)" -ge $pend ]; then
+			echo "$(grep -c put_park $PKT/trace) followers parked, not $1"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# never_in FN: no task sleeps in FN over two seconds of samples.
+never_in() {
+	for _ in $(seq 20); do
+		if grep -qs "$1" /proc/[0-9]*/stack; then
+			echo "$(grep -ls "$1" /proc/[0-9]*/stack | wc -l) tasks in $1"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# wait_line WORD FILE PID: poll until FILE has a line WORD, while PID
+# lives (two minutes at most).
+wait_line() {
+	lend=$(($(date +%s) + 120))
+	until grep -qx "$1" "$2" 2>/dev/null; do
+		if ! kill -0 "$3" 2>/dev/null || [ "$(date +%s)" -ge $lend ]; then
+			echo "no \"$1\" from $3"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# ended PID SECONDS: poll until PID, a child, ended; its status, or 124
+# when it still runs after SECONDS.
+ended() {
+	eend=$(($(date +%s) + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		[ "$(date +%s)" -lt $eend ] || return 124
+		sleep 0.1
+	done
+	wait "$1"
+}
+
+# bounded SECONDS CMD...: run CMD in the background (BPID) until it
+# ends, its output kept off tap_check's pipe; its status, or 124 when it
+# still runs after SECONDS (a hang in the kernel cannot be killed: it is
+# left to end later).
+bounded() {
+	bs=$1
+	shift
+	"$@" >"$T/bounded.out" 2>&1 &
+	BPID=$!
+	ended $BPID "$bs"
+	brc=$?
+	cat "$T/bounded.out"
+	[ $brc -ne 124 ] || echo "$* still runs after $bs s"
+	return $brc
+}
+
+# end_bg PID NAME: PID must end by itself within two minutes; its status
+# and its output.
+end_bg() {
+	ended "$1" 120
+	rc=$?
+	if [ $rc -eq 124 ]; then
+		echo "$2 still runs after 120 s"
+		kill "$1"
+		wait "$1"
+	fi
+	cat "$T/$2.out" "$T/$2.err"
+	return $rc
+}
+
+# start_leader ID finish|never: a TCP PUT of 4096 bytes of ID that stops
+# after 100 of them, in the background (LEADER); the node has reserved
+# its entry when this returns.
+start_leader() {
+	rm -f "$T/go"
+	"$CLIENT" leader $IP_A "$1" "$T/go" "$2" >"$T/leader.out" \
+		2>"$T/leader.err" &
+	LEADER=$!
+	wait_line ready "$T/leader.out" $LEADER &&
+	wait_stat recv_reserved_bytes 4096
+}
+
+# start_followers ID finish GOFILE | ID gone: the RDMA followers of ID
+# in the background (FOL), until the node has all their requests and has
+# served an unrelated GET over RDMA and over TCP; then every follower
+# parks on the leader's entry, and no task (a dfkv_rdma worker) sleeps
+# for the leader.
+start_followers() {
+	: >$PKT/trace
+	"$CLIENT" followers $IP_A "$1" $FOLLOWERS "$2" ${3:+"$3"} \
+		>"$T/fol.out" 2>"$T/fol.err" &
+	FOL=$!
+	wait_line sent "$T/fol.out" $FOL || return 1
+	never_in dfkv_store_put_wait
+	asleep=$?
+	wait_parks $FOLLOWERS && [ $asleep -eq 0 ]
+}
+
+# The leader's payload arrives: every follower is answered OK with the
+# stored length, and the block holds the leader's bytes.
+followers_finish() {
+	"$DFKVCTL" node set kvr --first-request-ms 0 && park_trace_on ||
+		return 1
+	start_leader park-1 finish && start_followers park-1 finish "$T/go"
+	parked=$?
+	touch "$T/go"
+	end_bg $FOL fol
+	f=$?
+	end_bg $LEADER leader
+	l=$?
+	park_trace_off
+	"$DFKVCTL" node set kvr --first-request-ms 30000 &&
+	[ $parked -eq 0 ] && [ $f -eq 0 ] && [ $l -eq 0 ]
+}
+
+# A leader that never finishes: NODE_DEL ends every follower's
+# connection (none answered OK) and the leader's.
+followers_node_del() {
+	"$DFKVCTL" node set kvr --first-request-ms 0 && park_trace_on ||
+		return 1
+	start_leader park-2 never && start_followers park-2 gone
+	parked=$?
+	bounded 60 "$DFKVCTL" node del kvr
+	d=$?
+	[ $d -ne 124 ] || kill $LEADER
+	end_bg $FOL fol
+	f=$?
+	touch "$T/go"
+	end_bg $LEADER leader
+	l=$?
+	[ $d -ne 124 ] || ended $BPID 60 || echo "node del did not end"
+	park_trace_off
+	[ $parked -eq 0 ] && [ $d -eq 0 ] && [ $f -eq 0 ] && [ $l -eq 0 ]
+}
+
+# A leader that never finishes: removing the RDMA device ends every
+# follower's connection while the leader still holds its entry.
+followers_rxe_del() {
+	setup_node_again && "$DFKVCTL" node set kvr --first-request-ms 0 &&
+		park_trace_on || return 1
+	start_leader park-3 never && start_followers park-3 gone
+	parked=$?
+	bounded 60 rdma link del rxe_ra
+	d=$?
+	rp=$BPID
+	end_bg $FOL fol
+	f=$?
+	touch "$T/go"
+	end_bg $LEADER leader
+	l=$?
+	[ $d -ne 124 ] || ended $rp 60 || echo "rdma link del did not end"
+	park_trace_off
+	rdma link add rxe_ra type rxe netdev rva && setup_node_again &&
+	[ $parked -eq 0 ] && [ $d -eq 0 ] && [ $f -eq 0 ] && [ $l -eq 0 ]
+}
+
 # tcheck NAME CMD...: tap_check, then the seconds it took (TCG is slow).
 tcheck() {
 	t0=$(date +%s)
@@ -376,7 +568,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 31
+tap_plan 34
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -420,6 +612,11 @@ tcheck "no request within first_request_ms: disconnected" \
 tcheck "idle past idle_ms: disconnected" idle_deadline
 tcheck "over max_conns: rejected before any allocation, others served" \
 	conn_limit
+tcheck "$FOLLOWERS RDMA followers of a dripping leader park, then OK" \
+	followers_finish
+tcheck "node deleted with $FOLLOWERS parked RDMA followers" followers_node_del
+tcheck "rxe device removed with $FOLLOWERS parked RDMA followers" \
+	followers_rxe_del
 tcheck "node deleted with a live RDMA connection" node_del_live
 tcheck "rxe device removed with a live RDMA connection" rxe_remove_live
 tcheck "module unloaded with a live RDMA connection" rmmod_live

@@ -48,6 +48,18 @@
  *       completed call is byte-exact and writes nothing next to the
  *       buffer; windows were made exactly when the mode binds them on
  *       this device, registrations in every mode (buffers outside a pool).
+ *   leader HOST ID GOFILE finish|never
+ *       Over TCP, the prefix of a 4096-byte PUT of ID and 100 bytes of
+ *       it, "ready", then nothing until GOFILE exists: then the rest
+ *       (finish: its reply must be OK) or a close (never; the node may
+ *       close first).
+ *   followers HOST ID N finish GOFILE | followers HOST ID N gone
+ *       N raw RDMA PUTs of ID in flight at once over connections of
+ *       depth 32 while the leader holds; "sent" once the node has them
+ *       all and has served another block over RDMA and TCP; none is
+ *       answered before GOFILE exists.  finish: then all are answered OK
+ *       with stored_len 4096 and ID holds the leader's bytes.  gone:
+ *       every connection ends, none answered OK.
  *
  * Exit status 0 when every check passed; failures are printed on stderr.
  */
@@ -63,6 +75,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -581,9 +594,12 @@ static int raw_event(struct raw *r, enum rdma_cm_event_type want,
 	return 0;
 }
 
-/* Connect with a HELLO of epoch ep; nrecv receives posted first. */
-static int raw_connect(struct raw *r, const char *host, uint8_t ep,
-		       int nrecv)
+/*
+ * Connect with a HELLO of epoch ep asking for depth requests (at most 32)
+ * over mem bytes of registered memory; nrecv receives posted first.
+ */
+static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
+			     int nrecv, uint8_t depth, size_t mem)
 {
 	struct addrinfo *ai;
 	struct ibv_qp_init_attr qa = { 0 };
@@ -608,11 +624,11 @@ static int raw_connect(struct raw *r, const char *host, uint8_t ep,
 	freeaddrinfo(ai);
 	r->pd = ibv_alloc_pd(r->id->verbs);
 	r->cq = ibv_create_cq(r->id->verbs, 256, NULL, NULL, 0);
-	r->mem = aligned_alloc(4096, RAW_MEM);
+	r->mem = aligned_alloc(4096, mem);
 	if (!r->pd || !r->cq || !r->mem)
 		return -1;
-	memset(r->mem, 0, RAW_MEM);
-	r->mr = ibv_reg_mr(r->pd, r->mem, RAW_MEM, IBV_ACCESS_LOCAL_WRITE |
+	memset(r->mem, 0, mem);
+	r->mr = ibv_reg_mr(r->pd, r->mem, mem, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	qa.send_cq = r->cq;
 	qa.recv_cq = r->cq;
@@ -634,7 +650,7 @@ static int raw_connect(struct raw *r, const char *host, uint8_t ep,
 			return -1;
 	}
 	h[0] = ep;
-	h[2] = 8;			/* depth 8 */
+	h[2] = depth;
 	h[4] = 0x00; h[5] = 0x04;	/* inline 1024 */
 	h[8] = 4;			/* at most 4 descriptors */
 	cp.private_data = h;
@@ -657,6 +673,13 @@ static int raw_connect(struct raw *r, const char *host, uint8_t ep,
 	return 0;
 }
 
+/* Depth 8 over RAW_MEM. */
+static int raw_connect(struct raw *r, const char *host, uint8_t ep,
+		       int nrecv)
+{
+	return raw_connect_depth(r, host, ep, nrecv, 8, RAW_MEM);
+}
+
 static void raw_close(struct raw *r)
 {
 	if (r->id && r->id->qp) {
@@ -676,6 +699,21 @@ static void raw_close(struct raw *r)
 	free(r->mem);
 }
 
+/* A request prefix (SPEC section 2) of id, tenant 0, into b. */
+static void put_prefix(uint8_t *b, uint8_t epoch, uint8_t op, const char *id,
+		       uint64_t off, uint64_t length, uint64_t payload_len)
+{
+	memset(b, 0, DFKV_REQ_PREFIX_LEN);
+	b[0] = epoch;
+	b[1] = op;
+	memcpy(b + 2, id, strlen(id) < 16 ? strlen(id) : 16);
+	for (int i = 0; i < 8; i++) {
+		b[26 + i] = (uint8_t)(off >> (8 * i));
+		b[34 + i] = (uint8_t)(length >> (8 * i));
+		b[42 + i] = (uint8_t)(payload_len >> (8 * i));
+	}
+}
+
 /* Send one request from slot s: prefix, count, descriptors. */
 static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
 		    uint64_t off, uint64_t length, uint64_t payload_len,
@@ -688,14 +726,7 @@ static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
 	uint32_t n = DFKV_REQ_PREFIX_LEN + 4;
 
 	memset(b, 0, RAW_SLOT);
-	b[0] = DFKV_EPOCH_RDMA;
-	b[1] = op;
-	memcpy(b + 2, id, strlen(id) < 16 ? strlen(id) : 16);
-	for (int i = 0; i < 8; i++) {
-		b[26 + i] = (uint8_t)(off >> (8 * i));
-		b[34 + i] = (uint8_t)(length >> (8 * i));
-		b[42 + i] = (uint8_t)(payload_len >> (8 * i));
-	}
+	put_prefix(b, DFKV_EPOCH_RDMA, op, id, off, length, payload_len);
 	memcpy(b + 50, &count, 4);
 	for (uint32_t i = 0; i < count; i++) {
 		memcpy(b + n, &addr[i], 8);
@@ -1409,6 +1440,383 @@ static bool set_expose(const char *name)
 	return false;
 }
 
+/* ---------------------------------------------------------- followers */
+
+#define FOL_LEN		4096
+#define FOL_DEPTH	32
+#define FOL_MEM		(2u << 20)
+#define FOL_DATA	(1u << 20)	/* in FOL_MEM: a value's buffer */
+#define LEADER_SEED	61
+#define FOLLOWER_SEED	62
+#define OTHER_SEED	63
+#define OTHER_KEY	"park-other"
+
+static int tcp_open(const char *host)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	char port[8];
+	int fd;
+
+	snprintf(port, sizeof(port), "%u", DFKV_PORT_TCP);
+	if (getaddrinfo(host, port, &hints, &ai))
+		return -1;
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Read n bytes within timeout_ms; -1 on an error, EOF or the timeout. */
+static int read_all(int fd, void *buf, size_t n, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	uint8_t *p = buf;
+
+	while (n) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (now_ms() >= end || poll(&pfd, 1, 100) < 0)
+			return -1;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		r = recv(fd, p, n, 0);
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= r;
+	}
+	return 0;
+}
+
+/* GET id over TCP: 0 when it holds the FOL_LEN bytes of seed. */
+static int tcp_check(const char *host, const char *id, uint64_t seed)
+{
+	uint8_t h[DFKV_REQ_PREFIX_LEN], resp[DFKV_RESP_PREFIX_LEN];
+	uint8_t want[FOL_LEN], got[FOL_LEN];
+	uint64_t stored, dlen;
+	int fd = tcp_open(host), st = -1;
+
+	fill(want, FOL_LEN, seed);
+	put_prefix(h, DFKV_EPOCH_TCP, DFKV_OP_GET, id, 0, 0, 0);
+	if (fd < 0 || write_all(fd, h, sizeof(h)) ||
+	    read_all(fd, resp, sizeof(resp), 30000))
+		goto out;
+	memcpy(&stored, resp + 2, 8);
+	memcpy(&dlen, resp + 10, 8);
+	if (resp[1] == DFKV_STATUS_OK && stored == FOL_LEN &&
+	    dlen == FOL_LEN && !read_all(fd, got, FOL_LEN, 30000) &&
+	    !memcmp(got, want, FOL_LEN))
+		st = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return st;
+}
+
+/*
+ * Over a connection of its own: PUT id (the FOL_LEN bytes of seed) if
+ * put, then GET it; 0 when it holds those bytes.
+ */
+static int rdma_check(const char *host, const char *id, uint64_t seed,
+		      bool put)
+{
+	uint8_t want[FOL_LEN];
+	uint64_t addr, stored = 0;
+	uint32_t rkey, len = FOL_LEN;
+	struct raw r;
+	int st = -1;
+
+	fill(want, FOL_LEN, seed);
+	if (raw_connect_depth(&r, host, DFKV_EPOCH_RDMA, 4, 8, FOL_MEM))
+		goto out;
+	addr = (uintptr_t)(r.mem + FOL_DATA);
+	rkey = r.mr->rkey;
+	memcpy(r.mem + FOL_DATA, want, FOL_LEN);
+	if (put && (raw_send(&r, 0, DFKV_OP_PUT, id, 0, 0, FOL_LEN, 1, &addr,
+			     &rkey, &len) ||
+		    raw_reply(&r, 30000, NULL) != DFKV_STATUS_OK))
+		goto out;
+	memset(r.mem + FOL_DATA, 0, FOL_LEN);
+	if (raw_send(&r, 1, DFKV_OP_GET, id, 0, 0, 0, 1, &addr, &rkey, &len) ||
+	    raw_reply(&r, 30000, &stored) != DFKV_STATUS_OK ||
+	    stored != FOL_LEN || memcmp(r.mem + FOL_DATA, want, FOL_LEN))
+		goto out;
+	st = 0;
+out:
+	raw_close(&r);
+	return st;
+}
+
+/*
+ * The TCP leader of a PUT of FOL_LEN bytes of id: its prefix and 100
+ * bytes, "ready", then nothing until gofile exists.  finish: then the
+ * rest, and its reply must be OK.  never: then it closes; the node may
+ * close the connection before (it is deleted).
+ */
+static int cmd_leader(const char *host, const char *id, const char *gofile,
+		      bool finish)
+{
+	uint8_t h[DFKV_REQ_PREFIX_LEN], v[FOL_LEN], resp[DFKV_RESP_PREFIX_LEN];
+	uint64_t end = now_ms() + 600000, stored;
+	int fd = tcp_open(host);
+	bool closed = false;
+
+	fill(v, FOL_LEN, LEADER_SEED);
+	put_prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, id, 0, 0, FOL_LEN);
+	if (fd < 0 || write_all(fd, h, sizeof(h)) || write_all(fd, v, 100)) {
+		FAIL("leader: cannot send its prefix\n");
+		goto out;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (access(gofile, F_OK)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (now_ms() >= end) {
+			FAIL("leader: no %s after 600 s\n", gofile);
+			goto out;
+		}
+		if (poll(&pfd, 1, 10) > 0) {
+			/* nothing is due before the payload is in */
+			closed = recv(fd, resp, 1, 0) <= 0;
+			if (!closed)
+				FAIL("leader: a reply before its payload\n");
+			break;
+		}
+	}
+	if (closed)
+		printf("closed by the node\n");
+	if (!finish)
+		goto out;
+	if (closed || write_all(fd, v + 100, FOL_LEN - 100) ||
+	    read_all(fd, resp, sizeof(resp), 60000)) {
+		FAIL("leader: no reply to its PUT\n");
+		goto out;
+	}
+	memcpy(&stored, resp + 2, 8);
+	if (resp[1] != DFKV_STATUS_OK || stored != FOL_LEN)
+		FAIL("leader: status %u stored %" PRIu64 "\n", resp[1], stored);
+out:
+	if (fd >= 0)
+		close(fd);
+	return failures ? 1 : 0;
+}
+
+struct follower_conn {
+	struct raw r;
+	int n;			/* its followers */
+	int acked;		/* SENDs completed */
+	int replies;
+	int ok;			/* replies OK with stored_len FOL_LEN */
+	int errors;		/* failed work completions */
+	bool gone;		/* a CM event ended it */
+};
+
+static void follower_poll(struct follower_conn *c)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while ((n = ibv_poll_cq(c->r.cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			const uint8_t *b = c->r.mem + wc[i].wr_id * RAW_SLOT;
+			uint64_t stored;
+
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				c->errors++;
+			} else if (wc[i].opcode != IBV_WC_RECV) {
+				c->acked++;
+			} else {
+				c->replies++;
+				memcpy(&stored, b + 2, 8);
+				c->ok += b[1] == DFKV_STATUS_OK &&
+					 stored == FOL_LEN;
+			}
+		}
+	}
+	if (n < 0)
+		c->errors++;
+}
+
+/* Whether the connection of c got a CM event: established, its end. */
+static bool follower_gone(struct follower_conn *c)
+{
+	struct pollfd pfd = { .fd = c->r.ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (!c->gone && poll(&pfd, 1, 0) == 1 &&
+	    !rdma_get_cm_event(c->r.ch, &ev)) {
+		rdma_ack_cm_event(ev);
+		c->gone = true;
+	}
+	return c->gone;
+}
+
+/* Poll every connection; the sum of what sel picks of each. */
+static int followers_poll(struct follower_conn *fc, int nconn,
+			  int (*sel)(struct follower_conn *c))
+{
+	int sum = 0;
+
+	for (int i = 0; i < nconn; i++) {
+		follower_poll(&fc[i]);
+		sum += sel(&fc[i]);
+	}
+	return sum;
+}
+
+static int sel_acked(struct follower_conn *c)
+{
+	return c->acked;
+}
+
+static int sel_replies(struct follower_conn *c)
+{
+	return c->replies;
+}
+
+static int sel_gone(struct follower_conn *c)
+{
+	return follower_gone(c);
+}
+
+static int sel_ok(struct follower_conn *c)
+{
+	return c->ok;
+}
+
+static int sel_errors(struct follower_conn *c)
+{
+	return c->errors;
+}
+
+/*
+ * n RDMA PUTs of FOL_LEN bytes of id, all in flight at once over
+ * connections of depth FOL_DEPTH, while a leader receives id: once the
+ * node has them all, an unrelated block is read over RDMA and over TCP
+ * and "sent" printed; no follower is answered before gofile exists.
+ * finish: then each is answered OK with stored_len FOL_LEN, and id holds
+ * the leader's bytes.  gone (no gofile): every connection ends (the
+ * node or its device goes away) with no follower answered OK.
+ */
+static int cmd_followers(const char *host, const char *id, int n,
+			 const char *gofile)
+{
+	int nconn = (n + FOL_DEPTH - 1) / FOL_DEPTH, k = 0;
+	struct follower_conn *fc = calloc(nconn, sizeof(*fc));
+	bool finish = gofile != NULL, go = false;
+	uint64_t end;
+
+	if (!fc || rdma_check(host, OTHER_KEY, OTHER_SEED, true)) {
+		FAIL("followers: cannot store %s\n", OTHER_KEY);
+		goto out;
+	}
+	for (int i = 0; i < nconn; i++) {
+		struct follower_conn *c = &fc[i];
+		uint64_t addr;
+		uint32_t rkey, len = FOL_LEN;
+
+		c->n = i < nconn - 1 ? FOL_DEPTH : n - i * FOL_DEPTH;
+		if (raw_connect_depth(&c->r, host, DFKV_EPOCH_RDMA, FOL_DEPTH,
+				      FOL_DEPTH, FOL_MEM) ||
+		    c->r.depth < (uint32_t)c->n) {
+			FAIL("followers: connection %d (depth %u)\n", i,
+			     c->r.depth);
+			goto out;
+		}
+		addr = (uintptr_t)(c->r.mem + FOL_DATA);
+		rkey = c->r.mr->rkey;
+		fill(c->r.mem + FOL_DATA, FOL_LEN, FOLLOWER_SEED);
+		for (int s = 0; s < c->n; s++)
+			if (raw_send(&c->r, s, DFKV_OP_PUT, id, 0, 0, FOL_LEN,
+				     1, &addr, &rkey, &len)) {
+				FAIL("followers: send %d.%d\n", i, s);
+				goto out;
+			}
+	}
+	/* the node has every request once its SENDs are acknowledged */
+	end = now_ms() + 60000;
+	while ((k = followers_poll(fc, nconn, sel_acked)) < n &&
+	       now_ms() < end)
+		usleep(1000);
+	if (k < n || followers_poll(fc, nconn, sel_errors)) {
+		FAIL("followers: %d of %d requests sent\n", k, n);
+		goto out;
+	}
+	if (rdma_check(host, OTHER_KEY, OTHER_SEED, false))
+		FAIL("followers: %s not served over RDMA\n", OTHER_KEY);
+	if (tcp_check(host, OTHER_KEY, OTHER_SEED))
+		FAIL("followers: %s not served over TCP\n", OTHER_KEY);
+	printf("sent\n");
+	fflush(stdout);
+	/*
+	 * Replies seen before gofile was found missing came before the
+	 * leader could finish; once it exists, they may come.
+	 */
+	end = now_ms() + 600000;
+	for (;;) {
+		if (finish) {
+			k = followers_poll(fc, nconn, sel_replies);
+			go = !access(gofile, F_OK);
+			if (go || k)
+				break;
+		} else if (followers_poll(fc, nconn, sel_gone) == nconn) {
+			break;
+		}
+		if (now_ms() >= end) {
+			FAIL("followers: nothing happened in 600 s\n");
+			goto out;
+		}
+		usleep(10000);
+	}
+	if (!finish) {
+		k = followers_poll(fc, nconn, sel_ok);
+		if (k)
+			FAIL("followers: %d answered OK without a leader\n", k);
+		goto out;
+	}
+	if (!go) {
+		FAIL("followers: %d answered before their leader finished\n",
+		     k);
+		goto out;
+	}
+	end = now_ms() + 120000;
+	while ((k = followers_poll(fc, nconn, sel_replies)) < n &&
+	       now_ms() < end)
+		usleep(1000);
+	if (followers_poll(fc, nconn, sel_ok) != n ||
+	    followers_poll(fc, nconn, sel_errors))
+		FAIL("followers: %d of %d answered, %d OK with %u bytes\n", k,
+		     n, followers_poll(fc, nconn, sel_ok), FOL_LEN);
+	if (rdma_check(host, id, LEADER_SEED, false) ||
+	    tcp_check(host, id, LEADER_SEED))
+		FAIL("followers: %s does not hold the leader's bytes\n", id);
+out:
+	for (int i = 0; fc && i < nconn; i++)
+		raw_close(&fc[i].r);
+	free(fc);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "expose")) {
@@ -1432,9 +1840,20 @@ int main(int argc, char **argv)
 				(unsigned int)atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "limit"))
 		return cmd_limit(argv[2]);
+	if (argc >= 6 && !strcmp(argv[1], "leader"))
+		return cmd_leader(argv[2], argv[3], argv[4],
+				  !strcmp(argv[5], "finish"));
+	if (argc >= 7 && !strcmp(argv[1], "followers") &&
+	    !strcmp(argv[5], "finish"))
+		return cmd_followers(argv[2], argv[3], atoi(argv[4]), argv[6]);
+	if (argc >= 6 && !strcmp(argv[1], "followers") &&
+	    !strcmp(argv[5], "gone"))
+		return cmd_followers(argv[2], argv[3], atoi(argv[4]), NULL);
 	fprintf(stderr, "usage: %s ops HOST MAXSIZE [EXPOSE] | big HOST SIZE | "
 		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
-		"idle HOST NREQ SECONDS | limit HOST | expose HOST EXPOSE\n",
-		argv[0]);
+		"idle HOST NREQ SECONDS | limit HOST | expose HOST EXPOSE | "
+		"leader HOST ID GOFILE finish|never | "
+		"followers HOST ID N finish GOFILE | "
+		"followers HOST ID N gone\n", argv[0]);
 	return 2;
 }
