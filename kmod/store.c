@@ -1568,12 +1568,16 @@ int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d)
 }
 
 /*
- * A disk goes away gracefully: every entry on it is killed (its records
- * kept for a later attach) and the call returns once none holds its
- * slots.  The caller unrouted the disk and drained its flushes first.
+ * One walk over the index for the entries of disk d: act() runs on each
+ * (referenced, the walk paused, so it may sleep) and tells whether it
+ * changed something and whether the entry must be unlinked.  Unlinking
+ * the entry a walk stopped at can make the walk skip its bucket's next
+ * ones, so callers walk again until a pass changes nothing.
  */
-/* One pass of dfkv_store_drop_disk(); true if it killed any entry. */
-static bool drop_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
+static bool disk_entries_pass(struct dfkv_store *st, struct dfkv_disk *d,
+			      bool (*act)(struct dfkv_store *st,
+					  struct dfkv_entry *e,
+					  struct dfkv_disk *d, bool *unlink))
 {
 	struct rhashtable_iter it;
 	struct dfkv_entry *e;
@@ -1588,15 +1592,9 @@ static bool drop_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
 		    !kref_get_unless_zero(&e->ref))
 			continue;
 		rhashtable_walk_stop(&it);
-		spin_lock(&e->lock);
-		if (e->disk == d) {
-			e->tier |= DFKV_T_KEEP;
-			unlink = entry_kill_locked(st, e);
-		}
-		spin_unlock(&e->lock);
+		any |= act(st, e, d, &unlink);
 		if (unlink)
 			entry_unlink(st, e);
-		any |= unlink;
 		entry_put(e);
 		rhashtable_walk_start(&it);
 	}
@@ -1605,65 +1603,61 @@ static bool drop_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
 	return any;
 }
 
+/* Kill an entry of a disk going away gracefully (its records kept). */
+static bool drop_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
+			    struct dfkv_disk *d, bool *unlink)
+{
+	spin_lock(&e->lock);
+	if (e->disk == d) {
+		e->tier |= DFKV_T_KEEP;
+		*unlink = entry_kill_locked(st, e);
+	}
+	spin_unlock(&e->lock);
+	return *unlink;
+}
+
+/*
+ * A disk goes away gracefully: every entry on it is killed (its records
+ * kept for a later attach) and the call returns once none holds its
+ * slots.  The caller unrouted the disk and drained its flushes first.
+ */
 void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
 {
-	/*
-	 * Unlinking the entry a walk stopped at can make the walk skip its
-	 * bucket's next ones: walk again until a pass finds none of d's.
-	 */
-	while (drop_disk_pass(st, d))
+	while (disk_entries_pass(st, d, drop_disk_entry))
 		cond_resched();
 	wait_var_event(&d->users, !atomic_read(&d->users));
 }
 
 /*
- * One pass of dfkv_store_fail_disk(); true if it changed any entry.  A
- * cold read of the disk that is still running is waited for first (no
- * new one starts: the disk is not up), so its outcome decides.
+ * A failed disk's copy of an entry is gone: one in RAM stays, one that is
+ * not is killed.  A cold read of the disk still running is waited for
+ * first (no new one starts: the disk is not up), so its outcome decides.
  */
-static bool fail_disk_pass(struct dfkv_store *st, struct dfkv_disk *d)
+static bool fail_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
+			    struct dfkv_disk *d, bool *unlink)
 {
-	struct rhashtable_iter it;
-	struct dfkv_entry *e;
-	bool any = false;
+	bool changed = false;
 
-	rhashtable_walk_enter(&st->index, &it);
-	rhashtable_walk_start(&it);
-	while ((e = rhashtable_walk_next(&it))) {
-		bool unlink = false;
-
-		if (IS_ERR(e) || READ_ONCE(e->disk) != d ||
-		    !(READ_ONCE(e->tier) & DFKV_T_DURABLE) ||
-		    !kref_get_unless_zero(&e->ref))
-			continue;
-		rhashtable_walk_stop(&it);
-		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
-		spin_lock(&e->lock);
-		if (e->tier & DFKV_T_LOADING) {
-			any = true;	/* not decided yet: the next pass */
-		} else if (e->disk == d && (e->tier & DFKV_T_DURABLE)) {
-			/* its disk copy is gone; a copy in RAM stays */
-			entry_disk_lru_del_locked(e);
-			e->tier &= ~DFKV_T_DURABLE;
-			if (!(e->tier & DFKV_T_RAM))
-				unlink = entry_kill_locked(st, e);
-			any = true;
-		}
-		spin_unlock(&e->lock);
-		if (unlink)
-			entry_unlink(st, e);
-		entry_put(e);
-		rhashtable_walk_start(&it);
+	if (!(READ_ONCE(e->tier) & DFKV_T_DURABLE))
+		return false;
+	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+	spin_lock(&e->lock);
+	if (e->tier & DFKV_T_LOADING) {
+		changed = true;	/* not decided yet: the next pass */
+	} else if (e->disk == d && (e->tier & DFKV_T_DURABLE)) {
+		entry_disk_lru_del_locked(e);
+		e->tier &= ~DFKV_T_DURABLE;
+		if (!(e->tier & DFKV_T_RAM))
+			*unlink = entry_kill_locked(st, e);
+		changed = true;
 	}
-	rhashtable_walk_stop(&it);
-	rhashtable_walk_exit(&it);
-	return any;
+	spin_unlock(&e->lock);
+	return changed;
 }
 
 void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d)
 {
-	/* as in dfkv_store_drop_disk(): until a pass finds none */
-	while (fail_disk_pass(st, d))
+	while (disk_entries_pass(st, d, fail_disk_entry))
 		cond_resched();
 }
 
