@@ -64,6 +64,13 @@
 #define REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
 
 static struct workqueue_struct *dfkv_rdma_wq;
+/*
+ * Connection teardown flushes the request works of dfkv_rdma_wq, so it
+ * runs on a workqueue of its own: on dfkv_rdma_wq, a teardown run by the
+ * rescuer (worker creation too slow: the pool asked for it) would wait
+ * for request works the rescuer had taken into its own list behind it.
+ */
+static struct workqueue_struct *dfkv_rdma_release_wq;
 
 /* A device in use: its protection domain, shared by its connections. */
 struct rdma_dev {
@@ -1293,7 +1300,8 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->free_cmds);
 	INIT_LIST_HEAD(&conn->pending);
-	dfkv_conn_core_init(&conn->core, dfkv_rdma_wq, conn_release_work);
+	dfkv_conn_core_init(&conn->core, dfkv_rdma_release_wq,
+			    conn_release_work);
 	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
 
 	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1,
@@ -1537,14 +1545,27 @@ int __init dfkv_rdma_init(void)
 				       0);
 	if (!dfkv_rdma_wq)
 		return -ENOMEM;
+	dfkv_rdma_release_wq = alloc_workqueue("dfkv_rdma_release",
+					       WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!dfkv_rdma_release_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 	err = ib_register_client(&dfkv_ib_client);
 	if (err)
-		destroy_workqueue(dfkv_rdma_wq);
+		goto err_release_wq;
+	return 0;
+
+err_release_wq:
+	destroy_workqueue(dfkv_rdma_release_wq);
+err_wq:
+	destroy_workqueue(dfkv_rdma_wq);
 	return err;
 }
 
 void dfkv_rdma_exit(void)
 {
 	ib_unregister_client(&dfkv_ib_client);
+	destroy_workqueue(dfkv_rdma_release_wq);
 	destroy_workqueue(dfkv_rdma_wq);
 }
