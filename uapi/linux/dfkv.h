@@ -33,18 +33,31 @@
  *   Returns DFKV_A_VERSION and DFKV_A_ABI_VERSION.
  * DFKV_CMD_NODE_NEW (admin)
  *   DFKV_A_NODE_NAME (required), DFKV_A_NODE_RAM_BYTES (required),
- *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS.
+ *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_AUTH,
+ *   DFKV_A_NODE_TENANT_QUOTA.
  * DFKV_CMD_NODE_DEL (admin)
  *   DFKV_A_NODE_NAME.
  * DFKV_CMD_NODE_SET (admin)
  *   DFKV_A_NODE_NAME plus any of DFKV_A_NODE_RAM_BYTES,
- *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_STATE.
+ *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_STATE,
+ *   DFKV_A_NODE_AUTH, DFKV_A_NODE_TENANT_QUOTA.
  * DFKV_CMD_NODE_GET
  *   doit with DFKV_A_NODE_NAME, or a dump of every node of the netns.
  *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS.
- * DFKV_CMD_TENANT_GET
- *   Dump (resumable) of the tenants of the node named by
- *   DFKV_A_NODE_NAME: DFKV_A_TENANT_HASH and DFKV_A_TENANT_STATS.
+ * DFKV_CMD_TENANT_SET (admin)
+ *   DFKV_A_NODE_NAME, DFKV_A_TENANT_HASH (required), DFKV_A_TENANT_SECRET,
+ *   DFKV_A_TENANT_QUOTA: register a tenant, or change what is given of
+ *   a registered one (a new secret replaces the old one; connections keep
+ *   what they were granted).  A tenant without its own quota has the
+ *   node's DFKV_A_NODE_TENANT_QUOTA.
+ * DFKV_CMD_TENANT_DEL (admin)
+ *   DFKV_A_NODE_NAME, DFKV_A_TENANT_HASH: unregister (its secret is wiped,
+ *   its blocks stay; connections authorized for it lose that).
+ * DFKV_CMD_TENANT_GET (admin)
+ *   doit with DFKV_A_NODE_NAME and DFKV_A_TENANT_HASH, or a resumable dump
+ *   of the node's tenants (registered, or with blocks): DFKV_A_TENANT_HASH,
+ *   DFKV_A_TENANT_FLAGS, DFKV_A_TENANT_QUOTA (the one in force) and
+ *   DFKV_A_TENANT_STATS.  A secret is never sent back.
  * DFKV_CMD_NODE_EVENT (multicast group "events")
  *   DFKV_A_EVENT and the node's attributes.
  * DFKV_CMD_LISTENER_ADD, DFKV_CMD_LISTENER_DEL (admin)
@@ -82,6 +95,7 @@ enum dfkv_op {
 	DFKV_OP_LEASE = 12,
 	DFKV_OP_RELEASE = 13,
 	DFKV_OP_HELLO = 14,
+	DFKV_OP_AUTH = 15,
 	__DFKV_OP_MAX
 };
 
@@ -96,6 +110,7 @@ enum dfkv_status {
 	DFKV_STATUS_UNSUPPORTED = 7,
 	DFKV_STATUS_TOO_LARGE = 8,
 	DFKV_STATUS_LEASE_EXPIRED = 9,
+	DFKV_STATUS_FORBIDDEN = 10,	/* not authorized for that tenant */
 	__DFKV_STATUS_MAX
 };
 
@@ -213,6 +228,22 @@ struct dfkv_ioc_batch {
 
 #define DFKV_IOC_BATCH_SIZE_VER0	32
 
+/*
+ * DFKV_IOC_AUTH: authorize this bound file for tenant_hash, whose secret
+ * registered on the node (DFKV_CMD_TENANT_SET) is secret.  -EACCES for an
+ * unknown tenant or a wrong secret (counted), -ENOSPC past
+ * DFKV_AUTH_TENANTS_MAX tenants.  A process with CAP_NET_ADMIN in the
+ * initial user namespace acts for every tenant without it.
+ */
+struct dfkv_ioc_auth {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u64 tenant_hash;
+	__u8 secret[32];	/* DFKV_TENANT_SECRET_LEN */
+};
+
+#define DFKV_IOC_AUTH_SIZE_VER0	48
+
 #define DFKV_IOC_MAGIC		0xdf
 #define DFKV_IOC_BIND		_IOW(DFKV_IOC_MAGIC, 1, struct dfkv_ioc_bind)
 #define DFKV_IOC_PUT		_IOWR(DFKV_IOC_MAGIC, 2, struct dfkv_ioc_op)
@@ -224,6 +255,7 @@ struct dfkv_ioc_batch {
 #define DFKV_IOC_LEASE		_IOWR(DFKV_IOC_MAGIC, 8, struct dfkv_ioc_keys)
 #define DFKV_IOC_RELEASE	_IOWR(DFKV_IOC_MAGIC, 9, struct dfkv_ioc_keys)
 #define DFKV_IOC_BATCH		_IOWR(DFKV_IOC_MAGIC, 10, struct dfkv_ioc_batch)
+#define DFKV_IOC_AUTH		_IOW(DFKV_IOC_MAGIC, 11, struct dfkv_ioc_auth)
 
 /* -------------------------------------------------------------- netlink */
 
@@ -247,6 +279,8 @@ enum dfkv_cmd {
 	DFKV_CMD_DISK_DEL,
 	DFKV_CMD_DISK_GET,
 	DFKV_CMD_DISK_EVENT,
+	DFKV_CMD_TENANT_SET,
+	DFKV_CMD_TENANT_DEL,
 	__DFKV_CMD_MAX
 };
 
@@ -273,11 +307,47 @@ enum dfkv_listener_kind {
 /*
  * HELLO: the request payload is the client's capabilities (u64le, up to
  * DFKV_HELLO_MAX bytes, unknown bits ignored); the reply data is the
- * server's capabilities (u64le, none defined yet) followed by the node's
- * max_value_bytes (u64le).
+ * server's capabilities (u64le, enum dfkv_caps), the node's
+ * max_value_bytes (u64le) and a fresh nonce of DFKV_AUTH_NONCE_LEN bytes
+ * (SPEC.md section 9), which replaces the connection's previous one.
  */
 #define DFKV_HELLO_MAX		64
-#define DFKV_HELLO_REPLY_LEN	16
+#define DFKV_HELLO_REPLY_LEN	48
+
+enum dfkv_caps {
+	DFKV_CAP_AUTH = 1U << 0,		/* the node verifies AUTH */
+	DFKV_CAP_AUTH_REQUIRED = 1U << 1,	/* and requires it */
+};
+
+/*
+ * AUTH (op 15): tenant_hash names the tenant, the payload is the proof
+ * HMAC-SHA256(secret, DFKV_AUTH_DOMAIN || nonce || u64le(tenant_hash)).
+ * OK authorizes the connection for that tenant (up to
+ * DFKV_AUTH_TENANTS_MAX); FORBIDDEN otherwise, and the
+ * DFKV_AUTH_FAILURES_MAX-th failure closes the connection.
+ */
+#define DFKV_AUTH_DOMAIN	"DFKVAUTH1"
+#define DFKV_AUTH_DOMAIN_LEN	9
+#define DFKV_AUTH_NONCE_LEN	32
+#define DFKV_AUTH_PROOF_LEN	32
+#define DFKV_AUTH_MSG_LEN	(DFKV_AUTH_DOMAIN_LEN + DFKV_AUTH_NONCE_LEN + 8)
+#define DFKV_AUTH_TENANTS_MAX	16
+#define DFKV_AUTH_FAILURES_MAX	3
+#define DFKV_TENANT_SECRET_LEN	32
+
+/* DFKV_A_NODE_AUTH */
+enum dfkv_auth_mode {
+	DFKV_AUTH_OFF = 1,	/* every tenant claim is believed */
+	DFKV_AUTH_REQUIRED = 2,	/* keys of unauthorized tenants: FORBIDDEN */
+	__DFKV_AUTH_MAX
+};
+
+/* DFKV_A_TENANT_FLAGS (read only) */
+enum dfkv_tenant_flags {
+	DFKV_TENANT_F_REGISTERED = 1U << 0,	/* by DFKV_CMD_TENANT_SET */
+	DFKV_TENANT_F_SECRET = 1U << 1,		/* has a secret */
+	DFKV_TENANT_F_QUOTA = 1U << 2,		/* own quota, not the default */
+};
 
 enum dfkv_event {
 	DFKV_EVENT_NODE_NEW = 1,
@@ -353,6 +423,11 @@ enum dfkv_attr {
 	DFKV_A_NODE_DIRTY_PCT,		/* u32: dirty watermark, % of RAM */
 	DFKV_A_NODE_FLUSH_WORKERS,	/* u32: flush workers, 1..16 */
 	DFKV_A_NODE_NUMA,		/* u32: NUMA node or INTERLEAVE */
+	DFKV_A_NODE_AUTH,		/* u32: enum dfkv_auth_mode */
+	DFKV_A_NODE_TENANT_QUOTA,	/* u64: default quota, 0 = unlimited */
+	DFKV_A_TENANT_SECRET,		/* binary, 32 bytes: write only */
+	DFKV_A_TENANT_QUOTA,		/* u64: bytes, 0 = unlimited */
+	DFKV_A_TENANT_FLAGS,		/* u32: enum dfkv_tenant_flags */
 	__DFKV_A_MAX
 };
 
@@ -436,6 +511,12 @@ enum dfkv_stat {
 	DFKV_STAT_RECV_RESERVED,	/* gauge: RAM they hold */
 	DFKV_STAT_RECV_BUSY,		/* answered BUSY: that RAM was at its cap */
 	DFKV_STAT_LEASE_SCANS,		/* leases visited to end them (all ended) */
+	/* tenants (SPEC.md sections 6 and 9); node and tenant */
+	DFKV_STAT_AUTH_OK,		/* AUTHs (and DFKV_IOC_AUTHs) accepted */
+	DFKV_STAT_AUTH_FAILURES,	/* refused */
+	DFKV_STAT_FORBIDDEN,		/* requests answered FORBIDDEN */
+	DFKV_STAT_QUOTA_REJECTIONS,	/* PUTs answered QUOTA_EXCEEDED */
+	DFKV_STAT_CHARGED_BYTES,	/* gauge: quota usage (incl. PUTs filling) */
 	__DFKV_STAT_MAX
 };
 
