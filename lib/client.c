@@ -15,9 +15,10 @@
 #include "client.h"
 #include "discovery.h"
 #include "rdma.h"
+#include "token.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
-	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER4, "options layout");
+	      DFKV_CLIENT_OPTIONS_V2_SIZE_VER5, "options layout");
 
 #define DEF_BATCH_CONCURRENCY	16
 #define DEF_CONNS_PER_PEER	2
@@ -125,6 +126,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 	free(c->peers);
 	free(c->ns);
 	free(c->local_dev);
+	explicit_bzero(c->secret, sizeof(c->secret));
 	free(c);
 }
 
@@ -144,7 +146,8 @@ static int options_load(struct dfkv_client_options_v2 *o,
 		return DFKV_E_INVAL;
 	if (o->batch_concurrency > MAX_BATCH_CONCURRENCY ||
 	    o->conns_per_peer > MAX_CONNS_PER_PEER || o->rdma_port > 65535 ||
-	    o->rdma_expose >= __DFKV_RDMA_EXPOSE_MAX || o->__reserved4)
+	    o->rdma_expose >= __DFKV_RDMA_EXPOSE_MAX || o->__reserved4 ||
+	    (o->tenant_secret && o->tenant_secret_file))
 		return DFKV_E_INVAL;
 #define DEF(f, v) do { if (!o->f) o->f = (v); } while (0)
 	DEF(batch_concurrency, DEF_BATCH_CONCURRENCY);
@@ -156,6 +159,28 @@ static int options_load(struct dfkv_client_options_v2 *o,
 	return 0;
 }
 
+/* The tenant's secret from the options, which are let go of. */
+static int secret_load(struct dfkv_client *c)
+{
+	char why[512];
+	int err = 0;
+
+	if (c->opt.tenant_secret)
+		memcpy(c->secret, c->opt.tenant_secret, sizeof(c->secret));
+	else if (c->opt.tenant_secret_file)
+		err = dfkv_secret_read(c->opt.tenant_secret_file, c->secret,
+				       why, sizeof(why));
+	c->has_secret = (c->opt.tenant_secret || c->opt.tenant_secret_file) &&
+			!err;
+	c->opt.tenant_secret = NULL;
+	c->opt.tenant_secret_file = NULL;
+	if (err) {
+		errno = -err;
+		return DFKV_E_AUTH;
+	}
+	return 0;
+}
+
 /* Whether remote members go over RDMA: asked for, and a device is up. */
 static bool use_rdma(struct dfkv_client *c)
 {
@@ -164,20 +189,24 @@ static bool use_rdma(struct dfkv_client *c)
 			    c->opt.rdma_port));
 }
 
+/* A peer slot's locks and state, before any transport sets it up. */
+static void peer_slot_init(struct dfkv_peer *p)
+{
+	p->local_fd = -1;
+	pthread_mutex_init(&p->pool_lock, NULL);
+	pthread_rwlock_init(&p->local_lock, NULL);
+	atomic_init(&p->down_until_ms, 0);
+	atomic_init(&p->max_value, 0);
+}
+
 static int peers_init(struct dfkv_client *c)
 {
 	bool auto_local = c->opt.transport == DFKV_TRANSPORT_AUTO;
 	size_t i;
 	int err = 0;
 
-	for (i = 0; i < c->npeers; i++) {
-		struct dfkv_peer *p = &c->peers[i];
-
-		p->local_fd = -1;
-		pthread_mutex_init(&p->pool_lock, NULL);
-		pthread_rwlock_init(&p->local_lock, NULL);
-		atomic_init(&p->down_until_ms, 0);
-	}
+	for (i = 0; i < c->npeers; i++)
+		peer_slot_init(&c->peers[i]);
 	for (i = 0; i < c->npeers && !err; i++) {
 		struct dfkv_peer *p = &c->peers[i];
 
@@ -202,10 +231,7 @@ int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	int err;
 
-	p->local_fd = -1;
-	pthread_mutex_init(&p->pool_lock, NULL);
-	pthread_rwlock_init(&p->local_lock, NULL);
-	atomic_init(&p->down_until_ms, 0);
+	peer_slot_init(p);
 	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
 		err = dfkv_local_peer_init(c, p);
 	else if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
@@ -252,6 +278,8 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	c->opt.members = NULL;
 	c->opt.local_dev = NULL;
 	err = dfkv_tenant_hash(c->ns, c->ns_len, &c->tenant);
+	if (!err)
+		err = secret_load(c);
 	if (err)
 		goto fail;
 	if (c->opt.transport == DFKV_TRANSPORT_RDMA ||
@@ -361,6 +389,14 @@ static bool is_transport_error(int s)
 	       s == DFKV_E_PROTO;
 }
 
+/* A PUT longer than its node's max_value_bytes, once the node told it. */
+static bool too_large(const struct dfkv_req *r)
+{
+	uint64_t max = atomic_load(&r->peer->max_value);
+
+	return r->op == DFKV_OP_PUT && max && r->val_len > max;
+}
+
 /*
  * Run routed requests on their transports, then apply peer health: a
  * request that could not reach its node is a miss when it reads and a
@@ -385,6 +421,8 @@ static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 		if (!dfkv_peer_usable(c, r->peer)) {
 			r->status = DFKV_E_UNAVAILABLE;
 			atomic_fetch_add(&c->peer_skips, 1);
+		} else if (too_large(r)) {
+			r->status = DFKV_STATUS_TOO_LARGE;
 		} else if (r->peer->local) {
 			loc[nl++] = r;
 		} else if (r->peer->rdma) {

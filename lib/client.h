@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
  * libdfkv client internals shared by client.c (API, routing, peer health,
- * stats), members.c (the members list), and the transports tcp.c and
- * local.c.  A transport executes an array of requests (struct dfkv_req),
+ * stats), members.c (the members list), auth.c (the tenant handshake),
+ * and the transports tcp.c, rdma.c and local.c.  A transport executes an array of requests (struct dfkv_req),
  * each already routed to a peer, and fills in their results.
  */
 #ifndef DFKV_LIB_CLIENT_H
@@ -45,6 +45,9 @@ struct dfkv_peer {
 	bool local;
 
 	_Atomic uint64_t down_until_ms;	/* peer health: skip until then */
+	_Atomic uint64_t max_value;	/* the node's max_value_bytes from
+					 * HELLO (0: not known): a longer PUT
+					 * is TOO_LARGE without being sent */
 };
 
 /* One routed operation. */
@@ -54,9 +57,9 @@ struct dfkv_req {
 	struct dfkv_peer *peer;
 	struct dfkv_key key;
 	uint64_t offset, length;		/* GET range; LEASE: length = ttl */
-	const void *val;			/* PUT */
+	const void *val;			/* PUT; HELLO, AUTH payload */
 	uint64_t val_len;
-	void *buf;				/* GET destination */
+	void *buf;				/* GET destination; HELLO reply */
 	uint64_t cap;
 	struct iovec *iov;			/* scatter-gather PUT/GET: the
 						 * caller's non-empty buffers
@@ -82,6 +85,8 @@ struct dfkv_client {
 	uint8_t *ns;
 	uint64_t ns_len;
 	uint64_t tenant;
+	uint8_t secret[DFKV_TENANT_SECRET_LEN];	/* the tenant's, if has_secret */
+	bool has_secret;
 	char *local_dev;
 	struct dfkv_peer *peers;
 	_Atomic size_t npeers;		/* grows under discovery (slots are
@@ -100,6 +105,30 @@ struct dfkv_client {
 };
 
 uint64_t dfkv_now_ms(void);
+
+/*
+ * The handshake of a network connection (auth.c, SPEC.md 9): the HELLO
+ * request, then, when dfkv_handshake_hello() says so, the AUTH request.
+ * A transport sends each one on the fresh connection ahead of any other
+ * request and waits for the HELLO reply before it sends the rest.
+ */
+struct dfkv_handshake {
+	struct dfkv_req hello, auth;
+	uint8_t caps[8];			/* HELLO payload: ours, none */
+	uint8_t reply[DFKV_HELLO_REPLY_LEN];
+	uint8_t proof[DFKV_AUTH_PROOF_LEN];
+	bool required;				/* the node requires AUTH */
+};
+
+/* Set up the HELLO request for a connection to p. */
+void dfkv_handshake_start(struct dfkv_handshake *h, struct dfkv_peer *p);
+/*
+ * HELLO was answered: remember the node's max_value_bytes; true when
+ * h->auth is to be sent (a secret is set and the node verifies AUTH).
+ */
+bool dfkv_handshake_hello(struct dfkv_client *c, struct dfkv_handshake *h);
+/* AUTH was refused by a node that requires it. */
+bool dfkv_handshake_refused(const struct dfkv_handshake *h);
 
 /* members.c: parse opts->members into c->peers (names, hosts, weights). */
 int dfkv_members_parse(const char *spec, struct dfkv_peer **peers,

@@ -15,7 +15,9 @@
  * - Every function returning int returns 0 (DFKV_STATUS_OK) on success,
  *   a positive enum dfkv_status when a node answered with that protocol
  *   status, or a negative enum dfkv_error for the library's own errors.
- *   dfkv_strerror() names every one of them.
+ *   dfkv_strerror() names every one of them.  DFKV_STATUS_FORBIDDEN (the
+ *   connection is not authorized for the client's tenant, SPEC.md 9) and
+ *   DFKV_STATUS_QUOTA_EXCEEDED are failures of their own, never a miss.
  * - Namespaces and object keys are binary spans (pointer, length);
  *   embedded NUL bytes are identity bytes.  A null pointer or a zero
  *   length fails closed with DFKV_E_INVAL.
@@ -59,11 +61,12 @@ enum dfkv_error {
 				 * active (whitelisted) RDMA device */
 	DFKV_E_SYS = -10,	/* unexpected system error (see errno) */
 	DFKV_E_AUTH = -11,	/* mdsd refused mds_token_file's token (HTTP
-				 * 401; errno EKEYREJECTED), or the file is
-				 * unusable (errno: ENOENT, EACCES; EPERM
-				 * group/other may access it; EFBIG over
-				 * 4096 bytes; EINVAL empty or not printable
-				 * ASCII) */
+				 * 401; errno EKEYREJECTED), or that file or
+				 * tenant_secret_file is unusable (errno:
+				 * ENOENT, EACCES; EPERM group/other may
+				 * access it; EFBIG over 4096 bytes; EINVAL
+				 * empty or not printable ASCII, or a secret
+				 * file not exactly 64 hex digits) */
 	__DFKV_E_MIN = -12
 };
 
@@ -193,6 +196,18 @@ DFKV_API int dfkv_block_key(const void *ns, uint64_t ns_len,
 			    const void *key, uint64_t key_len,
 			    struct dfkv_key *out);
 
+/* -------------------------------------------------------- authentication */
+
+/*
+ * The AUTH proof of SPEC.md 9: HMAC-SHA256(secret, "DFKVAUTH1" || nonce ||
+ * u64le(tenant_hash)), nonce from the node's HELLO reply.  0, or
+ * DFKV_E_INVAL (a null pointer) / DFKV_E_SYS (libcrypto failed).
+ */
+DFKV_API int dfkv_auth_proof(const uint8_t secret[DFKV_TENANT_SECRET_LEN],
+			     const uint8_t nonce[DFKV_AUTH_NONCE_LEN],
+			     uint64_t tenant_hash,
+			     uint8_t proof[DFKV_AUTH_PROOF_LEN]);
+
 /* -------------------------------------------------------------- routing */
 
 /* Ketama ring (SPEC 1.4).  Names are NUL-terminated, unique, non-empty,
@@ -288,6 +303,17 @@ enum dfkv_rdma_expose {
  *   with DFKV_E_AUTH.
  * rdma_expose (VER4): what of the client's memory an RDMA node may touch
  *   (enum dfkv_rdma_expose; lib/README.md, "RDMA memory exposure").
+ * tenant_secret, tenant_secret_file (VER5): the secret registered for the
+ *   client's tenant (the tenant hash of ns) on the nodes (SPEC.md 9):
+ *   DFKV_TENANT_SECRET_LEN raw bytes, or a file holding them as exactly
+ *   64 hex digits (one trailing newline allowed; mode 0600 or 0400, as
+ *   mds_token_file); at most one of the two.  Both are read once at open
+ *   (an unusable file fails it with DFKV_E_AUTH).  Every connection then
+ *   authenticates before its first request: TCP and RDMA with HELLO and
+ *   AUTH, /dev/dfkv with DFKV_IOC_AUTH.  A refused AUTH leaves the
+ *   connection unauthorized; a node with auth=required answers its
+ *   requests DFKV_STATUS_FORBIDDEN (RDMA: the connection attempt fails
+ *   with it).  Without a secret the client still sends HELLO on TCP.
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */
@@ -328,12 +354,18 @@ struct dfkv_client_options_v2 {
 	/* VER4: RDMA memory exposure */
 	uint32_t rdma_expose;		/* enum dfkv_rdma_expose (0: POOL) */
 	uint32_t __reserved4;		/* must be 0 */
+	/* VER5: the tenant's secret (SPEC 9) */
+	const uint8_t *tenant_secret;	/* NULL, or DFKV_TENANT_SECRET_LEN
+					 * bytes (copied) */
+	const char *tenant_secret_file;	/* NULL, or the secret as 64 hex
+					 * digits */
 };
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER0	64
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER1	104
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER2	120
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER3	128
 #define DFKV_CLIENT_OPTIONS_V2_SIZE_VER4	136
+#define DFKV_CLIENT_OPTIONS_V2_SIZE_VER5	152
 
 struct dfkv_client;
 

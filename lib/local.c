@@ -4,7 +4,9 @@
  * Each local peer has one file bound (DFKV_IOC_BIND) to the node of the
  * same name in the caller's network namespace; PUT/GET/EXIST/REMOVE go in
  * DFKV_IOC_BATCH ioctls (one plain ioctl for a single operation), keyed
- * operations in DFKV_IOC_TOUCH/PROBE/LEASE/RELEASE.  Values move in one
+ * operations in DFKV_IOC_TOUCH/PROBE/LEASE/RELEASE.  With a tenant secret
+ * the file is authorized for the client's tenant (DFKV_IOC_AUTH) right
+ * after the bind, before any operation.  Values move in one
  * copy between the caller's buffer (or, scatter-gather, its iovec array:
  * DFKV_OP_F_IOV) and the node's pages.
  */
@@ -19,12 +21,29 @@ static_assert(sizeof(struct dfkv_ioc_op) == DFKV_IOC_OP_SIZE_VER1, "ABI");
 static_assert(sizeof(struct dfkv_ioc_keys) == DFKV_IOC_KEYS_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_batch) == DFKV_IOC_BATCH_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_bind) == DFKV_IOC_BIND_SIZE_VER0, "ABI");
+static_assert(sizeof(struct dfkv_ioc_auth) == DFKV_IOC_AUTH_SIZE_VER0, "ABI");
+
+/*
+ * Authorize a bound file for the client's tenant (SPEC.md 9).  A refusal
+ * (EACCES), or a module without tenants (ENOTTY), leaves it unauthorized:
+ * a node that requires auth then answers its operations FORBIDDEN, one
+ * that does not serves them.
+ */
+static void auth(const struct dfkv_client *c, int fd)
+{
+	struct dfkv_ioc_auth a = { .size = sizeof(a),
+				   .tenant_hash = c->tenant };
+
+	memcpy(a.secret, c->secret, sizeof(a.secret));
+	ioctl(fd, DFKV_IOC_AUTH, &a);	/* a refusal: see above */
+	explicit_bzero(&a, sizeof(a));
+}
 
 /* Open dev and bind it to node; the fd, or a negative dfkv_error. */
-static int open_bound(const char *dev, const char *node)
+static int open_bound(const struct dfkv_client *c, const char *node)
 {
 	struct dfkv_ioc_bind b = { .size = sizeof(b) };
-	int fd = open(dev, O_RDWR | O_CLOEXEC);
+	int fd = open(c->local_dev, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return DFKV_E_NODEV;
@@ -33,12 +52,14 @@ static int open_bound(const char *dev, const char *node)
 		close(fd);
 		return DFKV_E_NODEV;
 	}
+	if (c->has_secret)
+		auth(c, fd);
 	return fd;
 }
 
 int dfkv_local_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	int fd = open_bound(c->local_dev, p->name);
+	int fd = open_bound(c, p->name);
 
 	p->local_fd = -1;
 	if (fd < 0)
@@ -63,7 +84,7 @@ static void rebind(struct dfkv_client *c, struct dfkv_peer *p, int stale_fd)
 
 	pthread_rwlock_wrlock(&p->local_lock);
 	if (p->local_fd == stale_fd) {
-		fd = open_bound(c->local_dev, p->name);
+		fd = open_bound(c, p->name);
 		if (fd >= 0) {
 			close(p->local_fd);
 			p->local_fd = fd;

@@ -38,6 +38,11 @@
  * replies come back in order; one exec call drives the connections of
  * every peer from one poll() loop on their completion channels, under
  * the batch's single deadline.
+ *
+ * Tenants (SPEC.md 9): with a tenant secret, a new connection sends HELLO
+ * and then AUTH (SENDs with inline payloads, as key lists) and waits for
+ * each reply before it is used; a node that requires auth and refuses it
+ * fails the connection attempt with DFKV_STATUS_FORBIDDEN.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* sched_getcpu */
@@ -620,6 +625,9 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 	return 0;
 }
 
+static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
+			  uint64_t deadline);
+
 static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 			       int *status)
 {
@@ -758,10 +766,13 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 			       conn->slen * conn->depth, 0);
 	if (!conn->smr)
 		goto fail;
-	return conn;
+	atomic_store(&p->max_value, conn->max_value);
+	err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+	if (!err)
+		return conn;
 fail:
-	if (err == DFKV_E_NODEV)
-		*status = DFKV_E_NODEV;
+	if (err == DFKV_E_NODEV || err == DFKV_STATUS_FORBIDDEN)
+		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
 	conn_close(conn);
 	return NULL;
@@ -900,6 +911,21 @@ static size_t item_segs(struct dfkv_req *r, bool put, struct iovec *one,
 	return 1;
 }
 
+/* A small payload (key list, handshake) inline, else as a descriptor. */
+static int item_payload(struct dfkv_client *c, struct rconn *conn,
+			struct ritem *it, uint8_t *buf, uint64_t len)
+{
+	struct iovec v = { buf, (size_t)len };
+
+	it->w.payload_len = len;
+	if (len <= conn->inline_max) {
+		it->inline_payload = true;
+		it->payload = buf;
+		return 0;
+	}
+	return item_descs(c, conn, it, &v, 1, len, true);
+}
+
 /* Encode the request; the payload inline or as descriptors. */
 static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 			struct ritem *it)
@@ -946,7 +972,6 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 	case DFKV_OP_PROBE:
 	case DFKV_OP_LEASE: {
 		uint64_t kl = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
-		struct iovec kv;
 
 		it->keys = malloc(kl);
 		if (!it->keys)
@@ -954,17 +979,13 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 		dfkv_wire_keys_encode(r->keys, r->nkeys, it->keys);
 		memset(it->w.id, 0, sizeof(it->w.id));
 		it->w.tenant = 0;
-		it->w.payload_len = kl;
 		if (r->op == DFKV_OP_LEASE)
 			it->w.length = r->length;
-		if (kl <= conn->inline_max) {
-			it->inline_payload = true;
-			it->payload = it->keys;
-			return 0;
-		}
-		kv = (struct iovec){ it->keys, (size_t)kl };
-		return item_descs(c, conn, it, &kv, 1, kl, true);
+		return item_payload(c, conn, it, it->keys, kl);
 	}
+	case DFKV_OP_HELLO:
+	case DFKV_OP_AUTH:
+		return item_payload(c, conn, it, (void *)r->val, r->val_len);
 	case DFKV_OP_RELEASE:
 		memset(it->w.id, 0, sizeof(it->w.id));
 		it->w.tenant = 0;
@@ -1037,6 +1058,11 @@ static int item_complete(struct rconn *conn, struct ritem *it,
 		dfkv_wire_u64s_decode(buf + DFKV_RESP_PREFIX_LEN, r->nkeys,
 				      r->results);
 		r->nr_hits = r->nkeys;
+		break;
+	case DFKV_OP_HELLO:
+		if (inl != resp.data_len || inl > r->cap)
+			return DFKV_E_PROTO;
+		memcpy(r->buf, buf + DFKV_RESP_PREFIX_LEN, inl);
 		break;
 	case DFKV_OP_LEASE:
 		if (inl != resp.data_len)
@@ -1172,17 +1198,72 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 	return n < 0 ? DFKV_E_UNAVAILABLE : got;
 }
 
+static bool conn_push(struct rconn *conn, struct ritem *it)
+{
+	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
+}
+
+/*
+ * Send r alone on a connection that carries nothing else yet, and wait
+ * for its reply until deadline (the handshake's requests).
+ */
+static int conn_call(struct dfkv_client *c, struct rconn *conn,
+		     struct dfkv_req *r, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = conn->cc->fd, .events = POLLIN };
+	struct ritem it = { .r = r };
+	int err = item_prepare(c, conn, &it);
+
+	conn->nq = conn->sent = conn->recvd = 0;
+	if (!err && !conn_push(conn, &it))
+		err = DFKV_E_NOMEM;
+	while (!err && conn->recvd < conn->nq) {
+		uint64_t now = dfkv_now_ms();
+		struct ibv_cq *cq;
+		void *ctx;
+		int rc = conn_send(c, conn);
+
+		/* arm, then look: no completion slips by */
+		if (!rc && ibv_req_notify_cq(conn->cq, 0))
+			rc = DFKV_E_UNAVAILABLE;
+		if (!rc)
+			rc = conn_poll(c, conn);
+		if (rc < 0)
+			err = rc;
+		else if (!rc && now >= deadline)
+			err = DFKV_E_TIMEOUT;
+		else if (!rc && poll(&pfd, 1, (int)(deadline - now)) > 0 &&
+			 !ibv_get_cq_event(conn->cc, &cq, &ctx))
+			ibv_ack_cq_events(cq, 1);
+	}
+	item_release(&it);
+	conn->nq = conn->sent = conn->recvd = 0;
+	return err;
+}
+
+/* HELLO, then AUTH for the client's tenant (SPEC.md 9). */
+static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
+			  uint64_t deadline)
+{
+	struct dfkv_handshake h;
+	int err;
+
+	dfkv_handshake_start(&h, conn->peer);
+	err = conn_call(c, conn, &h.hello, deadline);
+	if (err || !dfkv_handshake_hello(c, &h))
+		return err;
+	err = conn_call(c, conn, &h.auth, deadline);
+	if (!err && dfkv_handshake_refused(&h))
+		err = DFKV_STATUS_FORBIDDEN;
+	return err;
+}
+
 static bool conn_sends_busy(const struct rconn *conn)
 {
 	for (uint32_t i = 0; i < conn->depth; i++)
 		if (conn->send_busy[i])
 			return true;
 	return false;
-}
-
-static bool conn_push(struct rconn *conn, struct ritem *it)
-{
-	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
 
 static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
@@ -1213,7 +1294,8 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		for (size_t i = 0; i < n; i++)
 			if (items[i].r->peer == p)
 				items[i].r->status = status;
-		if (status != DFKV_E_NODEV)
+		/* no device, or not authorized: the node is not down */
+		if (status != DFKV_E_NODEV && status != DFKV_STATUS_FORBIDDEN)
 			dfkv_peer_failed(c, p);
 		return 0;
 	}

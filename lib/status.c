@@ -27,6 +27,7 @@ DFKV_API const char *dfkv_strerror(int status)
 	case DFKV_STATUS_UNSUPPORTED:	return "unsupported operation";
 	case DFKV_STATUS_TOO_LARGE:	return "value too large";
 	case DFKV_STATUS_LEASE_EXPIRED:	return "lease expired";
+	case DFKV_STATUS_FORBIDDEN:	return "not authorized for the tenant";
 	case DFKV_E_INVAL:		return "invalid argument";
 	case DFKV_E_NOMEM:		return "out of memory";
 	case DFKV_E_RANGE:		return "output buffer too small";
@@ -37,7 +38,7 @@ DFKV_API const char *dfkv_strerror(int status)
 	case DFKV_E_MEMBERS:		return "bad members list";
 	case DFKV_E_NODEV:		return "no local dfkv node, or no RDMA device";
 	case DFKV_E_SYS:		return "system error";
-	case DFKV_E_AUTH:		return "mdsd token refused or token file unusable";
+	case DFKV_E_AUTH:		return "mdsd token refused, or token or secret file unusable";
 	default:			return "unknown status";
 	}
 }

@@ -12,7 +12,12 @@
  * (readv-style recvmsg) by a cursor walking the segments.  A
  * connection that fails is closed and its peer reported unhealthy; a
  * pooled connection that the node had closed while idle is retried once
- * on a fresh one.
+ * on a fresh one.  A fresh connection first carries the handshake of
+ * SPEC.md 9 (auth.c): its HELLO goes out alone, and when the reply came,
+ * the AUTH (if any) and the exec's requests follow it back to back, so a
+ * connection costs one round trip more.  A connection whose AUTH a node
+ * requiring it refused is closed after the exec instead of pooled (its
+ * requests were answered FORBIDDEN), so the next one authenticates anew.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +34,18 @@
 #define DIRECT_MIN	4096	/* read GET data straight into the caller's
 				 * buffer past this many bytes */
 #define IOV_MAX_BATCH	64
+
+struct item {
+	struct dfkv_req *r;
+	struct dfkv_wire_req w;
+	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
+	const struct iovec *out;	/* payload segments (w.payload_len) */
+	size_t nout;
+	struct iovec *in;		/* where reply data goes */
+	size_t nin;
+	struct iovec out1, in1;		/* the segment of a single buffer */
+	uint8_t *owned;		/* encoded keys, and the rx buffer */
+};
 
 struct dfkv_conn {
 	int fd;
@@ -53,18 +70,12 @@ struct dfkv_conn {
 	uint64_t data_off;
 	size_t seg;		/* the data's cursor: segment of q[recvd]->in */
 	uint64_t seg_off;	/* and offset inside it */
-};
 
-struct item {
-	struct dfkv_req *r;
-	struct dfkv_wire_req w;
-	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
-	const struct iovec *out;	/* payload segments (w.payload_len) */
-	size_t nout;
-	struct iovec *in;		/* where reply data goes */
-	size_t nin;
-	struct iovec out1, in1;		/* the segment of a single buffer */
-	uint8_t *owned;		/* encoded keys, and the rx buffer */
+	/* the handshake of a fresh connection: HELLO, then maybe AUTH */
+	struct dfkv_handshake hs;
+	struct item hs_item[2];	/* HELLO, AUTH */
+	bool hello_wait;	/* q[0] is HELLO, its reply not in yet */
+	bool refused;		/* the node requires AUTH and refused it */
 };
 
 /* --------------------------------------------------------------- pool */
@@ -96,7 +107,12 @@ void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 	dfkv_pool_fini(&p->pool);
 }
 
-/* Start a non-blocking connect; false when it failed at once. */
+static bool conn_hello(struct dfkv_conn *conn);
+
+/*
+ * Start a non-blocking connect, its HELLO queued first; false when it
+ * failed at once.
+ */
 static bool conn_connect(struct dfkv_client *c, struct dfkv_conn *conn,
 			 uint64_t now)
 {
@@ -113,6 +129,11 @@ static bool conn_connect(struct dfkv_client *c, struct dfkv_conn *conn,
 	atomic_fetch_add(&c->connects, 1);
 	conn->reused = false;
 	conn->connect_deadline = now + c->opt.connect_timeout_ms;
+	if (!conn_hello(conn)) {
+		close(conn->fd);
+		conn->fd = -1;
+		return false;
+	}
 	if (!connect(conn->fd, (struct sockaddr *)&p->addr, p->addrlen)) {
 		conn->connecting = false;
 		return true;
@@ -226,6 +247,14 @@ static int item_prepare(struct item *it)
 	case DFKV_OP_RELEASE:
 		it->w.offset = r->lease_id;
 		break;
+	case DFKV_OP_HELLO:
+	case DFKV_OP_AUTH:
+		it->w.payload_len = r->val_len;
+		it->out1 = (struct iovec){ (void *)r->val, (size_t)r->val_len };
+		it->nout = 1;
+		it->in1 = (struct iovec){ r->buf, (size_t)r->cap };
+		it->nin = r->buf ? 1 : 0;
+		break;
 	default:
 		break;
 	}
@@ -242,6 +271,52 @@ static uint64_t frame_len(const struct item *it)
 {
 	return DFKV_REQ_PREFIX_LEN + it->w.payload_len;
 }
+
+/* ----------------------------------------------------------- handshake */
+
+static bool conn_push(struct dfkv_conn *conn, struct item *it)
+{
+	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
+}
+
+/*
+ * Queue the handshake request r (its item it) as q[at], ahead of the
+ * work not sent yet; false when memory ran out.
+ */
+static bool conn_insert(struct dfkv_conn *conn, size_t at, struct item *it,
+			struct dfkv_req *r)
+{
+	memset(it, 0, sizeof(*it));
+	it->r = r;
+	item_prepare(it);	/* allocates nothing for HELLO and AUTH */
+	if (!conn_push(conn, it))
+		return false;
+	memmove(conn->q + at + 1, conn->q + at,
+		(conn->nq - 1 - at) * sizeof(*conn->q));
+	conn->q[at] = it;
+	return true;
+}
+
+/* A fresh connection's HELLO goes first, alone (SPEC.md 9). */
+static bool conn_hello(struct dfkv_conn *conn)
+{
+	dfkv_handshake_start(&conn->hs, conn->peer);
+	conn->refused = false;
+	conn->hello_wait = conn_insert(conn, 0, &conn->hs_item[0],
+				       &conn->hs.hello);
+	return conn->hello_wait;
+}
+
+/* HELLO was answered: its AUTH, if any, goes next, then the work. */
+static bool conn_hello_done(struct dfkv_client *c, struct dfkv_conn *conn)
+{
+	conn->hello_wait = false;
+	return !dfkv_handshake_hello(c, &conn->hs) ||
+	       conn_insert(conn, conn->recvd, &conn->hs_item[1],
+			   &conn->hs.auth);
+}
+
+/* ------------------------------------------------------------- replies */
 
 /* A reply is complete: hand its results to the request. */
 static void item_complete(struct dfkv_conn *conn, struct item *it)
@@ -330,10 +405,15 @@ static bool payload_iov(const struct item *it, uint64_t po,
 	return true;
 }
 
-/* Send as much as the in-flight window allows; <0 on a socket error. */
+/*
+ * Send as much as the in-flight window allows (while a HELLO is waiting
+ * for its reply, nothing behind it); <0 on a socket error.
+ */
 static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
 {
-	while (conn->sent < conn->nq &&
+	size_t end = conn->hello_wait ? 1 : conn->nq;
+
+	while (conn->sent < end &&
 	       conn->sent - conn->recvd < c->opt.batch_concurrency) {
 		struct iovec iov[IOV_MAX_BATCH];
 		struct msghdr msg = { .msg_iov = iov };
@@ -342,7 +422,7 @@ static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
 
 		/* whole frames, then the part of one that fits */
 		for (size_t i = conn->sent;
-		     i < conn->nq && i - conn->recvd < c->opt.batch_concurrency &&
+		     i < end && i - conn->recvd < c->opt.batch_concurrency &&
 		     niov < IOV_MAX_BATCH; i++, off = 0) {
 			struct item *it = conn->q[i];
 
@@ -475,7 +555,8 @@ static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
 			if (dfkv_wire_resp_decode(conn->rbuf + conn->rpos, avail,
 						  &it->w, &conn->resp))
 				return DFKV_E_PROTO;
-			if (it->r->op == DFKV_OP_GET &&
+			if ((it->r->op == DFKV_OP_GET ||
+			     it->r->op == DFKV_OP_HELLO) &&
 			    conn->resp.data_len > it->r->cap)
 				return DFKV_E_PROTO;
 			conn->rpos += DFKV_RESP_PREFIX_LEN;
@@ -525,15 +606,14 @@ static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
 		item_complete(conn, it);
 		conn->have_hdr = false;
 		conn->recvd++;
+		if (it == &conn->hs_item[0] && !conn_hello_done(c, conn))
+			return DFKV_E_NOMEM;
+		if (it == &conn->hs_item[1])
+			conn->refused = dfkv_handshake_refused(&conn->hs);
 	}
 }
 
 /* ---------------------------------------------------------------- exec */
-
-static bool conn_push(struct dfkv_conn *conn, struct item *it)
-{
-	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
-}
 
 /* Connections for the requests of one peer; returns how many were used. */
 static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
@@ -683,7 +763,8 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 out:
 	for (size_t i = 0; i < nc; i++) {
 		struct dfkv_conn *conn = conns[i];
-		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq;
+		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq &&
+			       !conn->refused;
 		bool keep = false;
 
 		/* a granted TCP lease keeps its connection until RELEASE */

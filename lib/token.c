@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * The mdsd bearer token file: see token.h for the rules.
+ * The mdsd bearer token file and the tenant secret file: see token.h for
+ * the rules.  Both are read by one function; what the content must be is
+ * the only difference.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,15 +14,16 @@
 
 #include "token.h"
 
-static int fail(char *err, size_t errlen, int ret, const char *path,
-		const char *why)
+static int fail(char *err, size_t errlen, int ret, const char *kind,
+		const char *path, const char *why)
 {
-	snprintf(err, errlen, "token file %s: %s", path, why);
+	snprintf(err, errlen, "%s file %s: %s", kind, path, why);
 	return ret;
 }
 
-int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
-		    size_t errlen)
+/* The token rules of token.h for a file of kind ("token", "secret"). */
+static int token_read(const char *kind, const char *path, char *tok,
+		      size_t cap, char *err, size_t errlen)
 {
 	char buf[DFKV_TOKEN_MAX + 1];
 	struct stat st;
@@ -28,20 +32,20 @@ int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
 
 	tok[0] = 0;
 	if (cap < sizeof(buf))
-		return fail(err, errlen, -EINVAL, path, "buffer too small");
+		return fail(err, errlen, -EINVAL, kind, path, "buffer too small");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return fail(err, errlen, -errno, path, strerror(errno));
+		return fail(err, errlen, -errno, kind, path, strerror(errno));
 	if (fstat(fd, &st)) {
-		ret = fail(err, errlen, -errno, path, strerror(errno));
+		ret = fail(err, errlen, -errno, kind, path, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		ret = fail(err, errlen, -EINVAL, path, "not a regular file");
+		ret = fail(err, errlen, -EINVAL, kind, path, "not a regular file");
 		goto out;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		ret = fail(err, errlen, -EPERM, path,
+		ret = fail(err, errlen, -EPERM, kind, path,
 			   "group or other may access it (chmod 600)");
 		goto out;
 	}
@@ -52,7 +56,7 @@ int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = fail(err, errlen, -errno, path, strerror(errno));
+			ret = fail(err, errlen, -errno, kind, path, strerror(errno));
 			goto out;
 		}
 		if (!n)
@@ -60,19 +64,19 @@ int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
 		len += (size_t)n;
 	}
 	if (len > DFKV_TOKEN_MAX) {
-		ret = fail(err, errlen, -EFBIG, path, "larger than 4096 bytes");
+		ret = fail(err, errlen, -EFBIG, kind, path, "larger than 4096 bytes");
 		goto out;
 	}
 	if (len && buf[len - 1] == '\n')
 		len--;
 	if (!len) {
-		ret = fail(err, errlen, -EINVAL, path, "empty");
+		ret = fail(err, errlen, -EINVAL, kind, path, "empty");
 		goto out;
 	}
 	for (size_t i = 0; i < len; i++)
 		if (buf[i] < 0x21 || buf[i] > 0x7e) {
-			ret = fail(err, errlen, -EINVAL, path,
-				   "the token must be printable ASCII without spaces");
+			ret = fail(err, errlen, -EINVAL, kind, path,
+				   "it must be printable ASCII without spaces");
 			goto out;
 		}
 	memcpy(tok, buf, len);
@@ -80,5 +84,45 @@ int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
 out:
 	explicit_bzero(buf, sizeof(buf));
 	close(fd);
+	return ret;
+}
+
+int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
+		    size_t errlen)
+{
+	return token_read("token", path, tok, cap, err, errlen);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int dfkv_secret_read(const char *path, uint8_t secret[32], char *err,
+		     size_t errlen)
+{
+	char tok[DFKV_TOKEN_MAX + 1];
+	int ret = token_read("secret", path, tok, sizeof(tok), err, errlen);
+	bool hex = !ret && strlen(tok) == 64;
+
+	for (size_t i = 0; hex && i < 32; i++) {
+		int hi = hex_digit(tok[2 * i]), lo = hex_digit(tok[2 * i + 1]);
+
+		hex = hi >= 0 && lo >= 0;
+		if (hex)
+			secret[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (!ret && !hex)
+		ret = fail(err, errlen, -EINVAL, "secret", path,
+			   "it must hold exactly 64 hex digits (and one optional newline)");
+	if (ret)
+		explicit_bzero(secret, 32);
+	explicit_bzero(tok, sizeof(tok));
 	return ret;
 }

@@ -35,7 +35,7 @@ static bool op_known(uint8_t op)
 	case DFKV_OP_PUT: case DFKV_OP_GET: case DFKV_OP_EXIST:
 	case DFKV_OP_STATS: case DFKV_OP_REMOVE: case DFKV_OP_TOUCH:
 	case DFKV_OP_PROBE: case DFKV_OP_LEASE: case DFKV_OP_RELEASE:
-	case DFKV_OP_HELLO:
+	case DFKV_OP_HELLO: case DFKV_OP_AUTH:
 		return true;
 	default:
 		return false;
@@ -72,6 +72,10 @@ int dfkv_wire_req_decode(const uint8_t *buf, size_t len,
 		break;
 	case DFKV_OP_HELLO:
 		if (p > 4096)
+			return DFKV_STATUS_INVALID;
+		break;
+	case DFKV_OP_AUTH:
+		if (p != DFKV_AUTH_PROOF_LEN)
 			return DFKV_STATUS_INVALID;
 		break;
 	default:
