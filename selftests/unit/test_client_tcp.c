@@ -6,7 +6,8 @@
  * operations and their range/lease rules, routing by the ring, pipelining
  * over the connection pool, peer health (a dead, stalled or lying node
  * turns reads into misses and writes into dropped writes, never a hang),
- * recovery, and the options/members validation of dfkv_open_v2.
+ * recovery, the options/members validation of dfkv_open_v2, and the
+ * tenant handshake of SPEC.md 9 (HELLO, AUTH, FORBIDDEN, max_value_bytes).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +59,11 @@ struct srv {
 	pthread_t cthreads[SRV_CONNS];
 	size_t nconns;
 	uint64_t requests, puts, lease_seq, max_inflight_seen;
+	/* SPEC 9: the one registered tenant and its secret */
+	bool auth_required;
+	uint64_t tenant;
+	uint8_t secret[DFKV_TENANT_SECRET_LEN];
+	uint64_t hellos, auth_ok, auth_failures, forbidden;
 };
 
 struct conn_arg {
@@ -113,6 +120,56 @@ static bool reply(int fd, int mode, uint8_t status, uint64_t stored,
 	       (r.data_len == dlen || wr_full(fd, "x", 1));
 }
 
+/* What a connection of the test node knows of its client (SPEC 9). */
+struct conn_auth {
+	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
+	bool nonce_set, granted;
+};
+
+static bool do_hello(int fd, int mode, struct srv *s, struct conn_auth *ca)
+{
+	uint8_t r[DFKV_HELLO_REPLY_LEN];
+
+	if (getrandom(ca->nonce, sizeof(ca->nonce), 0) != sizeof(ca->nonce))
+		return false;
+	ca->nonce_set = true;
+	s->hellos++;
+	dfkv_wire_u64s_encode((uint64_t[]){
+		DFKV_CAP_AUTH | (s->auth_required ? DFKV_CAP_AUTH_REQUIRED : 0),
+		SRV_MAX_VALUE }, 2, r);
+	memcpy(r + 16, ca->nonce, sizeof(ca->nonce));
+	return reply(fd, mode, 0, 0, r, sizeof(r));
+}
+
+static bool do_auth(int fd, int mode, struct srv *s, struct conn_auth *ca,
+		    const struct dfkv_wire_req *q, const uint8_t *proof)
+{
+	uint8_t want[DFKV_AUTH_PROOF_LEN];
+	bool ok = ca->nonce_set && q->tenant == s->tenant &&
+		  !dfkv_auth_proof(s->secret, ca->nonce, q->tenant, want) &&
+		  !memcmp(want, proof, sizeof(want));
+
+	ca->granted |= ok;
+	if (ok)
+		s->auth_ok++;
+	else
+		s->auth_failures++;
+	return reply(fd, mode, ok ? 0 : DFKV_STATUS_FORBIDDEN, 0, NULL, 0);
+}
+
+/* With auth required: a request naming a tenant not granted (any key). */
+static bool forbidden(const struct srv *s, const struct conn_auth *ca,
+		      const struct dfkv_wire_req *q, const struct dfkv_key *keys,
+		      uint32_t nk)
+{
+	bool granted = ca->granted && (nk || q->tenant == s->tenant);
+
+	for (uint32_t i = 0; i < nk; i++)
+		granted &= keys[i].tenant == s->tenant;
+	return s->auth_required && !granted && q->op != DFKV_OP_RELEASE &&
+	       q->op != DFKV_OP_HELLO && q->op != DFKV_OP_AUTH;
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn_arg *ca = arg;
@@ -120,6 +177,7 @@ static void *conn_main(void *arg)
 	int fd = ca->fd;
 	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
 	uint8_t *payload = NULL;
+	struct conn_auth au = { 0 };
 
 	free(ca);
 	while (!s->stop && rd_full(fd, hdr, sizeof(hdr))) {
@@ -149,7 +207,24 @@ static void *conn_main(void *arg)
 		}
 		pthread_mutex_lock(&s->lock);
 		s->requests++;
+		if (q.op == DFKV_OP_TOUCH || q.op == DFKV_OP_PROBE ||
+		    q.op == DFKV_OP_LEASE)
+			dfkv_wire_keys_decode(payload, q.payload_len, DFKV_KEYS_MAX,
+					      keys, &nk);
+		if (forbidden(s, &au, &q, keys, nk)) {
+			s->forbidden++;
+			q.op = 0;	/* answered below */
+			ok = reply(fd, mode, DFKV_STATUS_FORBIDDEN, 0, NULL, 0);
+		}
 		switch (q.op) {
+		case 0:
+			break;
+		case DFKV_OP_HELLO:
+			ok = do_hello(fd, mode, s, &au);
+			break;
+		case DFKV_OP_AUTH:
+			ok = do_auth(fd, mode, s, &au, &q, payload);
+			break;
 		case DFKV_OP_PUT:
 			s->puts++;
 			o = find(s, q.tenant, q.id);
@@ -197,8 +272,6 @@ static void *conn_main(void *arg)
 			uint8_t out[8 * (DFKV_KEYS_MAX + 1)];
 			uint32_t hits = 0;
 
-			dfkv_wire_keys_decode(payload, q.payload_len, DFKV_KEYS_MAX,
-					      keys, &nk);
 			if (q.op == DFKV_OP_TOUCH) {
 				ok = reply(fd, mode, 0, 0, NULL, 0);
 				break;
@@ -754,6 +827,143 @@ static int try_open(const char *members, uint32_t transport, const char *dev)
 	else if (c)
 		return -1000;		/* *out must be NULL on failure */
 	return rc;
+}
+
+/* ------------------------------------------------------ tenants (SPEC 9) */
+
+static const uint8_t SECRET[DFKV_TENANT_SECRET_LEN] = "0123456789abcdef0123456789abcdef";
+
+/* Every node registers NS's tenant with SECRET; the client is reopened
+ * with secret (NULL: none). */
+static int auth_setup(FIXTURE_DATA(cluster) *self, bool required,
+		      const uint8_t *secret)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.members = self->members, .ns = NS, .ns_len = sizeof(NS) - 1,
+		.io_timeout_ms = 2000, .cooldown_ms = 300,
+		.tenant_secret = secret,
+	};
+	uint64_t tenant;
+
+	if (dfkv_tenant_hash(NS, sizeof(NS) - 1, &tenant))
+		return -1;
+	for (int i = 0; i < NSRV; i++) {
+		self->srv[i].auth_required = required;
+		self->srv[i].tenant = tenant;
+		memcpy(self->srv[i].secret, SECRET, sizeof(SECRET));
+	}
+	dfkv_close(self->c);
+	return dfkv_open_v2(&o, &self->c);
+}
+
+/* A counter of the test nodes, summed. */
+#define SRV_SUM(self, field) ((self)->srv[0].field + (self)->srv[1].field + \
+			      (self)->srv[2].field)
+
+TEST_F(cluster, auth_required_with_the_secret)
+{
+	const void *keys[3] = { "a0", "a1", "a2" };
+	uint64_t kl[3] = { 2, 2, 2 }, sl[3], len;
+	uint8_t b[8];
+
+	ASSERT_EQ(0, auth_setup(self, true, SECRET));
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, dfkv_put(self->c, keys[i], 2, "value", 5));
+	ASSERT_EQ(0, dfkv_get(self->c, "a1", 2, b, sizeof(b), &len));
+	EXPECT_EQ(5, len);
+	ASSERT_EQ(0, dfkv_probe(self->c, keys, kl, 3, sl));
+	EXPECT_EQ(5, sl[2]);
+	EXPECT_EQ(0, dfkv_touch(self->c, keys, kl, 3));
+	/* every connection: one HELLO, one AUTH accepted, nothing refused */
+	EXPECT_GT(SRV_SUM(self, auth_ok), 0);
+	EXPECT_EQ(SRV_SUM(self, hellos), SRV_SUM(self, auth_ok));
+	EXPECT_EQ(0, SRV_SUM(self, auth_failures));
+	EXPECT_EQ(0, SRV_SUM(self, forbidden));
+}
+
+TEST_F(cluster, auth_refused_is_forbidden_never_a_miss)
+{
+	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 1 };
+	const void *keys[3] = { "f0", "f1", "f2" };
+	uint64_t kl[3] = { 2, 2, 2 }, sl[3], lens[3], len;
+	uint8_t b[8], b3[3][8];
+	void *bp[3] = { b3[0], b3[1], b3[2] };
+	uint64_t caps[3] = { 8, 8, 8 };
+	int st[3];
+
+	ASSERT_EQ(0, dfkv_put(self->c, "f1", 2, "value", 5));
+	for (int round = 0; round < 2; round++) {
+		const uint8_t *secret = round ? NULL : wrong;
+		uint64_t hellos = SRV_SUM(self, hellos);
+		uint64_t failures = SRV_SUM(self, auth_failures);
+
+		ASSERT_EQ(0, auth_setup(self, true, secret));
+		/* twice: a refused node is not cooled down as if it were down */
+		for (int twice = 0; twice < 2; twice++) {
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_put(self->c, "f0", 2, "v", 1));
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_get(self->c, "f1", 2, b, sizeof(b), &len));
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_exist(self->c, "f1", 2, &len));
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_remove(self->c, "f1", 2));
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_probe(self->c, keys, kl, 3, sl));
+			EXPECT_EQ(0, sl[1]);
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+				  dfkv_touch(self->c, keys, kl, 3));
+			EXPECT_EQ(0, dfkv_get_batch(self->c, 3, keys, kl, bp, caps,
+						    lens, st));
+			for (int i = 0; i < 3; i++)
+				EXPECT_EQ(DFKV_STATUS_FORBIDDEN, st[i]);
+		}
+		/* a wrong secret is refused at every AUTH; no secret sends none */
+		EXPECT_EQ(round ? 0 : SRV_SUM(self, hellos) - hellos,
+			  SRV_SUM(self, auth_failures) - failures);
+	}
+	EXPECT_EQ(0, SRV_SUM(self, auth_ok));
+	EXPECT_STREQ("not authorized for the tenant",
+		     dfkv_strerror(DFKV_STATUS_FORBIDDEN));
+	/* the node kept the value */
+	ASSERT_EQ(0, auth_setup(self, false, NULL));
+	EXPECT_EQ(0, dfkv_exist(self->c, "f1", 2, &len));
+}
+
+TEST_F(cluster, auth_off_serves_a_refused_client)
+{
+	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 2 };
+	uint64_t len;
+	uint8_t b[8];
+
+	ASSERT_EQ(0, auth_setup(self, false, wrong));
+	ASSERT_EQ(0, dfkv_put(self->c, "o", 1, "value", 5));
+	ASSERT_EQ(0, dfkv_get(self->c, "o", 1, b, sizeof(b), &len));
+	EXPECT_EQ(5, len);
+	EXPECT_GT(SRV_SUM(self, auth_failures), 0);
+	EXPECT_EQ(0, SRV_SUM(self, forbidden));
+}
+
+TEST_F(cluster, hello_tells_max_value)
+{
+	static uint8_t big[SRV_MAX_VALUE + 1];
+	char key[16];
+	uint64_t puts;
+	int k;
+
+	/* a connection to every node learns its max_value_bytes */
+	for (int i = 0; i < 30; i++) {
+		k = snprintf(key, sizeof(key), "mv-%d", i);
+		ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, "v", 1));
+	}
+	EXPECT_GT(SRV_SUM(self, hellos), 0);
+	EXPECT_EQ(0, SRV_SUM(self, auth_ok) + SRV_SUM(self, auth_failures));
+	puts = SRV_SUM(self, puts);
+	EXPECT_EQ(0, dfkv_put(self->c, "big", 3, big, SRV_MAX_VALUE));
+	EXPECT_EQ(DFKV_STATUS_TOO_LARGE,
+		  dfkv_put(self->c, "big", 3, big, sizeof(big)));
+	EXPECT_EQ(puts + 1, SRV_SUM(self, puts));	/* never sent */
 }
 
 TEST(open_validates_members)

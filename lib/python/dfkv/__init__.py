@@ -21,8 +21,8 @@ from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int,
 __all__ = [
     "DfkvError", "version", "strerror", "layout_fingerprint", "ns_build",
     "tenant_identity", "tenant_hash", "object_id", "block_key", "key_render",
-    "key_parse", "Ring", "Client", "PROBE_NODE", "PROBE_DISK", "STATUS",
-    "ERRORS",
+    "key_parse", "auth_proof", "Ring", "Client", "PROBE_NODE", "PROBE_DISK",
+    "STATUS", "ERRORS",
 ]
 
 _lib = ctypes.CDLL(os.environ.get("DFKV_LIB") or "libdfkv.so.0")
@@ -31,7 +31,7 @@ _lib = ctypes.CDLL(os.environ.get("DFKV_LIB") or "libdfkv.so.0")
 STATUS = {
     "OK": 0, "NOT_FOUND": 1, "CACHE_FULL": 2, "IO_ERROR": 3, "INVALID": 4,
     "QUOTA_EXCEEDED": 5, "BUSY": 6, "UNSUPPORTED": 7, "TOO_LARGE": 8,
-    "LEASE_EXPIRED": 9,
+    "LEASE_EXPIRED": 9, "FORBIDDEN": 10,
 }
 ERRORS = {
     "E_INVAL": -1, "E_NOMEM": -2, "E_RANGE": -3, "E_UNAVAILABLE": -4,
@@ -40,13 +40,17 @@ ERRORS = {
 }
 OK = 0
 NOT_FOUND = 1
+QUOTA_EXCEEDED = 5
 TOO_LARGE = 8
+FORBIDDEN = 10
 E_RANGE = -3
 PROBE_NODE = 0
 PROBE_DISK = 4
 OBJECT_ID_LEN = 16
 KEY_HASH_MAX = 64
 KEY_RENDER_MAX = 640
+TENANT_SECRET_LEN = 32
+AUTH_NONCE_LEN = 32
 TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
 RDMA_EXPOSE = {"pool": 0, "request": 1, "request-mr": 2, "request-mw": 3}
 
@@ -121,6 +125,7 @@ class _Options(Structure):
         ("reserved3", c_uint32),
         ("mds_token_file", c_char_p),
         ("rdma_expose", c_uint32), ("reserved4", c_uint32),
+        ("tenant_secret", c_void_p), ("tenant_secret_file", c_char_p),
     ]
 
 
@@ -144,6 +149,7 @@ _proto("dfkv_object_id", c_int, _P, c_uint64, _P, c_uint64, _P)
 _proto("dfkv_tenant_hash", c_int, _P, c_uint64, _U64P)
 _proto("dfkv_block_key", c_int, _P, c_uint64, _P, c_uint64,
        POINTER(_BlockKey))
+_proto("dfkv_auth_proof", c_int, _P, _P, c_uint64, _P)
 _proto("dfkv_ring_build", c_int, POINTER(_RingMember), c_size_t,
        POINTER(c_void_p))
 _proto("dfkv_ring_route", c_int, c_void_p, _P, c_uint, POINTER(c_size_t))
@@ -282,6 +288,19 @@ def tenant_hash(ns):
     out = c_uint64()
     _check(_lib.dfkv_tenant_hash(i.ptr, i.len, byref(out)), "tenant_hash")
     return out.value
+
+
+def auth_proof(secret, nonce, tenant):
+    """The AUTH proof (SPEC 9), 32 bytes: HMAC-SHA256(secret, "DFKVAUTH1"
+    || nonce || u64le(tenant)) for a 32-byte secret and nonce and a
+    tenant hash (int)."""
+    s, n = bytes(secret), bytes(nonce)
+    if len(s) != TENANT_SECRET_LEN or len(n) != AUTH_NONCE_LEN:
+        raise DfkvError(ERRORS["E_INVAL"], "auth_proof: 32-byte secret "
+                        "and nonce")
+    out = (c_uint8 * 32)()
+    _check(_lib.dfkv_auth_proof(s, n, tenant, out), "auth_proof")
+    return bytes(out)
 
 
 def object_id(ns, key):
@@ -476,6 +495,12 @@ class Client:
     string or a list) follow the members of `group` in mdsd; client_id
     registers this client there (see lib/README.md); mds_token_file names
     the bearer token file of an mdsd run with --token-file.
+
+    Tenants (SPEC 9): tenant_secret is the secret registered for ns's
+    tenant on the nodes, either its 32 bytes (bytes-like) or the path
+    (str or os.PathLike) of a file holding it as 64 hex digits (mode
+    0600).  Every connection then authenticates; a node that requires
+    auth answers requests it refused with FORBIDDEN, never a miss.
     """
 
     def __init__(self, members, ns, transport="auto", batch_concurrency=0,
@@ -483,7 +508,8 @@ class Client:
                  cooldown_ms=0, local_dev=None, mds_endpoints=None,
                  group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
                  client_ttl_ms=0, rdma_devices=None, rdma_port=0,
-                 mds_token_file=None, rdma_expose="pool"):
+                 mds_token_file=None, rdma_expose="pool",
+                 tenant_secret=None):
         def _b(v):
             if v is not None and not isinstance(v, (str, bytes)):
                 v = ",".join(v)
@@ -495,6 +521,14 @@ class Client:
         self._mds = (_b(mds_endpoints), _b(group), _b(client_id))
         self._token_file = _b(mds_token_file)
         self._rdev = _b(rdma_devices)
+        self._secret = self._secret_file = None
+        if isinstance(tenant_secret, (str, os.PathLike)):
+            self._secret_file = os.fsencode(tenant_secret)
+        elif tenant_secret is not None:
+            self._secret = bytes(tenant_secret)
+            if len(self._secret) != TENANT_SECRET_LEN:
+                raise DfkvError(ERRORS["E_INVAL"], "tenant_secret: 32 "
+                                "bytes, or the path of a secret file")
         self._pools = {}
         o = _Options()
         o.size = ctypes.sizeof(_Options)
@@ -515,7 +549,11 @@ class Client:
         o.rdma_port = rdma_port
         o.mds_token_file = self._token_file
         o.rdma_expose = RDMA_EXPOSE[rdma_expose]
+        o.tenant_secret = ctypes.cast(ctypes.c_char_p(self._secret),
+                                      c_void_p) if self._secret else None
+        o.tenant_secret_file = self._secret_file
         self._c = c_void_p()
+        self._secret = None     # libdfkv has its copy, or failed
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 
     def close(self):
