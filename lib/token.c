@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
 
 #include "token.h"
 
@@ -93,17 +94,6 @@ int dfkv_token_read(const char *path, char *tok, size_t cap, char *err,
 	return token_read("token", path, tok, cap, err, errlen);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int dfkv_secret_read(const char *path, uint8_t secret[32], char *err,
 		     size_t errlen)
 {
@@ -112,7 +102,8 @@ int dfkv_secret_read(const char *path, uint8_t secret[32], char *err,
 	bool hex = !ret && strlen(tok) == 64;
 
 	for (size_t i = 0; hex && i < 32; i++) {
-		int hi = hex_digit(tok[2 * i]), lo = hex_digit(tok[2 * i + 1]);
+		int hi = OPENSSL_hexchar2int((unsigned char)tok[2 * i]);
+		int lo = OPENSSL_hexchar2int((unsigned char)tok[2 * i + 1]);
 
 		hex = hi >= 0 && lo >= 0;
 		if (hex)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
- * (version.c, node.c, listener.c, disk.c, stats.c, monitor.c, put.c, get.c,
- * exist.c, rm.c, probe.c, key.c); main.c holds the subcommand table.  This
+ * (version.c, node.c, tenant.c, listener.c, disk.c, stats.c, monitor.c,
+ * put.c, get.c, exist.c, rm.c, probe.c, key.c); main.c holds the
+ * subcommand table.  This
  * header has what they share: exit codes, argument parsing, the netlink
  * connection, node and disk attribute decoding, the human reports and the
  * JSON helpers, and the /dev/dfkv binding.
@@ -35,6 +36,7 @@ extern const char *prog;	/* "dfkvctl" */
 
 int version_main(int argc, char *argv[]);
 int node_main(int argc, char *argv[]);
+int tenant_main(int argc, char *argv[]);
 int stats_main(int argc, char *argv[]);
 int monitor_main(int argc, char *argv[]);
 int put_main(int argc, char *argv[]);
@@ -144,6 +146,10 @@ struct disk_attrs {
 struct node_info {
 	char name[DFKV_NODE_NAME_MAX];
 	uint64_t ram_bytes, max_value, ctime_ns, extent_bytes, tenant;
+	uint64_t tenant_quota;		/* node: the default tenant quota */
+	uint64_t quota;			/* tenant: the quota in force */
+	uint32_t auth;			/* node: enum dfkv_auth_mode */
+	uint32_t tenant_flags;		/* tenant: enum dfkv_tenant_flags */
 	uint32_t flags, state, event;
 	uint32_t first_request_ms, idle_ms, max_conns;
 	uint32_t tier_policy, tier_ack, dirty_pct, flush_workers, numa;
@@ -152,6 +158,7 @@ struct node_info {
 	bool has_first_request_ms, has_idle_ms, has_max_conns, has_listeners;
 	bool has_tier_policy, has_tier_ack, has_dirty_pct, has_flush_workers,
 	     has_numa;
+	bool has_tenant_quota, has_quota, has_auth, has_tenant_flags;
 	struct disk_attrs disk;
 	struct listener_info listeners[MAX_LISTENERS];
 	size_t n_listeners;
@@ -195,6 +202,10 @@ const char *tier_policy_name(uint32_t policy);	/* "writeback", ... */
 int tier_policy_parse(const char *s, uint32_t *out);
 const char *tier_ack_name(uint32_t ack);		/* "ram", "disk" */
 int tier_ack_parse(const char *s, uint32_t *out);
+const char *auth_name(uint32_t mode);		/* "off", "required" */
+int auth_parse(const char *s, uint32_t *out);
+/* A quota: "unlimited" for 0, else as fmt_bytes. */
+const char *fmt_quota(uint64_t quota, bool raw, char *buf, size_t len);
 /* "interleave" or the NUMA node id. */
 const char *numa_str(uint32_t numa, char *buf, size_t len);
 /* "ADDR:PORT", IPv6 addresses in brackets. */
@@ -207,6 +218,14 @@ void print_disk_report(FILE *f, const struct node_info *ni, bool raw);
 void print_usage(FILE *f, const struct node_info *ni, bool raw, bool tenants);
 /* "12.5%": part of whole, "-" when whole is 0. */
 void pct(char *buf, size_t len, uint64_t part, uint64_t whole);
+
+/*
+ * The tenants of node (the DFKV_CMD_TENANT_GET dump) as a table or JSON:
+ * 'dfkvctl tenant list' and 'dfkvctl stats NODE --tenants'.  Returns an
+ * exit status.
+ */
+int tenant_list_show(struct dfkv_genl *g, const char *node, bool json,
+		     bool raw);
 
 /* ---------------------------------------------------------------- JSON */
 

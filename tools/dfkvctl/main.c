@@ -16,6 +16,7 @@ static const struct {
 } subcommands[] = {
 	{ "version", version_main, "Show the tool, library and module versions" },
 	{ "node", node_main, "Create, delete, modify and list cache nodes" },
+	{ "tenant", tenant_main, "Register tenants' secrets and quotas, list tenants" },
 	{ "listener", listener_main, "Add, delete and list a node's TCP listeners" },
 	{ "disk", disk_main, "Attach, detach and show a node's disks" },
 	{ "stats", stats_main, "Show node or tenant statistics (table or JSON)" },

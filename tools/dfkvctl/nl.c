@@ -78,6 +78,16 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "--flush-workers";
 		case DFKV_A_NODE_NUMA:
 			return "--numa";
+		case DFKV_A_NODE_AUTH:
+			return "--auth";
+		case DFKV_A_NODE_TENANT_QUOTA:
+			return "--tenant-quota";
+		case DFKV_A_TENANT_HASH:
+			return "--tenant";
+		case DFKV_A_TENANT_SECRET:
+			return "--secret-file";
+		case DFKV_A_TENANT_QUOTA:
+			return "--quota";
 		default:
 			return NULL;
 		}
@@ -283,6 +293,10 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	U64(DFKV_A_NODE_CTIME, ctime_ns, has_ctime);
 	U64(DFKV_A_NODE_EXTENT_BYTES, extent_bytes, has_extent);
 	U64(DFKV_A_TENANT_HASH, tenant, has_tenant);
+	U64(DFKV_A_NODE_TENANT_QUOTA, tenant_quota, has_tenant_quota);
+	U64(DFKV_A_TENANT_QUOTA, quota, has_quota);
+	U32(DFKV_A_NODE_AUTH, auth, has_auth);
+	U32(DFKV_A_TENANT_FLAGS, tenant_flags, has_tenant_flags);
 	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
 	U32(DFKV_A_NODE_STATE, state, has_state);
 	U32(DFKV_A_NODE_FIRST_REQUEST_MS, first_request_ms,
@@ -412,6 +426,7 @@ const char *op_name(uint32_t op)
 	case DFKV_OP_LEASE:	return "lease";
 	case DFKV_OP_RELEASE:	return "release";
 	case DFKV_OP_HELLO:	return "hello";
+	case DFKV_OP_AUTH:	return "auth";
 	default:		return NULL;
 	}
 }
@@ -429,6 +444,7 @@ const char *status_name(uint32_t status)
 		[DFKV_STATUS_UNSUPPORTED] = "unsupported",
 		[DFKV_STATUS_TOO_LARGE] = "too_large",
 		[DFKV_STATUS_LEASE_EXPIRED] = "lease_expired",
+		[DFKV_STATUS_FORBIDDEN] = "forbidden",
 	};
 
 	return status < __DFKV_STATUS_MAX && names[status] ? names[status] :
@@ -512,6 +528,32 @@ int tier_policy_parse(const char *s, uint32_t *out)
 int tier_ack_parse(const char *s, uint32_t *out)
 {
 	return name_parse(s, tier_ack_name, __DFKV_ACK_MAX, out);
+}
+
+const char *auth_name(uint32_t mode)
+{
+	switch (mode) {
+	case DFKV_AUTH_OFF:
+		return "off";
+	case DFKV_AUTH_REQUIRED:
+		return "required";
+	default:
+		return "unknown";
+	}
+}
+
+int auth_parse(const char *s, uint32_t *out)
+{
+	return name_parse(s, auth_name, __DFKV_AUTH_MAX, out);
+}
+
+const char *fmt_quota(uint64_t quota, bool raw, char *buf, size_t len)
+{
+	if (!quota)
+		snprintf(buf, len, "unlimited");
+	else
+		fmt_bytes(quota, raw, buf, len);
+	return buf;
 }
 
 const char *numa_str(uint32_t numa, char *buf, size_t len)
@@ -782,6 +824,11 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			"limits", fmt_ms(ni->first_request_ms, b, sizeof(b)),
 			fmt_ms(ni->idle_ms, c, sizeof(c)), ni->max_conns);
 	}
+	if (ni->has_auth)
+		fprintf(f, "  %-12s %s\n", "auth", auth_name(ni->auth));
+	if (ni->has_tenant_quota)
+		fprintf(f, "  %-12s %s per tenant by default\n", "tenant quota",
+			fmt_quota(ni->tenant_quota, raw, a, sizeof(a)));
 	print_tier(f, ni);
 	if (!ni->has_stats)
 		return;
@@ -818,6 +865,13 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			"receiving",
 			fmt_bytes(s[DFKV_STAT_RECV_RESERVED], raw, a, sizeof(a)),
 			(unsigned long long)s[DFKV_STAT_RECV_BUSY]);
+	}
+	if (ni->has_stat[DFKV_STAT_AUTH_OK]) {
+		fprintf(f, "  %-12s ok %llu    failed %llu    forbidden requests %llu\n",
+			"auth", U(s[DFKV_STAT_AUTH_OK]),
+			U(s[DFKV_STAT_AUTH_FAILURES]), U(s[DFKV_STAT_FORBIDDEN]));
+		fprintf(f, "  %-12s PUTs refused over a tenant's quota %llu\n",
+			"quotas", U(s[DFKV_STAT_QUOTA_REJECTIONS]));
 	}
 	print_tier_stats(f, ni, raw);
 	print_numa_pages(f, ni, raw);

@@ -16,15 +16,17 @@ static const char help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
-	"                          [CONNECTION LIMITS] [TIER] [--numa N|interleave]\n"
+	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
+	"                          [--numa N|interleave]\n"
 	"    dfkvctl node del NAME\n"
 	"    dfkvctl node set NAME [--max-value SIZE] [--evict on|off]\n"
 	"                          [--state up|draining|unhealthy]\n"
-	"                          [CONNECTION LIMITS] [TIER]\n"
+	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
 	"    CONNECTION LIMITS: [--first-request-ms MS] [--idle-ms MS]\n"
 	"                       [--max-conns N]\n"
 	"    TIER: [--policy writeback|writearound] [--ack ram|disk]\n"
 	"          [--dirty PCT] [--flush-workers N]\n"
+	"    TENANTS: [--auth off|required] [--tenant-quota SIZE]\n"
 	"    dfkvctl node show NAME [--bytes]\n"
 	"    dfkvctl node list [--bytes]\n"
 	"\n"
@@ -39,11 +41,18 @@ static const char help[] =
 	"    del   Delete node NAME and everything it stores.  Operations in\n"
 	"          flight finish first; open /dev/dfkv files bound to it fail\n"
 	"          with ENODEV afterwards.\n"
-	"    set   Change the limits, eviction or state of node NAME.  The RAM\n"
-	"          budget is fixed when a node is created.\n"
+	"    set   Change the limits, eviction, tenant settings or state of node\n"
+	"          NAME.  The RAM budget is fixed when a node is created.\n"
 	"    show  Print every attribute of node NAME (listeners, connection\n"
 	"          limits and tier settings too) and its statistics.\n"
 	"    list  One line per node of the network namespace.\n"
+	"\n"
+	"    Tenants (see dfkvctl tenant): with --auth required a client acts\n"
+	"    only for the tenants it authenticated for with their secrets;\n"
+	"    every other request is answered FORBIDDEN.  Production nodes run\n"
+	"    --auth required.  With --auth off (the default) every tenant\n"
+	"    claim is believed, but AUTH is still verified.  Nothing is\n"
+	"    encrypted: the data plane belongs on a trusted network.\n"
 	"\n"
 	"    A node serves the network through its listeners (see dfkvctl\n"
 	"    listener); the connection limits apply to all of them.  New values\n"
@@ -93,6 +102,11 @@ static const char help[] =
 	"                        means 4 per disk, at most 16\n"
 	"    --numa N|interleave NUMA node of the RAM arena, or interleave it over\n"
 	"                        all NUMA nodes (default); add only\n"
+	"    --auth off|required whether clients must authenticate for the\n"
+	"                        tenants they act for (default off)\n"
+	"    --tenant-quota SIZE committed bytes a tenant without a quota of its\n"
+	"                        own may hold on the node (default 0 = unlimited);\n"
+	"                        a PUT of a new key over it gets QUOTA_EXCEEDED\n"
 	"    -b, --bytes         print exact byte counts instead of KiB/MiB/GiB\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -100,7 +114,8 @@ static const char help[] =
 	"    message is printed on stderr).\n"
 	"\n"
 	"EXAMPLES\n"
-	"    dfkvctl node add kv0 --ram 4G --max-value 16M\n"
+	"    dfkvctl node add kv0 --ram 4G --max-value 16M --auth required\n"
+	"    dfkvctl node set kv0 --tenant-quota 512M\n"
 	"    dfkvctl node set kv0 --state draining\n"
 	"    dfkvctl node set kv0 --evict off\n"
 	"    dfkvctl node set kv0 --idle-ms 60000 --max-conns 256\n"
@@ -118,7 +133,7 @@ static const char help[] =
 
 enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
        OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS, OPT_POLICY, OPT_ACK, OPT_DIRTY,
-       OPT_FLUSH_WORKERS, OPT_NUMA };
+       OPT_FLUSH_WORKERS, OPT_NUMA, OPT_AUTH, OPT_TENANT_QUOTA };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
@@ -134,6 +149,8 @@ static const struct option node_opts[] = {
 	{ "dirty", required_argument, NULL, OPT_DIRTY },
 	{ "flush-workers", required_argument, NULL, OPT_FLUSH_WORKERS },
 	{ "numa", required_argument, NULL, OPT_NUMA },
+	{ "auth", required_argument, NULL, OPT_AUTH },
+	{ "tenant-quota", required_argument, NULL, OPT_TENANT_QUOTA },
 	{ "bytes", no_argument, NULL, 'b' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -145,13 +162,14 @@ static const struct option node_opts[] = {
 /* What the options of one invocation asked for. */
 struct node_args {
 	const char *name;
-	uint64_t ram, max_value;
+	uint64_t ram, max_value, tenant_quota;
 	uint32_t state;
 	uint32_t first_req, idle, max_conns;
-	uint32_t policy, ack, dirty, flush_workers, numa;
+	uint32_t policy, ack, dirty, flush_workers, numa, auth;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
 	bool has_first_req, has_idle, has_max_conns;
 	bool has_policy, has_ack, has_dirty, has_flush_workers, has_numa;
+	bool has_auth, has_tenant_quota;
 	bool raw;
 };
 
@@ -173,6 +191,7 @@ static int opt_u32(const char *cmd, const char *opt, const char *arg,
 			 ALLOW(OPT_MAX_CONNS))
 #define TIER_OPTS	(ALLOW(OPT_POLICY) | ALLOW(OPT_ACK) | ALLOW(OPT_DIRTY) | \
 			 ALLOW(OPT_FLUSH_WORKERS))
+#define TENANT_OPTS	(ALLOW(OPT_AUTH) | ALLOW(OPT_TENANT_QUOTA))
 
 /*
  * Parse options and at most one positional NAME; allowed is the set of
@@ -274,6 +293,18 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 					      &a->has_numa);
 			}
 			break;
+		case OPT_AUTH:
+			if (auth_parse(optarg, &a->auth))
+				return usage_error(cmd, "bad --auth '%s' (off or required)",
+						   optarg);
+			a->has_auth = true;
+			break;
+		case OPT_TENANT_QUOTA:
+			if (parse_size(optarg, &a->tenant_quota))
+				return usage_error(cmd, "bad --tenant-quota '%s'",
+						   optarg);
+			a->has_tenant_quota = true;
+			break;
 		case 'b':
 			a->raw = true;
 			break;
@@ -295,7 +326,10 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 	return 0;
 }
 
-/* The connection limits and tier settings of a NODE_NEW or NODE_SET. */
+/*
+ * The connection limits, tier and tenant settings of a NODE_NEW or
+ * NODE_SET.
+ */
 static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
 {
 	if (a->has_first_req)
@@ -314,6 +348,10 @@ static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_FLUSH_WORKERS, a->flush_workers);
 	if (a->has_numa)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_NUMA, a->numa);
+	if (a->has_auth)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_AUTH, a->auth);
+	if (a->has_tenant_quota)
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_TENANT_QUOTA, a->tenant_quota);
 }
 
 /* Send a mutation and report the kernel's verdict. */
@@ -337,7 +375,8 @@ static int node_add(int argc, char *argv[])
 
 	ret = parse(CMD_ADD, argc, argv,
 		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) |
-		    LIMIT_OPTS | TIER_OPTS | ALLOW(OPT_NUMA), true, &a);
+		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS | ALLOW(OPT_NUMA), true,
+		    &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_ram)
@@ -391,13 +430,14 @@ static int node_set(int argc, char *argv[])
 
 	ret = parse(CMD_SET, argc, argv,
 		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE) |
-		    LIMIT_OPTS | TIER_OPTS, true, &a);
+		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS, true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_max_value && !a.has_evict && !a.has_state &&
 	    !a.has_first_req && !a.has_idle && !a.has_max_conns &&
-	    !a.has_policy && !a.has_ack && !a.has_dirty && !a.has_flush_workers)
-		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --policy, --ack, --dirty or --flush-workers)");
+	    !a.has_policy && !a.has_ack && !a.has_dirty && !a.has_flush_workers &&
+	    !a.has_auth && !a.has_tenant_quota)
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --policy, --ack, --dirty, --flush-workers, --auth or --tenant-quota)");
 	ret = ctl_open(&g);
 	if (ret)
 		return ret;
@@ -450,7 +490,7 @@ static int node_list(int argc, char *argv[])
 	struct node_info *v = NULL;
 	struct node_args a;
 	struct dfkv_genl g;
-	char r[32], u[32], m[32];
+	char r[32], u[32], m[32], q[32];
 	size_t n = 0, i;
 	int ret;
 
@@ -465,9 +505,9 @@ static int node_list(int argc, char *argv[])
 	if (ret)
 		return ret;
 	if (n)
-		printf("%-31s %-9s %-5s %12s %12s %10s %12s  %s\n", "NAME",
-		       "STATE", "EVICT", "RAM", "USED", "OBJECTS", "MAX-VALUE",
-		       "LISTENERS");
+		printf("%-31s %-9s %-5s %12s %12s %10s %12s %-8s %12s  %s\n",
+		       "NAME", "STATE", "EVICT", "RAM", "USED", "OBJECTS",
+		       "MAX-VALUE", "AUTH", "TENANT-QUOTA", "LISTENERS");
 	for (i = 0; i < n; i++) {
 		const struct node_info *ni = &v[i];
 		char ls[256] = "-", one[96];
@@ -478,14 +518,17 @@ static int node_list(int argc, char *argv[])
 						"%s%s", j ? "," : "",
 						listener_str(&ni->listeners[j],
 							     one, sizeof(one)));
-		printf("%-31s %-9s %-5s %12s %12s %10llu %12s  %s\n", ni->name,
-		       state_name(ni->state),
+		printf("%-31s %-9s %-5s %12s %12s %10llu %12s %-8s %12s  %s\n",
+		       ni->name, state_name(ni->state),
 		       ni->flags & DFKV_NODE_F_EVICT ? "on" : "off",
 		       fmt_bytes(ni->ram_bytes, a.raw, r, sizeof(r)),
 		       fmt_bytes(ni->stat[DFKV_STAT_USED_BYTES], a.raw, u,
 				 sizeof(u)),
 		       (unsigned long long)ni->stat[DFKV_STAT_OBJECTS],
-		       fmt_bytes(ni->max_value, a.raw, m, sizeof(m)), ls);
+		       fmt_bytes(ni->max_value, a.raw, m, sizeof(m)),
+		       ni->has_auth ? auth_name(ni->auth) : "-",
+		       ni->has_tenant_quota ?
+		       fmt_quota(ni->tenant_quota, a.raw, q, sizeof(q)) : "-", ls);
 	}
 	free(v);
 	return EXIT_OK;

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dfkvctl stats: node statistics as a table or JSON (DFKV_CMD_NODE_GET),
- * and per-tenant statistics (the DFKV_CMD_TENANT_GET dump).
+ * and per-tenant statistics (the tenant list of tenant.c).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +35,12 @@ static const char help[] =
 	"    retries and drops, dirty bytes, the flush backlog, cold reads\n"
 	"    promoted into RAM and GETs coalesced onto one cold read.  RDMA\n"
 	"    counters appear when the node has RDMA listeners.  Per-disk\n"
-	"    counters are in 'dfkvctl disk show'.\n"
+	"    counters are in 'dfkvctl disk show'.  The tenant counters: AUTHs\n"
+	"    accepted and refused, requests answered FORBIDDEN, PUTs refused\n"
+	"    over a tenant's quota.\n"
 	"\n"
-	"    With --tenants, prints one line per tenant of NODE: its tenant hash\n"
-	"    (16 hex digits, as in TENANTHEX:IDHEX keys), objects, committed\n"
-	"    bytes, bytes in and out, hits, misses and hit ratio.\n"
+	"    With --tenants, prints one line per tenant of NODE, exactly as\n"
+	"    'dfkvctl tenant list NODE' does (see there).\n"
 	"\n"
 	"OPTIONS\n"
 	"    -j, --json      print JSON instead of a table: for one NODE an object\n"
@@ -49,7 +49,8 @@ static const char help[] =
 	"                    \"first_request_ms\", \"idle_ms\", \"max_conns\",\n"
 	"                    \"tier_policy\", \"tier_ack\", \"dirty_pct\",\n"
 	"                    \"flush_workers\", \"numa\" (a number or\n"
-	"                    \"interleave\"),\n"
+	"                    \"interleave\"), \"auth\" (\"off\" or \"required\"),\n"
+	"                    \"tenant_quota_bytes\" (0 = unlimited),\n"
 	"                    \"listeners\": [{\"addr\", \"port\", \"transport\"}],\n"
 	"                    \"stats\": {...}}; without NODE {\"nodes\": [...]};\n"
 	"                    with --tenants {\"node\", \"tenants\": [...]}.  Every\n"
@@ -122,6 +123,11 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_RECV_RESERVED] = "recv_reserved_bytes",
 	[DFKV_STAT_RECV_BUSY] = "recv_busy",
 	[DFKV_STAT_LEASE_SCANS] = "lease_scans",
+	[DFKV_STAT_AUTH_OK] = "auth_ok",
+	[DFKV_STAT_AUTH_FAILURES] = "auth_failures",
+	[DFKV_STAT_FORBIDDEN] = "forbidden",
+	[DFKV_STAT_QUOTA_REJECTIONS] = "quota_rejections",
+	[DFKV_STAT_CHARGED_BYTES] = "charged_bytes",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)
@@ -222,6 +228,11 @@ static json_object *node_json(const struct node_info *ni)
 		jadd(o, "numa", ni->numa == DFKV_NUMA_INTERLEAVE ?
 		     json_object_new_string("interleave") :
 		     json_object_new_uint64(ni->numa));
+	if (ni->has_auth)
+		jadd(o, "auth", json_object_new_string(auth_name(ni->auth)));
+	if (ni->has_tenant_quota)
+		jadd(o, "tenant_quota_bytes",
+		     json_object_new_uint64(ni->tenant_quota));
 	if (ni->has_listeners) {
 		json_object *arr = json_object_new_array();
 		size_t i;
@@ -247,90 +258,6 @@ void json_print(json_object *o)
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 					       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
-}
-
-/* ------------------------------------------------------------- tenants */
-
-static int show_tenants(struct dfkv_genl *g, const char *node, bool json,
-			bool raw)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct info_list l = { 0 };
-	struct nlmsghdr *nlh;
-	int err, tries = 0;
-	size_t i;
-
-	/*
-	 * Tenants came or went during the dump (NLM_F_DUMP_INTR): start over
-	 * on a fresh socket, since the rest of that dump is still queued.
-	 */
-	for (;;) {
-		nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
-		mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-		err = dfkv_genl_talk(g, nlh, info_list_cb, &l);
-		if (err != -EINTR || ++tries == 5 || l.oom)
-			break;
-		free(l.v);
-		l = (struct info_list){ 0 };
-		dfkv_genl_close(g);
-		if (dfkv_genl_open(g)) {
-			err_msg("cannot reopen the dfkv netlink family");
-			return EXIT_FAIL;
-		}
-	}
-	if (l.oom) {
-		free(l.v);
-		err_msg("out of memory");
-		return EXIT_FAIL;
-	}
-	if (err) {
-		free(l.v);
-		return nl_error(g, err, "tenants of %s", node);
-	}
-	if (json) {
-		json_object *o = json_object_new_object();
-		json_object *arr = json_object_new_array();
-
-		jadd(o, "node", json_object_new_string(node));
-		for (i = 0; i < l.n; i++) {
-			json_object *t = stats_json(&l.v[i]);
-			char hex[17];
-
-			json_object_object_del(t, "ops");
-			snprintf(hex, sizeof(hex), "%016llx",
-				 (unsigned long long)l.v[i].tenant);
-			jadd(t, "tenant", json_object_new_string(hex));
-			json_object_array_add(arr, t);
-		}
-		jadd(o, "tenants", arr);
-		json_print(o);
-	} else {
-		printf("%-16s %10s %12s %12s %12s %10s %10s %9s\n", "TENANT",
-		       "OBJECTS", "USED", "IN", "OUT", "HITS", "MISSES", "HIT%");
-		for (i = 0; i < l.n; i++) {
-			const uint64_t *s = l.v[i].stat;
-			uint64_t look = s[DFKV_STAT_HITS] + s[DFKV_STAT_MISSES];
-			char u[32], in[32], out[32], hr[16];
-
-			if (look)
-				snprintf(hr, sizeof(hr), "%.1f%%",
-					 100.0 * (double)s[DFKV_STAT_HITS] /
-						 (double)look);
-			else
-				snprintf(hr, sizeof(hr), "-");
-			printf("%016llx %10llu %12s %12s %12s %10llu %10llu %9s\n",
-			       (unsigned long long)l.v[i].tenant,
-			       (unsigned long long)s[DFKV_STAT_OBJECTS],
-			       fmt_bytes(s[DFKV_STAT_USED_BYTES], raw, u, sizeof(u)),
-			       fmt_bytes(s[DFKV_STAT_BYTES_IN], raw, in, sizeof(in)),
-			       fmt_bytes(s[DFKV_STAT_BYTES_OUT], raw, out,
-					 sizeof(out)),
-			       (unsigned long long)s[DFKV_STAT_HITS],
-			       (unsigned long long)s[DFKV_STAT_MISSES], hr);
-		}
-	}
-	free(l.v);
-	return EXIT_OK;
 }
 
 int stats_main(int argc, char *argv[])
@@ -379,7 +306,7 @@ int stats_main(int argc, char *argv[])
 	if (ret)
 		return ret;
 	if (tenants) {
-		ret = show_tenants(&g, node, json, raw);
+		ret = tenant_list_show(&g, node, json, raw);
 	} else if (node) {
 		struct node_info ni;
 
