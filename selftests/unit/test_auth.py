@@ -12,44 +12,18 @@ repository when it exists (and the copy in this directory must equal it),
 else from the copy in this directory.
 """
 
-import json
 import os
-import socket
+import pathlib
 import socketserver
 import struct
 import sys
 import tempfile
 import threading
-import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-COPY = os.path.join(HERE, "auth-vectors.json")
-SHARED = os.path.join(HERE, "..", "..", "..", "shared", "spec",
-                      "auth-vectors.json")
+import dfkv  # PYTHONPATH=lib/python, DFKV_LIB=libdfkv.so
+from unittap import recv_exact, run, test, vectors
 
-import dfkv  # noqa: E402  (PYTHONPATH=lib/python, DFKV_LIB=libdfkv.so)
-
-results = []
-
-
-def test(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
-
-
-def load():
-    with open(COPY) as f:
-        copy = json.load(f)
-    if os.path.exists(SHARED):
-        with open(SHARED) as f:
-            assert copy == json.load(f), "selftests/unit/auth-vectors.json " \
-                "drifted from shared/spec/auth-vectors.json"
-    return copy
-
-
-V = load()["auth"]
+V = vectors("auth-vectors.json")["auth"]
 SECRET = bytes(range(32))
 NS = b"tenant-a"
 TENANT = dfkv.tenant_hash(NS)
@@ -80,15 +54,6 @@ class AuthNode(socketserver.ThreadingTCPServer):
 
 
 class AuthConn(socketserver.BaseRequestHandler):
-    def take(self, n):
-        b = b""
-        while len(b) < n:
-            c = self.request.recv(n - len(b))
-            if not c:
-                raise EOFError
-            b += c
-        return b
-
     def answer(self, status, stored=0, data=b""):
         self.request.sendall(struct.pack("<BBQQ", 6, status, stored,
                                          len(data)) + data)
@@ -98,8 +63,8 @@ class AuthConn(socketserver.BaseRequestHandler):
         try:
             while True:
                 _, op, oid, tenant, _, _, plen = struct.unpack(
-                    "<BB16sQQQQ", self.take(50))
-                payload = self.take(plen) if plen else b""
+                    "<BB16sQQQQ", recv_exact(self.request, 50))
+                payload = recv_exact(self.request, plen) if plen else b""
                 if op == 14:
                     nonce = os.urandom(32)
                     self.answer(0, 0, struct.pack("<QQ", 3, 1 << 20) + nonce)
@@ -163,7 +128,6 @@ def _():
 
 @test("tenant_secret as a file path (str and os.PathLike)")
 def _():
-    import pathlib
     path = secret_file(SECRET.hex().encode() + b"\n")
     try:
         for p in (path, pathlib.Path(path)):
@@ -209,23 +173,7 @@ def _():
             dfkv.ERRORS["E_INVAL"])
 
 
-def main():
-    print("TAP version 13")
-    print(f"1..{len(results)}")
-    failed = 0
-    for n, (name, fn) in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {n} - {name}")
-        except Exception:  # noqa: BLE001  (report every failure as TAP)
-            failed += 1
-            print(f"not ok {n} - {name}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    print(f"# {len(results) - failed}/{len(results)} passed")
-    NODE.shutdown()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    code = run()
+    NODE.shutdown()
+    sys.exit(code)

@@ -14,6 +14,7 @@ import time
 import traceback
 
 import dfkv
+from unittap import recv_exact
 
 REQ = struct.Struct("<BB16sQQQQ")     # SPEC 2: 50-byte request prefix
 RESP = struct.Struct("<BBQQ")         # 18-byte response prefix
@@ -47,13 +48,7 @@ class Node(socketserver.ThreadingTCPServer):
 
 class Handler(socketserver.BaseRequestHandler):
     def recv(self, n):
-        b = b""
-        while len(b) < n:
-            c = self.request.recv(n - len(b))
-            if not c:
-                raise EOFError
-            b += c
-        return b
+        return recv_exact(self.request, n)
 
     def reply(self, status, stored=0, data=b""):
         self.request.sendall(RESP.pack(6, status, stored, len(data)) + data)

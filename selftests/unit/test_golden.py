@@ -8,42 +8,13 @@ repository when it exists (and the copy in this directory must equal it),
 else from the copy in this directory.
 """
 
-import json
-import os
 import struct
 import sys
-import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-COPY = os.path.join(HERE, "golden-vectors.json")
-SHARED = os.path.join(HERE, "..", "..", "..", "shared", "spec",
-                      "golden-vectors.json")
+import dfkv  # PYTHONPATH=lib/python, DFKV_LIB=libdfkv.so
+from unittap import run, test, vectors
 
-import dfkv  # noqa: E402  (PYTHONPATH=lib/python, DFKV_LIB=libdfkv.so)
-
-results = []
-
-
-def test(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
-
-
-def load():
-    with open(COPY) as f:
-        copy = json.load(f)
-    if os.path.exists(SHARED):
-        with open(SHARED) as f:
-            shared = json.load(f)
-        assert copy == shared, "selftests/unit/golden-vectors.json drifted " \
-            "from shared/spec/golden-vectors.json"
-        return shared
-    return copy
-
-
-G = load()
+G = vectors("golden-vectors.json")
 NS = {}
 
 
@@ -160,22 +131,5 @@ def _():
     assert dfkv.object_id(NS["ns3"], key).hex() == G["objects"][3]["id"]
 
 
-def main():
-    print("TAP version 13")
-    print(f"1..{len(results)}")
-    failed = 0
-    for n, (name, fn) in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {n} - {name}")
-        except Exception:  # noqa: BLE001  (report every failure as TAP)
-            failed += 1
-            print(f"not ok {n} - {name}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    print(f"# {len(results) - failed}/{len(results)} passed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
