@@ -22,6 +22,8 @@ static uint64_t payload_limit(uint8_t op, uint64_t max_value)
 		return (uint64_t)DFKV_KEYS_MAX * DFKV_BLOCK_KEY_LEN;
 	case DFKV_OP_HELLO:
 		return DFKV_HELLO_MAX;
+	case DFKV_OP_AUTH:
+		return DFKV_AUTH_PROOF_LEN;
 	default:
 		return 0;
 	}
