@@ -181,6 +181,8 @@ struct info_list {
 
 /* dfkv_genl_talk() callback appending each reply to a struct info_list. */
 int info_list_cb(const struct nlmsghdr *nlh, void *data);
+/* dfkv_genl_talk() callback decoding the one reply into a node_info. */
+int info_one_cb(const struct nlmsghdr *nlh, void *data);
 
 /* Fetch one node (DFKV_CMD_NODE_GET doit); returns an exit status. */
 int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni);

@@ -327,7 +327,7 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 		parse_stats(tb[DFKV_A_DISK_STATS], ni);
 }
 
-static int one_cb(const struct nlmsghdr *nlh, void *data)
+int info_one_cb(const struct nlmsghdr *nlh, void *data)
 {
 	node_info_parse(nlh, data);
 	return MNL_CB_OK;
@@ -342,7 +342,7 @@ int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni)
 	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, 0);
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, name);
 	memset(ni, 0, sizeof(*ni));
-	err = dfkv_genl_talk(g, nlh, one_cb, ni);
+	err = dfkv_genl_talk(g, nlh, info_one_cb, ni);
 	if (err)
 		return nl_error(g, err, "node %s", name);
 	return EXIT_OK;

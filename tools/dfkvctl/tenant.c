@@ -233,19 +233,13 @@ static struct nlmsghdr *tenant_msg(struct dfkv_genl *g, void *buf, uint8_t cmd,
 	return nlh;
 }
 
-static int one_cb(const struct nlmsghdr *nlh, void *data)
-{
-	node_info_parse(nlh, data);
-	return MNL_CB_OK;
-}
-
 /* add: EXIT_OK unless the tenant is registered already. */
 static int check_new(struct dfkv_genl *g, const struct tenant_args *a)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct node_info ni = { 0 };
 	int err = dfkv_genl_talk(g, tenant_msg(g, buf, DFKV_CMD_TENANT_GET, a),
-				 one_cb, &ni);
+				 info_one_cb, &ni);
 
 	/* unknown (or no such node: then TENANT_SET says so) */
 	if (err == -ENOENT)
