@@ -218,11 +218,13 @@ static const char *const op_names[__DFKV_OP_MAX] = {
 	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
 	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
 	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
+	[DFKV_OP_AUTH] = "auth",
 };
 
 static const char *const status_names[__DFKV_STATUS_MAX] = {
 	"ok", "not_found", "cache_full", "io_error", "invalid",
 	"quota_exceeded", "busy", "unsupported", "too_large", "lease_expired",
+	"forbidden",
 };
 
 /* Node stat attributes: metric name, type, help. */
@@ -260,6 +262,14 @@ static const struct {
 				      "Slab extents bound to a size class.", "ram" },
 	[DFKV_STAT_EXTENTS_TOTAL] = { "dfkv_slab_extents", "gauge",
 				      "Slab extents available.", "ram" },
+	[DFKV_STAT_AUTH_OK] = { "dfkv_auth_ok_total", "counter",
+				"Tenant authentications accepted.", NULL },
+	[DFKV_STAT_AUTH_FAILURES] = { "dfkv_auth_failures_total", "counter",
+				      "Tenant authentications refused.", NULL },
+	[DFKV_STAT_FORBIDDEN] = { "dfkv_forbidden_total", "counter",
+				  "Requests refused for a tenant not authorized.", NULL },
+	[DFKV_STAT_QUOTA_REJECTIONS] = { "dfkv_quota_rejections_total", "counter",
+					 "PUTs refused over their tenant's quota.", NULL },
 };
 
 #define MAX_NODES 256
