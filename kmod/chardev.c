@@ -5,7 +5,9 @@
  * with copy_struct_from_user, run the shared operations of ops.c with the
  * caller's buffer as an iov_iter (one copy to or from the store's pages)
  * and write the results back.  Leases granted through a file belong to it
- * and are dropped when it is released.
+ * and are dropped when it is released.  So do the tenants DFKV_IOC_AUTH
+ * authorized it for; a file opened with CAP_NET_ADMIN in the initial user
+ * namespace acts for every tenant.
  *
  * No user memory is touched inside a node's operation bracket: the pages
  * of a PUT's or GET's buffer are faulted in and referenced first
@@ -21,6 +23,8 @@
 #include <linux/uio.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
+#include <linux/capability.h>
+#include <linux/user_namespace.h>
 #include <net/net_namespace.h>
 
 #include "chardev.h"
@@ -32,6 +36,7 @@ struct dfkv_file {
 	struct dfkv_node *node;		/* set once by BIND */
 	struct mutex bind_lock;
 	struct dfkv_lease_owner owner;
+	struct dfkv_auth auth;
 };
 
 /* Read a size-versioned struct: the user's size, then the struct. */
@@ -69,6 +74,9 @@ static int dfkv_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	mutex_init(&df->bind_lock);
 	dfkv_lease_owner_init(&df->owner);
+	/* An administrator's file acts for every tenant (SPEC.md 9). */
+	dfkv_auth_init(&df->auth,
+		       file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN));
 	file->private_data = df;
 	return 0;
 }
@@ -81,6 +89,7 @@ static int dfkv_release(struct inode *inode, struct file *file)
 		dfkv_lease_drop_owner(&df->node->leases, &df->owner);
 		dfkv_node_put(df->node);
 	}
+	dfkv_auth_destroy(&df->auth);
 	kfree(df);
 	return 0;
 }
@@ -218,21 +227,21 @@ static ssize_t op_iter(const struct dfkv_ioc_op *o, int dir, u64 len,
 }
 
 /* Run one op inside the node's bracket; the buffer's pages are in ub. */
-static int exec_op_node(struct dfkv_node *node, struct dfkv_ioc_op *o,
-			struct user_buf *ub)
+static int exec_op_node(struct dfkv_file *df, struct dfkv_node *node,
+			struct dfkv_ioc_op *o, struct user_buf *ub)
 {
 	switch (o->op) {
 	case DFKV_OP_PUT:
-		return dfkv_op_put(node, &o->key, o->length, &ub->iter,
-				   &o->stored_len);
+		return dfkv_op_put(node, &df->auth, &o->key, o->length,
+				   &ub->iter, &o->stored_len);
 	case DFKV_OP_GET:
-		return dfkv_op_get(node, &o->key, o->offset, o->length,
-				   iov_iter_count(&ub->iter), &ub->iter,
-				   &o->stored_len, &o->data_len);
+		return dfkv_op_get(node, &df->auth, &o->key, o->offset,
+				   o->length, iov_iter_count(&ub->iter),
+				   &ub->iter, &o->stored_len, &o->data_len);
 	case DFKV_OP_EXIST:
-		return dfkv_op_exist(node, &o->key, &o->stored_len);
+		return dfkv_op_exist(node, &df->auth, &o->key, &o->stored_len);
 	default:
-		return dfkv_op_remove(node, &o->key);
+		return dfkv_op_remove(node, &df->auth, &o->key);
 	}
 }
 
@@ -255,7 +264,7 @@ static int exec_op_pinned(struct dfkv_file *df, struct dfkv_ioc_op *o,
 	if (IS_ERR(node)) {
 		ret = PTR_ERR(node);
 	} else {
-		ret = exec_op_node(node, o, &ub);
+		ret = exec_op_node(df, node, o, &ub);
 		dfkv_node_exit(node);
 	}
 	user_buf_put(&ub);
@@ -441,15 +450,15 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 	k.nr_hits = 0;
 	switch (op) {
 	case DFKV_OP_TOUCH:
-		ret = dfkv_op_touch(node, keys, k.count);
+		ret = dfkv_op_touch(node, &df->auth, keys, k.count);
 		break;
 	case DFKV_OP_PROBE:
-		ret = dfkv_op_probe(node, keys, k.count, lens);
+		ret = dfkv_op_probe(node, &df->auth, keys, k.count, lens);
 		k.nr_hits = k.count;
 		break;
 	case DFKV_OP_LEASE:
-		ret = dfkv_op_lease(node, &df->owner, keys, k.count, k.ttl_ms,
-				    lens, &k.nr_hits, &k.lease_id);
+		ret = dfkv_op_lease(node, &df->auth, &df->owner, keys, k.count,
+				    k.ttl_ms, lens, &k.nr_hits, &k.lease_id);
 		break;
 	default:
 		ret = dfkv_op_release(node, &df->owner, k.lease_id);
@@ -470,6 +479,29 @@ out:
 	kvfree(lens);
 	kfree(keys);
 	return ret;
+}
+
+static long do_auth(struct dfkv_file *df, void __user *uarg)
+{
+	struct dfkv_ioc_auth a;
+	struct dfkv_node *node;
+	int err;
+
+	err = get_struct(&a, sizeof(a), DFKV_IOC_AUTH_SIZE_VER0, uarg);
+	if (!err)
+		err = dfkv_ioc_auth_check(&a);
+	if (!err) {
+		node = enter_node(df);
+		if (IS_ERR(node)) {
+			err = PTR_ERR(node);
+		} else {
+			err = dfkv_auth_secret(node, &df->auth, a.tenant_hash,
+					       a.secret);
+			dfkv_node_exit(node);
+		}
+	}
+	memzero_explicit(&a, sizeof(a));
+	return err;
 }
 
 /*
@@ -506,6 +538,8 @@ static long dfkv_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return do_keys(df, DFKV_OP_RELEASE, uarg);
 	case IOC_UNSIZED(DFKV_IOC_BATCH):
 		return do_batch(df, uarg);
+	case IOC_UNSIZED(DFKV_IOC_AUTH):
+		return do_auth(df, uarg);
 	default:
 		return -ENOTTY;
 	}

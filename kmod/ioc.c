@@ -57,3 +57,8 @@ int dfkv_ioc_batch_check(const struct dfkv_ioc_batch *b, size_t max_op_size)
 		return -EINVAL;
 	return 0;
 }
+
+int dfkv_ioc_auth_check(const struct dfkv_ioc_auth *a)
+{
+	return a->flags ? -EINVAL : 0;
+}

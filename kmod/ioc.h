@@ -19,5 +19,6 @@ int dfkv_ioc_bind_check(const struct dfkv_ioc_bind *b);
 int dfkv_ioc_op_check(const struct dfkv_ioc_op *o, u32 op);
 int dfkv_ioc_keys_check(const struct dfkv_ioc_keys *k, u32 op);
 int dfkv_ioc_batch_check(const struct dfkv_ioc_batch *b, size_t max_op_size);
+int dfkv_ioc_auth_check(const struct dfkv_ioc_auth *a);
 
 #endif /* _DFKV_IOC_H */

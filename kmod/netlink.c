@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Generic netlink family "dfkv" (uapi/linux/dfkv.h, uapi/dfkv.yaml):
- * version, node create/delete/set/get/dump, the resumable tenant dump and
- * the "events" multicast group; the disk commands are in nl_disk.c.
+ * version, node create/delete/set/get/dump and the "events" multicast
+ * group; the disk commands are in nl_disk.c, the tenant ones in
+ * nl_tenant.c.
  * Policies are strict; every rejection carries an extended-ack message;
  * mutations need CAP_NET_ADMIN in the user namespace owning the caller's
  * network namespace.
  */
 #include <linux/module.h>
-#include <linux/rhashtable.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
 #include <linux/inet.h>
@@ -72,6 +72,12 @@ static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
 	[DFKV_A_NODE_FLUSH_WORKERS] = NLA_POLICY_RANGE(NLA_U32, 0,
 						       DFKV_TIER_WORKERS_MAX),
 	[DFKV_A_NODE_NUMA] = { .type = NLA_U32 },
+	[DFKV_A_NODE_AUTH] = NLA_POLICY_RANGE(NLA_U32, DFKV_AUTH_OFF,
+					      __DFKV_AUTH_MAX - 1),
+	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64 },
+	[DFKV_A_TENANT_HASH] = { .type = NLA_U64 },
+	[DFKV_A_TENANT_SECRET] = NLA_POLICY_EXACT_LEN(DFKV_TENANT_SECRET_LEN),
+	[DFKV_A_TENANT_QUOTA] = { .type = NLA_U64 },
 };
 
 static bool name_valid(const char *name)
@@ -244,7 +250,12 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_SCANS,
 			     dfkv_leases_scans(&node->leases)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_TENANTS,
-			     atomic_read(&node->stats.nr_tenants)) ||
+			     atomic_read(&node->tenants.nr)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_OK, s.auth_ok) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_FAILURES, s.auth_failures) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_FORBIDDEN, s.forbidden) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_QUOTA_REJECTIONS,
+			     s.quota_rejections) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS, READ_ONCE(node->tcp.nr_conns)) ||
@@ -305,6 +316,12 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 	    nla_put_u32(skb, DFKV_A_NODE_FLUSH_WORKERS,
 			READ_ONCE(node->store.tier.workers)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_NUMA, node->store.arena.numa) ||
+	    nla_put_u32(skb, DFKV_A_NODE_AUTH,
+			READ_ONCE(node->tenants.auth_required) ?
+			DFKV_AUTH_REQUIRED : DFKV_AUTH_OFF) ||
+	    nla_put_u64_64bit(skb, DFKV_A_NODE_TENANT_QUOTA,
+			      READ_ONCE(node->tenants.default_quota),
+			      DFKV_A_PAD) ||
 	    (stats && dfkv_tcp_fill_listeners(skb, node)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
 	    (stats && fill_node_stats(skb, node))) {
@@ -390,6 +407,12 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
 	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
 	get_u32(info, DFKV_A_NODE_NUMA, &cfg.numa);
+	if (info->attrs[DFKV_A_NODE_AUTH])
+		cfg.auth_required = nla_get_u32(info->attrs[DFKV_A_NODE_AUTH]) ==
+			DFKV_AUTH_REQUIRED;
+	if (info->attrs[DFKV_A_NODE_TENANT_QUOTA])
+		cfg.tenant_quota =
+			nla_get_u64(info->attrs[DFKV_A_NODE_TENANT_QUOTA]);
 	err = dfkv_node_create(genl_info_net(info), &cfg, info->extack);
 	if (err)
 		return err;
@@ -454,6 +477,13 @@ static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(tn->idle_ms, idle);
 		WRITE_ONCE(tn->max_conns, max);
 	}
+	if (info->attrs[DFKV_A_NODE_AUTH])
+		WRITE_ONCE(node->tenants.auth_required,
+			   nla_get_u32(info->attrs[DFKV_A_NODE_AUTH]) ==
+			   DFKV_AUTH_REQUIRED);
+	if (info->attrs[DFKV_A_NODE_TENANT_QUOTA])
+		WRITE_ONCE(node->tenants.default_quota,
+			   nla_get_u64(info->attrs[DFKV_A_NODE_TENANT_QUOTA]));
 	set_tier(node, info);
 	dfkv_node_put(node);
 	return 0;
@@ -570,120 +600,6 @@ static int nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-/*
- * Tenant dump of one node, resumable in O(n): cb->args[0] holds a node
- * reference (which keeps the tenant table), args[1] an rhashtable iterator
- * kept across calls, args[2] whether the tenant it points at still has to
- * be sent, args[3] how often the walk restarted.  Each call runs inside an
- * operation bracket, so deleting the node ends the dump.  Tenants coming or
- * going (or a table resize restarting the walk) during the dump set
- * NLM_F_DUMP_INTR on the next message: the reader retries.
- */
-static int tenant_dump_start(struct netlink_callback *cb)
-{
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct nlattr *na = info->attrs[DFKV_A_NODE_NAME];
-	struct rhashtable_iter *iter;
-	struct dfkv_node *node;
-
-	if (!na) {
-		NL_SET_ERR_MSG(cb->extack, "the tenant dump needs a node name");
-		return -EINVAL;
-	}
-	node = dfkv_node_get(sock_net(cb->skb->sk), nla_data(na));
-	if (!node) {
-		NL_SET_ERR_MSG(cb->extack, "no node of that name in this network namespace");
-		return -ENOENT;
-	}
-	iter = kmalloc(sizeof(*iter), GFP_KERNEL);
-	if (!iter) {
-		dfkv_node_put(node);
-		return -ENOMEM;
-	}
-	rhashtable_walk_enter(&node->stats.tenants, iter);
-	cb->args[0] = (long)node;
-	cb->args[1] = (long)iter;
-	cb->args[2] = 0;
-	cb->args[3] = 0;
-	return 0;
-}
-
-static int fill_tenant(struct sk_buff *skb, struct netlink_callback *cb,
-		       struct dfkv_node *node, struct dfkv_tenant *t)
-{
-	struct nlattr *nest;
-	void *hdr;
-
-	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-			  &dfkv_nl_family, NLM_F_MULTI, DFKV_CMD_TENANT_GET);
-	if (!hdr)
-		return -EMSGSIZE;
-	genl_dump_check_consistent(cb, hdr);
-	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
-	    nla_put_u64_64bit(skb, DFKV_A_TENANT_HASH, t->hash, DFKV_A_PAD))
-		goto cancel;
-	nest = nla_nest_start(skb, DFKV_A_TENANT_STATS);
-	if (!nest ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&t->objects)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_USED_BYTES, atomic64_read(&t->used_bytes)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_IN, atomic64_read(&t->bytes_in)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_OUT, atomic64_read(&t->bytes_out)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_HITS, atomic64_read(&t->hits)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_MISSES, atomic64_read(&t->misses)))
-		goto cancel;
-	nla_nest_end(skb, nest);
-	genlmsg_end(skb, hdr);
-	return 0;
-cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
-}
-
-static int tenant_dump(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
-	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
-	struct dfkv_tenant *t;
-
-	if (!dfkv_node_enter(node))
-		return 0;
-	cb->seq = READ_ONCE(node->stats.tenants_gen) + cb->args[3];
-	rhashtable_walk_start(iter);
-	/* The tenant that did not fit last time, or the next one. */
-	t = cb->args[2] ? rhashtable_walk_peek(iter) : rhashtable_walk_next(iter);
-	cb->args[2] = 0;
-	for (; t; t = rhashtable_walk_next(iter)) {
-		if (IS_ERR(t)) {
-			if (PTR_ERR(t) != -EAGAIN)
-				break;
-			cb->seq++;	/* restarted: some may come twice */
-			cb->args[3]++;
-			continue;
-		}
-		if (fill_tenant(skb, cb, node, t)) {
-			cb->args[2] = 1;
-			break;
-		}
-	}
-	rhashtable_walk_stop(iter);
-	dfkv_node_exit(node);
-	return skb->len;
-}
-
-static int tenant_dump_done(struct netlink_callback *cb)
-{
-	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
-	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
-
-	if (iter) {
-		rhashtable_walk_exit(iter);
-		kfree(iter);
-	}
-	if (node)
-		dfkv_node_put(node);
-	return 0;
-}
-
 static const struct genl_ops dfkv_ops[] = {
 	{
 		.cmd = DFKV_CMD_VERSION_GET,
@@ -736,10 +652,21 @@ static const struct genl_ops dfkv_ops[] = {
 		.flags = GENL_ADMIN_PERM,	/* device paths */
 	},
 	{
+		.cmd = DFKV_CMD_TENANT_SET,
+		.doit = dfkv_nl_tenant_set,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = DFKV_CMD_TENANT_DEL,
+		.doit = dfkv_nl_tenant_del,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
 		.cmd = DFKV_CMD_TENANT_GET,
-		.start = tenant_dump_start,
-		.dumpit = tenant_dump,
-		.done = tenant_dump_done,
+		.doit = dfkv_nl_tenant_get,
+		.start = dfkv_nl_tenant_dump_start,
+		.dumpit = dfkv_nl_tenant_dump,
+		.done = dfkv_nl_tenant_dump_done,
 		.flags = GENL_ADMIN_PERM,	/* who uses the node */
 	},
 };

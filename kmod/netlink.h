@@ -2,7 +2,7 @@
 /*
  * The generic netlink family "dfkv": administration, stats and events.
  * netlink.c owns the family, its policy and the node commands; nl_disk.c
- * the disk commands.
+ * the disk commands, nl_tenant.c the tenant commands.
  */
 #ifndef _DFKV_NETLINK_H
 #define _DFKV_NETLINK_H
@@ -36,5 +36,12 @@ int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info);
 int dfkv_nl_disk_del(struct sk_buff *skb, struct genl_info *info);
 int dfkv_nl_disk_get(struct sk_buff *skb, struct genl_info *info);
 int dfkv_nl_disk_dump(struct sk_buff *skb, struct netlink_callback *cb);
+
+int dfkv_nl_tenant_set(struct sk_buff *skb, struct genl_info *info);
+int dfkv_nl_tenant_del(struct sk_buff *skb, struct genl_info *info);
+int dfkv_nl_tenant_get(struct sk_buff *skb, struct genl_info *info);
+int dfkv_nl_tenant_dump_start(struct netlink_callback *cb);
+int dfkv_nl_tenant_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int dfkv_nl_tenant_dump_done(struct netlink_callback *cb);
 
 #endif /* _DFKV_NETLINK_H */

@@ -58,13 +58,14 @@ static void node_free_rcu(struct rcu_head *head)
 }
 
 /*
- * The counters outlive the store: a tenant dump in progress keeps an
- * iterator on the (by then empty) tenant table and a reference on the node.
+ * The counters and the tenant table outlive the store: a tenant dump in
+ * progress keeps an iterator on the table and a reference on the node.
  */
 static void node_release(struct kref *ref)
 {
 	struct dfkv_node *node = container_of(ref, struct dfkv_node, ref);
 
+	dfkv_tenants_destroy(&node->tenants);
 	dfkv_stats_destroy(&node->stats);
 	call_rcu(&node->rcu, node_free_rcu);
 }
@@ -154,14 +155,22 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	err = dfkv_stats_init(&node->stats);
 	if (err)
 		goto err_ref;
-	err = dfkv_store_init(&node->store, &node->stats, cfg->ram_bytes,
-			      cfg->flags & DFKV_NODE_F_EVICT, cfg->numa);
+	err = dfkv_tenants_init(&node->tenants);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot set up the node's tenants (hmac(sha256))");
+		goto err_stats;
+	}
+	node->tenants.auth_required = cfg->auth_required;
+	node->tenants.default_quota = cfg->tenant_quota;
+	err = dfkv_store_init(&node->store, &node->stats, &node->tenants,
+			      cfg->ram_bytes, cfg->flags & DFKV_NODE_F_EVICT,
+			      cfg->numa);
 	if (err) {
 		if (err == -EINVAL && cfg->numa != DFKV_NUMA_INTERLEAVE)
 			NL_SET_ERR_MSG(extack, "no NUMA node of that number has memory");
 		else
 			NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
-		goto err_stats;
+		goto err_tenants;
 	}
 	err = dfkv_tier_init(&node->store.tier, node->name, &node_tier_ops,
 			     node);
@@ -192,6 +201,8 @@ err_store:
 	dfkv_tier_destroy(&node->store.tier);	/* no disk yet */
 err_tier:
 	dfkv_store_destroy(&node->store);
+err_tenants:
+	dfkv_tenants_destroy(&node->tenants);
 err_stats:
 	dfkv_stats_destroy(&node->stats);
 err_ref:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A dfkv node: one cache instance, owned by the network namespace that
- * created it, holding its store, leases, limits and counters.
+ * created it, holding its store, tenants, leases, limits and counters.
  */
 #ifndef _DFKV_NODE_H
 #define _DFKV_NODE_H
@@ -17,6 +17,8 @@
 
 #include "store.h"
 #include "stats.h"
+#include "tenant.h"
+#include "auth.h"
 #include "lease.h"
 #include "tcp.h"
 #include "rdma.h"
@@ -46,6 +48,7 @@ struct dfkv_node {
 	atomic64_t recv_reserved;	/* by PUTs whose payload is arriving */
 	atomic64_t recv_refused;	/* PUTs answered BUSY for it */
 	struct dfkv_stats stats;
+	struct dfkv_tenants tenants;
 	struct dfkv_store store;
 	struct dfkv_leases leases;
 	struct dfkv_tcp_node tcp;
@@ -62,6 +65,8 @@ struct dfkv_node_cfg {
 	u32 idle_ms;
 	u32 max_conns;
 	u32 numa;		/* NUMA node or DFKV_NUMA_INTERLEAVE */
+	bool auth_required;
+	u64 tenant_quota;	/* default quota, 0 = unlimited */
 };
 
 #define DFKV_MAX_VALUE_DEFAULT	((u64)SZ_64M)

@@ -42,13 +42,15 @@ static int put_begin_charged(struct dfkv_node *node, const struct dfkv_key *key,
 	return status;
 }
 
-int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
-		      u64 len, struct dfkv_put *put)
+int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
+		      const struct dfkv_key *key, u64 len, struct dfkv_put *put)
 {
 	int status;
 
 	memset(put, 0, sizeof(*put));
-	if (!len)
+	if (!dfkv_auth_allows(node, auth, key, 1))
+		status = DFKV_STATUS_FORBIDDEN;
+	else if (!len)
 		status = DFKV_STATUS_INVALID;
 	else if (len > READ_ONCE(node->max_value))
 		status = DFKV_STATUS_TOO_LARGE;
@@ -99,13 +101,14 @@ void dfkv_op_recv_done(struct dfkv_node *node, u64 len)
 	atomic64_sub(len, &node->recv_reserved);
 }
 
-int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
-		struct iov_iter *from, u64 *stored_len)
+int dfkv_op_put(struct dfkv_node *node, const struct dfkv_auth *auth,
+		const struct dfkv_key *key, u64 len, struct iov_iter *from,
+		u64 *stored_len)
 {
 	struct dfkv_put put;
 	int status;
 
-	status = dfkv_op_put_begin(node, key, len, &put);
+	status = dfkv_op_put_begin(node, auth, key, len, &put);
 	if (status == DFKV_STATUS_OK && put.e) {
 		if (put.leader &&
 		    dfkv_store_put_copy(&put, 0, len, from) != len) {
@@ -119,14 +122,17 @@ int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
 	return status;
 }
 
-int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_key *key,
-		      u64 offset, u64 length, u64 cap, struct dfkv_read *rd,
-		      u64 *stored_len, u64 *data_len)
+int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
+		      const struct dfkv_key *key, u64 offset, u64 length,
+		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
+		      u64 *data_len)
 {
 	int status;
 
 	*stored_len = 0;
 	*data_len = 0;
+	if (!dfkv_auth_allows(node, auth, key, 1))
+		return done(node, DFKV_OP_GET, DFKV_STATUS_FORBIDDEN);
 	status = dfkv_store_get_begin(&node->store, key, rd);
 	if (status != DFKV_STATUS_OK)
 		return done(node, DFKV_OP_GET, status);
@@ -148,14 +154,14 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)
 	return done(node, DFKV_OP_GET, status);
 }
 
-int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
-		u64 offset, u64 length, u64 cap, struct iov_iter *to,
-		u64 *stored_len, u64 *data_len)
+int dfkv_op_get(struct dfkv_node *node, const struct dfkv_auth *auth,
+		const struct dfkv_key *key, u64 offset, u64 length, u64 cap,
+		struct iov_iter *to, u64 *stored_len, u64 *data_len)
 {
 	struct dfkv_read rd;
 	int status;
 
-	status = dfkv_op_get_begin(node, key, offset, length, cap, &rd,
+	status = dfkv_op_get_begin(node, auth, key, offset, length, cap, &rd,
 				   stored_len, data_len);
 	if (status != DFKV_STATUS_OK)
 		return status;
@@ -167,50 +173,67 @@ int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
 	return dfkv_op_get_end(node, &rd, DFKV_STATUS_OK);
 }
 
-int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_key *key,
-		  u64 *stored_len)
+int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *key, u64 *stored_len)
 {
+	*stored_len = 0;
+	if (!dfkv_auth_allows(node, auth, key, 1))
+		return done(node, DFKV_OP_EXIST, DFKV_STATUS_FORBIDDEN);
 	*stored_len = dfkv_store_exist(&node->store, key);
 	return done(node, DFKV_OP_EXIST, *stored_len ? DFKV_STATUS_OK :
 		    DFKV_STATUS_NOT_FOUND);
 }
 
-int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_key *key)
+int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_auth *auth,
+		   const struct dfkv_key *key)
 {
+	if (!dfkv_auth_allows(node, auth, key, 1))
+		return done(node, DFKV_OP_REMOVE, DFKV_STATUS_FORBIDDEN);
 	return done(node, DFKV_OP_REMOVE, dfkv_store_remove(&node->store, key));
 }
 
-int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_key *keys, u32 n)
+int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *keys, u32 n)
 {
 	u32 i;
 
 	if (!n || n > DFKV_KEYS_MAX)
 		return done(node, DFKV_OP_TOUCH, DFKV_STATUS_INVALID);
+	if (!dfkv_auth_allows(node, auth, keys, n))
+		return done(node, DFKV_OP_TOUCH, DFKV_STATUS_FORBIDDEN);
 	for (i = 0; i < n; i++)
 		dfkv_store_touch(&node->store, &keys[i]);
 	return done(node, DFKV_OP_TOUCH, DFKV_STATUS_OK);
 }
 
-int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_key *keys, u32 n,
-		  u64 *lens)
+int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *keys, u32 n, u64 *lens)
 {
 	u32 i;
 
 	if (!n || n > DFKV_KEYS_MAX)
 		return done(node, DFKV_OP_PROBE, DFKV_STATUS_INVALID);
+	if (!dfkv_auth_allows(node, auth, keys, n))
+		return done(node, DFKV_OP_PROBE, DFKV_STATUS_FORBIDDEN);
 	for (i = 0; i < n; i++)
 		lens[i] = dfkv_store_exist(&node->store, &keys[i]);
 	return done(node, DFKV_OP_PROBE, DFKV_STATUS_OK);
 }
 
-int dfkv_op_lease(struct dfkv_node *node, struct dfkv_lease_owner *owner,
-		  const struct dfkv_key *keys, u32 n, u64 ttl_ms, u64 *lens,
-		  u32 *nr_hits, u64 *lease_id)
+int dfkv_op_lease(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  struct dfkv_lease_owner *owner, const struct dfkv_key *keys,
+		  u32 n, u64 ttl_ms, u64 *lens, u32 *nr_hits, u64 *lease_id)
 {
-	struct mem_cgroup *old = dfkv_store_charge(&node->store);
-	int status = dfkv_lease_grant(&node->leases, owner, keys, n, ttl_ms,
-				      lens, nr_hits, lease_id);
+	struct mem_cgroup *old;
+	int status;
 
+	*nr_hits = 0;
+	*lease_id = 0;
+	if (n && n <= DFKV_KEYS_MAX && !dfkv_auth_allows(node, auth, keys, n))
+		return done(node, DFKV_OP_LEASE, DFKV_STATUS_FORBIDDEN);
+	old = dfkv_store_charge(&node->store);
+	status = dfkv_lease_grant(&node->leases, owner, keys, n, ttl_ms, lens,
+				  nr_hits, lease_id);
 	set_active_memcg(old);
 	return done(node, DFKV_OP_LEASE, status);
 }
@@ -222,9 +245,9 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    dfkv_lease_release(&node->leases, owner, lease_id));
 }
 
-int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
-		 u8 op, const u8 *list, u32 n, u64 ttl_ms, void **data,
-		 size_t *len)
+int dfkv_op_keys(struct dfkv_node *node, const struct dfkv_auth *auth,
+		 struct dfkv_lease_owner *owner, u8 op, const u8 *list, u32 n,
+		 u64 ttl_ms, void **data, size_t *len)
 {
 	struct dfkv_key *keys;
 	u64 *lens, id = 0;
@@ -243,20 +266,20 @@ int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 	dfkv_wire_get_keys(list, n, keys);
 	switch (op) {
 	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(node, keys, n);
+		status = dfkv_op_touch(node, auth, keys, n);
 		kfree(lens);
 		lens = NULL;
 		break;
 	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(node, keys, n, lens);
+		status = dfkv_op_probe(node, auth, keys, n, lens);
 		for (i = 0; i < n; i++)
 			put_unaligned_le64(lens[i], &lens[i]);
 		hits = n;
 		break;
 	default:
 		/* LEASE: u64 lease id, then the leading hits' lengths. */
-		status = dfkv_op_lease(node, owner, keys, n, ttl_ms, lens + 1,
-				       &hits, &id);
+		status = dfkv_op_lease(node, auth, owner, keys, n, ttl_ms,
+				       lens + 1, &hits, &id);
 		for (i = 1; i <= hits; i++)
 			put_unaligned_le64(lens[i], &lens[i]);
 		put_unaligned_le64(id, &lens[0]);
@@ -274,12 +297,32 @@ int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 	return status;
 }
 
+int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply)
+{
+	*reply = kmalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
+	if (!*reply)
+		return done(node, DFKV_OP_HELLO, DFKV_STATUS_BUSY);
+	dfkv_auth_hello(node, auth, *reply);
+	return done(node, DFKV_OP_HELLO, DFKV_STATUS_OK);
+}
+
+int dfkv_op_auth(struct dfkv_node *node, struct dfkv_auth *auth, u64 tenant,
+		 const u8 *proof, u64 len, bool *close)
+{
+	*close = false;
+	if (len != DFKV_AUTH_PROOF_LEN)
+		return done(node, DFKV_OP_AUTH, DFKV_STATUS_INVALID);
+	return done(node, DFKV_OP_AUTH,
+		    dfkv_auth_proof(node, auth, tenant, proof, close));
+}
+
 static const char *const op_names[__DFKV_OP_MAX] = {
 	[DFKV_OP_PUT] = "put", [DFKV_OP_GET] = "get",
 	[DFKV_OP_EXIST] = "exist", [DFKV_OP_STATS] = "stats",
 	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
 	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
 	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
+	[DFKV_OP_AUTH] = "auth",
 };
 
 int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Transport-independent operations on a node: the SPEC.md rules (range
- * contract, zero-length PUT, immutability, size limits) and the per-op
- * accounting live here once, for /dev/dfkv and the network transports.
+ * contract, zero-length PUT, immutability, size limits), the tenant check
+ * (every tenant-scoped op takes the caller's struct dfkv_auth and answers
+ * FORBIDDEN before touching anything) and the per-op accounting live here
+ * once, for /dev/dfkv and the network transports.
  * Every function returns an enum dfkv_status, or a negative errno when
  * the caller's memory faulted or the wait was interrupted.
  */
@@ -14,6 +16,7 @@
 
 struct dfkv_node;
 struct dfkv_lease_owner;
+struct dfkv_auth;
 
 /*
  * Resolve a GET range against the stored length: length 0 = remainder,
@@ -32,8 +35,8 @@ struct dfkv_read;
  * the leader finished, or parks with dfkv_store_put_park() and takes
  * dfkv_op_put_result() when woken, as the network transports do).
  */
-int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_key *key,
-		      u64 len, struct dfkv_put *put);
+int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
+		      const struct dfkv_key *key, u64 len, struct dfkv_put *put);
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok);
 /* A parked follower's result once its leader finished (dfkv_store_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
@@ -49,32 +52,36 @@ void dfkv_op_recv_done(struct dfkv_node *node, u64 len);
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
  * range length in *data_len until dfkv_op_get_end().
  */
-int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_key *key,
-		      u64 offset, u64 length, u64 cap, struct dfkv_read *rd,
-		      u64 *stored_len, u64 *data_len);
+int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
+		      const struct dfkv_key *key, u64 offset, u64 length,
+		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
+		      u64 *data_len);
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
 /* STATS: "name value\n" lines in a kmalloc'd buffer the caller frees. */
 int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len);
 
 /* PUT len bytes taken from the iterator. */
-int dfkv_op_put(struct dfkv_node *node, const struct dfkv_key *key, u64 len,
-		struct iov_iter *from, u64 *stored_len);
+int dfkv_op_put(struct dfkv_node *node, const struct dfkv_auth *auth,
+		const struct dfkv_key *key, u64 len, struct iov_iter *from,
+		u64 *stored_len);
 /*
  * GET a range into the iterator, which holds cap bytes; a range wider
  * than cap is TOO_LARGE and copies nothing.
  */
-int dfkv_op_get(struct dfkv_node *node, const struct dfkv_key *key,
-		u64 offset, u64 length, u64 cap, struct iov_iter *to,
-		u64 *stored_len, u64 *data_len);
-int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_key *key,
-		  u64 *stored_len);
-int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_key *key);
-int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_key *keys, u32 n);
-int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_key *keys, u32 n,
-		  u64 *lens);
-int dfkv_op_lease(struct dfkv_node *node, struct dfkv_lease_owner *owner,
-		  const struct dfkv_key *keys, u32 n, u64 ttl_ms, u64 *lens,
-		  u32 *nr_hits, u64 *lease_id);
+int dfkv_op_get(struct dfkv_node *node, const struct dfkv_auth *auth,
+		const struct dfkv_key *key, u64 offset, u64 length, u64 cap,
+		struct iov_iter *to, u64 *stored_len, u64 *data_len);
+int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *key, u64 *stored_len);
+int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_auth *auth,
+		   const struct dfkv_key *key);
+int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *keys, u32 n);
+int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  const struct dfkv_key *keys, u32 n, u64 *lens);
+int dfkv_op_lease(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  struct dfkv_lease_owner *owner, const struct dfkv_key *keys,
+		  u32 n, u64 ttl_ms, u64 *lens, u32 *nr_hits, u64 *lease_id);
 int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    u64 lease_id);
 /*
@@ -84,8 +91,16 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
  * lease id, then the leading hits' lengths; TOUCH: none, NULL) and *len
  * its size; otherwise NULL and 0.  BUSY when memory ran out.
  */
-int dfkv_op_keys(struct dfkv_node *node, struct dfkv_lease_owner *owner,
-		 u8 op, const u8 *list, u32 n, u64 ttl_ms, void **data,
-		 size_t *len);
+int dfkv_op_keys(struct dfkv_node *node, const struct dfkv_auth *auth,
+		 struct dfkv_lease_owner *owner, u8 op, const u8 *list, u32 n,
+		 u64 ttl_ms, void **data, size_t *len);
+/* HELLO: *reply is its DFKV_HELLO_REPLY_LEN bytes (kmalloc'd) on OK. */
+int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply);
+/*
+ * AUTH with a proof of len bytes; *close tells whether this failure is
+ * the one that closes the connection (after its reply).
+ */
+int dfkv_op_auth(struct dfkv_node *node, struct dfkv_auth *auth, u64 tenant,
+		 const u8 *proof, u64 len, bool *close);
 
 #endif /* _DFKV_OPS_H */

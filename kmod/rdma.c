@@ -181,6 +181,7 @@ struct rdma_conn {
 	struct ib_cq *cq;
 	u32 cq_size;
 	struct dfkv_lease_owner owner;
+	struct dfkv_auth auth;
 
 	u32 depth;
 	u32 inline_max;
@@ -547,7 +548,8 @@ static void exec_keys(struct rdma_cmd *cmd, const u8 *payload)
 	void *data;
 	int status;
 
-	status = dfkv_op_keys(cmd->conn->node, &cmd->conn->owner, cmd->op,
+	status = dfkv_op_keys(cmd->conn->node, &cmd->conn->auth,
+			      &cmd->conn->owner, cmd->op,
 			      payload, cmd->payload_len / DFKV_BLOCK_KEY_LEN,
 			      cmd->length, &data, &len);
 	reply(cmd, status, 0, len, data);
@@ -555,17 +557,26 @@ static void exec_keys(struct rdma_cmd *cmd, const u8 *payload)
 
 static void exec_hello(struct rdma_cmd *cmd)
 {
-	u8 *buf = kzalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
-	struct dfkv_node *node = cmd->conn->node;
+	u8 *buf;
+	int status = dfkv_op_hello(cmd->conn->node, &cmd->conn->auth, &buf);
 
-	if (!buf) {
-		reply_status(cmd, DFKV_STATUS_BUSY, 0);
-		return;
-	}
-	put_unaligned_le64(0, buf);
-	put_unaligned_le64(READ_ONCE(node->max_value), buf + 8);
-	dfkv_stats_op(&node->stats, DFKV_OP_HELLO, DFKV_STATUS_OK);
-	reply(cmd, DFKV_STATUS_OK, 0, DFKV_HELLO_REPLY_LEN, buf);
+	if (status != DFKV_STATUS_OK)
+		reply_status(cmd, status, 0);
+	else
+		reply(cmd, status, 0, DFKV_HELLO_REPLY_LEN, buf);
+}
+
+/* The failure that closes the connection is answered first. */
+static void exec_auth(struct rdma_cmd *cmd, const u8 *proof)
+{
+	struct rdma_conn *conn = cmd->conn;
+	bool close;
+
+	reply_status(cmd, dfkv_op_auth(conn->node, &conn->auth,
+				       cmd->key.tenant, proof,
+				       cmd->payload_len, &close), 0);
+	if (close)
+		conn_kill(conn);
 }
 
 /* A payload (inline or read into cmd->buf) is in: run a non-data op. */
@@ -573,6 +584,8 @@ static void exec_payload_op(struct rdma_cmd *cmd, const u8 *payload)
 {
 	if (cmd->op == DFKV_OP_HELLO)
 		exec_hello(cmd);
+	else if (cmd->op == DFKV_OP_AUTH)
+		exec_auth(cmd, payload);
 	else
 		exec_keys(cmd, payload);
 }
@@ -584,7 +597,8 @@ static void exec_get(struct rdma_cmd *cmd)
 	int status;
 
 	cap = cmd->ndesc ? cmd->desc_total : conn->inline_max;
-	status = dfkv_op_get_begin(conn->node, &cmd->key, cmd->offset,
+	status = dfkv_op_get_begin(conn->node, &conn->auth, &cmd->key,
+				   cmd->offset,
 				   cmd->length, cap, &cmd->rd, &stored, &n);
 	if (status != DFKV_STATUS_OK) {
 		cmd->rd.e = NULL;
@@ -637,8 +651,8 @@ static void exec_put(struct rdma_cmd *cmd, const u8 *inl)
 	struct dfkv_node *node = cmd->conn->node;
 	int status;
 
-	status = dfkv_op_put_begin(node, &cmd->key, cmd->payload_len,
-				   &cmd->put);
+	status = dfkv_op_put_begin(node, &cmd->conn->auth, &cmd->key,
+				   cmd->payload_len, &cmd->put);
 	if (status != DFKV_STATUS_OK || !cmd->put.e) {
 		reply_status(cmd, status, cmd->put.stored_len);
 		return;
@@ -821,11 +835,12 @@ static void cmd_start(struct rdma_cmd *cmd)
 		exec_get(cmd);
 		return;
 	case DFKV_OP_EXIST:
-		status = dfkv_op_exist(node, &cmd->key, &stored);
+		status = dfkv_op_exist(node, &conn->auth, &cmd->key, &stored);
 		reply_status(cmd, status, stored);
 		return;
 	case DFKV_OP_REMOVE:
-		reply_status(cmd, dfkv_op_remove(node, &cmd->key), 0);
+		reply_status(cmd, dfkv_op_remove(node, &conn->auth, &cmd->key),
+			     0);
 		return;
 	case DFKV_OP_STATS:
 		status = dfkv_op_stats(node, &text, &len);
@@ -838,7 +853,7 @@ static void cmd_start(struct rdma_cmd *cmd)
 						  cmd->offset), 0);
 		return;
 	}
-	/* HELLO, TOUCH, PROBE, LEASE: a payload inline or to read */
+	/* HELLO, AUTH, TOUCH, PROBE, LEASE: a payload inline or to read */
 	if (!cmd->ndesc) {
 		exec_payload_op(cmd, rv->buf + REQ_HDR_LEN);
 		return;
@@ -1164,6 +1179,7 @@ static void conn_release_work(struct work_struct *work)
 	mutex_unlock(&dev_lock);
 
 	dfkv_listeners_conn_del(&node->rdma.ls, &conn->core, node);
+	dfkv_auth_destroy(&conn->auth);
 	kfree(conn);
 }
 
@@ -1290,6 +1306,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	if (!conn)
 		goto err_unreserve;
 	dfkv_lease_owner_init(&conn->owner);
+	dfkv_auth_init(&conn->auth, false);
 	conn_negotiate(conn, id->device, cp->private_data);
 	dev = rdev_get(id->device);
 	if (!dev)
@@ -1370,6 +1387,7 @@ err_free:
 	conn_destroy_ib(conn);
 	rdev_put(dev);
 err_kfree:
+	dfkv_auth_destroy(&conn->auth);
 	kfree(conn);
 err_unreserve:
 	dfkv_listeners_conn_unreserve(&rn->ls);

@@ -1,53 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Node and tenant counters: per-CPU node counters summed on demand, and the
- * per-node tenant table (an rhashtable of struct dfkv_tenant keyed by the
- * tenant hash, read under RCU).  Every entry of the store holds a reference
- * on its tenant; the last one unlinks and frees it, so the table holds the
- * tenants that have blocks, not every hash a peer ever named.  Creation and
- * the final put serialize on a per-node lock (taken only when a tenant
- * comes or goes); a tenant in the table under that lock is always live.
- */
+/* Node counters: per-CPU, summed on demand. */
 #include <linux/slab.h>
-#include <linux/rhashtable.h>
 #include <linux/string.h>
 
 #include "stats.h"
 
-static const struct rhashtable_params tenant_params = {
-	.key_len = sizeof(u64),
-	.key_offset = offsetof(struct dfkv_tenant, hash),
-	.head_offset = offsetof(struct dfkv_tenant, node),
-	.automatic_shrinking = true,
-};
-
 int dfkv_stats_init(struct dfkv_stats *st)
 {
-	int err;
-
 	st->pcpu = alloc_percpu(struct dfkv_counters);
-	if (!st->pcpu)
-		return -ENOMEM;
-	err = rhashtable_init(&st->tenants, &tenant_params);
-	if (err) {
-		free_percpu(st->pcpu);
-		return err;
-	}
-	atomic_set(&st->nr_tenants, 0);
-	spin_lock_init(&st->tenants_lock);
-	st->tenants_gen = 1;
-	return 0;
+	return st->pcpu ? 0 : -ENOMEM;
 }
 
-static void tenant_free(void *ptr, void *arg)
-{
-	kfree(ptr);
-}
-
-/* Called once no data path can reach the node any more. */
 void dfkv_stats_destroy(struct dfkv_stats *st)
 {
-	rhashtable_free_and_destroy(&st->tenants, tenant_free, NULL);
 	free_percpu(st->pcpu);
 }
 
@@ -79,64 +44,9 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->flush_drops += READ_ONCE(p->flush_drops);
 		snap->promoted += READ_ONCE(p->promoted);
 		snap->coalesced += READ_ONCE(p->coalesced);
+		snap->auth_ok += READ_ONCE(p->auth_ok);
+		snap->auth_failures += READ_ONCE(p->auth_failures);
+		snap->forbidden += READ_ONCE(p->forbidden);
+		snap->quota_rejections += READ_ONCE(p->quota_rejections);
 	}
-}
-
-struct dfkv_tenant *dfkv_tenant_find(struct dfkv_stats *st, u64 hash)
-{
-	return rhashtable_lookup(&st->tenants, &hash, tenant_params);
-}
-
-struct dfkv_tenant *dfkv_tenant_get(struct dfkv_stats *st, u64 hash)
-{
-	struct dfkv_tenant *t, *new;
-
-	rcu_read_lock();
-	t = dfkv_tenant_find(st, hash);
-	if (t && !refcount_inc_not_zero(&t->refs))
-		t = NULL;	/* going: its last put holds the lock */
-	rcu_read_unlock();
-	if (t)
-		return t;
-
-	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
-	if (!new)
-		return NULL;
-	new->hash = hash;
-	refcount_set(&new->refs, 1);
-	spin_lock(&st->tenants_lock);
-	t = rhashtable_lookup_get_insert_fast(&st->tenants, &new->node,
-					      tenant_params);
-	if (!t) {
-		t = new;
-		new = NULL;
-		atomic_inc(&st->nr_tenants);
-		st->tenants_gen++;
-	} else if (IS_ERR(t)) {
-		t = NULL;
-	} else {
-		refcount_inc(&t->refs);
-	}
-	spin_unlock(&st->tenants_lock);
-	kfree(new);
-	return t;
-}
-
-void dfkv_tenant_put(struct dfkv_stats *st, struct dfkv_tenant *t)
-{
-	bool last;
-
-	if (refcount_dec_not_one(&t->refs))
-		return;
-	/* Maybe the last: drop it to zero only under the lock. */
-	spin_lock(&st->tenants_lock);
-	last = refcount_dec_and_test(&t->refs);
-	if (last) {
-		rhashtable_remove_fast(&st->tenants, &t->node, tenant_params);
-		atomic_dec(&st->nr_tenants);
-		st->tenants_gen++;
-	}
-	spin_unlock(&st->tenants_lock);
-	if (last)
-		kfree_rcu(t, rcu);
 }

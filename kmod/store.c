@@ -185,7 +185,7 @@ static void entry_release(struct kref *ref)
 				(e->tier & DFKV_T_RECS) &&
 				!(e->tier & DFKV_T_KEEP));
 	if (e->tenant)
-		dfkv_tenant_put(e->store->stats, e->tenant);
+		dfkv_tenant_put(e->store->tenants, e->tenant);
 	call_rcu(&e->rcu, entry_free_rcu);
 }
 
@@ -289,6 +289,10 @@ static bool entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
 		atomic64_sub(e->len, &st->used_bytes);
 		atomic64_dec(&e->tenant->objects);
 		atomic64_sub(e->len, &e->tenant->used_bytes);
+	}
+	if (e->charged) {
+		dfkv_tenant_uncharge(e->tenant, e->len);
+		e->charged = false;
 	}
 	e->state = DFKV_E_DEAD;
 	return true;
@@ -653,10 +657,30 @@ static bool store_put_waits(struct dfkv_store *st)
 		READ_ONCE(t->ack) == DFKV_ACK_DISK || !READ_ONCE(t->dirty_pct);
 }
 
+/*
+ * Charge a leader's new entry to its tenant's quota, before it takes any
+ * RAM (so a tenant at its quota never evicts anyone), unless a REMOVE
+ * killed it already.
+ */
+static bool entry_charge(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	bool ok = true;
+
+	spin_lock(&e->lock);
+	if (e->state == DFKV_E_RESERVED) {
+		ok = dfkv_tenant_charge(st->tenants, e->tenant, e->len, false);
+		e->charged = ok;
+	}
+	spin_unlock(&e->lock);
+	if (!ok)
+		this_cpu_inc(st->stats->pcpu->quota_rejections);
+	return ok;
+}
+
 /* Free an entry that never reached the index, and its tenant reference. */
 static void entry_discard(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	dfkv_tenant_put(st->stats, e->tenant);
+	dfkv_tenant_put(st->tenants, e->tenant);
 	kmem_cache_free(entry_cache, e);
 }
 
@@ -672,13 +696,13 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 		return DFKV_STATUS_INVALID;
 	if (len > st->capacity)
 		return DFKV_STATUS_TOO_LARGE;
-	tenant = dfkv_tenant_get(st->stats, key->tenant);
+	tenant = dfkv_tenant_get(st->tenants, key->tenant);
 	if (!tenant)
 		return DFKV_STATUS_CACHE_FULL;
 
 	e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
 	if (!e) {
-		dfkv_tenant_put(st->stats, tenant);
+		dfkv_tenant_put(st->tenants, tenant);
 		return DFKV_STATUS_CACHE_FULL;
 	}
 	e->key = *key;
@@ -737,6 +761,9 @@ retry:
 
 	put->e = e;
 	put->leader = true;
+	if (!entry_charge(st, e))
+		return dfkv_store_put_end(put, false,
+					  DFKV_STATUS_QUOTA_EXCEEDED);
 	if (store_over_watermark(st, len))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
 	err = entry_alloc_slots(st, e);
@@ -1171,7 +1198,7 @@ int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 	}
 	this_cpu_add(st->stats->pcpu->misses, 1);
 	rcu_read_lock();
-	t = dfkv_tenant_find(st->stats, key->tenant);
+	t = dfkv_tenant_find(st->tenants, key->tenant);
 	if (t)
 		atomic64_inc(&t->misses);
 	rcu_read_unlock();
@@ -1520,7 +1547,7 @@ static void rebuild_publish(void *ptr, void *arg)
 		if (e->dslots[i].extent == U32_MAX)
 			e->state = DFKV_E_DEAD;
 	e->tenant = e->state == DFKV_E_DEAD ? NULL :
-		dfkv_tenant_get(st->stats, e->key.tenant);
+		dfkv_tenant_get(st->tenants, e->key.tenant);
 	if (!e->tenant)
 		goto drop;
 	/* A PUT that finds it before it is COMMITTED follows a done leader. */
@@ -1540,6 +1567,8 @@ static void rebuild_publish(void *ptr, void *arg)
 	atomic64_add(e->len, &st->used_bytes);
 	atomic64_inc(&e->tenant->objects);
 	atomic64_add(e->len, &e->tenant->used_bytes);
+	dfkv_tenant_charge(st->tenants, e->tenant, e->len, true);
+	e->charged = true;
 	entry_disk_lru_add_locked(e);
 	spin_unlock(&e->lock);
 	rb->restored++;
@@ -1666,7 +1695,8 @@ static const struct dfkv_slab_ops arena_slab_ops = {
 };
 
 int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
-		    u64 capacity, bool evict, u32 numa)
+		    struct dfkv_tenants *tenants, u64 capacity, bool evict,
+		    u32 numa)
 {
 	u64 ext = SZ_4M;
 	u32 i, nr;
@@ -1681,6 +1711,7 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 
 	memset(st, 0, sizeof(*st));
 	st->stats = stats;
+	st->tenants = tenants;
 	st->evict = evict;
 	st->capacity = (u64)nr * ext;
 	init_waitqueue_head(&st->waitq);

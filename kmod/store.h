@@ -23,6 +23,7 @@
 #include "slab.h"
 #include "arena.h"
 #include "stats.h"
+#include "tenant.h"
 #include "tier.h"
 #include "stage.h"
 
@@ -53,6 +54,7 @@ struct dfkv_entry {
 	u8 result;		/* leader's status, for followers */
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
+	bool charged;		/* len is charged to the tenant's quota */
 	struct list_head parked; /* followers' dfkv_put_waiters, until done */
 	u32 pins;		/* readers and leases */
 	u64 len;
@@ -91,6 +93,7 @@ struct dfkv_store {
 	struct dfkv_slab slab;
 	struct dfkv_arena arena;
 	struct dfkv_stats *stats;
+	struct dfkv_tenants *tenants;
 	wait_queue_head_t waitq;	/* PUT followers */
 	struct dfkv_lru_shard *shards;
 	u32 nr_shards;
@@ -119,7 +122,8 @@ int dfkv_store_cache_init(void);
 void dfkv_store_cache_exit(void);
 
 int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
-		    u64 capacity, bool evict, u32 numa);
+		    struct dfkv_tenants *tenants, u64 capacity, bool evict,
+		    u32 numa);
 /* Drops every entry; no operation may be in flight. */
 void dfkv_store_destroy(struct dfkv_store *st);
 

@@ -61,7 +61,7 @@ struct dfkv_tcp_listener {
 enum conn_state {
 	CONN_RX_HDR,		/* reading a request prefix */
 	CONN_RX_PUT,		/* PUT payload into the reserved entry */
-	CONN_RX_BUF,		/* key list / HELLO payload into rx_buf */
+	CONN_RX_BUF,		/* key list, HELLO or AUTH payload into rx_buf */
 	CONN_RX_DISCARD,	/* payload nobody needs */
 	CONN_PARKED,		/* PUT follower waiting for its leader */
 	CONN_TX,		/* sending the reply */
@@ -83,6 +83,7 @@ struct dfkv_tcp_conn {
 	void (*saved_write_space)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	struct dfkv_lease_owner owner;
+	struct dfkv_auth auth;
 
 	enum conn_state state;
 	struct dfkv_wire_rx rx;		/* the frame being received */
@@ -291,7 +292,7 @@ static void exec_keys(struct dfkv_tcp_conn *c)
 	void *data;
 	int status;
 
-	status = dfkv_op_keys(c->node, &c->owner, c->op, c->rx_buf,
+	status = dfkv_op_keys(c->node, &c->auth, &c->owner, c->op, c->rx_buf,
 			      c->rx.payload_len / DFKV_BLOCK_KEY_LEN, c->length,
 			      &data, &len);
 	reply_buf(c, status, 0, data, len);
@@ -299,16 +300,22 @@ static void exec_keys(struct dfkv_tcp_conn *c)
 
 static void exec_hello(struct dfkv_tcp_conn *c)
 {
-	u8 *buf = kzalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
+	u8 *buf;
+	int status = dfkv_op_hello(c->node, &c->auth, &buf);
 
-	if (!buf) {
-		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
-		return;
-	}
-	put_unaligned_le64(0, buf);
-	put_unaligned_le64(READ_ONCE(c->node->max_value), buf + 8);
-	dfkv_stats_op(&c->node->stats, DFKV_OP_HELLO, DFKV_STATUS_OK);
-	reply_buf(c, DFKV_STATUS_OK, 0, buf, DFKV_HELLO_REPLY_LEN);
+	reply_buf(c, status, 0, status == DFKV_STATUS_OK ? buf : NULL,
+		  DFKV_HELLO_REPLY_LEN);
+}
+
+static void exec_auth(struct dfkv_tcp_conn *c)
+{
+	bool close;
+
+	reply_start(c, dfkv_op_auth(c->node, &c->auth, c->key.tenant,
+				    c->rx_buf, c->rx.payload_len, &close),
+		    0, 0);
+	if (close)
+		c->close_after_reply = true;
 }
 
 /* The request (and its payload, if any) is in: run it, start the reply. */
@@ -336,19 +343,20 @@ static void exec_request(struct dfkv_tcp_conn *c)
 		reply_start(c, status, c->put.stored_len, 0);
 		break;
 	case DFKV_OP_GET:
-		status = dfkv_op_get_begin(node, &c->key, c->offset, c->length,
-					   U64_MAX, &c->rd, &stored, &n);
+		status = dfkv_op_get_begin(node, &c->auth, &c->key, c->offset,
+					   c->length, U64_MAX, &c->rd, &stored,
+					   &n);
 		if (status != DFKV_STATUS_OK)
 			c->rd.e = NULL;
 		c->tx_off = c->offset;
 		reply_start(c, status, stored, n);
 		break;
 	case DFKV_OP_EXIST:
-		status = dfkv_op_exist(node, &c->key, &stored);
+		status = dfkv_op_exist(node, &c->auth, &c->key, &stored);
 		reply_start(c, status, stored, 0);
 		break;
 	case DFKV_OP_REMOVE:
-		reply_start(c, dfkv_op_remove(node, &c->key), 0, 0);
+		reply_start(c, dfkv_op_remove(node, &c->auth, &c->key), 0, 0);
 		break;
 	case DFKV_OP_STATS:
 		status = dfkv_op_stats(node, &text, &len);
@@ -360,6 +368,9 @@ static void exec_request(struct dfkv_tcp_conn *c)
 		break;
 	case DFKV_OP_HELLO:
 		exec_hello(c);
+		break;
+	case DFKV_OP_AUTH:
+		exec_auth(c);
 		break;
 	default:
 		exec_keys(c);
@@ -406,8 +417,8 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	if (c->op == DFKV_OP_PUT) {
 		if (dfkv_op_recv_admit(c->node, plen)) {
 			c->admitted = plen;
-			status = dfkv_op_put_begin(c->node, &c->key, plen,
-						   &c->put);
+			status = dfkv_op_put_begin(c->node, &c->auth, &c->key,
+						   plen, &c->put);
 			if (status != DFKV_STATUS_OK || !c->put.leader)
 				recv_release(c);
 		} else {
@@ -630,6 +641,7 @@ static void conn_release_work(struct work_struct *work)
 
 	sock_release(c->sock);
 	dfkv_listeners_conn_del(&c->node->tcp.ls, &c->core, c->node);
+	dfkv_auth_destroy(&c->auth);
 	kfree(c);
 }
 
@@ -657,6 +669,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	INIT_LIST_HEAD(&c->waiter.node);
 	c->waiter.wake = conn_unpark;
 	dfkv_lease_owner_init(&c->owner);
+	dfkv_auth_init(&c->auth, false);
 	c->accepted = jiffies;
 	c->last_active = jiffies;
 	c->state = CONN_RX_HDR;
@@ -669,6 +682,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 			atomic64_inc(&tn->refused);
 		mutex_unlock(&tn->ls.lock);
 		sock_release(sock);
+		dfkv_auth_destroy(&c->auth);
 		kfree(c);
 		return;
 	}

@@ -22,6 +22,8 @@ static s64 payload_max(u8 op, u64 max_value)
 		return (s64)DFKV_KEYS_MAX * DFKV_BLOCK_KEY_LEN;
 	case DFKV_OP_HELLO:
 		return DFKV_HELLO_MAX;
+	case DFKV_OP_AUTH:
+		return DFKV_AUTH_PROOF_LEN;
 	case DFKV_OP_GET:
 	case DFKV_OP_EXIST:
 	case DFKV_OP_STATS:
