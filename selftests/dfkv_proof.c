@@ -2,6 +2,7 @@
 /*
  * The AUTH proof (see dfkv_proof.h), on OpenSSL's libcrypto.
  */
+#include <stdio.h>
 #include <string.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -29,4 +30,13 @@ void dfkv_proof(uint8_t proof[DFKV_AUTH_PROOF_LEN],
 	if (!HMAC(EVP_sha256(), secret, DFKV_TENANT_SECRET_LEN, msg,
 		  sizeof(msg), proof, &len))
 		memset(proof, 0, DFKV_AUTH_PROOF_LEN);
+}
+
+void dfkv_test_secret(uint64_t t, uint8_t secret[DFKV_TENANT_SECRET_LEN])
+{
+	char b[DFKV_TENANT_SECRET_LEN + 1];
+
+	snprintf(b, sizeof(b), "S3cr3t:%016llx:dfkvtest",
+		 (unsigned long long)t);
+	memcpy(secret, b, DFKV_TENANT_SECRET_LEN);
 }
