@@ -191,6 +191,7 @@ static int expect_forbidden_tcp(struct __test_metadata *_metadata, int fd,
 {
 	struct dfkv_key mixed[2] = { *good, *bad };
 	uint8_t keys[2 * DFKV_BLOCK_KEY_LEN], out[256], v[VAL];
+	static uint8_t big[256 << 10];
 	const struct {
 		int op;
 		const struct dfkv_key *k;
@@ -202,6 +203,7 @@ static int expect_forbidden_tcp(struct __test_metadata *_metadata, int fd,
 		{ DFKV_OP_GET, bad, 1, 10, NULL, 0 },
 		{ DFKV_OP_PUT, bad, 0, 0, v, sizeof(v) },	/* present */
 		{ DFKV_OP_PUT, fresh, 0, 0, v, 100 },		/* absent */
+		{ DFKV_OP_PUT, fresh, 0, 0, big, sizeof(big) },	/* read away */
 		{ DFKV_OP_EXIST, bad, 0, 0, NULL, 0 },
 		{ DFKV_OP_REMOVE, bad, 0, 0, NULL, 0 },
 		{ DFKV_OP_TOUCH, NULL, 0, 0, keys, sizeof(keys) },
@@ -1066,6 +1068,94 @@ TEST_F(auth, tenant_commands_and_secrets_never_shown)
 	expect_not_logged(_metadata, s2);
 }
 
+struct dump_seen {
+	int n;
+	uint64_t hash[8];
+	uint32_t flags[8];
+};
+
+static int dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	struct dump_seen *d = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (!tb[DFKV_A_TENANT_HASH] || d->n >= 8)
+		return MNL_CB_OK;
+	d->hash[d->n] = mnl_attr_get_u64(tb[DFKV_A_TENANT_HASH]);
+	d->flags[d->n++] = tb[DFKV_A_TENANT_FLAGS] ?
+		mnl_attr_get_u32(tb[DFKV_A_TENANT_FLAGS]) : ~0U;
+	return MNL_CB_OK;
+}
+
+/* The dump's flags of tenant t, or -1 when it is not listed. */
+static int64_t dumped(struct dfkv_genl *g, uint64_t t)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET,
+					     NLM_F_DUMP);
+	struct dump_seen d = { 0 };
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE);
+	if (dfkv_genl_talk(g, nlh, dump_cb, &d))
+		return -2;
+	for (int i = 0; i < d.n; i++)
+		if (d.hash[i] == t)
+			return d.flags[i];
+	return -1;
+}
+
+struct node_auth {
+	uint32_t auth;
+	uint64_t quota;
+};
+
+static int node_auth_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	struct node_auth *n = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_NODE_AUTH])
+		n->auth = mnl_attr_get_u32(tb[DFKV_A_NODE_AUTH]);
+	if (tb[DFKV_A_NODE_TENANT_QUOTA])
+		n->quota = mnl_attr_get_u64(tb[DFKV_A_NODE_TENANT_QUOTA]);
+	return MNL_CB_OK;
+}
+
+#define TU	0x7777777700000077ULL	/* never registered */
+
+TEST_F(auth, tenant_dump_and_node_attributes)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct node_auth na = { 0 };
+	struct nlmsghdr *nlh;
+	struct dfkv_ioc_op o;
+	struct dfkv_key ku = dfkv_test_key(TU, 1);
+
+	ASSERT_EQ(0, dfkv_test_put(self->dev, &ku, "u", 1, &o));
+	/* Registered ones (blocks or not) and those with blocks. */
+	EXPECT_EQ(DFKV_TENANT_F_REGISTERED | DFKV_TENANT_F_SECRET,
+		  dumped(&self->g, TA));
+	EXPECT_EQ(DFKV_TENANT_F_REGISTERED | DFKV_TENANT_F_SECRET,
+		  dumped(&self->g, TB));
+	EXPECT_EQ(0, dumped(&self->g, TU));
+	/* Unregistered: A (no blocks) goes, B (blocks) stays listed. */
+	ASSERT_EQ(0, dfkv_test_tenant_del(&self->g, NODE, TA));
+	ASSERT_EQ(0, dfkv_test_tenant_del(&self->g, NODE, TB));
+	EXPECT_EQ(-1, dumped(&self->g, TA));
+	EXPECT_EQ(0, dumped(&self->g, TB));
+	EXPECT_EQ(-ENOENT, dfkv_test_tenant_del(&self->g, NODE, TU));
+	/* The node's auth mode and default quota come back. */
+	ASSERT_EQ(0, dfkv_test_node_set_u64(&self->g, NODE,
+					    DFKV_A_NODE_TENANT_QUOTA, 4242));
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_GET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, NODE);
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, node_auth_cb, &na));
+	EXPECT_EQ(DFKV_AUTH_REQUIRED, na.auth);
+	EXPECT_EQ(4242, na.quota);
+}
+
 /* ---------------------------------------------------------------- quotas */
 
 /* PUT len bytes of (tenant t, n) through fd; its status or -1. */
@@ -1168,6 +1258,55 @@ TEST_F(auth, quota_is_exact_and_per_tenant)
 					     &r, NULL, 0));
 		close(fd);
 	}
+}
+
+#define TK	0x1313131300000013ULL
+
+/* Poll tenant t's charge until it is want (10 s at most); the last value. */
+static int64_t charge_becomes(struct dfkv_genl *g, uint64_t t, int64_t want)
+{
+	int64_t v = -1;
+
+	for (int i = 0; i < 100; i++) {
+		v = tstat(g, NODE, t, DFKV_STAT_CHARGED_BYTES);
+		if (v == want)
+			break;
+		usleep(100 * 1000);
+	}
+	return v;
+}
+
+/*
+ * A PUT still receiving its payload holds its charge: another PUT that
+ * would go over is refused meanwhile; when the first one's peer goes
+ * away its bytes come back, to the byte.
+ */
+TEST_F(auth, inflight_put_is_charged_and_an_aborted_one_gives_back)
+{
+	uint8_t h[DFKV_REQ_PREFIX_LEN] = { DFKV_EPOCH_TCP, DFKV_OP_PUT }, v[1000];
+	struct dfkv_key k = dfkv_test_key(TK, 1);
+	uint64_t q = 3000;
+	int fd;
+
+	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TK, NULL, 0, &q));
+	ASSERT_EQ(0, register_tenant(&self->g, NODE, TK));
+	EXPECT_EQ(DFKV_STATUS_OK, put_n(self->dev, TK, 0, 500));
+	fd = conn_as(TK);
+	ASSERT_LE(0, fd);
+	memcpy(h + 2, k.id, DFKV_OBJECT_ID_LEN);
+	dfkv_test_le64(h + 18, k.tenant);
+	dfkv_test_le64(h + 42, 2000);
+	memset(v, 'k', sizeof(v));
+	ASSERT_EQ(sizeof(h), write(fd, h, sizeof(h)));
+	ASSERT_EQ(sizeof(v), write(fd, v, sizeof(v)));
+	EXPECT_EQ(2500, charge_becomes(&self->g, TK, 2500));
+	EXPECT_EQ(DFKV_STATUS_QUOTA_EXCEEDED, put_n(self->dev, TK, 2, 501));
+	EXPECT_EQ(DFKV_STATUS_OK, put_n(self->dev, TK, 3, 500));
+	close(fd);
+	EXPECT_EQ(1000, charge_becomes(&self->g, TK, 1000));
+	EXPECT_EQ(1000, tstat(&self->g, NODE, TK, DFKV_STAT_USED_BYTES));
+	EXPECT_EQ(DFKV_STATUS_OK, put_n(self->dev, TK, 1, 2000));
+	EXPECT_EQ(3000, tstat(&self->g, NODE, TK, DFKV_STAT_CHARGED_BYTES));
 }
 
 #define THREADS	8

@@ -1118,6 +1118,17 @@ static int raw_get_as(struct raw *r, int s, uint64_t t, const char *id,
 			     (want));					\
 	} while (0)
 
+/* B's block "auth-b" reads back as B stored it, over rb. */
+static void expect_b_block(struct raw *rb, int s, const char *what)
+{
+	uint64_t stored = 0;
+
+	EXPECT_ST(DFKV_STATUS_OK, raw_get_as(rb, s, AUTH_TB, "auth-b", &stored),
+		  what);
+	if (stored != 4 || memcmp(rb->mem + (1 << 20), "bbbb", 4))
+		FAIL("%s: stored %" PRIu64 ", bytes differ\n", what, stored);
+}
+
 /*
  * With node kvr at auth=required and tenants A and B registered: HELLO
  * and AUTH ride as SENDs (48-byte HELLO reply, fresh nonce); requests of
@@ -1177,10 +1188,7 @@ static int cmd_auth(const char *host)
 	EXPECT_ST(DFKV_STATUS_OK,
 		  raw_call_as(&rb, 6, AUTH_TB, DFKV_OP_PUT, "auth-b", "bbbb", 4),
 		  "B's inline PUT");
-	EXPECT_ST(DFKV_STATUS_OK, raw_get_as(&rb, 7, AUTH_TB, "auth-b",
-					     &stored), "B's GET");
-	if (stored != 4 || memcmp(rb.mem + (1 << 20), "bbbb", 4))
-		FAIL("B's GET: stored %" PRIu64 ", bytes differ\n", stored);
+	expect_b_block(&rb, 7, "B's GET");
 	/* A authenticated reaches its own blocks, never B's. */
 	EXPECT_ST(DFKV_STATUS_OK, raw_auth(&ra, 2, AUTH_TA, sa, n2), "AUTH A");
 	EXPECT_ST(DFKV_STATUS_OK,
@@ -1198,8 +1206,20 @@ static int cmd_auth(const char *host)
 		  raw_call_as(&ra, 6, AUTH_TB, DFKV_OP_REMOVE, "auth-b", NULL, 0),
 		  "A's REMOVE of B");
 	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
-		  raw_call_as(&ra, 7, AUTH_TB, DFKV_OP_PUT, "auth-b2", "x", 1),
-		  "A's PUT of B");
+		  raw_call_as(&ra, 7, AUTH_TB, DFKV_OP_PUT, "auth-b", "x", 1),
+		  "A's inline PUT of B");
+	{
+		/* a PUT by descriptor: refused before any READ */
+		uint64_t addr = (uintptr_t)(ra.mem + (2 << 20));
+		uint32_t rkey = ra.mr->rkey, len = 4096;
+
+		ra.tenant = AUTH_TB;
+		memset(ra.mem + (2 << 20), 'x', len);
+		EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+			  raw_send(&ra, 10, DFKV_OP_PUT, "auth-b2", 0, 0, len,
+				   1, &addr, &rkey, &len) ? -1 :
+			  raw_reply(&ra, 10000, NULL), "A's PUT of B by READ");
+	}
 	memset(key, 0, sizeof(key));
 	for (int i = 0; i < 8; i++)
 		key[i] = (uint8_t)(AUTH_TB >> (8 * i));
@@ -1211,10 +1231,7 @@ static int cmd_auth(const char *host)
 		  raw_call_as(&ra, 9, AUTH_TA, DFKV_OP_LEASE, "", key, 24),
 		  "A's LEASE of B");
 	/* B's block is intact. */
-	EXPECT_ST(DFKV_STATUS_OK, raw_get_as(&rb, 8, AUTH_TB, "auth-b",
-					     &stored), "B's GET after A");
-	if (stored != 4 || memcmp(rb.mem + (1 << 20), "bbbb", 4))
-		FAIL("B's block changed\n");
+	expect_b_block(&rb, 9, "B's GET after A");
 out:
 	raw_close(&ra);
 	raw_close(&rb);
