@@ -1099,6 +1099,7 @@ static const char *const op_names[__DFKV_OP_MAX] = {
 	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
 	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
 	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
+	[DFKV_OP_AUTH] = "auth",
 };
 
 static const char *result_name(int s)
@@ -1106,7 +1107,7 @@ static const char *result_name(int s)
 	static const char *const st[] = {
 		"ok", "not_found", "cache_full", "io_error", "invalid",
 		"quota_exceeded", "busy", "unsupported", "too_large",
-		"lease_expired",
+		"lease_expired", "forbidden",
 	};
 	static const char *const er[] = {
 		"", "inval", "nomem", "range", "unavailable", "timeout",

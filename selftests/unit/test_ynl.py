@@ -68,6 +68,8 @@ check("node states", spec_enum("node-state", "DFKV_NODE_STATE_"),
 check("events", spec_enum("event", "DFKV_EVENT_"), c_enum("dfkv_event"))
 check("listener kinds", spec_enum("listener-kind", "DFKV_LISTENER_"),
       c_enum("dfkv_listener_kind"))
+check("auth modes", spec_enum("auth-mode", "DFKV_AUTH_"),
+      c_enum("dfkv_auth_mode"))
 check("multicast group", ["events"],
       [g["name"] for g in spec["mcast-groups"]["list"]])
 
