@@ -470,6 +470,7 @@ TEST_F(auth, seventeen_tenants_on_one_connection)
 	struct dfkv_test_resp r;
 	struct dfkv_key k;
 	int fd = dfkv_test_tcp_connect(PORT), i;
+	int64_t fails;
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < NTEN; i++)
@@ -478,7 +479,10 @@ TEST_F(auth, seventeen_tenants_on_one_connection)
 	for (i = 0; i < DFKV_AUTH_TENANTS_MAX; i++)
 		EXPECT_EQ(DFKV_STATUS_OK, auth_as(fd, T17(i), nonce))
 			TH_LOG("tenant %d", i);
+	fails = dfkv_test_stat(&self->g, NODE, DFKV_STAT_AUTH_FAILURES);
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, T17(NTEN - 1), nonce));
+	EXPECT_EQ(fails + 1, dfkv_test_stat(&self->g, NODE,
+					    DFKV_STAT_AUTH_FAILURES));
 	/* The 16 granted stay granted (re-AUTH too), the 17th is not. */
 	EXPECT_EQ(DFKV_STATUS_OK, auth_as(fd, T17(3), nonce));
 	for (i = 0; i < NTEN; i++) {
@@ -992,6 +996,27 @@ static void expect_not_logged(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, kmsg_has(hex, 16));
 }
 
+/* A secret is exactly 32 bytes: EINVAL with an extended ack otherwise. */
+TEST_F(auth, tenant_secret_of_another_length_is_einval)
+{
+	uint8_t s[DFKV_TENANT_SECRET_LEN + 1] = { 0 };
+	struct dfkv_test_tenant t;
+	int fd;
+
+	EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA, s, 31,
+						NULL));
+	EXPECT_NE(0, self->g.errmsg[0]);
+	EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA, s, 33,
+						NULL));
+	EXPECT_NE(0, self->g.errmsg[0]);
+	/* Neither changed A's secret. */
+	ASSERT_EQ(0, dfkv_test_tenant_get(&self->g, NODE, TA, &t));
+	EXPECT_EQ(DFKV_TENANT_F_REGISTERED | DFKV_TENANT_F_SECRET, t.flags);
+	fd = conn_as(TA);
+	EXPECT_LE(0, fd);
+	close(fd);
+}
+
 TEST_F(auth, tenant_commands_and_secrets_never_shown)
 {
 	uint8_t s1[DFKV_TENANT_SECRET_LEN], s2[DFKV_TENANT_SECRET_LEN];
@@ -1002,16 +1027,7 @@ TEST_F(auth, tenant_commands_and_secrets_never_shown)
 
 	dfkv_test_secret(TA, s1);
 	memcpy(s2, "N3w-s3cret-of-A-0123456789abcdef", sizeof(s2));
-	/* Strict attributes: a secret of 31 or 33 bytes, no node, no tenant */
-	EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA, s2, 31,
-						NULL));
-	EXPECT_NE(0, self->g.errmsg[0]);
-	{
-		uint8_t long_secret[33] = { 0 };
-
-		EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA,
-							long_secret, 33, NULL));
-	}
+	/* Strict attributes: no node, no tenant */
 	EXPECT_EQ(-ENOENT, dfkv_test_tenant_set(&self->g, "t-none", TA, s2,
 						sizeof(s2), NULL));
 	EXPECT_EQ(-ENOENT, dfkv_test_tenant_get(&self->g, NODE, 0x5eed, &t));
@@ -1318,18 +1334,25 @@ struct filler {
 	uint64_t ok_bytes;
 };
 
+/* Even threads PUT over /dev/dfkv, odd ones over TCP (authorized for TD). */
 static void *fill_run(void *arg)
 {
+	static const char v[2000];
 	struct filler *f = arg;
-	int fd = dfkv_test_open(NODE);
+	int tcp = f->t & 1;
+	int fd = tcp ? conn_as(TD) : dfkv_test_open(NODE);
 
 	if (fd < 0)
 		return NULL;
 	for (int i = 0; i < PER; i++) {
 		uint64_t len = 1000 + 8 * i + f->t;	/* all distinct */
+		struct dfkv_key k = dfkv_test_key(TD, (uint64_t)f->t * PER + i);
+		struct dfkv_test_resp r;
+		int st = tcp ? dfkv_test_tcp_call(fd, DFKV_OP_PUT, &k, 0, 0, v,
+						  len, &r, NULL, 0) :
+			put_n(fd, TD, (uint64_t)f->t * PER + i, len);
 
-		if (put_n(fd, TD, (uint64_t)f->t * PER + i, len) ==
-		    DFKV_STATUS_OK) {
+		if (st == DFKV_STATUS_OK) {
 			f->ok++;
 			f->ok_bytes += len;
 		}
@@ -1346,6 +1369,7 @@ TEST_F_TIMEOUT(auth, concurrent_puts_never_exceed_the_quota, 120)
 	int i, ok = 0;
 
 	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TD, NULL, 0, &q));
+	ASSERT_EQ(0, register_tenant(&self->g, NODE, TD));
 	for (i = 0; i < THREADS; i++) {
 		f[i] = (struct filler){ .t = i };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, fill_run, &f[i]));
