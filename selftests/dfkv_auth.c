@@ -1278,18 +1278,24 @@ TEST_F(auth, quota_is_exact_and_per_tenant)
 
 #define TK	0x1313131300000013ULL
 
-/* Poll tenant t's charge until it is want (10 s at most); the last value. */
-static int64_t charge_becomes(struct dfkv_genl *g, uint64_t t, int64_t want)
+/* Poll a stat of tenant t until it is want (10 s at most); the last value. */
+static int64_t stat_becomes(struct dfkv_genl *g, const char *node, uint64_t t,
+			    int stat, int64_t want)
 {
 	int64_t v = -1;
 
 	for (int i = 0; i < 100; i++) {
-		v = tstat(g, NODE, t, DFKV_STAT_CHARGED_BYTES);
+		v = tstat(g, node, t, stat);
 		if (v == want)
 			break;
 		usleep(100 * 1000);
 	}
 	return v;
+}
+
+static int64_t charge_becomes(struct dfkv_genl *g, uint64_t t, int64_t want)
+{
+	return stat_becomes(g, NODE, t, DFKV_STAT_CHARGED_BYTES, want);
 }
 
 /*
@@ -1443,6 +1449,101 @@ TEST_F_TIMEOUT(auth, eviction_gives_usage_back, 120)
 	EXPECT_EQ(DFKV_STATUS_OK, put_n(fd, TE, 4, EVSZ));
 	close(fd);
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE_EV));
+}
+
+#define NODE_DISK	"t-auth-disk"
+#define TR		0x1414141400000014ULL
+
+static void disk_node_up(struct __test_metadata *_metadata,
+			 struct dfkv_genl *g, const char *dev, int format)
+{
+	dfkv_test_node_del(g, NODE_DISK);
+	ASSERT_EQ(0, dfkv_test_node_add_auth(g, NODE_DISK, 16 << 20, 1,
+					     DFKV_AUTH_REQUIRED, 0));
+	ASSERT_EQ(0, dfkv_test_disk_add(g, NODE_DISK, dev, "d0", format))
+		TH_LOG("%s", g->errmsg);
+}
+
+/*
+ * A graceful stop: every block flushed (no dirty bytes, no backlog: a
+ * DISK_DEL right after the PUTs was seen to close the disk clean without
+ * them), the disk closed, the node gone.
+ */
+static void disk_node_down(struct __test_metadata *_metadata,
+			   struct dfkv_genl *g)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!dfkv_test_stat(g, NODE_DISK, DFKV_STAT_DIRTY_BYTES) &&
+		    !dfkv_test_stat(g, NODE_DISK, DFKV_STAT_FLUSH_BACKLOG))
+			break;
+		usleep(100 * 1000);
+	}
+	EXPECT_EQ(0, dfkv_test_stat(g, NODE_DISK, DFKV_STAT_DIRTY_BYTES));
+	ASSERT_EQ(0, dfkv_test_disk_del(g, NODE_DISK, "d0")) TH_LOG("%s",
+								   g->errmsg);
+	ASSERT_EQ(0, dfkv_test_node_del(g, NODE_DISK));
+}
+
+/*
+ * After a rebuild TR is charged its 2000 bytes again (its registration
+ * did not survive, its blocks did): with a quota of 2500 now, 501 more
+ * bytes are refused, 500 would fit.
+ */
+static void expect_rebuilt(struct __test_metadata *_metadata,
+			   struct dfkv_genl *g)
+{
+	uint64_t q = 2500;
+	int fd;
+
+	EXPECT_EQ(2, stat_becomes(g, NODE_DISK, TR, DFKV_STAT_OBJECTS, 2));
+	EXPECT_EQ(2000, tstat(g, NODE_DISK, TR, DFKV_STAT_USED_BYTES));
+	EXPECT_EQ(2000, tstat(g, NODE_DISK, TR, DFKV_STAT_CHARGED_BYTES));
+	ASSERT_EQ(0, dfkv_test_tenant_set(g, NODE_DISK, TR, NULL, 0, &q));
+	fd = dfkv_test_open(NODE_DISK);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DFKV_STATUS_QUOTA_EXCEEDED, put_n(fd, TR, 2, 501));
+	close(fd);
+}
+
+/* Node restart and module restart with a disk: the rebuild restores usage. */
+TEST_F_TIMEOUT(auth, disk_rebuild_restores_usage, 300)
+{
+	const char *img = "/tmp/dfkv-auth-disk.img";
+	char dev[64], cmd[160];
+	uint64_t q = 3000;
+	int fd;
+
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	disk_node_up(_metadata, &self->g, dev, 1);
+	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE_DISK, TR, NULL, 0, &q));
+	fd = dfkv_test_open(NODE_DISK);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DFKV_STATUS_OK, put_n(fd, TR, 0, 1000));
+	EXPECT_EQ(DFKV_STATUS_OK, put_n(fd, TR, 1, 1000));
+	EXPECT_EQ(DFKV_STATUS_QUOTA_EXCEEDED, put_n(fd, TR, 2, 1001));
+	close(fd);
+	for (int i = 0; i < 100 && dfkv_test_stat(&self->g, NODE_DISK,
+						  DFKV_STAT_FLUSHED) < 2; i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(2, dfkv_test_stat(&self->g, NODE_DISK, DFKV_STAT_FLUSHED));
+	disk_node_down(_metadata, &self->g);
+	disk_node_up(_metadata, &self->g, dev, 0);
+	expect_rebuilt(_metadata, &self->g);
+	/* The module too: nothing of the old one's state but the disk. */
+	disk_node_down(_metadata, &self->g);
+	close(self->dev);
+	self->dev = -1;
+	dfkv_genl_close(&self->g);
+	ASSERT_EQ(0, system("rmmod dfkv"));
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+	disk_node_up(_metadata, &self->g, dev, 0);
+	expect_rebuilt(_metadata, &self->g);
+	disk_node_down(_metadata, &self->g);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
 }
 
 #define TH	0x1010101000000007ULL

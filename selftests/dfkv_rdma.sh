@@ -18,7 +18,8 @@
 # disconnect mid-PUT, a client that posts its receives late or never)
 # fails the request or the connection and the node keeps serving; with
 # auth=required, HELLO and AUTH ride as SENDs and requests before AUTH,
-# with a replayed or wrong proof, or of another tenant are FORBIDDEN; the
+# with a replayed or wrong proof, or of another tenant are FORBIDDEN, and
+# the third failed AUTH disconnects; the
 # node's first-request and idle deadlines and its connection limit hold
 # for RDMA connections; 300 RDMA PUTs of a key whose TCP leader drips
 # its payload all park on the leader's entry (no dfkv_rdma worker sleeps

@@ -35,7 +35,8 @@
  *       registered (undone on exit): HELLO and AUTH as SENDs with this
  *       client's own HMAC, requests before AUTH, with a replayed or wrong
  *       proof, and of the other tenant are FORBIDDEN; an AUTH'd tenant
- *       stores and reads its own block.
+ *       stores and reads its own block; the third failed AUTH closes
+ *       the connection.
  *   limit HOST
  *       With one connection short of the node's limit: a raw connection
  *       is accepted, the next one rejected BUSY, and the first still
@@ -1140,7 +1141,8 @@ static int cmd_auth(const char *host)
 {
 	uint8_t sa[DFKV_TENANT_SECRET_LEN], sb[DFKV_TENANT_SECRET_LEN];
 	uint8_t n1[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN], key[24];
-	struct raw rb = { 0 }, ra = { 0 };
+	struct raw rb = { 0 }, ra = { 0 }, rc = { 0 };
+	struct rdma_cm_event *ev;
 	struct dfkv_genl g;
 	uint64_t caps = 0, stored = 0;
 	int st;
@@ -1232,7 +1234,21 @@ static int cmd_auth(const char *host)
 		  "A's LEASE of B");
 	/* B's block is intact. */
 	expect_b_block(&rb, 9, "B's GET after A");
+	/* The third failed AUTH gets its reply, then the node disconnects. */
+	if (raw_connect(&rc, host, DFKV_EPOCH_RDMA, 16) ||
+	    raw_hello(&rc, 0, &caps, n1)) {
+		FAIL("auth: third connection\n");
+		goto out;
+	}
+	for (int i = 1; i <= 3; i++)
+		EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&rc, i, AUTH_TA, sb, n1),
+			  "failed AUTH");
+	if (raw_event(&rc, RDMA_CM_EVENT_DISCONNECTED, &ev))
+		FAIL("auth: no disconnect after the third failure\n");
+	else
+		rdma_ack_cm_event(ev);
 out:
+	raw_close(&rc);
 	raw_close(&ra);
 	raw_close(&rb);
 	dfkv_test_node_set_u32(&g, AUTH_NODE, DFKV_A_NODE_AUTH, DFKV_AUTH_OFF);

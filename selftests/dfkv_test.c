@@ -304,6 +304,51 @@ int dfkv_test_tenant_get(struct dfkv_genl *g, const char *node,
 					    tenant), tenant_get_cb, out);
 }
 
+int dfkv_test_new_loop(const char *img, char *dev, size_t len)
+{
+	char cmd[256];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe loop 2>/dev/null; rm -f %s && truncate -s 64M %s && losetup -f --show %s",
+		 img, img, img);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (!fgets(dev, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	dev[strcspn(dev, "\n")] = '\0';
+	return pclose(p) ? -1 : 0;
+}
+
+int dfkv_test_disk_add(struct dfkv_genl *g, const char *node, const char *dev,
+		       const char *name, int format)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_ADD, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_DISK_PATH, dev);
+	if (name)
+		mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, name);
+	if (format)
+		mnl_attr_put(nlh, DFKV_A_DISK_FORMAT, 0, NULL);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_disk_del(struct dfkv_genl *g, const char *node,
+		       const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_DEL, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, name);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
 int dfkv_test_drop_cap(int cap)
 {
 	struct __user_cap_header_struct h = {

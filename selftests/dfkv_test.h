@@ -80,6 +80,14 @@ struct dfkv_test_tenant {
 int dfkv_test_tenant_get(struct dfkv_genl *g, const char *node,
 			 uint64_t tenant, struct dfkv_test_tenant *out);
 
+/* A loop device over a fresh 64 MiB sparse file img; its path in dev. */
+int dfkv_test_new_loop(const char *img, char *dev, size_t len);
+/* DISK_ADD of dev (named name unless NULL), formatting it if format. */
+int dfkv_test_disk_add(struct dfkv_genl *g, const char *node, const char *dev,
+		       const char *name, int format);
+int dfkv_test_disk_del(struct dfkv_genl *g, const char *node,
+		       const char *name);
+
 /* Drop capability cap from every set of this process; 0 or -errno. */
 int dfkv_test_drop_cap(int cap);
 
