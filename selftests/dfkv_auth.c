@@ -9,8 +9,10 @@
  * scatter-gather entries too); the HELLO nonce, wrong, replayed and early
  * proofs, unknown tenants, the 16-tenant limit, the third failure closing
  * the connection, auth=off still verifying, TENANT_DEL revoking, secrets
- * never sent back nor logged; quotas exact through PUT, REMOVE, eviction,
- * concurrency and the node default.
+ * never sent back nor logged; quotas exact through PUT, REMOVE, an
+ * in-flight and an aborted PUT, eviction, 8 concurrent writers over TCP
+ * and /dev/dfkv, the node default, and a disk rebuild after a node and a
+ * module restart.
  */
 #include <errno.h>
 #include <fcntl.h>
