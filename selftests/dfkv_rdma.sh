@@ -16,7 +16,10 @@
 # eight minutes), batches of 256, scatter-gather; bad input (wrong
 # epoch, too many descriptors, lengths that do not add up, bad rkeys, a
 # disconnect mid-PUT, a client that posts its receives late or never)
-# fails the request or the connection and the node keeps serving; the
+# fails the request or the connection and the node keeps serving; with
+# auth=required, HELLO and AUTH ride as SENDs and requests before AUTH,
+# with a replayed or wrong proof, or of another tenant are FORBIDDEN, and
+# the third failed AUTH disconnects; the
 # node's first-request and idle deadlines and its connection limit hold
 # for RDMA connections; 300 RDMA PUTs of a key whose TCP leader drips
 # its payload all park on the leader's entry (no dfkv_rdma worker sleeps
@@ -568,7 +571,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 34
+tap_plan 35
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -605,6 +608,8 @@ tcheck "bad rkeys fail the connection cleanly" raw rkey
 tcheck "disconnect in the middle of a PUT" raw midput
 tcheck "a client that posts its receives late is answered" raw norecv
 tcheck "a client that never posts receives is disconnected" raw never
+tcheck "auth=required: HELLO/AUTH as SENDs, FORBIDDEN without, own tenant only" \
+	"$CLIENT" auth $IP_A
 tcheck "node keeps serving, nothing pinned, no connection left" \
 	still_serving
 tcheck "no request within first_request_ms: disconnected" \

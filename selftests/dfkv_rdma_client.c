@@ -30,6 +30,13 @@
  *       A raw client that sends NREQ (at most 16) requests one after the
  *       other, prints "ready", then sends nothing: exits 0 once the node
  *       disconnects it, 1 if it has not after SECONDS.
+ *   auth HOST
+ *       With node kvr set to auth=required over netlink and two tenants
+ *       registered (undone on exit): HELLO and AUTH as SENDs with this
+ *       client's own HMAC, requests before AUTH, with a replayed or wrong
+ *       proof, and of the other tenant are FORBIDDEN; an AUTH'd tenant
+ *       stores and reads its own block; the third failed AUTH closes
+ *       the connection.
  *   limit HOST
  *       With one connection short of the node's limit: a raw connection
  *       is accepted, the next one rejected BUSY, and the first still
@@ -82,6 +89,8 @@
 #include <dfkv.h>
 
 #include "client_stats.h"
+#include "dfkv_proof.h"
+#include "dfkv_test.h"
 
 static int failures;
 
@@ -563,6 +572,7 @@ struct raw {
 	uint8_t *mem;		/* 0: send bufs, 1 MiB on: data */
 	uint32_t depth, inline_max, max_desc;
 	int reject_status;
+	uint64_t tenant;	/* what its requests name */
 };
 
 #define RAW_MEM		(32u << 20)
@@ -714,27 +724,31 @@ static void put_prefix(uint8_t *b, uint8_t epoch, uint8_t op, const char *id,
 	}
 }
 
-/* Send one request from slot s: prefix, count, descriptors. */
-static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
-		    uint64_t off, uint64_t length, uint64_t payload_len,
-		    uint32_t count, const uint64_t *addr, const uint32_t *rkey,
-		    const uint32_t *len)
+/*
+ * Start a request in slot s: the prefix (naming id and r->tenant) and the
+ * descriptor count; returns the slot's buffer.
+ */
+static uint8_t *raw_req(struct raw *r, int s, uint8_t op, const char *id,
+			uint64_t off, uint64_t length, uint64_t payload_len,
+			uint32_t count)
 {
 	uint8_t *b = r->mem + (size_t)s * RAW_SLOT;
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
-	uint32_t n = DFKV_REQ_PREFIX_LEN + 4;
 
 	memset(b, 0, RAW_SLOT);
 	put_prefix(b, DFKV_EPOCH_RDMA, op, id, off, length, payload_len);
+	for (int i = 0; i < 8; i++)
+		b[18 + i] = (uint8_t)(r->tenant >> (8 * i));
 	memcpy(b + 50, &count, 4);
-	for (uint32_t i = 0; i < count; i++) {
-		memcpy(b + n, &addr[i], 8);
-		memcpy(b + n + 8, &rkey[i], 4);
-		memcpy(b + n + 12, &len[i], 4);
-		n += 16;
-	}
-	sge = (struct ibv_sge){ (uintptr_t)b, n, r->mr->lkey };
+	return b;
+}
+
+/* SEND the first n bytes of slot s. */
+static int raw_post(struct raw *r, int s, uint32_t n)
+{
+	struct ibv_sge sge = { (uintptr_t)(r->mem + (size_t)s * RAW_SLOT), n,
+			       r->mr->lkey };
+	struct ibv_send_wr wr = { 0 }, *bad;
+
 	wr.wr_id = s;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -742,8 +756,40 @@ static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
 	return ibv_post_send(r->id->qp, &wr, &bad);
 }
 
-/* Wait for the next receive; its status byte, or -1 (error/timeout). */
-static int raw_reply(struct raw *r, int timeout_ms, uint64_t *stored)
+/* Send one request from slot s: prefix, count, descriptors. */
+static int raw_send(struct raw *r, int s, uint8_t op, const char *id,
+		    uint64_t off, uint64_t length, uint64_t payload_len,
+		    uint32_t count, const uint64_t *addr, const uint32_t *rkey,
+		    const uint32_t *len)
+{
+	uint8_t *b = raw_req(r, s, op, id, off, length, payload_len, count);
+	uint32_t n = DFKV_REQ_PREFIX_LEN + 4;
+
+	for (uint32_t i = 0; i < count; i++) {
+		memcpy(b + n, &addr[i], 8);
+		memcpy(b + n + 8, &rkey[i], 4);
+		memcpy(b + n + 12, &len[i], 4);
+		n += 16;
+	}
+	return raw_post(r, s, n);
+}
+
+/* Send one request from slot s with its payload inline (no descriptor). */
+static int raw_send_inline(struct raw *r, int s, uint8_t op, const char *id,
+			   uint64_t off, const void *payload, uint32_t plen)
+{
+	uint8_t *b = raw_req(r, s, op, id, off, 0, plen, 0);
+
+	memcpy(b + DFKV_REQ_PREFIX_LEN + 4, payload, plen);
+	return raw_post(r, s, DFKV_REQ_PREFIX_LEN + 4 + plen);
+}
+
+/*
+ * Wait for the next receive; its status byte, or -1 (error/timeout).  Its
+ * inline data (if data) stays valid until the receive is reposted.
+ */
+static int raw_reply_data(struct raw *r, int timeout_ms, uint64_t *stored,
+			  const uint8_t **data, uint64_t *data_len)
 {
 	uint64_t end = now_ms() + timeout_ms;
 	struct ibv_wc wc;
@@ -764,10 +810,19 @@ static int raw_reply(struct raw *r, int timeout_ms, uint64_t *stored)
 
 			if (stored)
 				memcpy(stored, b + 2, 8);
+			if (data_len)
+				memcpy(data_len, b + 10, 8);
+			if (data)
+				*data = b + DFKV_RESP_PREFIX_LEN;
 			return b[0] == DFKV_EPOCH_RDMA ? b[1] : -2;
 		}
 	}
 	return -1;
+}
+
+static int raw_reply(struct raw *r, int timeout_ms, uint64_t *stored)
+{
+	return raw_reply_data(r, timeout_ms, stored, NULL, NULL);
 }
 
 static int cmd_raw(const char *host, const char *what)
@@ -988,6 +1043,218 @@ static int cmd_limit(const char *host)
 	if (st || raw_reply(&a, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
 		FAIL("limit: the accepted connection does not answer\n");
 	raw_close(&a);
+	return failures ? 1 : 0;
+}
+
+/* --------------------------------------------------------------- auth */
+
+#define AUTH_NODE	"kvr"
+#define AUTH_TA		0x0a0a0a0a00000001ULL
+#define AUTH_TB		0x0b0b0b0b00000002ULL
+
+/* HELLO as a SEND: the reply's capabilities and nonce; a status or -1. */
+static int raw_hello(struct raw *r, int s, uint64_t *caps, uint8_t *nonce)
+{
+	uint8_t c[8] = { 0 };
+	const uint8_t *d;
+	uint64_t dl = 0;
+	int st;
+
+	if (raw_send_inline(r, s, DFKV_OP_HELLO, "", 0, c, sizeof(c)))
+		return -1;
+	st = raw_reply_data(r, 10000, NULL, &d, &dl);
+	if (st != DFKV_STATUS_OK)
+		return st;
+	if (dl != DFKV_HELLO_REPLY_LEN)
+		return -1;
+	memcpy(caps, d, 8);
+	memcpy(nonce, d + 16, DFKV_AUTH_NONCE_LEN);
+	return st;
+}
+
+/* AUTH as tenant t with secret's proof over nonce; a status or -1. */
+static int raw_auth(struct raw *r, int s, uint64_t t, const uint8_t *secret,
+		    const uint8_t *nonce)
+{
+	uint8_t proof[DFKV_AUTH_PROOF_LEN];
+	uint64_t saved = r->tenant;
+	int st;
+
+	dfkv_proof(proof, secret, nonce, t);
+	r->tenant = t;
+	st = raw_send_inline(r, s, DFKV_OP_AUTH, "", 0, proof, sizeof(proof));
+	r->tenant = saved;
+	return st ? -1 : raw_reply(r, 10000, NULL);
+}
+
+/* Request slot s's inline request as tenant t; its status or -1. */
+static int raw_call_as(struct raw *r, int s, uint64_t t, uint8_t op,
+		       const char *id, const void *payload, uint32_t plen)
+{
+	r->tenant = t;
+	if (raw_send_inline(r, s, op, id, 0, payload, plen))
+		return -1;
+	return raw_reply(r, 10000, NULL);
+}
+
+/* GET of (t, id) into the data area by one descriptor; a status or -1. */
+static int raw_get_as(struct raw *r, int s, uint64_t t, const char *id,
+		      uint64_t *stored)
+{
+	uint64_t addr = (uintptr_t)(r->mem + (1 << 20));
+	uint32_t rkey = r->mr->rkey, len = 4096;
+
+	r->tenant = t;
+	memset(r->mem + (1 << 20), 0, 4096);
+	if (raw_send(r, s, DFKV_OP_GET, id, 0, 0, 0, 1, &addr, &rkey, &len))
+		return -1;
+	return raw_reply(r, 10000, stored);
+}
+
+#define EXPECT_ST(want, got, what)					\
+	do {								\
+		int _g = (got);						\
+		if (_g != (want))					\
+			FAIL("%s: status %d, expected %d\n", what, _g,	\
+			     (want));					\
+	} while (0)
+
+/* B's block "auth-b" reads back as B stored it, over rb. */
+static void expect_b_block(struct raw *rb, int s, const char *what)
+{
+	uint64_t stored = 0;
+
+	EXPECT_ST(DFKV_STATUS_OK, raw_get_as(rb, s, AUTH_TB, "auth-b", &stored),
+		  what);
+	if (stored != 4 || memcmp(rb->mem + (1 << 20), "bbbb", 4))
+		FAIL("%s: stored %" PRIu64 ", bytes differ\n", what, stored);
+}
+
+/*
+ * With node kvr at auth=required and tenants A and B registered: HELLO
+ * and AUTH ride as SENDs (48-byte HELLO reply, fresh nonce); requests of
+ * an unauthenticated connection are FORBIDDEN, a wrong or replayed proof
+ * too; B's AUTH'd connection stores and reads, A's cannot reach B's
+ * blocks.  The node is back at auth=off, tenants gone, on return.
+ */
+static int cmd_auth(const char *host)
+{
+	uint8_t sa[DFKV_TENANT_SECRET_LEN], sb[DFKV_TENANT_SECRET_LEN];
+	uint8_t n1[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN], key[24];
+	struct raw rb = { 0 }, ra = { 0 }, rc = { 0 };
+	struct rdma_cm_event *ev;
+	struct dfkv_genl g;
+	uint64_t caps = 0, stored = 0;
+	int st;
+
+	if (dfkv_genl_open(&g)) {
+		FAIL("auth: netlink\n");
+		return 1;
+	}
+	dfkv_test_secret(AUTH_TA, sa);
+	dfkv_test_secret(AUTH_TB, sb);
+	if (dfkv_test_tenant_set(&g, AUTH_NODE, AUTH_TA, sa, sizeof(sa), NULL) ||
+	    dfkv_test_tenant_set(&g, AUTH_NODE, AUTH_TB, sb, sizeof(sb), NULL) ||
+	    dfkv_test_node_set_u32(&g, AUTH_NODE, DFKV_A_NODE_AUTH,
+				   DFKV_AUTH_REQUIRED)) {
+		FAIL("auth: node setup: %s\n", g.errmsg);
+		goto out;
+	}
+	if (raw_connect(&rb, host, DFKV_EPOCH_RDMA, 16) ||
+	    raw_connect(&ra, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("auth: connect\n");
+		goto out;
+	}
+	/* Nothing before AUTH. */
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_get_as(&rb, 0, AUTH_TB, "auth-b",
+						    NULL), "GET before AUTH");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&rb, 1, AUTH_TB, DFKV_OP_PUT, "auth-b", "bbbb", 4),
+		  "inline PUT before AUTH");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&rb, 2, AUTH_TB, sb, n1),
+		  "AUTH before HELLO");
+	st = raw_hello(&rb, 3, &caps, n1);
+	if (st || (caps & 3) != (DFKV_CAP_AUTH | DFKV_CAP_AUTH_REQUIRED))
+		FAIL("HELLO: status %d caps %" PRIx64 "\n", st, caps);
+	st = raw_hello(&ra, 0, &caps, n2);
+	if (st || !memcmp(n1, n2, sizeof(n1)))
+		FAIL("HELLO on a second connection: status %d, nonce %s\n", st,
+		     memcmp(n1, n2, sizeof(n1)) ? "fresh" : "repeated");
+	/* A proof for the other connection's nonce, a wrong secret. */
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&rb, 4, AUTH_TB, sb, n2),
+		  "replayed proof");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&ra, 1, AUTH_TA, sb, n2),
+		  "wrong secret");
+	/* B authenticated: its PUT (inline and by descriptor) and GET. */
+	EXPECT_ST(DFKV_STATUS_OK, raw_auth(&rb, 5, AUTH_TB, sb, n1), "AUTH B");
+	EXPECT_ST(DFKV_STATUS_OK,
+		  raw_call_as(&rb, 6, AUTH_TB, DFKV_OP_PUT, "auth-b", "bbbb", 4),
+		  "B's inline PUT");
+	expect_b_block(&rb, 7, "B's GET");
+	/* A authenticated reaches its own blocks, never B's. */
+	EXPECT_ST(DFKV_STATUS_OK, raw_auth(&ra, 2, AUTH_TA, sa, n2), "AUTH A");
+	EXPECT_ST(DFKV_STATUS_OK,
+		  raw_call_as(&ra, 3, AUTH_TA, DFKV_OP_PUT, "auth-a", "aa", 2),
+		  "A's inline PUT");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_get_as(&ra, 4, AUTH_TB, "auth-b",
+						    &stored), "A's GET of B");
+	if (stored || ra.mem[1 << 20])
+		FAIL("A's GET of B: stored %" PRIu64 " or bytes written\n",
+		     stored);
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&ra, 5, AUTH_TB, DFKV_OP_EXIST, "auth-b", NULL, 0),
+		  "A's EXIST of B");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&ra, 6, AUTH_TB, DFKV_OP_REMOVE, "auth-b", NULL, 0),
+		  "A's REMOVE of B");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&ra, 7, AUTH_TB, DFKV_OP_PUT, "auth-b", "x", 1),
+		  "A's inline PUT of B");
+	{
+		/* a PUT by descriptor: refused before any READ */
+		uint64_t addr = (uintptr_t)(ra.mem + (2 << 20));
+		uint32_t rkey = ra.mr->rkey, len = 4096;
+
+		ra.tenant = AUTH_TB;
+		memset(ra.mem + (2 << 20), 'x', len);
+		EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+			  raw_send(&ra, 10, DFKV_OP_PUT, "auth-b2", 0, 0, len,
+				   1, &addr, &rkey, &len) ? -1 :
+			  raw_reply(&ra, 10000, NULL), "A's PUT of B by READ");
+	}
+	memset(key, 0, sizeof(key));
+	for (int i = 0; i < 8; i++)
+		key[i] = (uint8_t)(AUTH_TB >> (8 * i));
+	memcpy(key + 8, "auth-b", 6);
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&ra, 8, AUTH_TA, DFKV_OP_PROBE, "", key, 24),
+		  "A's PROBE of B");
+	EXPECT_ST(DFKV_STATUS_FORBIDDEN,
+		  raw_call_as(&ra, 9, AUTH_TA, DFKV_OP_LEASE, "", key, 24),
+		  "A's LEASE of B");
+	/* B's block is intact. */
+	expect_b_block(&rb, 9, "B's GET after A");
+	/* The third failed AUTH gets its reply, then the node disconnects. */
+	if (raw_connect(&rc, host, DFKV_EPOCH_RDMA, 16) ||
+	    raw_hello(&rc, 0, &caps, n1)) {
+		FAIL("auth: third connection\n");
+		goto out;
+	}
+	for (int i = 1; i <= 3; i++)
+		EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&rc, i, AUTH_TA, sb, n1),
+			  "failed AUTH");
+	if (raw_event(&rc, RDMA_CM_EVENT_DISCONNECTED, &ev))
+		FAIL("auth: no disconnect after the third failure\n");
+	else
+		rdma_ack_cm_event(ev);
+out:
+	raw_close(&rc);
+	raw_close(&ra);
+	raw_close(&rb);
+	dfkv_test_node_set_u32(&g, AUTH_NODE, DFKV_A_NODE_AUTH, DFKV_AUTH_OFF);
+	dfkv_test_tenant_del(&g, AUTH_NODE, AUTH_TA);
+	dfkv_test_tenant_del(&g, AUTH_NODE, AUTH_TB);
+	dfkv_genl_close(&g);
 	return failures ? 1 : 0;
 }
 
@@ -1840,6 +2107,8 @@ int main(int argc, char **argv)
 				(unsigned int)atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "limit"))
 		return cmd_limit(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "auth"))
+		return cmd_auth(argv[2]);
 	if (argc >= 6 && !strcmp(argv[1], "leader"))
 		return cmd_leader(argv[2], argv[3], argv[4],
 				  !strcmp(argv[5], "finish"));

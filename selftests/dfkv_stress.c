@@ -198,37 +198,6 @@ TEST_F(stress, delete_node_while_hammered)
 	run_workers(_metadata, "t-del", 1, 0, &self->g);
 }
 
-/* A loop device over a fresh sparse file; its path in dev. */
-static int new_loop(const char *img, char *dev, size_t len)
-{
-	char cmd[256];
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd),
-		 "modprobe loop 2>/dev/null; rm -f %s && truncate -s 64M %s && losetup -f --show %s",
-		 img, img, img);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (!fgets(dev, len, p)) {
-		pclose(p);
-		return -1;
-	}
-	dev[strcspn(dev, "\n")] = '\0';
-	return pclose(p) ? -1 : 0;
-}
-
-static int disk_add(struct dfkv_genl *g, const char *node, const char *dev)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_ADD, 0);
-
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-	mnl_attr_put_strz(nlh, DFKV_A_DISK_PATH, dev);
-	mnl_attr_put(nlh, DFKV_A_DISK_FORMAT, 0, NULL);
-	return dfkv_genl_talk(g, nlh, NULL, NULL);
-}
-
 /*
  * RAM eviction racing cold reads: a 2 MiB RAM tier in front of a disk, so
  * GETs keep promoting blocks that PUTs keep evicting from RAM again, and
@@ -242,10 +211,10 @@ TEST_F_TIMEOUT(stress, ram_eviction_races_cold_reads, 900)
 	const char *img = "/tmp/dfkv-stress-evict.img";
 	char dev[64], cmd[128];
 
-	ASSERT_EQ(0, new_loop(img, dev, sizeof(dev)));
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
 	dfkv_test_node_del(&self->g, "t-evd");
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-evd", 2 << 20, 0, 1));
-	ASSERT_EQ(0, disk_add(&self->g, "t-evd", dev)) TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, "t-evd", dev, NULL, 1)) TH_LOG("%s", self->g.errmsg);
 	run_workers(_metadata, "t-evd", 0, 1, &self->g);
 	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-evd", DFKV_STAT_PROMOTED));
 	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-evd", DFKV_STAT_RAM_EVICTIONS));

@@ -4,11 +4,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "dfkv_test.h"
 
@@ -29,8 +36,10 @@ int dfkv_test_load(void)
 	return system(cmd) ? -1 : 0;
 }
 
-int dfkv_test_node_add(struct dfkv_genl *g, const char *name, uint64_t ram,
-		       uint64_t max_value, int evict)
+/* NODE_NEW; auth 0 leaves DFKV_A_NODE_AUTH and the default quota out. */
+static int node_new(struct dfkv_genl *g, const char *name, uint64_t ram,
+		    uint64_t max_value, int evict, uint32_t auth,
+		    uint64_t tenant_quota)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_NEW, 0);
@@ -40,7 +49,24 @@ int dfkv_test_node_add(struct dfkv_genl *g, const char *name, uint64_t ram,
 	if (max_value)
 		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, max_value);
 	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, evict ? DFKV_NODE_F_EVICT : 0);
+	if (auth) {
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_AUTH, auth);
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_TENANT_QUOTA, tenant_quota);
+	}
 	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_node_add(struct dfkv_genl *g, const char *name, uint64_t ram,
+		       uint64_t max_value, int evict)
+{
+	return node_new(g, name, ram, max_value, evict, 0, 0);
+}
+
+int dfkv_test_node_add_auth(struct dfkv_genl *g, const char *name,
+			    uint64_t ram, int evict, uint32_t auth,
+			    uint64_t tenant_quota)
+{
+	return node_new(g, name, ram, 0, evict, auth, tenant_quota);
 }
 
 int dfkv_test_node_del(struct dfkv_genl *g, const char *name)
@@ -188,13 +214,269 @@ int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
 	return dfkv_genl_talk(g, nlh, NULL, NULL);
 }
 
-int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
-			   uint32_t val)
+/* NODE_SET of one attribute of len bytes (4 or 8). */
+static int node_set(struct dfkv_genl *g, const char *node, int attr,
+		    const void *val, size_t len)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_SET, 0);
 
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-	mnl_attr_put_u32(nlh, attr, val);
+	mnl_attr_put(nlh, attr, len, val);
 	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
+			   uint32_t val)
+{
+	return node_set(g, node, attr, &val, sizeof(val));
+}
+
+int dfkv_test_node_set_u64(struct dfkv_genl *g, const char *node, int attr,
+			   uint64_t val)
+{
+	return node_set(g, node, attr, &val, sizeof(val));
+}
+
+/* A TENANT_SET, _DEL or _GET request naming node and tenant, into buf. */
+static struct nlmsghdr *tenant_msg(struct dfkv_genl *g, void *buf, uint8_t cmd,
+				   const char *node, uint64_t tenant)
+{
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, cmd, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_u64(nlh, DFKV_A_TENANT_HASH, tenant);
+	return nlh;
+}
+
+int dfkv_test_tenant_set(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant, const void *secret, size_t secret_len,
+			 const uint64_t *quota)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = tenant_msg(g, buf, DFKV_CMD_TENANT_SET, node,
+					  tenant);
+
+	if (secret)
+		mnl_attr_put(nlh, DFKV_A_TENANT_SECRET, secret_len, secret);
+	if (quota)
+		mnl_attr_put_u64(nlh, DFKV_A_TENANT_QUOTA, *quota);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_tenant_del(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	return dfkv_genl_talk(g, tenant_msg(g, buf, DFKV_CMD_TENANT_DEL, node,
+					    tenant), NULL, NULL);
+}
+
+static int tenant_get_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1], *st[DFKV_STAT_MAX + 1];
+	struct dfkv_test_tenant *t = data;
+	int i;
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_TENANT_FLAGS])
+		t->flags = mnl_attr_get_u32(tb[DFKV_A_TENANT_FLAGS]);
+	if (tb[DFKV_A_TENANT_QUOTA])
+		t->quota = mnl_attr_get_u64(tb[DFKV_A_TENANT_QUOTA]);
+	if (!tb[DFKV_A_TENANT_STATS])
+		return MNL_CB_OK;
+	dfkv_genl_parse_stats(tb[DFKV_A_TENANT_STATS], st);
+	for (i = DFKV_STAT_BYTES_IN; i <= DFKV_STAT_MAX; i++)
+		if (st[i] && mnl_attr_get_payload_len(st[i]) == 8)
+			t->stat[i] = (int64_t)mnl_attr_get_u64(st[i]);
+	return MNL_CB_OK;
+}
+
+int dfkv_test_tenant_get(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant, struct dfkv_test_tenant *out)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	memset(out, 0, sizeof(*out));
+	memset(out->stat, 0xff, sizeof(out->stat));
+	return dfkv_genl_talk(g, tenant_msg(g, buf, DFKV_CMD_TENANT_GET, node,
+					    tenant), tenant_get_cb, out);
+}
+
+int dfkv_test_new_loop(const char *img, char *dev, size_t len)
+{
+	char cmd[256];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe loop 2>/dev/null; rm -f %s && truncate -s 64M %s && losetup -f --show %s",
+		 img, img, img);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (!fgets(dev, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	dev[strcspn(dev, "\n")] = '\0';
+	return pclose(p) ? -1 : 0;
+}
+
+int dfkv_test_disk_add(struct dfkv_genl *g, const char *node, const char *dev,
+		       const char *name, int format)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_ADD, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_DISK_PATH, dev);
+	if (name)
+		mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, name);
+	if (format)
+		mnl_attr_put(nlh, DFKV_A_DISK_FORMAT, 0, NULL);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_disk_del(struct dfkv_genl *g, const char *node,
+		       const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_DISK_DEL, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, name);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_drop_cap(int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1U << (cap % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[cap / 32].effective &= ~bit;
+	d[cap / 32].permitted &= ~bit;
+	d[cap / 32].inheritable &= ~bit;
+	if (syscall(SYS_capset, &h, d))
+		return -errno;
+	return 0;
+}
+
+void dfkv_test_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+uint64_t dfkv_test_rd64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void dfkv_test_wire_key(uint8_t *p, const struct dfkv_key *k)
+{
+	dfkv_test_le64(p, k->tenant);
+	memcpy(p + 8, k->id, DFKV_OBJECT_ID_LEN);
+}
+
+int dfkv_test_tcp_connect(uint16_t port)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* Send or receive all of len bytes (5 s without progress is a failure). */
+static int xfer_all(int fd, void *buf, size_t len, int out)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1)
+			return -1;
+		n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int dfkv_test_tcp_send(int fd, int op, const struct dfkv_key *k,
+		       uint64_t off, uint64_t len, const void *payload,
+		       uint64_t plen)
+{
+	uint8_t h[DFKV_REQ_PREFIX_LEN] = { DFKV_EPOCH_TCP, (uint8_t)op };
+
+	if (k) {
+		memcpy(h + 2, k->id, DFKV_OBJECT_ID_LEN);
+		dfkv_test_le64(h + 18, k->tenant);
+	}
+	dfkv_test_le64(h + 26, off);
+	dfkv_test_le64(h + 34, len);
+	dfkv_test_le64(h + 42, plen);
+	if (xfer_all(fd, h, sizeof(h), 1))
+		return -1;
+	return plen ? xfer_all(fd, (void *)payload, plen, 1) : 0;
+}
+
+int dfkv_test_tcp_recv(int fd, struct dfkv_test_resp *r, void *buf,
+		       size_t cap)
+{
+	uint8_t h[DFKV_RESP_PREFIX_LEN];
+
+	if (xfer_all(fd, h, sizeof(h), 0) || h[0] != DFKV_EPOCH_TCP)
+		return -1;
+	r->status = h[1];
+	r->stored_len = dfkv_test_rd64(h + 2);
+	r->data_len = dfkv_test_rd64(h + 10);
+	if (r->data_len > cap)
+		return -1;
+	return r->data_len ? xfer_all(fd, buf, r->data_len, 0) : 0;
+}
+
+int dfkv_test_tcp_call(int fd, int op, const struct dfkv_key *k,
+		       uint64_t off, uint64_t len, const void *payload,
+		       uint64_t plen, struct dfkv_test_resp *r, void *buf,
+		       size_t cap)
+{
+	if (dfkv_test_tcp_send(fd, op, k, off, len, payload, plen) ||
+	    dfkv_test_tcp_recv(fd, r, buf, cap))
+		return -1;
+	return r->status;
+}
+
+int dfkv_test_peer_closed(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&pfd, 1, 5000) != 1)
+		return 0;
+	return recv(fd, &c, 1, 0) <= 0;
 }

@@ -51,4 +51,74 @@ int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
 int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
 			   uint32_t val);
 
+/* NODE_NEW with DFKV_A_NODE_AUTH and DFKV_A_NODE_TENANT_QUOTA as well. */
+int dfkv_test_node_add_auth(struct dfkv_genl *g, const char *name,
+			    uint64_t ram, int evict, uint32_t auth,
+			    uint64_t tenant_quota);
+/* NODE_SET of one u64 attribute. */
+int dfkv_test_node_set_u64(struct dfkv_genl *g, const char *node, int attr,
+			   uint64_t val);
+
+/*
+ * TENANT_SET: secret (DFKV_TENANT_SECRET_LEN bytes) and quota are left
+ * out when NULL; secret_len lets a test send a wrong length.
+ */
+int dfkv_test_tenant_set(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant, const void *secret, size_t secret_len,
+			 const uint64_t *quota);
+int dfkv_test_tenant_del(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant);
+
+/* What TENANT_GET tells of one tenant. */
+struct dfkv_test_tenant {
+	uint32_t flags;			/* enum dfkv_tenant_flags */
+	uint64_t quota;			/* in force */
+	int64_t stat[DFKV_STAT_MAX + 1];	/* -1: absent */
+};
+
+/* TENANT_GET doit; 0 or -errno. */
+int dfkv_test_tenant_get(struct dfkv_genl *g, const char *node,
+			 uint64_t tenant, struct dfkv_test_tenant *out);
+
+/* A loop device over a fresh 64 MiB sparse file img; its path in dev. */
+int dfkv_test_new_loop(const char *img, char *dev, size_t len);
+/* DISK_ADD of dev (named name unless NULL), formatting it if format. */
+int dfkv_test_disk_add(struct dfkv_genl *g, const char *node, const char *dev,
+		       const char *name, int format);
+int dfkv_test_disk_del(struct dfkv_genl *g, const char *node,
+		       const char *name);
+
+/* Drop capability cap from every set of this process; 0 or -errno. */
+int dfkv_test_drop_cap(int cap);
+
+/* ------------------------------------------- raw TCP client (wire epoch 6) */
+
+struct dfkv_test_resp {
+	int status;
+	uint64_t stored_len;
+	uint64_t data_len;
+};
+
+void dfkv_test_le64(uint8_t *p, uint64_t v);
+uint64_t dfkv_test_rd64(const uint8_t *p);
+/* A block key as the wire carries it (24 bytes) into p. */
+void dfkv_test_wire_key(uint8_t *p, const struct dfkv_key *k);
+
+/* Connect to 127.0.0.1:port (TCP_NODELAY); fd or -1. */
+int dfkv_test_tcp_connect(uint16_t port);
+/* One request: a 50-byte prefix naming k (if any) and its payload. */
+int dfkv_test_tcp_send(int fd, int op, const struct dfkv_key *k,
+		       uint64_t off, uint64_t len, const void *payload,
+		       uint64_t plen);
+/* The next reply; its data into buf (cap bytes at most); 0 or -1. */
+int dfkv_test_tcp_recv(int fd, struct dfkv_test_resp *r, void *buf,
+		       size_t cap);
+/* Both in one: the reply's status, or -1. */
+int dfkv_test_tcp_call(int fd, int op, const struct dfkv_key *k,
+		       uint64_t off, uint64_t len, const void *payload,
+		       uint64_t plen, struct dfkv_test_resp *r, void *buf,
+		       size_t cap);
+/* The peer closed the connection (EOF or reset within 5 s). */
+int dfkv_test_peer_closed(int fd);
+
 #endif /* DFKV_TEST_H */
