@@ -998,17 +998,20 @@ static void expect_not_logged(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, kmsg_has(hex, 16));
 }
 
-/* A secret is exactly 32 bytes: EINVAL with an extended ack otherwise. */
-TEST_F(auth, tenant_secret_of_another_length_is_einval)
+/*
+ * A secret is exactly 32 bytes: the policy refuses any other length with
+ * -ERANGE and an extended ack, as every out-of-range attribute.
+ */
+TEST_F(auth, tenant_secret_of_another_length_is_refused)
 {
 	uint8_t s[DFKV_TENANT_SECRET_LEN + 1] = { 0 };
 	struct dfkv_test_tenant t;
 	int fd;
 
-	EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA, s, 31,
+	EXPECT_EQ(-ERANGE, dfkv_test_tenant_set(&self->g, NODE, TA, s, 31,
 						NULL));
 	EXPECT_NE(0, self->g.errmsg[0]);
-	EXPECT_EQ(-EINVAL, dfkv_test_tenant_set(&self->g, NODE, TA, s, 33,
+	EXPECT_EQ(-ERANGE, dfkv_test_tenant_set(&self->g, NODE, TA, s, 33,
 						NULL));
 	EXPECT_NE(0, self->g.errmsg[0]);
 	/* Neither changed A's secret. */
