@@ -176,6 +176,13 @@ int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
 	struct dfkv_disk *d;
 	int err;
 
+	/*
+	 * The blocks dirty now are flushed while the disk still takes its
+	 * share of them (queued flushes route when they run); what is
+	 * written during the deletion goes to the other disks, or stays in
+	 * RAM only when this was the last one.
+	 */
+	flush_workqueue(t->wq);
 	mutex_lock(&t->lock);
 	d = tier_find(t, name);
 	if (!d) {
