@@ -33,7 +33,7 @@ t_version() {
 }
 
 t_help() {
-	for c in version node listener stats monitor put get exist rm probe key; do
+	for c in version node listener tenant stats monitor put get exist rm probe key; do
 		"$DFKVCTL" "$c" --help >"$T/out" 2>&1 || { echo "$c --help failed"; return 1; }
 		has "$T/out" "SYNOPSIS" && has "$T/out" "dfkvctl $c" || return 1
 	done
@@ -391,6 +391,46 @@ assert d["node"] == "kv0" and len(d["tenants"]) >= 2, d
 assert "0123456789abcdef" in [t["tenant"] for t in d["tenants"]], d'
 }
 
+# Tenants through dfkvctl (SPEC 9): a generated secret is 64 hex digits
+# in a new 0600 file, never printed; bad secret files are refused; list
+# and JSON show registration, quota and usage; the node shows its auth.
+t_tenants() {
+	A=00000000000000aa
+	expect 0 "$DFKVCTL" node add ten0 --ram 16M --auth required --tenant-quota 1M &&
+	expect 0 "$DFKVCTL" node show ten0 && grep -Eq "auth +required" "$T/out" &&
+	expect 0 "$DFKVCTL" tenant add ten0 --tenant $A --generate-secret "$T/a.secret" --quota 2M &&
+	[ "$(stat -c %a "$T/a.secret")" = 600 ] &&
+	grep -Eqx '[0-9a-f]{64}' "$T/a.secret" &&
+	secret=$(cat "$T/a.secret") &&
+	expect 3 "$DFKVCTL" tenant add ten0 --tenant $A --secret-file "$T/a.secret" &&
+	! "$DFKVCTL" tenant add ten0 --tenant 00000000000000bb --generate-secret "$T/a.secret" 2>/dev/null &&
+	[ "$(cat "$T/a.secret")" = "$secret" ] || return 1
+	printf '%063d
+' 0 >"$T/short" && chmod 600 "$T/short" &&
+	! "$DFKVCTL" tenant set ten0 --tenant $A --secret-file "$T/short" 2>/dev/null &&
+	cp "$T/a.secret" "$T/open" && chmod 644 "$T/open" &&
+	! "$DFKVCTL" tenant set ten0 --tenant $A --secret-file "$T/open" 2>/dev/null &&
+	"$DFKVCTL" put ten0 "$A:00112233445566778899aabbccddeeff" --value tenant-a >/dev/null &&
+	expect 0 "$DFKVCTL" tenant list ten0 && has "$T/out" "$A" &&
+	! grep -qF "$secret" "$T/out" &&
+	"$DFKVCTL" tenant list ten0 --json >"$T/json" &&
+	! grep -qF "$secret" "$T/json" &&
+	python3 - "$T/json" "$A" <<'PY' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = {x["tenant"]: x for x in d["tenants"]}[sys.argv[2]]
+assert t["registered"] and t["has_secret"] and t["own_quota"], t
+assert t["quota_bytes"] == 2 << 20 and t["charged_bytes"] == 8, t
+PY
+	expect 0 "$DFKVCTL" tenant del ten0 --tenant $A &&
+	expect 1 "$DFKVCTL" tenant del ten0 --tenant $A &&
+	"$DFKVCTL" tenant list ten0 --json | python3 -c '
+import json, sys
+t = {x["tenant"]: x for x in json.load(sys.stdin)["tenants"]}[sys.argv[1]]
+assert not t["registered"] and not t["has_secret"] and t["quota_bytes"] == 1 << 20, t' $A &&
+	expect 0 "$DFKVCTL" node del ten0
+}
+
 # The monitor is subscribed once it reports a probe node (no sleep: a
 # loaded VM may take seconds to start it).
 mon_sees_probe() {
@@ -431,7 +471,7 @@ t_node_del() {
 	! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 7420), timeout=2)' 2>/dev/null
 }
 
-tap_plan 32
+tap_plan 33
 tap_check "version without the module" t_version_unloaded
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
 tap_check "version of tool and module" t_version
@@ -461,6 +501,7 @@ tap_check "rm" t_rm
 tap_check "stats table" t_stats_table
 tap_check "stats --json" t_stats_json
 tap_check "stats --tenants" t_stats_tenants
+tap_check "tenants: generated secrets, bad files, list and JSON without secrets" t_tenants
 tap_check "monitor prints events" t_monitor
 tap_check "node del" t_node_del
 tap_check "module unload" dfkv_unload
