@@ -13,12 +13,16 @@
 #include "netlink.h"
 #include "node.h"
 
-static int tenant_hash(struct genl_info *info, u64 *hash)
+/* The request's tenant hash and node (referenced), or NULL and *err. */
+static struct dfkv_node *tenant_req(struct genl_info *info, u64 *hash,
+				    int *err)
 {
+	*err = -EINVAL;
 	if (GENL_REQ_ATTR_CHECK(info, DFKV_A_TENANT_HASH))
-		return -EINVAL;
+		return NULL;
 	*hash = nla_get_u64(info->attrs[DFKV_A_TENANT_HASH]);
-	return 0;
+	*err = -ENOENT;
+	return dfkv_nl_req_node(info);
 }
 
 int dfkv_nl_tenant_set(struct sk_buff *skb, struct genl_info *info)
@@ -29,11 +33,7 @@ int dfkv_nl_tenant_set(struct sk_buff *skb, struct genl_info *info)
 	u64 quota;
 	int err;
 
-	err = tenant_hash(info, &cfg.hash);
-	if (err)
-		goto wipe;
-	err = -ENOENT;
-	node = dfkv_nl_req_node(info);
+	node = tenant_req(info, &cfg.hash, &err);
 	if (!node)
 		goto wipe;
 	if (secret)
@@ -56,12 +56,9 @@ int dfkv_nl_tenant_del(struct sk_buff *skb, struct genl_info *info)
 	u64 hash;
 	int err;
 
-	err = tenant_hash(info, &hash);
-	if (err)
-		return err;
-	node = dfkv_nl_req_node(info);
+	node = tenant_req(info, &hash, &err);
 	if (!node)
-		return -ENOENT;
+		return err;
 	err = dfkv_tenant_unregister(&node->tenants, hash);
 	if (err)
 		NL_SET_ERR_MSG(info->extack, "no tenant of that hash is registered on this node");
@@ -128,12 +125,9 @@ int dfkv_nl_tenant_get(struct sk_buff *skb, struct genl_info *info)
 	u64 hash;
 	int err;
 
-	err = tenant_hash(info, &hash);
-	if (err)
-		return err;
-	node = dfkv_nl_req_node(info);
+	node = tenant_req(info, &hash, &err);
 	if (!node)
-		return -ENOENT;
+		return err;
 	err = -ENOMEM;
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (msg) {
