@@ -10,6 +10,8 @@
  * progress as the socket allows and returns.  A connection handles one
  * request at a time, receiving the next only once the reply is sent,
  * which keeps replies in strict FIFO order while the client pipelines.
+ * That request is the connection's struct dfkv_req: this file decodes its
+ * prefix, moves its payload and reply, and the executor (req.c) runs it.
  * PUT payloads are received straight into the store's pages and GET data
  * is sent from them (bio_vec iterators, one copy into the socket buffer,
  * no staging buffer).
@@ -23,8 +25,9 @@
  *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
- * work, finishes the request in flight (an unfinished PUT is aborted, a
- * pinned GET entry unpinned, leases dropped) and frees it.  Node shutdown
+ * work, gives up the request in flight (dfkv_req_done(): an unfinished
+ * PUT is aborted, a pinned GET entry unpinned), drops its leases and
+ * frees it.  Node shutdown
  * closes every listener, kills every connection and waits for their
  * release works before the node's operations are drained.
  */
@@ -41,7 +44,7 @@
 #include "tcp.h"
 #include "rdma.h"
 #include "node.h"
-#include "ops.h"
+#include "req.h"
 #include "wire.h"
 
 /* bio_vecs mapped per socket call. */
@@ -77,7 +80,6 @@ struct dfkv_tcp_conn {
 	unsigned long frame_start;	/* jiffies, first byte of a frame */
 	unsigned long last_active;	/* jiffies */
 	bool got_request;
-	bool in_op;			/* holds a dfkv_node_enter() */
 	bool close_after_reply;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
@@ -87,22 +89,12 @@ struct dfkv_tcp_conn {
 
 	enum conn_state state;
 	struct dfkv_wire_rx rx;		/* the frame being received */
-	u8 op;
-	struct dfkv_key key;
-	u64 offset;
-	u64 length;
-	void *rx_buf;
-	struct dfkv_put put;
-	u64 admitted;			/* dfkv_op_recv_admit()ted bytes */
-	struct dfkv_put_waiter waiter;	/* while CONN_PARKED */
+	struct dfkv_req req;		/* the request in flight */
 
 	u8 rhdr[DFKV_RESP_PREFIX_LEN];
 	size_t rhdr_sent;
-	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
-	u64 tx_off;			/* GET: value offset of the range */
 	u64 tx_len;
 	u64 tx_sent;
-	void *tx_buf;			/* kmalloc'd reply data */
 	struct bio_vec bv[CONN_BVECS];
 };
 
@@ -155,23 +147,20 @@ static void conn_state_change(struct sock *sk)
 
 /* ------------------------------------------------------------ replies */
 
-static void reply_start(struct dfkv_tcp_conn *c, int status, u64 stored_len,
-			u64 data_len)
+/* The executor decided the reply of c->req: start sending it. */
+static void conn_queue_response(struct dfkv_req *req)
 {
-	dfkv_wire_put_resp(c->rhdr, DFKV_EPOCH_TCP, status, stored_len,
-			   data_len);
-	c->rhdr_sent = 0;
-	c->tx_len = data_len;
-	c->tx_sent = 0;
-	c->state = CONN_TX;
-}
+	struct dfkv_tcp_conn *c = container_of(req, struct dfkv_tcp_conn, req);
+	struct dfkv_req_rsp *rsp = &req->rsp;
 
-/* Reply with data from a kmalloc'd buffer the connection now owns. */
-static void reply_buf(struct dfkv_tcp_conn *c, int status, u64 stored_len,
-		      void *buf, size_t len)
-{
-	c->tx_buf = buf;
-	reply_start(c, status, stored_len, buf ? len : 0);
+	dfkv_wire_put_resp(c->rhdr, DFKV_EPOCH_TCP, rsp->status,
+			   rsp->stored_len, rsp->data_len);
+	c->rhdr_sent = 0;
+	c->tx_len = rsp->data_len;
+	c->tx_sent = 0;
+	if (rsp->close)
+		c->close_after_reply = true;
+	c->state = CONN_TX;
 }
 
 /* A frame the stream cannot carry on from: answer INVALID, then close. */
@@ -179,7 +168,7 @@ static void reply_fatal(struct dfkv_tcp_conn *c)
 {
 	atomic64_inc(&c->node->tcp.proto_errors);
 	c->close_after_reply = true;
-	reply_start(c, DFKV_STATUS_INVALID, 0, 0);
+	dfkv_req_fail(&c->req, DFKV_STATUS_INVALID);
 }
 
 static int sock_send(struct dfkv_tcp_conn *c, struct msghdr *msg, size_t len)
@@ -198,6 +187,7 @@ static int sock_send(struct dfkv_tcp_conn *c, struct msghdr *msg, size_t len)
 /* Send what the socket takes; 1 when the reply is complete. */
 static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 {
+	struct dfkv_req *req = &c->req;
 	struct msghdr msg = {};
 	int ret;
 
@@ -220,9 +210,9 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		u64 left = c->tx_len - c->tx_sent;
 
 		memset(&msg, 0, sizeof(msg));
-		if (c->tx_buf) {
+		if (req->rsp.data) {
 			struct kvec kv = {
-				.iov_base = c->tx_buf + c->tx_sent,
+				.iov_base = req->rsp.data + c->tx_sent,
 				.iov_len = left,
 			};
 
@@ -231,7 +221,8 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 			size_t mapped;
 			unsigned int nr;
 
-			nr = dfkv_entry_map(c->rd.e, c->tx_off + c->tx_sent,
+			/* GET data, from the pinned entry's pages */
+			nr = dfkv_entry_map(req->rd.e, req->offset + c->tx_sent,
 					    min_t(u64, left, MAX_RW_COUNT),
 					    c->bv, CONN_BVECS, &mapped);
 			if (!mapped)
@@ -254,195 +245,69 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 /* The reply went out: release what the request held, expect the next. */
 static void request_done(struct dfkv_tcp_conn *c)
 {
-	if (c->rd.e) {
-		dfkv_store_sent(&c->rd, c->tx_len);
-		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_OK);
-	}
-	kfree(c->tx_buf);
-	c->tx_buf = NULL;
-	kfree(c->rx_buf);
-	c->rx_buf = NULL;
-	if (c->in_op) {
-		dfkv_node_exit(c->node);
-		c->in_op = false;
-	}
+	if (c->req.rd.e)
+		dfkv_req_sent(&c->req, true);
+	dfkv_req_done(&c->req);
 	dfkv_wire_rx_next(&c->rx);
 	c->state = CONN_RX_HDR;
 }
 
 /* ---------------------------------------------------------- execution */
 
-/* The payload of an admitted PUT is in, or will never be. */
-static void recv_release(struct dfkv_tcp_conn *c)
-{
-	if (c->admitted)
-		dfkv_op_recv_done(c->node, c->admitted);
-	c->admitted = 0;
-}
-
 /* The leader finished: run the parked follower's connection again. */
-static void conn_unpark(struct dfkv_put_waiter *w)
+static void conn_unpark(struct dfkv_req *req)
 {
-	conn_queue(container_of(w, struct dfkv_tcp_conn, waiter));
+	conn_queue(container_of(req, struct dfkv_tcp_conn, req));
 }
 
-static void exec_keys(struct dfkv_tcp_conn *c)
-{
-	size_t len;
-	void *data;
-	int status;
-
-	status = dfkv_op_keys(c->node, &c->auth, &c->owner, c->op, c->rx_buf,
-			      c->rx.payload_len / DFKV_BLOCK_KEY_LEN, c->length,
-			      &data, &len);
-	reply_buf(c, status, 0, data, len);
-}
-
-static void exec_hello(struct dfkv_tcp_conn *c)
-{
-	u8 *buf;
-	int status = dfkv_op_hello(c->node, &c->auth, &buf);
-
-	reply_buf(c, status, 0, status == DFKV_STATUS_OK ? buf : NULL,
-		  DFKV_HELLO_REPLY_LEN);
-}
-
-static void exec_auth(struct dfkv_tcp_conn *c)
-{
-	bool close;
-
-	reply_start(c, dfkv_op_auth(c->node, &c->auth, c->key.tenant,
-				    c->rx_buf, c->rx.payload_len, &close),
-		    0, 0);
-	if (close)
-		c->close_after_reply = true;
-}
-
-/* The request (and its payload, if any) is in: run it, start the reply. */
-static void exec_request(struct dfkv_tcp_conn *c)
-{
-	struct dfkv_node *node = c->node;
-	u64 stored = 0, n = 0;
-	size_t len;
-	char *text;
-	int status;
-
-	switch (c->op) {
-	case DFKV_OP_PUT:
-		if (!c->put.leader &&
-		    dfkv_store_put_park(&c->put, &c->waiter)) {
-			c->state = CONN_PARKED;
-			break;
-		}
-		if (c->put.leader) {
-			recv_release(c);
-			status = dfkv_op_put_end(node, &c->put, true);
-		} else {
-			status = dfkv_op_put_result(node, &c->put);
-		}
-		reply_start(c, status, c->put.stored_len, 0);
-		break;
-	case DFKV_OP_GET:
-		status = dfkv_op_get_begin(node, &c->auth, &c->key, c->offset,
-					   c->length, U64_MAX, &c->rd, &stored,
-					   &n);
-		if (status != DFKV_STATUS_OK)
-			c->rd.e = NULL;
-		c->tx_off = c->offset;
-		reply_start(c, status, stored, n);
-		break;
-	case DFKV_OP_EXIST:
-		status = dfkv_op_exist(node, &c->auth, &c->key, &stored);
-		reply_start(c, status, stored, 0);
-		break;
-	case DFKV_OP_REMOVE:
-		reply_start(c, dfkv_op_remove(node, &c->auth, &c->key), 0, 0);
-		break;
-	case DFKV_OP_STATS:
-		status = dfkv_op_stats(node, &text, &len);
-		reply_buf(c, status, 0, text, len);
-		break;
-	case DFKV_OP_RELEASE:
-		reply_start(c, dfkv_op_release(node, &c->owner, c->offset), 0,
-			    0);
-		break;
-	case DFKV_OP_HELLO:
-		exec_hello(c);
-		break;
-	case DFKV_OP_AUTH:
-		exec_auth(c);
-		break;
-	default:
-		exec_keys(c);
-		break;
-	}
-}
+static const struct dfkv_req_ops tcp_req_ops = {
+	.queue_response = conn_queue_response,
+	.unpark = conn_unpark,
+	.admit_recv = true,
+};
 
 /* The request's payload is all in (or there was none): act on it. */
 static void payload_done(struct dfkv_tcp_conn *c)
 {
-	if (c->state != CONN_RX_DISCARD || c->put.e)
-		exec_request(c);	/* PUT leader or follower, others */
-	else
-		reply_start(c, c->length, c->put.stored_len, 0);
+	if (!dfkv_req_exec(&c->req, 0))
+		c->state = CONN_PARKED;		/* reading nothing more */
 }
 
 /* A whole prefix is in: check it and decide how to take the payload. */
 static void decode_request(struct dfkv_tcp_conn *c)
 {
+	struct dfkv_req *req = &c->req;
 	enum dfkv_wire_rx_event ev;
-	struct dfkv_wire_req req;
-	u64 plen;
-	int status;
+	struct dfkv_wire_req wr;
 
 	c->got_request = true;
 	if (dfkv_wire_parse_req(c->rx.hdr, DFKV_EPOCH_TCP,
-				READ_ONCE(c->node->max_value), &req)) {
+				READ_ONCE(c->node->max_value), &wr)) {
 		reply_fatal(c);
 		return;
 	}
-	c->op = req.op;
-	c->key = req.key;
-	c->offset = req.offset;
-	c->length = req.length;
-	plen = req.payload_len;
-	ev = dfkv_wire_rx_payload(&c->rx, plen);
-	if (!dfkv_node_enter(c->node)) {
+	req->op = wr.op;
+	req->key = wr.key;
+	req->offset = wr.offset;
+	req->length = wr.length;
+	req->payload_len = wr.payload_len;
+	req->cap = U64_MAX;
+	ev = dfkv_wire_rx_payload(&c->rx, wr.payload_len);
+	if (!dfkv_req_begin(req)) {
 		c->close_after_reply = true;
-		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
+		dfkv_req_exec(req, 0);
 		return;
 	}
-	c->in_op = true;
-
-	if (c->op == DFKV_OP_PUT) {
-		if (dfkv_op_recv_admit(c->node, plen)) {
-			c->admitted = plen;
-			status = dfkv_op_put_begin(c->node, &c->auth, &c->key,
-						   plen, &c->put);
-			if (status != DFKV_STATUS_OK || !c->put.leader)
-				recv_release(c);
-		} else {
-			status = DFKV_STATUS_BUSY;
-			c->put.e = NULL;
-		}
-		if (status == DFKV_STATUS_OK && c->put.leader) {
-			c->state = CONN_RX_PUT;
-		} else if (status == DFKV_STATUS_OK && c->put.e) {
-			c->state = CONN_RX_DISCARD;	/* follower */
-		} else {
-			c->put.e = NULL;
-			c->length = status;		/* reply once drained */
-			c->state = CONN_RX_DISCARD;
-		}
-	} else if (plen) {
-		struct mem_cgroup *old = dfkv_store_charge(&c->node->store);
-
-		c->rx_buf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
-		c->state = c->rx_buf ? CONN_RX_BUF : CONN_RX_DISCARD;
-		c->length = DFKV_STATUS_BUSY;	/* if discarded */
-	} else {
+	switch (req->rx) {
+	case DFKV_REQ_RX_PUT:
+		c->state = CONN_RX_PUT;
+		break;
+	case DFKV_REQ_RX_BUF:
 		c->state = CONN_RX_BUF;
+		break;
+	default:
+		c->state = CONN_RX_DISCARD;	/* a follower's, a refused one */
+		break;
 	}
 	if (ev == DFKV_RX_FRAME)
 		payload_done(c);
@@ -494,7 +359,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		size_t mapped;
 		unsigned int nr;
 
-		nr = dfkv_entry_map(c->put.e, c->rx.pay_got,
+		nr = dfkv_entry_map(c->req.put.e, c->rx.pay_got,
 				    min_t(u64, left, MAX_RW_COUNT), c->bv,
 				    CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
@@ -502,7 +367,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		break;
 	}
 	case CONN_RX_BUF:
-		ret = recv_kvec(c, c->rx_buf + c->rx.pay_got, left);
+		ret = recv_kvec(c, c->req.rx_buf + c->rx.pay_got, left);
 		break;
 	case CONN_RX_DISCARD:
 		ret = recv_kvec(c, scratch, min_t(u64, left, sizeof(scratch)));
@@ -526,15 +391,8 @@ static void conn_io_work(struct work_struct *work)
 	while (!dfkv_conn_dead(&c->core) && budget--) {
 		bool progress = false;
 
-		if (c->state == CONN_PARKED) {
-			int status;
-
-			/* Pairs with the entry lock its leader set done under. */
-			if (!READ_ONCE(c->put.e->done))
-				return;
-			status = dfkv_op_put_result(c->node, &c->put);
-			reply_start(c, status, c->put.stored_len, 0);
-		}
+		if (c->state == CONN_PARKED && !dfkv_req_resume(&c->req))
+			return;
 		if (c->state == CONN_TX) {
 			ret = conn_send(c, &progress);
 			if (ret == 1) {
@@ -623,21 +481,10 @@ static void conn_release_work(struct work_struct *work)
 	cancel_work_sync(&c->io_work);
 	cancel_delayed_work_sync(&c->deadline_work);
 
-	recv_release(c);
-	if (c->put.e && c->put.leader) {
-		dfkv_op_put_end(c->node, &c->put, false);
-	} else if (c->put.e) {
-		/* A follower: no wait; an unpark racing us queued io work. */
-		dfkv_store_put_unpark(&c->put, &c->waiter);
-		cancel_work_sync(&c->io_work);
-	}
-	if (c->rd.e)
-		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_IO_ERROR);
-	kfree(c->tx_buf);
-	kfree(c->rx_buf);
+	dfkv_req_done(&c->req);
+	/* A parked follower's unpark racing us queued io work. */
+	cancel_work_sync(&c->io_work);
 	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
-	if (c->in_op)
-		dfkv_node_exit(c->node);
 
 	sock_release(c->sock);
 	dfkv_listeners_conn_del(&c->node->tcp.ls, &c->core, c->node);
@@ -666,10 +513,9 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
 	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
-	INIT_LIST_HEAD(&c->waiter.node);
-	c->waiter.wake = conn_unpark;
 	dfkv_lease_owner_init(&c->owner);
 	dfkv_auth_init(&c->auth, false);
+	dfkv_req_init(&c->req, node, &c->auth, &c->owner, &tcp_req_ops);
 	c->accepted = jiffies;
 	c->last_active = jiffies;
 	c->state = CONN_RX_HDR;
