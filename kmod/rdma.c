@@ -27,12 +27,12 @@
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
  *
- * A connect request takes a slot under the node's connection limit (the
- * TCP server's max_conns, counted per transport) before anything of the
- * connection is allocated; over it, the request is rejected BUSY.  The
- * TCP server's first-request and idle deadlines hold too: a delayed work
- * per connection kills one whose first request has not arrived, or that
- * has had no request in flight, for that long.
+ * A connect request takes a slot under the node's connection limit
+ * (max_conns, counted per transport) before anything of the connection
+ * is allocated; over it, the request is rejected BUSY.  The node's
+ * first-request and idle deadlines hold too: a delayed work per
+ * connection kills one whose first request has not arrived, or that has
+ * had no request in flight, for that long.
  *
  * Teardown happens on the workqueue, never in a CM callback: the release
  * work stops all posting, disconnects, drains the QP (every posted work
@@ -52,6 +52,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rdma.h"
+#include "listener.h"
 #include "node.h"
 #include "req.h"
 #include "wire.h"
@@ -86,6 +87,23 @@ struct rdma_dev {
 
 static LIST_HEAD(dev_list);
 static DEFINE_MUTEX(dev_lock);		/* dev_list, devices' conns */
+
+/* A node's RDMA side, node->transports[DFKV_LISTENER_RDMA]. */
+struct rdma_node {
+	struct dfkv_listeners ls;	/* first: the transport layer's */
+	atomic64_t accepts;
+	atomic64_t reads;		/* RDMA READ work requests posted */
+	atomic64_t writes;		/* RDMA WRITE work requests posted */
+	atomic64_t read_bytes;
+	atomic64_t write_bytes;
+	atomic64_t cq_errors;		/* failed work completions */
+};
+
+static struct rdma_node *rdma_node(struct dfkv_node *node)
+{
+	return container_of(node->transports[DFKV_LISTENER_RDMA],
+			    struct rdma_node, ls);
+}
 
 struct rdma_listener {
 	struct dfkv_listener base;
@@ -162,7 +180,7 @@ struct rdma_cmd {
 };
 
 struct rdma_conn {
-	struct dfkv_conn_core core;	/* in dfkv_rdma_node.ls */
+	struct dfkv_conn_core core;	/* in rdma_node.ls */
 	struct list_head dev_list;	/* rdma_dev.conns */
 	struct dfkv_node *node;
 	struct rdma_dev *dev;
@@ -371,7 +389,7 @@ static int round_post(struct rdma_cmd *cmd)
 {
 	struct rdma_conn *conn = cmd->conn;
 	struct ib_device *ibdev = conn_ibdev(conn);
-	struct dfkv_rdma_node *rn = &conn->node->rdma;
+	struct rdma_node *rn = rdma_node(conn->node);
 	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
 		DMA_FROM_DEVICE;
 	u32 lkey = conn->dev->pd->local_dma_lkey;
@@ -478,7 +496,7 @@ static int round_post(struct rdma_cmd *cmd)
 static void count_wc_error(struct rdma_conn *conn, struct ib_wc *wc)
 {
 	if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		atomic64_inc(&conn->node->rdma.cq_errors);
+		atomic64_inc(&rdma_node(conn->node)->cq_errors);
 		pr_debug("dfkv: rdma work completion %s\n",
 			 ib_wc_status_msg(wc->status));
 	}
@@ -938,8 +956,8 @@ static void conn_destroy_ib(struct rdma_conn *conn)
 }
 
 /*
- * The first-request and idle deadlines of SPEC section 2, with the TCP
- * server's limits, checked when due.  A request is one SEND, so it is
+ * The first-request and idle deadlines of SPEC section 2, with the node's
+ * limits, checked when due.  A request is one SEND, so it is
  * complete once received; the connection is idle while it has no request
  * in flight (a transfer or a reply that stalls breaks the QP instead).
  */
@@ -947,7 +965,7 @@ static void conn_deadline_work(struct work_struct *work)
 {
 	struct rdma_conn *conn = container_of(to_delayed_work(work),
 					      struct rdma_conn, deadline_work);
-	struct dfkv_tcp_node *lim = &conn->node->tcp;
+	struct dfkv_conn_limits *lim = &conn->node->limits;
 	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
 	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
 	unsigned long now = jiffies, next = now + HZ;
@@ -1007,7 +1025,7 @@ static void conn_release_work(struct work_struct *work)
 	kref_put(&conn->dev->ref, rdev_free);
 	mutex_unlock(&dev_lock);
 
-	dfkv_listeners_conn_del(&node->rdma.ls, &conn->core, node);
+	dfkv_listeners_conn_del(&rdma_node(node)->ls, &conn->core, node);
 	dfkv_auth_destroy(&conn->auth);
 	kfree(conn);
 }
@@ -1100,7 +1118,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		       struct rdma_cm_event *ev)
 {
 	struct dfkv_node *node = l->base.node;
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 	const struct rdma_conn_param *cp = &ev->param.conn;
 	struct ib_qp_init_attr qa = {};
 	struct rdma_conn_param ap = {};
@@ -1125,10 +1143,10 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	/* over the limit, nothing is allocated */
 	err = dfkv_listeners_conn_reserve(&rn->ls,
-					  READ_ONCE(node->tcp.max_conns));
+					  READ_ONCE(node->limits.max_conns));
 	if (err) {
 		if (err == -EBUSY)
-			atomic64_inc(&node->tcp.refused);
+			atomic64_inc(&node->limits.refused);
 		return conn_reject(id, node, DFKV_STATUS_BUSY);
 	}
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
@@ -1254,15 +1272,10 @@ static void listener_free(struct dfkv_listener *base)
 	kfree(l);
 }
 
-static const struct dfkv_listener_ops rdma_listener_ops = {
-	.kind = DFKV_LISTENER_RDMA,
-	.listener_free = listener_free,
-};
-
-int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack)
+static int rdma_listener_add(struct dfkv_node *node, const char *addr,
+			     u16 port, struct netlink_ext_ack *extack)
 {
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 	struct rdma_listener *l;
 	struct rdma_cm_id *id;
 	int err;
@@ -1305,23 +1318,23 @@ err_free:
 	return err;
 }
 
-int dfkv_rdma_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack)
+static int rdma_listener_del(struct dfkv_node *node, const char *addr,
+			     u16 port, struct netlink_ext_ack *extack)
 {
-	return dfkv_listeners_del(&node->rdma.ls, node, addr, port, extack);
+	int err = dfkv_listeners_del(&rdma_node(node)->ls, node, addr, port,
+				     extack);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
+	return err;
 }
 
-int dfkv_rdma_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+static int rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
-	return dfkv_listeners_fill(skb, &node->rdma.ls);
-}
-
-int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
-{
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 
 	if (nla_put_u64_64bit(skb, DFKV_STAT_RDMA_CONNS,
-			      READ_ONCE(rn->nr_conns), DFKV_STAT_PAD) ||
+			      READ_ONCE(rn->ls.nr_conns), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_ACCEPTS,
 			      atomic64_read(&rn->accepts), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_READS,
@@ -1338,15 +1351,15 @@ int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 	return 0;
 }
 
-void dfkv_rdma_node_init(struct dfkv_rdma_node *rn)
-{
-	dfkv_listeners_init(&rn->ls, &rdma_listener_ops, &rn->nr_conns);
-}
-
-void dfkv_rdma_node_shutdown(struct dfkv_node *node)
-{
-	dfkv_listeners_shutdown(&node->rdma.ls);
-}
+static const struct dfkv_transport_ops rdma_transport_ops = {
+	.kind = DFKV_LISTENER_RDMA,
+	.default_port = DFKV_PORT_RDMA,
+	.node_size = sizeof(struct rdma_node),
+	.listener_free = listener_free,
+	.listener_add = rdma_listener_add,
+	.listener_del = rdma_listener_del,
+	.fill_stats = rdma_fill_stats,
+};
 
 /* ------------------------------------------------------------ ib_client */
 
@@ -1401,8 +1414,13 @@ int __init dfkv_rdma_init(void)
 	err = ib_register_client(&dfkv_ib_client);
 	if (err)
 		goto err_release_wq;
+	err = dfkv_transport_register(&rdma_transport_ops);
+	if (err)
+		goto err_client;
 	return 0;
 
+err_client:
+	ib_unregister_client(&dfkv_ib_client);
 err_release_wq:
 	destroy_workqueue(dfkv_rdma_release_wq);
 err_wq:
@@ -1412,6 +1430,7 @@ err_wq:
 
 void dfkv_rdma_exit(void)
 {
+	dfkv_transport_unregister(&rdma_transport_ops);
 	ib_unregister_client(&dfkv_ib_client);
 	destroy_workqueue(dfkv_rdma_release_wq);
 	destroy_workqueue(dfkv_rdma_wq);

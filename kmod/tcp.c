@@ -4,17 +4,19 @@
  *
  * Listeners belong to a node and live in its network namespace; listener.c
  * keeps the node's listeners and connections and the order of their
- * shutdown, this file their sockets.  No thread per connection: the
- * sockets' data_ready/write_space/state_change callbacks queue the
- * connection's io work on dfkv_tcp_wq, which makes as much non-blocking
- * progress as the socket allows and returns.  A connection handles one
- * request at a time, receiving the next only once the reply is sent,
- * which keeps replies in strict FIFO order while the client pipelines.
- * That request is the connection's struct dfkv_req: this file decodes its
- * prefix, moves its payload and reply, and the executor (req.c) runs it.
- * PUT payloads are received straight into the store's pages and GET data
- * is sent from them (bio_vec iterators, one copy into the socket buffer,
- * no staging buffer).
+ * shutdown, this file their sockets; the node reaches it through
+ * tcp_transport_ops (transport.h) and holds its limits and deadlines.
+ * No thread per connection: the sockets' data_ready/write_space/
+ * state_change callbacks queue the connection's io work on dfkv_tcp_wq,
+ * which makes as much non-blocking progress as the socket allows and
+ * returns.  A connection handles one request at a time, receiving the
+ * next only once the reply is sent, which keeps replies in strict FIFO
+ * order while the client pipelines.  That request is the connection's
+ * struct dfkv_req: this file decodes its prefix and moves its payload and
+ * reply, the executor (req.c) runs it.  PUT payloads are received
+ * straight into the store's pages and GET data is sent from them
+ * (bio_vec iterators, one copy into the socket buffer, no staging
+ * buffer).
  *
  * A PUT follower does not wait in the worker: the connection parks on the
  * leader's entry (reading nothing more) and its io work is queued again
@@ -27,9 +29,9 @@
  * release work, which detaches the socket callbacks, waits for the io
  * work, gives up the request in flight (dfkv_req_done(): an unfinished
  * PUT is aborted, a pinned GET entry unpinned), drops its leases and
- * frees it.  Node shutdown
- * closes every listener, kills every connection and waits for their
- * release works before the node's operations are drained.
+ * frees it.  Node shutdown closes every listener, kills every connection
+ * and waits for their release works before the node's operations are
+ * drained.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -42,7 +44,7 @@
 #include <net/genetlink.h>
 
 #include "tcp.h"
-#include "rdma.h"
+#include "listener.h"
 #include "node.h"
 #include "req.h"
 #include "wire.h"
@@ -53,6 +55,19 @@
 #define CONN_BUDGET	64
 
 static struct workqueue_struct *dfkv_tcp_wq;
+
+/* A node's TCP side, node->transports[DFKV_LISTENER_TCP]. */
+struct tcp_node {
+	struct dfkv_listeners ls;	/* first: the transport layer's */
+	atomic64_t accepts;
+	atomic64_t proto_errors;
+};
+
+static struct tcp_node *tcp_node(struct dfkv_node *node)
+{
+	return container_of(node->transports[DFKV_LISTENER_TCP],
+			    struct tcp_node, ls);
+}
 
 struct dfkv_tcp_listener {
 	struct dfkv_listener base;
@@ -71,7 +86,7 @@ enum conn_state {
 };
 
 struct dfkv_tcp_conn {
-	struct dfkv_conn_core core;	/* in dfkv_tcp_node.ls */
+	struct dfkv_conn_core core;	/* in tcp_node.ls */
 	struct dfkv_node *node;
 	struct socket *sock;
 	struct work_struct io_work;
@@ -166,7 +181,7 @@ static void conn_queue_response(struct dfkv_req *req)
 /* A frame the stream cannot carry on from: answer INVALID, then close. */
 static void reply_fatal(struct dfkv_tcp_conn *c)
 {
-	atomic64_inc(&c->node->tcp.proto_errors);
+	atomic64_inc(&tcp_node(c->node)->proto_errors);
 	c->close_after_reply = true;
 	dfkv_req_fail(&c->req, DFKV_STATUS_INVALID);
 }
@@ -437,8 +452,9 @@ static void conn_deadline_work(struct work_struct *work)
 	struct dfkv_tcp_conn *c = container_of(to_delayed_work(work),
 					       struct dfkv_tcp_conn,
 					       deadline_work);
-	unsigned long first = msecs_to_jiffies(READ_ONCE(c->node->tcp.first_request_ms));
-	unsigned long idle = msecs_to_jiffies(READ_ONCE(c->node->tcp.idle_ms));
+	struct dfkv_conn_limits *lim = &c->node->limits;
+	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
 	unsigned long now = jiffies, next = now + HZ;
 	bool drop = false;
 
@@ -455,7 +471,7 @@ static void conn_deadline_work(struct work_struct *work)
 		next = READ_ONCE(c->last_active) + idle;
 	}
 	if (drop) {
-		atomic64_inc(&c->node->tcp.deadline_drops);
+		atomic64_inc(&lim->deadline_drops);
 		conn_kill(c);
 		return;
 	}
@@ -487,7 +503,7 @@ static void conn_release_work(struct work_struct *work)
 	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
 
 	sock_release(c->sock);
-	dfkv_listeners_conn_del(&c->node->tcp.ls, &c->core, c->node);
+	dfkv_listeners_conn_del(&tcp_node(c->node)->ls, &c->core, c->node);
 	dfkv_auth_destroy(&c->auth);
 	kfree(c);
 }
@@ -495,7 +511,7 @@ static void conn_release_work(struct work_struct *work)
 static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 {
 	struct dfkv_node *node = l->base.node;
-	struct dfkv_tcp_node *tn = &node->tcp;
+	struct tcp_node *tn = tcp_node(node);
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
 	struct mem_cgroup *old;
@@ -522,10 +538,10 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 
 	mutex_lock(&tn->ls.lock);
 	err = dfkv_listeners_conn_add(&tn->ls, &c->core, node,
-				      READ_ONCE(tn->max_conns));
+				      READ_ONCE(node->limits.max_conns));
 	if (err) {
 		if (err == -EBUSY)
-			atomic64_inc(&tn->refused);
+			atomic64_inc(&node->limits.refused);
 		mutex_unlock(&tn->ls.lock);
 		sock_release(sock);
 		dfkv_auth_destroy(&c->auth);
@@ -608,16 +624,10 @@ static void listener_free(struct dfkv_listener *base)
 	kfree(l);
 }
 
-static const struct dfkv_listener_ops tcp_listener_ops = {
-	.kind = DFKV_LISTENER_TCP,
-	.listener_start = listener_start,
-	.listener_free = listener_free,
-};
-
-int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
-			  struct netlink_ext_ack *extack)
+static int tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
+			    struct netlink_ext_ack *extack)
 {
-	struct dfkv_tcp_node *tn = &node->tcp;
+	struct tcp_node *tn = tcp_node(node);
 	struct dfkv_tcp_listener *l;
 	struct sockaddr_storage *ss;
 	struct sock *sk;
@@ -661,47 +671,58 @@ err_free:
 	return err;
 }
 
-int dfkv_tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			  struct netlink_ext_ack *extack)
+static int tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
+			    struct netlink_ext_ack *extack)
 {
-	return dfkv_listeners_del(&node->tcp.ls, node, addr, port, extack);
+	int err = dfkv_listeners_del(&tcp_node(node)->ls, node, addr, port,
+				     extack);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack, "the node has no listener there");
+	return err;
 }
 
-int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+static int tcp_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
-	struct nlattr *nest;
-	int err;
+	struct tcp_node *tn = tcp_node(node);
 
-	nest = nla_nest_start(skb, DFKV_A_LISTENERS);
-	if (!nest)
+	if (nla_put_u64_64bit(skb, DFKV_STAT_CONNS, READ_ONCE(tn->ls.nr_conns),
+			      DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_ACCEPTS,
+			      atomic64_read(&tn->accepts), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_PROTO_ERRORS,
+			      atomic64_read(&tn->proto_errors), DFKV_STAT_PAD))
 		return -EMSGSIZE;
-	err = dfkv_listeners_fill(skb, &node->tcp.ls);
-	if (!err)
-		err = dfkv_rdma_fill_listeners(skb, node);
-	if (err)
-		return err;
-	nla_nest_end(skb, nest);
 	return 0;
 }
 
-void dfkv_tcp_node_init(struct dfkv_tcp_node *tn)
-{
-	dfkv_listeners_init(&tn->ls, &tcp_listener_ops, &tn->nr_conns);
-}
-
-void dfkv_tcp_node_shutdown(struct dfkv_node *node)
-{
-	dfkv_listeners_shutdown(&node->tcp.ls);
-}
+static const struct dfkv_transport_ops tcp_transport_ops = {
+	.kind = DFKV_LISTENER_TCP,
+	.default_port = DFKV_PORT_TCP,
+	.node_size = sizeof(struct tcp_node),
+	.listener_start = listener_start,
+	.listener_free = listener_free,
+	.listener_add = tcp_listener_add,
+	.listener_del = tcp_listener_del,
+	.fill_stats = tcp_fill_stats,
+};
 
 int __init dfkv_tcp_init(void)
 {
+	int err;
+
 	dfkv_tcp_wq = alloc_workqueue("dfkv_tcp", WQ_MEM_RECLAIM | WQ_HIGHPRI,
 				      0);
-	return dfkv_tcp_wq ? 0 : -ENOMEM;
+	if (!dfkv_tcp_wq)
+		return -ENOMEM;
+	err = dfkv_transport_register(&tcp_transport_ops);
+	if (err)
+		destroy_workqueue(dfkv_tcp_wq);
+	return err;
 }
 
 void dfkv_tcp_exit(void)
 {
+	dfkv_transport_unregister(&tcp_transport_ops);
 	destroy_workqueue(dfkv_tcp_wq);
 }
