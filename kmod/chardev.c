@@ -2,9 +2,10 @@
 /*
  * /dev/dfkv: the local fast path.  A file is bound once to a node of the
  * opener's network namespace; its ioctls copy size-versioned structs in
- * with copy_struct_from_user, run the shared operations of ops.c with the
- * caller's buffer as an iov_iter (one copy to or from the store's pages)
- * and write the results back.  Leases granted through a file belong to it
+ * with copy_struct_from_user, run each op as a struct dfkv_req through the
+ * executor of req.c in the caller's task (a PUT follower sleeps for its
+ * leader here), with the caller's buffer as an iov_iter (one copy to or
+ * from the store's pages), and write the results back.  Leases granted through a file belong to it
  * and are dropped when it is released.  So do the tenants DFKV_IOC_AUTH
  * authorized it for; a file opened with CAP_NET_ADMIN in the initial user
  * namespace acts for every tenant.
@@ -30,7 +31,7 @@
 #include "chardev.h"
 #include "ioc.h"
 #include "node.h"
-#include "ops.h"
+#include "req.h"
 
 struct dfkv_file {
 	struct dfkv_node *node;		/* set once by BIND */
@@ -115,21 +116,27 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 		dfkv_node_put(node);
 		return -EISCONN;
 	}
-	/* Publish the node to ioctls racing the bind (enter_node()). */
+	/* Publish the node to ioctls racing the bind (bound_node()). */
 	smp_store_release(&df->node, node);
 	mutex_unlock(&df->bind_lock);
 	return 0;
 }
 
-/* The bound node with an operation bracket taken, or an error pointer. */
-static struct dfkv_node *enter_node(struct dfkv_file *df)
+/* The node df is bound to, or an error pointer. */
+static struct dfkv_node *bound_node(struct dfkv_file *df)
 {
 	/* Pairs with the release in do_bind(). */
 	struct dfkv_node *node = smp_load_acquire(&df->node);
 
-	if (!node)
-		return ERR_PTR(-ENOTCONN);
-	if (!dfkv_node_enter(node))
+	return node ? node : ERR_PTR(-ENOTCONN);
+}
+
+/* The bound node with an operation bracket taken, or an error pointer. */
+static struct dfkv_node *enter_node(struct dfkv_file *df)
+{
+	struct dfkv_node *node = bound_node(df);
+
+	if (!IS_ERR(node) && !dfkv_node_enter(node))
 		return ERR_PTR(-ENODEV);
 	return node;
 }
@@ -226,23 +233,45 @@ static ssize_t op_iter(const struct dfkv_ioc_op *o, int dir, u64 len,
 	return err ? err : (ssize_t)len;
 }
 
-/* Run one op inside the node's bracket; the buffer's pages are in ub. */
+/* A file runs its requests in the caller's task: it reads each reply. */
+static const struct dfkv_req_ops chardev_req_ops = {};
+
+static void req_start(struct dfkv_req *req, struct dfkv_file *df,
+		      struct dfkv_node *node, u8 op)
+{
+	dfkv_req_init(req, node, &df->auth, &df->owner, &chardev_req_ops);
+	req->op = op;
+}
+
+/* Run one op on df's node; the buffer's pages are in ub. */
 static int exec_op_node(struct dfkv_file *df, struct dfkv_node *node,
 			struct dfkv_ioc_op *o, struct user_buf *ub)
 {
-	switch (o->op) {
-	case DFKV_OP_PUT:
-		return dfkv_op_put(node, &df->auth, &o->key, o->length,
-				   &ub->iter, &o->stored_len);
-	case DFKV_OP_GET:
-		return dfkv_op_get(node, &df->auth, &o->key, o->offset,
-				   o->length, iov_iter_count(&ub->iter),
-				   &ub->iter, &o->stored_len, &o->data_len);
-	case DFKV_OP_EXIST:
-		return dfkv_op_exist(node, &df->auth, &o->key, &o->stored_len);
-	default:
-		return dfkv_op_remove(node, &df->auth, &o->key);
+	struct dfkv_req req;
+	int err = 0;
+
+	req_start(&req, df, node, o->op);
+	req.key = o->key;
+	req.offset = o->offset;
+	req.length = o->length;
+	req.cap = iov_iter_count(&ub->iter);
+	if (o->op == DFKV_OP_PUT)
+		req.payload_len = o->length;
+	if (!dfkv_req_begin(&req)) {
+		dfkv_req_done(&req);
+		return -ENODEV;
 	}
+	if (req.rx == DFKV_REQ_RX_PUT &&
+	    dfkv_store_put_copy(&req.put, 0, o->length, &ub->iter) != o->length)
+		err = -EFAULT;
+	dfkv_req_exec(&req, err);	/* a PUT follower sleeps here */
+	if (req.rd.e)
+		dfkv_req_read(&req, &ub->iter, -EFAULT);
+	o->stored_len = req.rsp.stored_len;
+	o->data_len = req.rsp.data_len;
+	err = req.rsp.status;
+	dfkv_req_done(&req);
+	return err;
 }
 
 /* Reference the pages of @iter (if any), then run o on df's node. */
@@ -260,13 +289,11 @@ static int exec_op_pinned(struct dfkv_file *df, struct dfkv_ioc_op *o,
 	} else {
 		iov_iter_kvec(&ub.iter, ITER_SOURCE, NULL, 0, 0);
 	}
-	node = enter_node(df);
-	if (IS_ERR(node)) {
+	node = bound_node(df);
+	if (IS_ERR(node))
 		ret = PTR_ERR(node);
-	} else {
+	else
 		ret = exec_op_node(df, node, o, &ub);
-		dfkv_node_exit(node);
-	}
 	user_buf_put(&ub);
 	return ret;
 }
@@ -421,6 +448,7 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 {
 	struct dfkv_ioc_keys k;
 	struct dfkv_node *node;
+	struct dfkv_req req;
 	struct dfkv_key *keys = NULL;
 	u64 *lens = NULL;
 	int ret;
@@ -442,30 +470,28 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 			goto out;
 		}
 	}
-	node = enter_node(df);
+	node = bound_node(df);
 	if (IS_ERR(node)) {
 		ret = PTR_ERR(node);
 		goto out;
 	}
-	k.nr_hits = 0;
-	switch (op) {
-	case DFKV_OP_TOUCH:
-		ret = dfkv_op_touch(node, &df->auth, keys, k.count);
-		break;
-	case DFKV_OP_PROBE:
-		ret = dfkv_op_probe(node, &df->auth, keys, k.count, lens);
-		k.nr_hits = k.count;
-		break;
-	case DFKV_OP_LEASE:
-		ret = dfkv_op_lease(node, &df->auth, &df->owner, keys, k.count,
-				    k.ttl_ms, lens, &k.nr_hits, &k.lease_id);
-		break;
-	default:
-		ret = dfkv_op_release(node, &df->owner, k.lease_id);
-		break;
+	req_start(&req, df, node, op);
+	req.keys = keys;
+	req.lens = lens;
+	req.nr_keys = k.count;
+	req.length = k.ttl_ms;
+	req.offset = k.lease_id;	/* RELEASE */
+	if (!dfkv_req_begin(&req)) {
+		dfkv_req_done(&req);
+		ret = -ENODEV;
+		goto out;
 	}
-	dfkv_node_exit(node);
-	k.status = ret;
+	dfkv_req_exec(&req, 0);
+	k.status = req.rsp.status;
+	k.nr_hits = req.rsp.nr_hits;
+	if (op == DFKV_OP_LEASE)
+		k.lease_id = req.rsp.lease_id;
+	dfkv_req_done(&req);
 	ret = 0;
 	if (k.nr_hits && k.results &&
 	    copy_to_user(u64_to_user_ptr(k.results), lens,

@@ -104,13 +104,8 @@ int dfkv_listeners_del(struct dfkv_listeners *ls, struct dfkv_node *node,
 	if (l)
 		list_del(&l->list);
 	mutex_unlock(&ls->lock);
-	if (!l) {
-		if (ls->ops->kind == DFKV_LISTENER_RDMA)
-			NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
-		else
-			NL_SET_ERR_MSG(extack, "the node has no listener there");
+	if (!l)
 		return -ENOENT;
-	}
 	ls->ops->listener_free(l);
 	return 0;
 }
@@ -157,9 +152,9 @@ static int conn_admit(struct dfkv_listeners *ls, u32 max)
 	lockdep_assert_held(&ls->lock);
 	if (ls->closing)
 		return -ESHUTDOWN;
-	if (*ls->nr_conns >= max)
+	if (ls->nr_conns >= max)
 		return -EBUSY;
-	(*ls->nr_conns)++;
+	WRITE_ONCE(ls->nr_conns, ls->nr_conns + 1);
 	return 0;
 }
 
@@ -195,7 +190,7 @@ int dfkv_listeners_conn_reserve(struct dfkv_listeners *ls, u32 max)
 void dfkv_listeners_conn_unreserve(struct dfkv_listeners *ls)
 {
 	mutex_lock(&ls->lock);
-	(*ls->nr_conns)--;
+	WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
 	mutex_unlock(&ls->lock);
 	wake_up(&ls->conns_gone);
 }
@@ -220,20 +215,20 @@ void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 {
 	mutex_lock(&ls->lock);
 	list_del(&cc->list);
-	(*ls->nr_conns)--;
+	WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
 	mutex_unlock(&ls->lock);
 	wake_up(&ls->conns_gone);
 	dfkv_node_put(node);
 }
 
 void dfkv_listeners_init(struct dfkv_listeners *ls,
-			 const struct dfkv_listener_ops *ops, u32 *nr_conns)
+			 const struct dfkv_transport_ops *ops)
 {
 	ls->ops = ops;
 	mutex_init(&ls->lock);
 	INIT_LIST_HEAD(&ls->listeners);
 	INIT_LIST_HEAD(&ls->conns);
-	ls->nr_conns = nr_conns;
+	ls->nr_conns = 0;
 	init_waitqueue_head(&ls->conns_gone);
 }
 
@@ -258,5 +253,5 @@ void dfkv_listeners_shutdown(struct dfkv_listeners *ls)
 	 * Release works (queued above or earlier) unlink themselves; wait for
 	 * this node's only, not for the whole workqueue.
 	 */
-	wait_event(ls->conns_gone, !READ_ONCE(*ls->nr_conns));
+	wait_event(ls->conns_gone, !READ_ONCE(ls->nr_conns));
 }

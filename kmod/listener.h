@@ -4,8 +4,9 @@
  * known by their address, and the connections they accepted, counted
  * against the node's limit; and the order in which a node's shutdown ends
  * them (listeners first, then every connection, then the wait for the
- * last).  A transport embeds a struct dfkv_listeners in its per-node side
- * and a struct dfkv_listener in each of its listeners; sockets, CM ids and
+ * last).  A transport's per-node side starts with its struct
+ * dfkv_listeners (transport.c sets it up, shuts it down and dumps it) and
+ * each of its listeners embeds a struct dfkv_listener; sockets, CM ids and
  * the connections' own state stay in the transport.
  */
 #ifndef _DFKV_LISTENER_H
@@ -19,6 +20,8 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "transport.h"
+
 struct dfkv_node;
 struct sk_buff;
 struct netlink_ext_ack;
@@ -28,17 +31,6 @@ struct dfkv_listener {
 	struct list_head list;		/* dfkv_listeners.listeners */
 	struct dfkv_node *node;
 	struct sockaddr_storage addr;
-};
-
-struct dfkv_listener_ops {
-	u32 kind;			/* enum dfkv_listener_kind */
-	/*
-	 * Under the set's lock, once the listener is sure to be added
-	 * (may be NULL).
-	 */
-	void (*listener_start)(struct dfkv_listener *l);
-	/* Close a listener that is off the list and free it. */
-	void (*listener_free)(struct dfkv_listener *l);
 };
 
 enum { DFKV_CONN_DEAD };
@@ -79,19 +71,22 @@ static inline bool dfkv_conn_kill(struct dfkv_conn_core *cc)
 	return true;
 }
 
-/* A transport's listeners and connections of one node. */
+/*
+ * A transport's listeners and connections of one node, at the start of
+ * its node->transports[kind] side.
+ */
 struct dfkv_listeners {
-	const struct dfkv_listener_ops *ops;
-	struct mutex lock;		/* listeners, conns, *nr_conns, closing */
+	const struct dfkv_transport_ops *ops;
+	struct mutex lock;		/* listeners, conns, nr_conns, closing */
 	struct list_head listeners;
 	struct list_head conns;		/* struct dfkv_conn_core.list */
-	u32 *nr_conns;			/* the transport's count (its stats) */
-	wait_queue_head_t conns_gone;	/* shutdown waits for *nr_conns 0 */
+	u32 nr_conns;			/* and reserved slots; READ_ONCE */
+	wait_queue_head_t conns_gone;	/* shutdown waits for nr_conns 0 */
 	bool closing;
 };
 
 void dfkv_listeners_init(struct dfkv_listeners *ls,
-			 const struct dfkv_listener_ops *ops, u32 *nr_conns);
+			 const struct dfkv_transport_ops *ops);
 /*
  * Close every listener, then kill every connection, then wait until the
  * last connection has called dfkv_listeners_conn_del() and every reserved
@@ -110,7 +105,10 @@ int dfkv_listener_init(struct dfkv_listeners *ls, struct dfkv_listener *l,
 /* -EEXIST, or -ENODEV when the node is shutting down; else l is listed. */
 int dfkv_listeners_add(struct dfkv_listeners *ls, struct dfkv_listener *l,
 		       struct netlink_ext_ack *extack);
-/* Unlist the listener of addr:port and free it; -ENOENT when none. */
+/*
+ * Unlist the listener of addr:port and free it; -ENOENT when none (the
+ * transport says so in extack).
+ */
 int dfkv_listeners_del(struct dfkv_listeners *ls, struct dfkv_node *node,
 		       const char *addr, u16 port,
 		       struct netlink_ext_ack *extack);

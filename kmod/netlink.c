@@ -258,19 +258,15 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 			     s.quota_rejections) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS, READ_ONCE(node->tcp.nr_conns)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_ACCEPTS, atomic64_read(&node->tcp.accepts)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS_REFUSED,
-			     atomic64_read(&node->tcp.refused)) ||
+			     atomic64_read(&node->limits.refused)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DEADLINE_DROPS,
-			     atomic64_read(&node->tcp.deadline_drops)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_PROTO_ERRORS,
-			     atomic64_read(&node->tcp.proto_errors)) ||
+			     atomic64_read(&node->limits.deadline_drops)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
 			     atomic64_read(&node->recv_reserved)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_BUSY,
 			     atomic64_read(&node->recv_refused)) ||
-	    dfkv_rdma_fill_stats(skb, node) ||
+	    dfkv_transports_fill_stats(skb, node) ||
 	    fill_tier_stats(skb, st, &s) ||
 	    fill_numa_pages(skb, &st->arena))
 		return -EMSGSIZE;
@@ -302,11 +298,11 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_EXTENT_BYTES,
 			      node->store.slab.extent_bytes, DFKV_A_PAD) ||
 	    nla_put_u32(skb, DFKV_A_NODE_FIRST_REQUEST_MS,
-			READ_ONCE(node->tcp.first_request_ms)) ||
+			READ_ONCE(node->limits.first_request_ms)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_IDLE_MS,
-			READ_ONCE(node->tcp.idle_ms)) ||
+			READ_ONCE(node->limits.idle_ms)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_MAX_CONNS,
-			READ_ONCE(node->tcp.max_conns)) ||
+			READ_ONCE(node->limits.max_conns)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_POLICY,
 			READ_ONCE(node->store.tier.policy)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_ACK,
@@ -322,7 +318,7 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_TENANT_QUOTA,
 			      READ_ONCE(node->tenants.default_quota),
 			      DFKV_A_PAD) ||
-	    (stats && dfkv_tcp_fill_listeners(skb, node)) ||
+	    (stats && dfkv_transports_fill_listeners(skb, node)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
 	    (stats && fill_node_stats(skb, node))) {
 		genlmsg_cancel(skb, hdr);
@@ -466,16 +462,16 @@ static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
 	if (info->attrs[DFKV_A_NODE_FIRST_REQUEST_MS] ||
 	    info->attrs[DFKV_A_NODE_IDLE_MS] || info->attrs[DFKV_A_NODE_MAX_CONNS]) {
-		struct dfkv_tcp_node *tn = &node->tcp;
-		u32 first = READ_ONCE(tn->first_request_ms);
-		u32 idle = READ_ONCE(tn->idle_ms), max = READ_ONCE(tn->max_conns);
+		struct dfkv_conn_limits *lim = &node->limits;
+		u32 first = READ_ONCE(lim->first_request_ms);
+		u32 idle = READ_ONCE(lim->idle_ms), max = READ_ONCE(lim->max_conns);
 
 		get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &first);
 		get_u32(info, DFKV_A_NODE_IDLE_MS, &idle);
 		get_u32(info, DFKV_A_NODE_MAX_CONNS, &max);
-		WRITE_ONCE(tn->first_request_ms, first);
-		WRITE_ONCE(tn->idle_ms, idle);
-		WRITE_ONCE(tn->max_conns, max);
+		WRITE_ONCE(lim->first_request_ms, first);
+		WRITE_ONCE(lim->idle_ms, idle);
+		WRITE_ONCE(lim->max_conns, max);
 	}
 	if (info->attrs[DFKV_A_NODE_AUTH])
 		WRITE_ONCE(node->tenants.auth_required,
@@ -492,8 +488,10 @@ static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
 static int nl_listener(struct genl_info *info, bool add)
 {
 	const char *name = req_name(info);
+	const struct dfkv_transport_ops *t;
+	u32 kind = DFKV_TRANSPORT_DEFAULT;
+	const char *addr;
 	struct dfkv_node *node;
-	u32 kind = DFKV_LISTENER_TCP;
 	u16 port;
 	int err;
 
@@ -505,7 +503,13 @@ static int nl_listener(struct genl_info *info, bool add)
 	}
 	if (info->attrs[DFKV_A_LISTEN_TRANSPORT])
 		kind = nla_get_u32(info->attrs[DFKV_A_LISTEN_TRANSPORT]);
-	port = kind == DFKV_LISTENER_RDMA ? DFKV_PORT_RDMA : DFKV_PORT_TCP;
+	t = dfkv_transport_get(kind);
+	if (!t) {
+		NL_SET_ERR_MSG(info->extack, "no such transport in this kernel");
+		return -EOPNOTSUPP;
+	}
+	addr = nla_data(info->attrs[DFKV_A_LISTEN_ADDR]);
+	port = t->default_port;
 	if (info->attrs[DFKV_A_LISTEN_PORT])
 		port = nla_get_u16(info->attrs[DFKV_A_LISTEN_PORT]);
 	node = dfkv_node_get(genl_info_net(info), name);
@@ -513,22 +517,10 @@ static int nl_listener(struct genl_info *info, bool add)
 		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
 		return -ENOENT;
 	}
-	if (kind == DFKV_LISTENER_RDMA && add)
-		err = dfkv_rdma_listener_add(node,
-					     nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
-					     port, info->extack);
-	else if (kind == DFKV_LISTENER_RDMA)
-		err = dfkv_rdma_listener_del(node,
-					     nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
-					     port, info->extack);
-	else if (add)
-		err = dfkv_tcp_listener_add(node,
-					    nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
-					    port, info->extack);
+	if (add)
+		err = t->listener_add(node, addr, port, info->extack);
 	else
-		err = dfkv_tcp_listener_del(node,
-					    nla_data(info->attrs[DFKV_A_LISTEN_ADDR]),
-					    port, info->extack);
+		err = t->listener_del(node, addr, port, info->extack);
 	dfkv_node_put(node);
 	return err;
 }

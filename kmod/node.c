@@ -58,13 +58,15 @@ static void node_free_rcu(struct rcu_head *head)
 }
 
 /*
- * The counters and the tenant table outlive the store: a tenant dump in
- * progress keeps an iterator on the table and a reference on the node.
+ * The counters, the tenant table and the transports' sides (their emptied
+ * listener sets) outlive the store: a dump in progress keeps an iterator
+ * on the table and a reference on the node.
  */
 static void node_release(struct kref *ref)
 {
 	struct dfkv_node *node = container_of(ref, struct dfkv_node, ref);
 
+	dfkv_transports_node_free(node);
 	dfkv_tenants_destroy(&node->tenants);
 	dfkv_stats_destroy(&node->stats);
 	call_rcu(&node->rcu, node_free_rcu);
@@ -177,18 +179,19 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	if (err)
 		goto err_tier;
 	dfkv_leases_init(&node->leases, &node->store, &node->stats);
-	dfkv_tcp_node_init(&node->tcp);
-	dfkv_rdma_node_init(&node->rdma);
-	node->tcp.first_request_ms = cfg->first_request_ms;
-	node->tcp.idle_ms = cfg->idle_ms;
-	node->tcp.max_conns = cfg->max_conns;
+	node->limits.first_request_ms = cfg->first_request_ms;
+	node->limits.idle_ms = cfg->idle_ms;
+	node->limits.max_conns = cfg->max_conns;
+	err = dfkv_transports_node_init(node);
+	if (err)
+		goto err_store;
 
 	mutex_lock(&dn->lock);
 	if (node_find_locked(dn, cfg->name)) {
 		mutex_unlock(&dn->lock);
 		NL_SET_ERR_MSG(extack, "a node with this name exists in this network namespace");
 		err = -EEXIST;
-		goto err_store;
+		goto err_transports;
 	}
 	list_add_tail_rcu(&node->list, &dn->nodes);
 	dn->gen++;
@@ -196,6 +199,8 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	mutex_unlock(&dn->lock);
 	return 0;
 
+err_transports:
+	dfkv_transports_node_free(node);
 err_store:
 	dfkv_leases_shutdown(&node->leases);
 	dfkv_tier_destroy(&node->store.tier);	/* no disk yet */
@@ -216,8 +221,7 @@ err_free:
 /* Tear down an unlinked node: wait for its operations, free its data. */
 static void node_shutdown(struct dfkv_node *node)
 {
-	dfkv_tcp_node_shutdown(node);
-	dfkv_rdma_node_shutdown(node);
+	dfkv_transports_node_shutdown(node);
 	percpu_ref_kill(&node->active);
 	wait_for_completion(&node->drained);
 	dfkv_tier_stop(&node->store);

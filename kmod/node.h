@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A dfkv node: one cache instance, owned by the network namespace that
- * created it, holding its store, tenants, leases, limits and counters.
+ * created it, holding its store, tenants, leases, limits and counters,
+ * and each registered transport's side of it.
  */
 #ifndef _DFKV_NODE_H
 #define _DFKV_NODE_H
@@ -20,11 +21,11 @@
 #include "tenant.h"
 #include "auth.h"
 #include "lease.h"
-#include "tcp.h"
-#include "rdma.h"
+#include "transport.h"
 
 struct net;
 struct netlink_ext_ack;
+struct dfkv_listeners;
 
 /* Per network namespace: its nodes. */
 struct dfkv_net {
@@ -51,8 +52,9 @@ struct dfkv_node {
 	struct dfkv_tenants tenants;
 	struct dfkv_store store;
 	struct dfkv_leases leases;
-	struct dfkv_tcp_node tcp;
-	struct dfkv_rdma_node rdma;
+	struct dfkv_conn_limits limits;
+	/* each registered transport's side: dfkv_transport_ops.node_size */
+	struct dfkv_listeners *transports[__DFKV_LISTENER_MAX];
 	struct rcu_head rcu;
 };
 

@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Operations on a node shared by every transport: argument rules of
- * SPEC.md section 2, the node's state and limits, and counting each
- * finished operation by op and status.  The caller brackets calls with
+ * The rules of each operation on a node, shared by every transport through
+ * the request executor (req.c): argument rules of SPEC.md section 2, the
+ * node's state and limits, the tenant check, and counting each finished
+ * operation by op and status.  The caller brackets calls with
  * dfkv_node_enter()/dfkv_node_exit().
  */
 #include <linux/slab.h>
 #include <linux/kernel.h>
-#include <asm/unaligned.h>
 
 #include "ops.h"
 #include "node.h"
-#include "wire.h"
 
 static int done(struct dfkv_node *node, unsigned int op, int status)
 {
@@ -63,14 +62,19 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 	return status;
 }
 
-int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok)
+int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err)
 {
 	int status;
 
-	if (put->leader)
-		status = dfkv_store_put_end(put, ok, DFKV_STATUS_IO_ERROR);
-	else
+	if (!put->leader) {
 		status = dfkv_store_put_wait(put);
+	} else if (err == -EFAULT) {
+		/* The caller's memory faulted: its followers get INVALID. */
+		dfkv_store_put_end(put, false, DFKV_STATUS_INVALID);
+		status = -EFAULT;
+	} else {
+		status = dfkv_store_put_end(put, !err, DFKV_STATUS_IO_ERROR);
+	}
 	return done(node, DFKV_OP_PUT, status);
 }
 
@@ -99,27 +103,6 @@ bool dfkv_op_recv_admit(struct dfkv_node *node, u64 len)
 void dfkv_op_recv_done(struct dfkv_node *node, u64 len)
 {
 	atomic64_sub(len, &node->recv_reserved);
-}
-
-int dfkv_op_put(struct dfkv_node *node, const struct dfkv_auth *auth,
-		const struct dfkv_key *key, u64 len, struct iov_iter *from,
-		u64 *stored_len)
-{
-	struct dfkv_put put;
-	int status;
-
-	status = dfkv_op_put_begin(node, auth, key, len, &put);
-	if (status == DFKV_STATUS_OK && put.e) {
-		if (put.leader &&
-		    dfkv_store_put_copy(&put, 0, len, from) != len) {
-			dfkv_store_put_end(&put, false, DFKV_STATUS_INVALID);
-			*stored_len = 0;
-			return -EFAULT;
-		}
-		status = dfkv_op_put_end(node, &put, true);
-	}
-	*stored_len = put.stored_len;
-	return status;
 }
 
 int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
@@ -152,25 +135,6 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)
 {
 	dfkv_store_get_end(rd);
 	return done(node, DFKV_OP_GET, status);
-}
-
-int dfkv_op_get(struct dfkv_node *node, const struct dfkv_auth *auth,
-		const struct dfkv_key *key, u64 offset, u64 length, u64 cap,
-		struct iov_iter *to, u64 *stored_len, u64 *data_len)
-{
-	struct dfkv_read rd;
-	int status;
-
-	status = dfkv_op_get_begin(node, auth, key, offset, length, cap, &rd,
-				   stored_len, data_len);
-	if (status != DFKV_STATUS_OK)
-		return status;
-	if (dfkv_store_read(&rd, offset, *data_len, to) != *data_len) {
-		dfkv_store_get_end(&rd);
-		*data_len = 0;
-		return -EFAULT;
-	}
-	return dfkv_op_get_end(node, &rd, DFKV_STATUS_OK);
 }
 
 int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
@@ -243,58 +207,6 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 {
 	return done(node, DFKV_OP_RELEASE,
 		    dfkv_lease_release(&node->leases, owner, lease_id));
-}
-
-int dfkv_op_keys(struct dfkv_node *node, const struct dfkv_auth *auth,
-		 struct dfkv_lease_owner *owner, u8 op, const u8 *list, u32 n,
-		 u64 ttl_ms, void **data, size_t *len)
-{
-	struct dfkv_key *keys;
-	u64 *lens, id = 0;
-	u32 i, hits = 0;
-	int status;
-
-	*data = NULL;
-	*len = 0;
-	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
-	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
-	if (!keys || !lens) {
-		kfree(keys);
-		kfree(lens);
-		return DFKV_STATUS_BUSY;
-	}
-	dfkv_wire_get_keys(list, n, keys);
-	switch (op) {
-	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(node, auth, keys, n);
-		kfree(lens);
-		lens = NULL;
-		break;
-	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(node, auth, keys, n, lens);
-		for (i = 0; i < n; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		hits = n;
-		break;
-	default:
-		/* LEASE: u64 lease id, then the leading hits' lengths. */
-		status = dfkv_op_lease(node, auth, owner, keys, n, ttl_ms,
-				       lens + 1, &hits, &id);
-		for (i = 1; i <= hits; i++)
-			put_unaligned_le64(lens[i], &lens[i]);
-		put_unaligned_le64(id, &lens[0]);
-		hits++;
-		break;
-	}
-	kfree(keys);
-	if (status != DFKV_STATUS_OK) {
-		kfree(lens);
-		return status;
-	}
-	*data = lens;
-	if (lens)
-		*len = (size_t)hits * sizeof(u64);
-	return status;
 }
 
 int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply)

@@ -4,14 +4,14 @@
  * contract, zero-length PUT, immutability, size limits), the tenant check
  * (every tenant-scoped op takes the caller's struct dfkv_auth and answers
  * FORBIDDEN before touching anything) and the per-op accounting live here
- * once, for /dev/dfkv and the network transports.
+ * once; their one caller is the request executor (req.c), which every
+ * transport goes through.
  * Every function returns an enum dfkv_status, or a negative errno when
  * the caller's memory faulted or the wait was interrupted.
  */
 #ifndef _DFKV_OPS_H
 #define _DFKV_OPS_H
 
-#include <linux/uio.h>
 #include <linux/dfkv.h>
 
 struct dfkv_node;
@@ -29,15 +29,16 @@ struct dfkv_put;
 struct dfkv_read;
 
 /*
- * PUT in two steps for transports that receive the value over time: begin
- * returns the final status unless put->e is set (the caller then fills a
- * leader's entry and calls end; a follower calls end, which sleeps until
- * the leader finished, or parks with dfkv_store_put_park() and takes
- * dfkv_op_put_result() when woken, as the network transports do).
+ * PUT in two steps, the value received in between: begin returns the final
+ * status unless put->e is set (the caller then fills a leader's entry and
+ * calls end, err 0 to commit or why not; a follower calls end, which
+ * sleeps until the leader finished, or parks with dfkv_store_put_park()
+ * and takes dfkv_op_put_result() when woken).  An err of -EFAULT aborts
+ * without counting and is returned.
  */
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 len, struct dfkv_put *put);
-int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, bool ok);
+int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err);
 /* A parked follower's result once its leader finished (dfkv_store_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
 /*
@@ -60,17 +61,6 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
 /* STATS: "name value\n" lines in a kmalloc'd buffer the caller frees. */
 int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len);
 
-/* PUT len bytes taken from the iterator. */
-int dfkv_op_put(struct dfkv_node *node, const struct dfkv_auth *auth,
-		const struct dfkv_key *key, u64 len, struct iov_iter *from,
-		u64 *stored_len);
-/*
- * GET a range into the iterator, which holds cap bytes; a range wider
- * than cap is TOO_LARGE and copies nothing.
- */
-int dfkv_op_get(struct dfkv_node *node, const struct dfkv_auth *auth,
-		const struct dfkv_key *key, u64 offset, u64 length, u64 cap,
-		struct iov_iter *to, u64 *stored_len, u64 *data_len);
 int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  const struct dfkv_key *key, u64 *stored_len);
 int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_auth *auth,
@@ -84,16 +74,6 @@ int dfkv_op_lease(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  u32 n, u64 ttl_ms, u64 *lens, u32 *nr_hits, u64 *lease_id);
 int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    u64 lease_id);
-/*
- * TOUCH, PROBE or LEASE (ttl_ms) of a wire key list of n keys, for the
- * network transports.  On OK, *data is the reply data in a kmalloc'd
- * buffer the caller frees (PROBE: n le64 stored lengths; LEASE: the le64
- * lease id, then the leading hits' lengths; TOUCH: none, NULL) and *len
- * its size; otherwise NULL and 0.  BUSY when memory ran out.
- */
-int dfkv_op_keys(struct dfkv_node *node, const struct dfkv_auth *auth,
-		 struct dfkv_lease_owner *owner, u8 op, const u8 *list, u32 n,
-		 u64 ttl_ms, void **data, size_t *len);
 /* HELLO: *reply is its DFKV_HELLO_REPLY_LEN bytes (kmalloc'd) on OK. */
 int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply);
 /*

@@ -14,7 +14,8 @@
  * transfer round; nothing is registered per request.
  *
  * A request is one SEND into one of `depth` posted receives.  Its handling
- * runs on dfkv_rdma_wq (struct rdma_cmd, a pool of twice the depth), so a
+ * runs on dfkv_rdma_wq (struct rdma_cmd, a pool of twice the depth, each
+ * embedding the struct dfkv_req the executor of req.c runs), so a
  * connection executes its pipelined requests concurrently; replies are
  * posted strictly in request order, each together with the re-post of the
  * receive its request came in, which keeps the client's window exact: a
@@ -26,12 +27,12 @@
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
  *
- * A connect request takes a slot under the node's connection limit (the
- * TCP server's max_conns, counted per transport) before anything of the
- * connection is allocated; over it, the request is rejected BUSY.  The
- * TCP server's first-request and idle deadlines hold too: a delayed work
- * per connection kills one whose first request has not arrived, or that
- * has had no request in flight, for that long.
+ * A connect request takes a slot under the node's connection limit
+ * (max_conns, counted per transport) before anything of the connection
+ * is allocated; over it, the request is rejected BUSY.  The node's
+ * first-request and idle deadlines hold too: a delayed work per
+ * connection kills one whose first request has not arrived, or that has
+ * had no request in flight, for that long.
  *
  * Teardown happens on the workqueue, never in a CM callback: the release
  * work stops all posting, disconnects, drains the QP (every posted work
@@ -51,8 +52,9 @@
 #include <rdma/rdma_cm.h>
 
 #include "rdma.h"
+#include "listener.h"
 #include "node.h"
-#include "ops.h"
+#include "req.h"
 #include "wire.h"
 
 #define RDMA_DEPTH_DEFAULT	32
@@ -85,6 +87,23 @@ struct rdma_dev {
 
 static LIST_HEAD(dev_list);
 static DEFINE_MUTEX(dev_lock);		/* dev_list, devices' conns */
+
+/* A node's RDMA side, node->transports[DFKV_LISTENER_RDMA]. */
+struct rdma_node {
+	struct dfkv_listeners ls;	/* first: the transport layer's */
+	atomic64_t accepts;
+	atomic64_t reads;		/* RDMA READ work requests posted */
+	atomic64_t writes;		/* RDMA WRITE work requests posted */
+	atomic64_t read_bytes;
+	atomic64_t write_bytes;
+	atomic64_t cq_errors;		/* failed work completions */
+};
+
+static struct rdma_node *rdma_node(struct dfkv_node *node)
+{
+	return container_of(node->transports[DFKV_LISTENER_RDMA],
+			    struct rdma_node, ls);
+}
 
 struct rdma_listener {
 	struct dfkv_listener base;
@@ -127,25 +146,14 @@ struct rdma_cmd {
 	struct rdma_recv *recv;
 
 	/* the request */
-	u8 op;
-	struct dfkv_key key;
-	u64 offset;
-	u64 length;
-	u64 payload_len;
+	struct dfkv_req req;
 	u32 ndesc;
 	const u8 *desc;			/* in recv->buf */
 	u64 desc_total;
-	u64 stored;			/* GET: the stored length */
-	bool in_op;			/* holds a dfkv_node_enter() */
-	bool put_active;
-	struct dfkv_put put;
-	struct dfkv_put_waiter waiter;	/* while CMD_PARKED */
-	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
-	void *buf;			/* key list / HELLO payload */
-	u64 buf_dma;
+	u64 buf_dma;			/* req.rx_buf, while buf_mapped */
 	bool buf_mapped;
 
-	/* a transfer: READ into put.e or buf, or WRITE from rd.e */
+	/* a transfer: READ into req.put.e or buf, or WRITE from req.rd.e */
 	bool xfer_write;
 	u64 xfer_base;			/* value offset of the transfer's byte 0 */
 	u64 xfer_total;
@@ -164,7 +172,7 @@ struct rdma_cmd {
 	/* the reply */
 	u8 *sbuf;			/* prefix + inline data */
 	u64 sbuf_dma;
-	void *tx_buf;			/* reply data above inline_max */
+	bool tx_mapped;			/* req.rsp.data above inline_max */
 	u64 tx_dma;
 	u32 tx_len;
 	struct ib_send_wr send_wr;
@@ -172,7 +180,7 @@ struct rdma_cmd {
 };
 
 struct rdma_conn {
-	struct dfkv_conn_core core;	/* in dfkv_rdma_node.ls */
+	struct dfkv_conn_core core;	/* in rdma_node.ls */
 	struct list_head dev_list;	/* rdma_dev.conns */
 	struct dfkv_node *node;
 	struct rdma_dev *dev;
@@ -315,42 +323,43 @@ static void reply_queue(struct rdma_cmd *cmd)
 }
 
 /*
- * Build the reply: the prefix and up to inline_max bytes of data in sbuf,
- * larger data (a kmalloc'd buffer the cmd now owns) as a second SGE.
+ * Build the reply of cmd->req: the prefix and up to inline_max bytes of
+ * data in sbuf (inl of them already there: a GET's), larger data as a
+ * second SGE.  GET data written by RDMA WRITE only has its length in the
+ * prefix.
  */
-static void reply(struct rdma_cmd *cmd, int status, u64 stored_len,
-		  u64 data_len, void *data)
+static void reply(struct rdma_cmd *cmd, u32 inl)
 {
 	struct rdma_conn *conn = cmd->conn;
 	struct ib_device *ibdev = conn_ibdev(conn);
-	u32 inl = 0;
+	struct dfkv_req_rsp *rsp = &cmd->req.rsp;
+	u64 data_len = rsp->data_len;
 
-	if (data && data_len <= conn->inline_max) {
-		memcpy(cmd->sbuf + DFKV_RESP_PREFIX_LEN, data, data_len);
+	/* other reply data than GET's is inline in the client's receives */
+	if (rsp->data && data_len > DFKV_RDMA_REPLY_DATA_MAX)
+		data_len = DFKV_RDMA_REPLY_DATA_MAX;
+	if (rsp->data && data_len <= conn->inline_max) {
+		memcpy(cmd->sbuf + DFKV_RESP_PREFIX_LEN, rsp->data, data_len);
 		inl = data_len;
-		kfree(data);
-		data = NULL;
-	} else if (data) {
-		cmd->tx_dma = ib_dma_map_single(ibdev, data, data_len,
+	} else if (rsp->data) {
+		cmd->tx_dma = ib_dma_map_single(ibdev, rsp->data, data_len,
 						DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(ibdev, cmd->tx_dma)) {
-			kfree(data);
-			data = NULL;
-			status = DFKV_STATUS_BUSY;
-			stored_len = 0;
+			rsp->status = DFKV_STATUS_BUSY;
+			rsp->stored_len = 0;
 			data_len = 0;
 		} else {
-			cmd->tx_buf = data;
 			cmd->tx_len = data_len;
+			cmd->tx_mapped = true;
 		}
 	}
-	dfkv_wire_put_resp(cmd->sbuf, DFKV_EPOCH_RDMA, status, stored_len,
-			   data_len);
+	dfkv_wire_put_resp(cmd->sbuf, DFKV_EPOCH_RDMA, rsp->status,
+			   rsp->stored_len, data_len);
 	cmd->send_sge[0].addr = cmd->sbuf_dma;
 	cmd->send_sge[0].length = DFKV_RESP_PREFIX_LEN + inl;
 	cmd->send_sge[0].lkey = conn->dev->pd->local_dma_lkey;
 	cmd->send_wr.num_sge = 1;
-	if (cmd->tx_buf) {
+	if (cmd->tx_mapped) {
 		cmd->send_sge[1].addr = cmd->tx_dma;
 		cmd->send_sge[1].length = cmd->tx_len;
 		cmd->send_sge[1].lkey = conn->dev->pd->local_dma_lkey;
@@ -359,11 +368,6 @@ static void reply(struct rdma_cmd *cmd, int status, u64 stored_len,
 	ib_dma_sync_single_for_device(ibdev, cmd->sbuf_dma, conn->sbuf_len,
 				      DMA_TO_DEVICE);
 	reply_queue(cmd);
-}
-
-static void reply_status(struct rdma_cmd *cmd, int status, u64 stored_len)
-{
-	reply(cmd, status, stored_len, 0, NULL);
 }
 
 /* ---------------------------------------------------------- transfers */
@@ -385,12 +389,13 @@ static int round_post(struct rdma_cmd *cmd)
 {
 	struct rdma_conn *conn = cmd->conn;
 	struct ib_device *ibdev = conn_ibdev(conn);
-	struct dfkv_rdma_node *rn = &conn->node->rdma;
+	struct rdma_node *rn = rdma_node(conn->node);
 	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
 		DMA_FROM_DEVICE;
 	u32 lkey = conn->dev->pd->local_dma_lkey;
 	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
-	struct dfkv_entry *e = cmd->xfer_write ? cmd->rd.e : cmd->put.e;
+	struct dfkv_entry *e = cmd->xfer_write ? cmd->req.rd.e :
+		cmd->req.put.e;
 	u64 planned = cmd->xfer_done;
 	u32 nwr = 0, nsge = 0, i;
 	int err = 0;
@@ -404,7 +409,7 @@ static int round_post(struct rdma_cmd *cmd)
 		struct ib_rdma_wr *wr = &cmd->wrs[nwr];
 		size_t covered;
 
-		if (cmd->buf) {
+		if (cmd->buf_mapped) {
 			cmd->sges[nsge].addr = cmd->buf_dma + planned;
 			cmd->sges[nsge].length = want;
 			cmd->sges[nsge].lkey = lkey;
@@ -491,7 +496,7 @@ static int round_post(struct rdma_cmd *cmd)
 static void count_wc_error(struct rdma_conn *conn, struct ib_wc *wc)
 {
 	if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		atomic64_inc(&conn->node->rdma.cq_errors);
+		atomic64_inc(&rdma_node(conn->node)->cq_errors);
 		pr_debug("dfkv: rdma work completion %s\n",
 			 ib_wc_status_msg(wc->status));
 	}
@@ -542,178 +547,64 @@ static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 base, u64 len)
 
 /* ---------------------------------------------------------- execution */
 
-static void exec_keys(struct rdma_cmd *cmd, const u8 *payload)
+/*
+ * GET data of the pinned entry: RDMA WRITTEN to the client's descriptors
+ * before the reply, or inline in it.
+ */
+static void send_get(struct rdma_cmd *cmd)
 {
-	size_t len;
-	void *data;
-	int status;
+	struct dfkv_req *req = &cmd->req;
+	u64 n = req->rsp.data_len;
+	struct kvec kv = {
+		.iov_base = cmd->sbuf + DFKV_RESP_PREFIX_LEN,
+		.iov_len = n,
+	};
+	struct iov_iter it;
 
-	status = dfkv_op_keys(cmd->conn->node, &cmd->conn->auth,
-			      &cmd->conn->owner, cmd->op,
-			      payload, cmd->payload_len / DFKV_BLOCK_KEY_LEN,
-			      cmd->length, &data, &len);
-	reply(cmd, status, 0, len, data);
+	if (n && cmd->ndesc) {
+		if (!xfer_start(cmd, true, req->offset, n)) {
+			dfkv_req_sent(req, false);
+			reply(cmd, 0);
+		}
+		return;
+	}
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, n);
+	reply(cmd, dfkv_req_read(req, &it, DFKV_STATUS_IO_ERROR) ? n : 0);
 }
 
-static void exec_hello(struct rdma_cmd *cmd)
+/* The executor decided the reply (the failure that closes goes first). */
+static void cmd_queue_response(struct dfkv_req *req)
 {
-	u8 *buf;
-	int status = dfkv_op_hello(cmd->conn->node, &cmd->conn->auth, &buf);
-
-	if (status != DFKV_STATUS_OK)
-		reply_status(cmd, status, 0);
-	else
-		reply(cmd, status, 0, DFKV_HELLO_REPLY_LEN, buf);
-}
-
-/* The failure that closes the connection is answered first. */
-static void exec_auth(struct rdma_cmd *cmd, const u8 *proof)
-{
+	struct rdma_cmd *cmd = container_of(req, struct rdma_cmd, req);
 	struct rdma_conn *conn = cmd->conn;
-	bool close;
+	bool close = req->rsp.close;
 
-	reply_status(cmd, dfkv_op_auth(conn->node, &conn->auth,
-				       cmd->key.tenant, proof,
-				       cmd->payload_len, &close), 0);
+	/* once the reply is posted, send_done() may reuse cmd */
+	if (req->rd.e)
+		send_get(cmd);
+	else
+		reply(cmd, 0);
 	if (close)
 		conn_kill(conn);
 }
 
-/* A payload (inline or read into cmd->buf) is in: run a non-data op. */
-static void exec_payload_op(struct rdma_cmd *cmd, const u8 *payload)
-{
-	if (cmd->op == DFKV_OP_HELLO)
-		exec_hello(cmd);
-	else if (cmd->op == DFKV_OP_AUTH)
-		exec_auth(cmd, payload);
-	else
-		exec_keys(cmd, payload);
-}
-
-static void exec_get(struct rdma_cmd *cmd)
-{
-	struct rdma_conn *conn = cmd->conn;
-	u64 stored = 0, n = 0, cap;
-	int status;
-
-	cap = cmd->ndesc ? cmd->desc_total : conn->inline_max;
-	status = dfkv_op_get_begin(conn->node, &conn->auth, &cmd->key,
-				   cmd->offset,
-				   cmd->length, cap, &cmd->rd, &stored, &n);
-	if (status != DFKV_STATUS_OK) {
-		cmd->rd.e = NULL;
-		reply_status(cmd, status, stored);
-		return;
-	}
-	if (n && cmd->ndesc) {
-		cmd->length = n;		/* the range, for the reply */
-		cmd->stored = stored;
-		if (!xfer_start(cmd, true, cmd->offset, n)) {
-			dfkv_op_get_end(conn->node, &cmd->rd,
-					DFKV_STATUS_IO_ERROR);
-			cmd->rd.e = NULL;
-			reply_status(cmd, DFKV_STATUS_IO_ERROR, stored);
-		}
-		return;
-	}
-	if (n) {
-		struct kvec kv = {
-			.iov_base = cmd->sbuf + DFKV_RESP_PREFIX_LEN,
-			.iov_len = n,
-		};
-		struct iov_iter it;
-
-		iov_iter_kvec(&it, ITER_DEST, &kv, 1, n);
-		if (dfkv_store_read(&cmd->rd, cmd->offset, n, &it) != n) {
-			dfkv_op_get_end(conn->node, &cmd->rd,
-					DFKV_STATUS_IO_ERROR);
-			cmd->rd.e = NULL;
-			reply_status(cmd, DFKV_STATUS_IO_ERROR, stored);
-			return;
-		}
-	}
-	dfkv_op_get_end(conn->node, &cmd->rd, DFKV_STATUS_OK);
-	cmd->rd.e = NULL;
-	/* inline data is already in sbuf */
-	dfkv_wire_put_resp(cmd->sbuf, DFKV_EPOCH_RDMA, DFKV_STATUS_OK, stored,
-			   n);
-	cmd->send_sge[0].addr = cmd->sbuf_dma;
-	cmd->send_sge[0].length = DFKV_RESP_PREFIX_LEN + n;
-	cmd->send_sge[0].lkey = conn->dev->pd->local_dma_lkey;
-	cmd->send_wr.num_sge = 1;
-	ib_dma_sync_single_for_device(conn_ibdev(conn), cmd->sbuf_dma,
-				      conn->sbuf_len, DMA_TO_DEVICE);
-	reply_queue(cmd);
-}
-
-static void exec_put(struct rdma_cmd *cmd, const u8 *inl)
-{
-	struct dfkv_node *node = cmd->conn->node;
-	int status;
-
-	status = dfkv_op_put_begin(node, &cmd->conn->auth, &cmd->key,
-				   cmd->payload_len, &cmd->put);
-	if (status != DFKV_STATUS_OK || !cmd->put.e) {
-		reply_status(cmd, status, cmd->put.stored_len);
-		return;
-	}
-	cmd->put_active = true;
-	if (cmd->put.leader && cmd->ndesc) {
-		if (!xfer_start(cmd, false, 0, cmd->payload_len)) {
-			cmd->put_active = false;
-			status = dfkv_op_put_end(node, &cmd->put, false);
-			reply_status(cmd, status, 0);
-		}
-		return;
-	}
-	if (!cmd->put.leader && dfkv_store_put_park(&cmd->put, &cmd->waiter)) {
-		/* a follower: no worker waits for the leader */
-		cmd->state = CMD_PARKED;
-		return;
-	}
-	if (cmd->put.leader) {
-		struct kvec kv = {
-			.iov_base = (void *)inl,
-			.iov_len = cmd->payload_len,
-		};
-		struct iov_iter it;
-		bool ok;
-
-		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, cmd->payload_len);
-		ok = dfkv_store_put_copy(&cmd->put, 0, cmd->payload_len,
-					 &it) == cmd->payload_len;
-		cmd->put_active = false;
-		status = dfkv_op_put_end(node, &cmd->put, ok);
-	} else {
-		cmd->put_active = false;
-		status = dfkv_op_put_result(node, &cmd->put);
-	}
-	reply_status(cmd, status, cmd->put.stored_len);
-}
-
 /* The leader of a parked follower finished (under its entry's lock). */
-static void cmd_unpark(struct dfkv_put_waiter *w)
+static void cmd_unpark(struct dfkv_req *req)
 {
-	queue_work(dfkv_rdma_wq, &container_of(w, struct rdma_cmd, waiter)->work);
+	queue_work(dfkv_rdma_wq,
+		   &container_of(req, struct rdma_cmd, req)->work);
 }
 
-static void cmd_parked_done(struct rdma_cmd *cmd)
-{
-	int status;
-
-	cmd->put_active = false;
-	status = dfkv_op_put_result(cmd->conn->node, &cmd->put);
-	reply_status(cmd, status, cmd->put.stored_len);
-}
+static const struct dfkv_req_ops rdma_req_ops = {
+	.queue_response = cmd_queue_response,
+	.unpark = cmd_unpark,
+};
 
 /* A transfer round completed: go on, or finish the request. */
 static void cmd_xfer_next(struct rdma_cmd *cmd)
 {
-	struct rdma_conn *conn = cmd->conn;
-	struct dfkv_node *node = conn->node;
-	struct ib_device *ibdev = conn_ibdev(conn);
+	struct dfkv_req *req = &cmd->req;
 	bool failed = cmd->xfer_err;
-	int status;
 
 	if (!failed && cmd->xfer_done < cmd->xfer_total) {
 		if (!round_post(cmd))
@@ -721,36 +612,16 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 		failed = true;
 	}
 	if (cmd->buf_mapped) {
-		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->payload_len,
-				    DMA_FROM_DEVICE);
+		ib_dma_unmap_single(conn_ibdev(cmd->conn), cmd->buf_dma,
+				    req->payload_len, DMA_FROM_DEVICE);
 		cmd->buf_mapped = false;
 	}
-	switch (cmd->op) {
-	case DFKV_OP_PUT:
-		cmd->put_active = false;
-		status = dfkv_op_put_end(node, &cmd->put, !failed);
-		reply_status(cmd, status, cmd->put.stored_len);
-		break;
-	case DFKV_OP_GET:
-		if (!failed)
-			dfkv_store_sent(&cmd->rd, cmd->length);
-		dfkv_op_get_end(node, &cmd->rd, failed ? DFKV_STATUS_IO_ERROR :
-				DFKV_STATUS_OK);
-		cmd->rd.e = NULL;
-		if (failed)
-			reply_status(cmd, DFKV_STATUS_IO_ERROR, cmd->stored);
-		else
-			reply(cmd, DFKV_STATUS_OK, cmd->stored, cmd->length,
-			      NULL);
-		break;
-	default:
-		if (failed)
-			reply_status(cmd, DFKV_STATUS_IO_ERROR, 0);
-		else
-			exec_payload_op(cmd, cmd->buf);
-		kfree(cmd->buf);
-		cmd->buf = NULL;
-		break;
+	if (req->op == DFKV_OP_GET) {
+		dfkv_req_sent(req, !failed);
+		reply(cmd, 0);
+	} else {
+		/* a PUT's value or another op's payload is in, or not */
+		dfkv_req_exec(req, failed ? -EIO : 0);
 	}
 }
 
@@ -762,6 +633,7 @@ static int check_desc(struct rdma_cmd *cmd, u32 len)
 {
 	struct rdma_conn *conn = cmd->conn;
 	const u8 *buf = cmd->recv->buf;
+	u64 payload_len = cmd->req.payload_len;
 	u32 i;
 
 	cmd->ndesc = get_unaligned_le32(buf + DFKV_REQ_PREFIX_LEN);
@@ -769,8 +641,8 @@ static int check_desc(struct rdma_cmd *cmd, u32 len)
 	cmd->desc_total = 0;
 	if (!cmd->ndesc) {
 		/* the payload, if any, is inline */
-		if (cmd->payload_len > conn->inline_max ||
-		    len != REQ_HDR_LEN + cmd->payload_len)
+		if (payload_len > conn->inline_max ||
+		    len != REQ_HDR_LEN + payload_len)
 			return DFKV_STATUS_INVALID;
 		return DFKV_STATUS_OK;
 	}
@@ -785,100 +657,96 @@ static int check_desc(struct rdma_cmd *cmd, u32 len)
 			return DFKV_STATUS_INVALID;
 		cmd->desc_total += dl;
 	}
-	if (cmd->op == DFKV_OP_GET)
+	if (cmd->req.op == DFKV_OP_GET)
 		return DFKV_STATUS_OK;
 	/* descriptors are the payload's sources: they must add up */
-	if (!cmd->payload_len || cmd->desc_total != cmd->payload_len)
+	if (!payload_len || cmd->desc_total != payload_len)
 		return DFKV_STATUS_INVALID;
 	return DFKV_STATUS_OK;
 }
 
-/* A request came in: check it and start it. */
+/* Take an inline PUT value into the leader's entry. */
+static int put_copy_inline(struct dfkv_req *req)
+{
+	struct kvec kv = {
+		.iov_base = (void *)req->payload,
+		.iov_len = req->payload_len,
+	};
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, req->payload_len);
+	return dfkv_store_put_copy(&req->put, 0, req->payload_len, &it) ==
+		req->payload_len ? 0 : -EIO;
+}
+
+/* RDMA READ a payload into the request's buffer. */
+static void read_payload(struct rdma_cmd *cmd)
+{
+	struct ib_device *ibdev = conn_ibdev(cmd->conn);
+	struct dfkv_req *req = &cmd->req;
+
+	cmd->buf_dma = ib_dma_map_single(ibdev, req->rx_buf, req->payload_len,
+					 DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ibdev, cmd->buf_dma)) {
+		dfkv_req_exec(req, -ENOMEM);
+		return;
+	}
+	cmd->buf_mapped = true;
+	if (!xfer_start(cmd, false, 0, req->payload_len)) {
+		ib_dma_unmap_single(ibdev, cmd->buf_dma, req->payload_len,
+				    DMA_FROM_DEVICE);
+		cmd->buf_mapped = false;
+		dfkv_req_exec(req, -EIO);
+	}
+}
+
+/* A request came in: decode it, take its payload, run it. */
 static void cmd_start(struct rdma_cmd *cmd)
 {
 	struct rdma_conn *conn = cmd->conn;
-	struct dfkv_node *node = conn->node;
+	struct dfkv_req *req = &cmd->req;
 	struct rdma_recv *rv = cmd->recv;
-	struct dfkv_wire_req req;
-	u64 stored = 0;
-	size_t len;
-	char *text;
+	struct dfkv_wire_req wr;
 	int status;
 
 	if (rv->len < REQ_HDR_LEN ||
 	    dfkv_wire_parse_req(rv->buf, DFKV_EPOCH_RDMA,
-				READ_ONCE(node->max_value), &req)) {
-		reply_status(cmd, DFKV_STATUS_INVALID, 0);
+				READ_ONCE(conn->node->max_value), &wr)) {
+		dfkv_req_fail(req, DFKV_STATUS_INVALID);
 		return;
 	}
-	cmd->op = req.op;
-	cmd->key = req.key;
-	cmd->offset = req.offset;
-	cmd->length = req.length;
-	cmd->payload_len = req.payload_len;
+	req->op = wr.op;
+	req->key = wr.key;
+	req->offset = wr.offset;
+	req->length = wr.length;
+	req->payload_len = wr.payload_len;
 	status = check_desc(cmd, rv->len);
 	if (status != DFKV_STATUS_OK) {
-		reply_status(cmd, status, 0);
+		dfkv_req_fail(req, status);
 		return;
 	}
-	if (!dfkv_node_enter(node)) {
-		reply_status(cmd, DFKV_STATUS_BUSY, 0);
+	req->cap = cmd->ndesc ? cmd->desc_total : conn->inline_max;
+	if (!cmd->ndesc && req->payload_len)
+		req->payload = rv->buf + REQ_HDR_LEN;
+	if (!dfkv_req_begin(req)) {
+		dfkv_req_exec(req, 0);
 		return;
 	}
-	cmd->in_op = true;
-
-	switch (cmd->op) {
-	case DFKV_OP_PUT:
-		exec_put(cmd, rv->buf + REQ_HDR_LEN);
-		return;
-	case DFKV_OP_GET:
-		exec_get(cmd);
-		return;
-	case DFKV_OP_EXIST:
-		status = dfkv_op_exist(node, &conn->auth, &cmd->key, &stored);
-		reply_status(cmd, status, stored);
-		return;
-	case DFKV_OP_REMOVE:
-		reply_status(cmd, dfkv_op_remove(node, &conn->auth, &cmd->key),
-			     0);
-		return;
-	case DFKV_OP_STATS:
-		status = dfkv_op_stats(node, &text, &len);
-		if (len > DFKV_RDMA_REPLY_DATA_MAX)
-			len = DFKV_RDMA_REPLY_DATA_MAX;
-		reply(cmd, status, 0, text ? len : 0, text);
-		return;
-	case DFKV_OP_RELEASE:
-		reply_status(cmd, dfkv_op_release(node, &conn->owner,
-						  cmd->offset), 0);
-		return;
-	}
-	/* HELLO, AUTH, TOUCH, PROBE, LEASE: a payload inline or to read */
-	if (!cmd->ndesc) {
-		exec_payload_op(cmd, rv->buf + REQ_HDR_LEN);
-		return;
-	}
-	cmd->buf = kmalloc(cmd->payload_len, GFP_KERNEL);
-	if (!cmd->buf) {
-		reply_status(cmd, DFKV_STATUS_BUSY, 0);
-		return;
-	}
-	cmd->buf_dma = ib_dma_map_single(conn_ibdev(conn), cmd->buf,
-					 cmd->payload_len, DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(conn_ibdev(conn), cmd->buf_dma)) {
-		kfree(cmd->buf);
-		cmd->buf = NULL;
-		reply_status(cmd, DFKV_STATUS_BUSY, 0);
-		return;
-	}
-	cmd->buf_mapped = true;
-	if (!xfer_start(cmd, false, 0, cmd->payload_len)) {
-		ib_dma_unmap_single(conn_ibdev(conn), cmd->buf_dma,
-				    cmd->payload_len, DMA_FROM_DEVICE);
-		cmd->buf_mapped = false;
-		kfree(cmd->buf);
-		cmd->buf = NULL;
-		reply_status(cmd, DFKV_STATUS_IO_ERROR, 0);
+	switch (req->rx) {
+	case DFKV_REQ_RX_PUT:
+		if (!cmd->ndesc)
+			dfkv_req_exec(req, put_copy_inline(req));
+		else if (!xfer_start(cmd, false, 0, req->payload_len))
+			dfkv_req_exec(req, -EIO);
+		break;
+	case DFKV_REQ_RX_BUF:
+		read_payload(cmd);
+		break;
+	default:
+		/* a follower parks: no worker waits for its leader */
+		if (!dfkv_req_exec(req, 0))
+			cmd->state = CMD_PARKED;
+		break;
 	}
 }
 
@@ -891,7 +759,7 @@ static void cmd_work(struct work_struct *work)
 	else if (cmd->state == CMD_XFER)
 		cmd_xfer_next(cmd);
 	else if (cmd->state == CMD_PARKED && !READ_ONCE(cmd->conn->dead))
-		cmd_parked_done(cmd);	/* a dead one is cmd_cleanup()'s */
+		dfkv_req_resume(&cmd->req);	/* a dead one is cmd_cleanup()'s */
 }
 
 /* Give a receive to a cmd.  Called with conn->lock held. */
@@ -943,16 +811,12 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 		count_wc_error(conn, wc);
 		conn_kill(conn);
 	}
-	if (cmd->tx_buf) {
+	if (cmd->tx_mapped) {
 		ib_dma_unmap_single(conn_ibdev(conn), cmd->tx_dma, cmd->tx_len,
 				    DMA_TO_DEVICE);
-		kfree(cmd->tx_buf);
-		cmd->tx_buf = NULL;
+		cmd->tx_mapped = false;
 	}
-	if (cmd->in_op) {
-		dfkv_node_exit(conn->node);
-		cmd->in_op = false;
-	}
+	dfkv_req_done(&cmd->req);
 	cmd->state = CMD_FREE;
 	spin_lock(&conn->lock);
 	conn->busy--;
@@ -969,37 +833,20 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 /* After the QP drained: release what a request still holds. */
 static void cmd_cleanup(struct rdma_cmd *cmd)
 {
-	struct rdma_conn *conn = cmd->conn;
-	struct dfkv_node *node = conn->node;
-	struct ib_device *ibdev = conn_ibdev(conn);
+	struct ib_device *ibdev = conn_ibdev(cmd->conn);
 
 	round_unmap(cmd);
-	if (cmd->put_active && cmd->put.leader) {
-		dfkv_op_put_end(node, &cmd->put, false);
-	} else if (cmd->put_active) {
-		/* A follower: no wait; a wakeup racing us queued its work. */
-		dfkv_store_put_unpark(&cmd->put, &cmd->waiter);
-		flush_work(&cmd->work);
-	}
-	cmd->put_active = false;
-	if (cmd->rd.e)
-		dfkv_op_get_end(node, &cmd->rd, DFKV_STATUS_IO_ERROR);
-	cmd->rd.e = NULL;
 	if (cmd->buf_mapped)
-		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->payload_len,
+		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->req.payload_len,
 				    DMA_FROM_DEVICE);
 	cmd->buf_mapped = false;
-	kfree(cmd->buf);
-	cmd->buf = NULL;
-	if (cmd->tx_buf) {
+	if (cmd->tx_mapped)
 		ib_dma_unmap_single(ibdev, cmd->tx_dma, cmd->tx_len,
 				    DMA_TO_DEVICE);
-		kfree(cmd->tx_buf);
-		cmd->tx_buf = NULL;
-	}
-	if (cmd->in_op)
-		dfkv_node_exit(node);
-	cmd->in_op = false;
+	cmd->tx_mapped = false;
+	dfkv_req_done(&cmd->req);
+	/* A parked follower's wakeup racing us queued its work. */
+	flush_work(&cmd->work);
 	cmd->state = CMD_FREE;
 }
 
@@ -1075,8 +922,8 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 		conn->cmds[i] = cmd;
 		cmd->conn = conn;
 		INIT_WORK(&cmd->work, cmd_work);
-		INIT_LIST_HEAD(&cmd->waiter.node);
-		cmd->waiter.wake = cmd_unpark;
+		dfkv_req_init(&cmd->req, conn->node, &conn->auth, &conn->owner,
+			      &rdma_req_ops);
 		cmd->rw_cqe.done = rw_done;
 		cmd->rw_last_cqe.done = rw_last_done;
 		cmd->send_cqe.done = send_done;
@@ -1109,8 +956,8 @@ static void conn_destroy_ib(struct rdma_conn *conn)
 }
 
 /*
- * The first-request and idle deadlines of SPEC section 2, with the TCP
- * server's limits, checked when due.  A request is one SEND, so it is
+ * The first-request and idle deadlines of SPEC section 2, with the node's
+ * limits, checked when due.  A request is one SEND, so it is
  * complete once received; the connection is idle while it has no request
  * in flight (a transfer or a reply that stalls breaks the QP instead).
  */
@@ -1118,7 +965,7 @@ static void conn_deadline_work(struct work_struct *work)
 {
 	struct rdma_conn *conn = container_of(to_delayed_work(work),
 					      struct rdma_conn, deadline_work);
-	struct dfkv_tcp_node *lim = &conn->node->tcp;
+	struct dfkv_conn_limits *lim = &conn->node->limits;
 	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
 	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
 	unsigned long now = jiffies, next = now + HZ;
@@ -1178,7 +1025,7 @@ static void conn_release_work(struct work_struct *work)
 	kref_put(&conn->dev->ref, rdev_free);
 	mutex_unlock(&dev_lock);
 
-	dfkv_listeners_conn_del(&node->rdma.ls, &conn->core, node);
+	dfkv_listeners_conn_del(&rdma_node(node)->ls, &conn->core, node);
 	dfkv_auth_destroy(&conn->auth);
 	kfree(conn);
 }
@@ -1271,7 +1118,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		       struct rdma_cm_event *ev)
 {
 	struct dfkv_node *node = l->base.node;
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 	const struct rdma_conn_param *cp = &ev->param.conn;
 	struct ib_qp_init_attr qa = {};
 	struct rdma_conn_param ap = {};
@@ -1296,10 +1143,10 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		return conn_reject(id, node, DFKV_STATUS_INVALID);
 	/* over the limit, nothing is allocated */
 	err = dfkv_listeners_conn_reserve(&rn->ls,
-					  READ_ONCE(node->tcp.max_conns));
+					  READ_ONCE(node->limits.max_conns));
 	if (err) {
 		if (err == -EBUSY)
-			atomic64_inc(&node->tcp.refused);
+			atomic64_inc(&node->limits.refused);
 		return conn_reject(id, node, DFKV_STATUS_BUSY);
 	}
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
@@ -1425,15 +1272,10 @@ static void listener_free(struct dfkv_listener *base)
 	kfree(l);
 }
 
-static const struct dfkv_listener_ops rdma_listener_ops = {
-	.kind = DFKV_LISTENER_RDMA,
-	.listener_free = listener_free,
-};
-
-int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack)
+static int rdma_listener_add(struct dfkv_node *node, const char *addr,
+			     u16 port, struct netlink_ext_ack *extack)
 {
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 	struct rdma_listener *l;
 	struct rdma_cm_id *id;
 	int err;
@@ -1476,23 +1318,23 @@ err_free:
 	return err;
 }
 
-int dfkv_rdma_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack)
+static int rdma_listener_del(struct dfkv_node *node, const char *addr,
+			     u16 port, struct netlink_ext_ack *extack)
 {
-	return dfkv_listeners_del(&node->rdma.ls, node, addr, port, extack);
+	int err = dfkv_listeners_del(&rdma_node(node)->ls, node, addr, port,
+				     extack);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
+	return err;
 }
 
-int dfkv_rdma_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+static int rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
-	return dfkv_listeners_fill(skb, &node->rdma.ls);
-}
-
-int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
-{
-	struct dfkv_rdma_node *rn = &node->rdma;
+	struct rdma_node *rn = rdma_node(node);
 
 	if (nla_put_u64_64bit(skb, DFKV_STAT_RDMA_CONNS,
-			      READ_ONCE(rn->nr_conns), DFKV_STAT_PAD) ||
+			      READ_ONCE(rn->ls.nr_conns), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_ACCEPTS,
 			      atomic64_read(&rn->accepts), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_RDMA_READS,
@@ -1509,15 +1351,15 @@ int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 	return 0;
 }
 
-void dfkv_rdma_node_init(struct dfkv_rdma_node *rn)
-{
-	dfkv_listeners_init(&rn->ls, &rdma_listener_ops, &rn->nr_conns);
-}
-
-void dfkv_rdma_node_shutdown(struct dfkv_node *node)
-{
-	dfkv_listeners_shutdown(&node->rdma.ls);
-}
+static const struct dfkv_transport_ops rdma_transport_ops = {
+	.kind = DFKV_LISTENER_RDMA,
+	.default_port = DFKV_PORT_RDMA,
+	.node_size = sizeof(struct rdma_node),
+	.listener_free = listener_free,
+	.listener_add = rdma_listener_add,
+	.listener_del = rdma_listener_del,
+	.fill_stats = rdma_fill_stats,
+};
 
 /* ------------------------------------------------------------ ib_client */
 
@@ -1572,8 +1414,13 @@ int __init dfkv_rdma_init(void)
 	err = ib_register_client(&dfkv_ib_client);
 	if (err)
 		goto err_release_wq;
+	err = dfkv_transport_register(&rdma_transport_ops);
+	if (err)
+		goto err_client;
 	return 0;
 
+err_client:
+	ib_unregister_client(&dfkv_ib_client);
 err_release_wq:
 	destroy_workqueue(dfkv_rdma_release_wq);
 err_wq:
@@ -1583,6 +1430,7 @@ err_wq:
 
 void dfkv_rdma_exit(void)
 {
+	dfkv_transport_unregister(&rdma_transport_ops);
 	ib_unregister_client(&dfkv_ib_client);
 	destroy_workqueue(dfkv_rdma_release_wq);
 	destroy_workqueue(dfkv_rdma_wq);

@@ -1,20 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The in-kernel RDMA transport (wire epoch 7, SPEC.md section 3): per-node
- * rdma_cm listeners and the RC connections they accept.
+ * rdma_cm listeners and the RC connections they accept, registered as the
+ * DFKV_LISTENER_RDMA transport.
  */
 #ifndef _DFKV_RDMA_H
 #define _DFKV_RDMA_H
 
 #include <linux/types.h>
-#include <linux/atomic.h>
 #include <linux/dfkv.h>
-
-#include "listener.h"
-
-struct dfkv_node;
-struct sk_buff;
-struct netlink_ext_ack;
 
 /*
  * The HELLO carried in the CM private data, both ways, little-endian:
@@ -36,35 +30,8 @@ struct netlink_ext_ack;
  */
 #define DFKV_RDMA_REPLY_DATA_MAX	(8 * (DFKV_KEYS_MAX + 1))
 
-/* A node's RDMA side; lives inside struct dfkv_node. */
-struct dfkv_rdma_node {
-	struct dfkv_listeners ls;
-	u32 nr_conns;			/* under ls.lock; READ_ONCE */
-	atomic64_t accepts;
-	atomic64_t reads;		/* RDMA READ work requests posted */
-	atomic64_t writes;		/* RDMA WRITE work requests posted */
-	atomic64_t read_bytes;
-	atomic64_t write_bytes;
-	atomic64_t cq_errors;		/* failed work completions */
-};
-
+/* Module init and exit: workqueues, ib_client, the transport's registration. */
 int dfkv_rdma_init(void);
 void dfkv_rdma_exit(void);
-
-void dfkv_rdma_node_init(struct dfkv_rdma_node *rn);
-/* Close every listener and connection of the node; waits for them. */
-void dfkv_rdma_node_shutdown(struct dfkv_node *node);
-
-int dfkv_rdma_listener_add(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack);
-int dfkv_rdma_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			   struct netlink_ext_ack *extack);
-/*
- * Put the node's RDMA listeners as DFKV_A_LISTENER entries of the open
- * DFKV_A_LISTENERS nest; -EMSGSIZE when full.
- */
-int dfkv_rdma_fill_listeners(struct sk_buff *skb, struct dfkv_node *node);
-/* Put the DFKV_STAT_RDMA_* counters into the open node stats nest. */
-int dfkv_rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node);
 
 #endif /* _DFKV_RDMA_H */

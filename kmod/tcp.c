@@ -4,15 +4,19 @@
  *
  * Listeners belong to a node and live in its network namespace; listener.c
  * keeps the node's listeners and connections and the order of their
- * shutdown, this file their sockets.  No thread per connection: the
- * sockets' data_ready/write_space/state_change callbacks queue the
- * connection's io work on dfkv_tcp_wq, which makes as much non-blocking
- * progress as the socket allows and returns.  A connection handles one
- * request at a time, receiving the next only once the reply is sent,
- * which keeps replies in strict FIFO order while the client pipelines.
- * PUT payloads are received straight into the store's pages and GET data
- * is sent from them (bio_vec iterators, one copy into the socket buffer,
- * no staging buffer).
+ * shutdown, this file their sockets; the node reaches it through
+ * tcp_transport_ops (transport.h) and holds its limits and deadlines.
+ * No thread per connection: the sockets' data_ready/write_space/
+ * state_change callbacks queue the connection's io work on dfkv_tcp_wq,
+ * which makes as much non-blocking progress as the socket allows and
+ * returns.  A connection handles one request at a time, receiving the
+ * next only once the reply is sent, which keeps replies in strict FIFO
+ * order while the client pipelines.  That request is the connection's
+ * struct dfkv_req: this file decodes its prefix and moves its payload and
+ * reply, the executor (req.c) runs it.  PUT payloads are received
+ * straight into the store's pages and GET data is sent from them
+ * (bio_vec iterators, one copy into the socket buffer, no staging
+ * buffer).
  *
  * A PUT follower does not wait in the worker: the connection parks on the
  * leader's entry (reading nothing more) and its io work is queued again
@@ -23,10 +27,11 @@
  *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
- * work, finishes the request in flight (an unfinished PUT is aborted, a
- * pinned GET entry unpinned, leases dropped) and frees it.  Node shutdown
- * closes every listener, kills every connection and waits for their
- * release works before the node's operations are drained.
+ * work, gives up the request in flight (dfkv_req_done(): an unfinished
+ * PUT is aborted, a pinned GET entry unpinned), drops its leases and
+ * frees it.  Node shutdown closes every listener, kills every connection
+ * and waits for their release works before the node's operations are
+ * drained.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -39,9 +44,9 @@
 #include <net/genetlink.h>
 
 #include "tcp.h"
-#include "rdma.h"
+#include "listener.h"
 #include "node.h"
-#include "ops.h"
+#include "req.h"
 #include "wire.h"
 
 /* bio_vecs mapped per socket call. */
@@ -50,6 +55,19 @@
 #define CONN_BUDGET	64
 
 static struct workqueue_struct *dfkv_tcp_wq;
+
+/* A node's TCP side, node->transports[DFKV_LISTENER_TCP]. */
+struct tcp_node {
+	struct dfkv_listeners ls;	/* first: the transport layer's */
+	atomic64_t accepts;
+	atomic64_t proto_errors;
+};
+
+static struct tcp_node *tcp_node(struct dfkv_node *node)
+{
+	return container_of(node->transports[DFKV_LISTENER_TCP],
+			    struct tcp_node, ls);
+}
 
 struct dfkv_tcp_listener {
 	struct dfkv_listener base;
@@ -68,7 +86,7 @@ enum conn_state {
 };
 
 struct dfkv_tcp_conn {
-	struct dfkv_conn_core core;	/* in dfkv_tcp_node.ls */
+	struct dfkv_conn_core core;	/* in tcp_node.ls */
 	struct dfkv_node *node;
 	struct socket *sock;
 	struct work_struct io_work;
@@ -77,7 +95,6 @@ struct dfkv_tcp_conn {
 	unsigned long frame_start;	/* jiffies, first byte of a frame */
 	unsigned long last_active;	/* jiffies */
 	bool got_request;
-	bool in_op;			/* holds a dfkv_node_enter() */
 	bool close_after_reply;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
@@ -87,22 +104,12 @@ struct dfkv_tcp_conn {
 
 	enum conn_state state;
 	struct dfkv_wire_rx rx;		/* the frame being received */
-	u8 op;
-	struct dfkv_key key;
-	u64 offset;
-	u64 length;
-	void *rx_buf;
-	struct dfkv_put put;
-	u64 admitted;			/* dfkv_op_recv_admit()ted bytes */
-	struct dfkv_put_waiter waiter;	/* while CONN_PARKED */
+	struct dfkv_req req;		/* the request in flight */
 
 	u8 rhdr[DFKV_RESP_PREFIX_LEN];
 	size_t rhdr_sent;
-	struct dfkv_read rd;		/* pinned GET entry, if rd.e */
-	u64 tx_off;			/* GET: value offset of the range */
 	u64 tx_len;
 	u64 tx_sent;
-	void *tx_buf;			/* kmalloc'd reply data */
 	struct bio_vec bv[CONN_BVECS];
 };
 
@@ -155,31 +162,28 @@ static void conn_state_change(struct sock *sk)
 
 /* ------------------------------------------------------------ replies */
 
-static void reply_start(struct dfkv_tcp_conn *c, int status, u64 stored_len,
-			u64 data_len)
+/* The executor decided the reply of c->req: start sending it. */
+static void conn_queue_response(struct dfkv_req *req)
 {
-	dfkv_wire_put_resp(c->rhdr, DFKV_EPOCH_TCP, status, stored_len,
-			   data_len);
-	c->rhdr_sent = 0;
-	c->tx_len = data_len;
-	c->tx_sent = 0;
-	c->state = CONN_TX;
-}
+	struct dfkv_tcp_conn *c = container_of(req, struct dfkv_tcp_conn, req);
+	struct dfkv_req_rsp *rsp = &req->rsp;
 
-/* Reply with data from a kmalloc'd buffer the connection now owns. */
-static void reply_buf(struct dfkv_tcp_conn *c, int status, u64 stored_len,
-		      void *buf, size_t len)
-{
-	c->tx_buf = buf;
-	reply_start(c, status, stored_len, buf ? len : 0);
+	dfkv_wire_put_resp(c->rhdr, DFKV_EPOCH_TCP, rsp->status,
+			   rsp->stored_len, rsp->data_len);
+	c->rhdr_sent = 0;
+	c->tx_len = rsp->data_len;
+	c->tx_sent = 0;
+	if (rsp->close)
+		c->close_after_reply = true;
+	c->state = CONN_TX;
 }
 
 /* A frame the stream cannot carry on from: answer INVALID, then close. */
 static void reply_fatal(struct dfkv_tcp_conn *c)
 {
-	atomic64_inc(&c->node->tcp.proto_errors);
+	atomic64_inc(&tcp_node(c->node)->proto_errors);
 	c->close_after_reply = true;
-	reply_start(c, DFKV_STATUS_INVALID, 0, 0);
+	dfkv_req_fail(&c->req, DFKV_STATUS_INVALID);
 }
 
 static int sock_send(struct dfkv_tcp_conn *c, struct msghdr *msg, size_t len)
@@ -198,6 +202,7 @@ static int sock_send(struct dfkv_tcp_conn *c, struct msghdr *msg, size_t len)
 /* Send what the socket takes; 1 when the reply is complete. */
 static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 {
+	struct dfkv_req *req = &c->req;
 	struct msghdr msg = {};
 	int ret;
 
@@ -220,9 +225,9 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		u64 left = c->tx_len - c->tx_sent;
 
 		memset(&msg, 0, sizeof(msg));
-		if (c->tx_buf) {
+		if (req->rsp.data) {
 			struct kvec kv = {
-				.iov_base = c->tx_buf + c->tx_sent,
+				.iov_base = req->rsp.data + c->tx_sent,
 				.iov_len = left,
 			};
 
@@ -231,7 +236,8 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 			size_t mapped;
 			unsigned int nr;
 
-			nr = dfkv_entry_map(c->rd.e, c->tx_off + c->tx_sent,
+			/* GET data, from the pinned entry's pages */
+			nr = dfkv_entry_map(req->rd.e, req->offset + c->tx_sent,
 					    min_t(u64, left, MAX_RW_COUNT),
 					    c->bv, CONN_BVECS, &mapped);
 			if (!mapped)
@@ -254,195 +260,69 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 /* The reply went out: release what the request held, expect the next. */
 static void request_done(struct dfkv_tcp_conn *c)
 {
-	if (c->rd.e) {
-		dfkv_store_sent(&c->rd, c->tx_len);
-		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_OK);
-	}
-	kfree(c->tx_buf);
-	c->tx_buf = NULL;
-	kfree(c->rx_buf);
-	c->rx_buf = NULL;
-	if (c->in_op) {
-		dfkv_node_exit(c->node);
-		c->in_op = false;
-	}
+	if (c->req.rd.e)
+		dfkv_req_sent(&c->req, true);
+	dfkv_req_done(&c->req);
 	dfkv_wire_rx_next(&c->rx);
 	c->state = CONN_RX_HDR;
 }
 
 /* ---------------------------------------------------------- execution */
 
-/* The payload of an admitted PUT is in, or will never be. */
-static void recv_release(struct dfkv_tcp_conn *c)
-{
-	if (c->admitted)
-		dfkv_op_recv_done(c->node, c->admitted);
-	c->admitted = 0;
-}
-
 /* The leader finished: run the parked follower's connection again. */
-static void conn_unpark(struct dfkv_put_waiter *w)
+static void conn_unpark(struct dfkv_req *req)
 {
-	conn_queue(container_of(w, struct dfkv_tcp_conn, waiter));
+	conn_queue(container_of(req, struct dfkv_tcp_conn, req));
 }
 
-static void exec_keys(struct dfkv_tcp_conn *c)
-{
-	size_t len;
-	void *data;
-	int status;
-
-	status = dfkv_op_keys(c->node, &c->auth, &c->owner, c->op, c->rx_buf,
-			      c->rx.payload_len / DFKV_BLOCK_KEY_LEN, c->length,
-			      &data, &len);
-	reply_buf(c, status, 0, data, len);
-}
-
-static void exec_hello(struct dfkv_tcp_conn *c)
-{
-	u8 *buf;
-	int status = dfkv_op_hello(c->node, &c->auth, &buf);
-
-	reply_buf(c, status, 0, status == DFKV_STATUS_OK ? buf : NULL,
-		  DFKV_HELLO_REPLY_LEN);
-}
-
-static void exec_auth(struct dfkv_tcp_conn *c)
-{
-	bool close;
-
-	reply_start(c, dfkv_op_auth(c->node, &c->auth, c->key.tenant,
-				    c->rx_buf, c->rx.payload_len, &close),
-		    0, 0);
-	if (close)
-		c->close_after_reply = true;
-}
-
-/* The request (and its payload, if any) is in: run it, start the reply. */
-static void exec_request(struct dfkv_tcp_conn *c)
-{
-	struct dfkv_node *node = c->node;
-	u64 stored = 0, n = 0;
-	size_t len;
-	char *text;
-	int status;
-
-	switch (c->op) {
-	case DFKV_OP_PUT:
-		if (!c->put.leader &&
-		    dfkv_store_put_park(&c->put, &c->waiter)) {
-			c->state = CONN_PARKED;
-			break;
-		}
-		if (c->put.leader) {
-			recv_release(c);
-			status = dfkv_op_put_end(node, &c->put, true);
-		} else {
-			status = dfkv_op_put_result(node, &c->put);
-		}
-		reply_start(c, status, c->put.stored_len, 0);
-		break;
-	case DFKV_OP_GET:
-		status = dfkv_op_get_begin(node, &c->auth, &c->key, c->offset,
-					   c->length, U64_MAX, &c->rd, &stored,
-					   &n);
-		if (status != DFKV_STATUS_OK)
-			c->rd.e = NULL;
-		c->tx_off = c->offset;
-		reply_start(c, status, stored, n);
-		break;
-	case DFKV_OP_EXIST:
-		status = dfkv_op_exist(node, &c->auth, &c->key, &stored);
-		reply_start(c, status, stored, 0);
-		break;
-	case DFKV_OP_REMOVE:
-		reply_start(c, dfkv_op_remove(node, &c->auth, &c->key), 0, 0);
-		break;
-	case DFKV_OP_STATS:
-		status = dfkv_op_stats(node, &text, &len);
-		reply_buf(c, status, 0, text, len);
-		break;
-	case DFKV_OP_RELEASE:
-		reply_start(c, dfkv_op_release(node, &c->owner, c->offset), 0,
-			    0);
-		break;
-	case DFKV_OP_HELLO:
-		exec_hello(c);
-		break;
-	case DFKV_OP_AUTH:
-		exec_auth(c);
-		break;
-	default:
-		exec_keys(c);
-		break;
-	}
-}
+static const struct dfkv_req_ops tcp_req_ops = {
+	.queue_response = conn_queue_response,
+	.unpark = conn_unpark,
+	.admit_recv = true,
+};
 
 /* The request's payload is all in (or there was none): act on it. */
 static void payload_done(struct dfkv_tcp_conn *c)
 {
-	if (c->state != CONN_RX_DISCARD || c->put.e)
-		exec_request(c);	/* PUT leader or follower, others */
-	else
-		reply_start(c, c->length, c->put.stored_len, 0);
+	if (!dfkv_req_exec(&c->req, 0))
+		c->state = CONN_PARKED;		/* reading nothing more */
 }
 
 /* A whole prefix is in: check it and decide how to take the payload. */
 static void decode_request(struct dfkv_tcp_conn *c)
 {
+	struct dfkv_req *req = &c->req;
 	enum dfkv_wire_rx_event ev;
-	struct dfkv_wire_req req;
-	u64 plen;
-	int status;
+	struct dfkv_wire_req wr;
 
 	c->got_request = true;
 	if (dfkv_wire_parse_req(c->rx.hdr, DFKV_EPOCH_TCP,
-				READ_ONCE(c->node->max_value), &req)) {
+				READ_ONCE(c->node->max_value), &wr)) {
 		reply_fatal(c);
 		return;
 	}
-	c->op = req.op;
-	c->key = req.key;
-	c->offset = req.offset;
-	c->length = req.length;
-	plen = req.payload_len;
-	ev = dfkv_wire_rx_payload(&c->rx, plen);
-	if (!dfkv_node_enter(c->node)) {
+	req->op = wr.op;
+	req->key = wr.key;
+	req->offset = wr.offset;
+	req->length = wr.length;
+	req->payload_len = wr.payload_len;
+	req->cap = U64_MAX;
+	ev = dfkv_wire_rx_payload(&c->rx, wr.payload_len);
+	if (!dfkv_req_begin(req)) {
 		c->close_after_reply = true;
-		reply_start(c, DFKV_STATUS_BUSY, 0, 0);
+		dfkv_req_exec(req, 0);
 		return;
 	}
-	c->in_op = true;
-
-	if (c->op == DFKV_OP_PUT) {
-		if (dfkv_op_recv_admit(c->node, plen)) {
-			c->admitted = plen;
-			status = dfkv_op_put_begin(c->node, &c->auth, &c->key,
-						   plen, &c->put);
-			if (status != DFKV_STATUS_OK || !c->put.leader)
-				recv_release(c);
-		} else {
-			status = DFKV_STATUS_BUSY;
-			c->put.e = NULL;
-		}
-		if (status == DFKV_STATUS_OK && c->put.leader) {
-			c->state = CONN_RX_PUT;
-		} else if (status == DFKV_STATUS_OK && c->put.e) {
-			c->state = CONN_RX_DISCARD;	/* follower */
-		} else {
-			c->put.e = NULL;
-			c->length = status;		/* reply once drained */
-			c->state = CONN_RX_DISCARD;
-		}
-	} else if (plen) {
-		struct mem_cgroup *old = dfkv_store_charge(&c->node->store);
-
-		c->rx_buf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
-		c->state = c->rx_buf ? CONN_RX_BUF : CONN_RX_DISCARD;
-		c->length = DFKV_STATUS_BUSY;	/* if discarded */
-	} else {
+	switch (req->rx) {
+	case DFKV_REQ_RX_PUT:
+		c->state = CONN_RX_PUT;
+		break;
+	case DFKV_REQ_RX_BUF:
 		c->state = CONN_RX_BUF;
+		break;
+	default:
+		c->state = CONN_RX_DISCARD;	/* a follower's, a refused one */
+		break;
 	}
 	if (ev == DFKV_RX_FRAME)
 		payload_done(c);
@@ -494,7 +374,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		size_t mapped;
 		unsigned int nr;
 
-		nr = dfkv_entry_map(c->put.e, c->rx.pay_got,
+		nr = dfkv_entry_map(c->req.put.e, c->rx.pay_got,
 				    min_t(u64, left, MAX_RW_COUNT), c->bv,
 				    CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
@@ -502,7 +382,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		break;
 	}
 	case CONN_RX_BUF:
-		ret = recv_kvec(c, c->rx_buf + c->rx.pay_got, left);
+		ret = recv_kvec(c, c->req.rx_buf + c->rx.pay_got, left);
 		break;
 	case CONN_RX_DISCARD:
 		ret = recv_kvec(c, scratch, min_t(u64, left, sizeof(scratch)));
@@ -526,15 +406,8 @@ static void conn_io_work(struct work_struct *work)
 	while (!dfkv_conn_dead(&c->core) && budget--) {
 		bool progress = false;
 
-		if (c->state == CONN_PARKED) {
-			int status;
-
-			/* Pairs with the entry lock its leader set done under. */
-			if (!READ_ONCE(c->put.e->done))
-				return;
-			status = dfkv_op_put_result(c->node, &c->put);
-			reply_start(c, status, c->put.stored_len, 0);
-		}
+		if (c->state == CONN_PARKED && !dfkv_req_resume(&c->req))
+			return;
 		if (c->state == CONN_TX) {
 			ret = conn_send(c, &progress);
 			if (ret == 1) {
@@ -579,8 +452,9 @@ static void conn_deadline_work(struct work_struct *work)
 	struct dfkv_tcp_conn *c = container_of(to_delayed_work(work),
 					       struct dfkv_tcp_conn,
 					       deadline_work);
-	unsigned long first = msecs_to_jiffies(READ_ONCE(c->node->tcp.first_request_ms));
-	unsigned long idle = msecs_to_jiffies(READ_ONCE(c->node->tcp.idle_ms));
+	struct dfkv_conn_limits *lim = &c->node->limits;
+	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
 	unsigned long now = jiffies, next = now + HZ;
 	bool drop = false;
 
@@ -597,7 +471,7 @@ static void conn_deadline_work(struct work_struct *work)
 		next = READ_ONCE(c->last_active) + idle;
 	}
 	if (drop) {
-		atomic64_inc(&c->node->tcp.deadline_drops);
+		atomic64_inc(&lim->deadline_drops);
 		conn_kill(c);
 		return;
 	}
@@ -623,24 +497,13 @@ static void conn_release_work(struct work_struct *work)
 	cancel_work_sync(&c->io_work);
 	cancel_delayed_work_sync(&c->deadline_work);
 
-	recv_release(c);
-	if (c->put.e && c->put.leader) {
-		dfkv_op_put_end(c->node, &c->put, false);
-	} else if (c->put.e) {
-		/* A follower: no wait; an unpark racing us queued io work. */
-		dfkv_store_put_unpark(&c->put, &c->waiter);
-		cancel_work_sync(&c->io_work);
-	}
-	if (c->rd.e)
-		dfkv_op_get_end(c->node, &c->rd, DFKV_STATUS_IO_ERROR);
-	kfree(c->tx_buf);
-	kfree(c->rx_buf);
+	dfkv_req_done(&c->req);
+	/* A parked follower's unpark racing us queued io work. */
+	cancel_work_sync(&c->io_work);
 	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
-	if (c->in_op)
-		dfkv_node_exit(c->node);
 
 	sock_release(c->sock);
-	dfkv_listeners_conn_del(&c->node->tcp.ls, &c->core, c->node);
+	dfkv_listeners_conn_del(&tcp_node(c->node)->ls, &c->core, c->node);
 	dfkv_auth_destroy(&c->auth);
 	kfree(c);
 }
@@ -648,7 +511,7 @@ static void conn_release_work(struct work_struct *work)
 static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 {
 	struct dfkv_node *node = l->base.node;
-	struct dfkv_tcp_node *tn = &node->tcp;
+	struct tcp_node *tn = tcp_node(node);
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
 	struct mem_cgroup *old;
@@ -666,20 +529,19 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
 	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
-	INIT_LIST_HEAD(&c->waiter.node);
-	c->waiter.wake = conn_unpark;
 	dfkv_lease_owner_init(&c->owner);
 	dfkv_auth_init(&c->auth, false);
+	dfkv_req_init(&c->req, node, &c->auth, &c->owner, &tcp_req_ops);
 	c->accepted = jiffies;
 	c->last_active = jiffies;
 	c->state = CONN_RX_HDR;
 
 	mutex_lock(&tn->ls.lock);
 	err = dfkv_listeners_conn_add(&tn->ls, &c->core, node,
-				      READ_ONCE(tn->max_conns));
+				      READ_ONCE(node->limits.max_conns));
 	if (err) {
 		if (err == -EBUSY)
-			atomic64_inc(&tn->refused);
+			atomic64_inc(&node->limits.refused);
 		mutex_unlock(&tn->ls.lock);
 		sock_release(sock);
 		dfkv_auth_destroy(&c->auth);
@@ -762,16 +624,10 @@ static void listener_free(struct dfkv_listener *base)
 	kfree(l);
 }
 
-static const struct dfkv_listener_ops tcp_listener_ops = {
-	.kind = DFKV_LISTENER_TCP,
-	.listener_start = listener_start,
-	.listener_free = listener_free,
-};
-
-int dfkv_tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
-			  struct netlink_ext_ack *extack)
+static int tcp_listener_add(struct dfkv_node *node, const char *addr, u16 port,
+			    struct netlink_ext_ack *extack)
 {
-	struct dfkv_tcp_node *tn = &node->tcp;
+	struct tcp_node *tn = tcp_node(node);
 	struct dfkv_tcp_listener *l;
 	struct sockaddr_storage *ss;
 	struct sock *sk;
@@ -815,47 +671,58 @@ err_free:
 	return err;
 }
 
-int dfkv_tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			  struct netlink_ext_ack *extack)
+static int tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
+			    struct netlink_ext_ack *extack)
 {
-	return dfkv_listeners_del(&node->tcp.ls, node, addr, port, extack);
+	int err = dfkv_listeners_del(&tcp_node(node)->ls, node, addr, port,
+				     extack);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack, "the node has no listener there");
+	return err;
 }
 
-int dfkv_tcp_fill_listeners(struct sk_buff *skb, struct dfkv_node *node)
+static int tcp_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
-	struct nlattr *nest;
-	int err;
+	struct tcp_node *tn = tcp_node(node);
 
-	nest = nla_nest_start(skb, DFKV_A_LISTENERS);
-	if (!nest)
+	if (nla_put_u64_64bit(skb, DFKV_STAT_CONNS, READ_ONCE(tn->ls.nr_conns),
+			      DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_ACCEPTS,
+			      atomic64_read(&tn->accepts), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_PROTO_ERRORS,
+			      atomic64_read(&tn->proto_errors), DFKV_STAT_PAD))
 		return -EMSGSIZE;
-	err = dfkv_listeners_fill(skb, &node->tcp.ls);
-	if (!err)
-		err = dfkv_rdma_fill_listeners(skb, node);
-	if (err)
-		return err;
-	nla_nest_end(skb, nest);
 	return 0;
 }
 
-void dfkv_tcp_node_init(struct dfkv_tcp_node *tn)
-{
-	dfkv_listeners_init(&tn->ls, &tcp_listener_ops, &tn->nr_conns);
-}
-
-void dfkv_tcp_node_shutdown(struct dfkv_node *node)
-{
-	dfkv_listeners_shutdown(&node->tcp.ls);
-}
+static const struct dfkv_transport_ops tcp_transport_ops = {
+	.kind = DFKV_LISTENER_TCP,
+	.default_port = DFKV_PORT_TCP,
+	.node_size = sizeof(struct tcp_node),
+	.listener_start = listener_start,
+	.listener_free = listener_free,
+	.listener_add = tcp_listener_add,
+	.listener_del = tcp_listener_del,
+	.fill_stats = tcp_fill_stats,
+};
 
 int __init dfkv_tcp_init(void)
 {
+	int err;
+
 	dfkv_tcp_wq = alloc_workqueue("dfkv_tcp", WQ_MEM_RECLAIM | WQ_HIGHPRI,
 				      0);
-	return dfkv_tcp_wq ? 0 : -ENOMEM;
+	if (!dfkv_tcp_wq)
+		return -ENOMEM;
+	err = dfkv_transport_register(&tcp_transport_ops);
+	if (err)
+		destroy_workqueue(dfkv_tcp_wq);
+	return err;
 }
 
 void dfkv_tcp_exit(void)
 {
+	dfkv_transport_unregister(&tcp_transport_ops);
 	destroy_workqueue(dfkv_tcp_wq);
 }

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The request executor (see req.h): the one place that knows, for every
+ * op, which of the rules in ops.c to run, in which order, with what the
+ * transport decoded, and what the reply carries.  A request holds its
+ * node bracket, its PUT reservation or GET pin and its buffers from
+ * dfkv_req_begin() to dfkv_req_done(), so a transport's teardown gives
+ * back whatever a request in any state holds with that one call.  A PUT
+ * follower of a transport with ops->unpark parks on its leader's entry
+ * instead of sleeping in a shared worker.
+ */
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/unaligned.h>
+
+#include "req.h"
+#include "node.h"
+#include "ops.h"
+#include "wire.h"
+
+static void req_wake(struct dfkv_put_waiter *w)
+{
+	struct dfkv_req *req = container_of(w, struct dfkv_req, waiter);
+
+	req->ops->unpark(req);
+}
+
+void dfkv_req_init(struct dfkv_req *req, struct dfkv_node *node,
+		   struct dfkv_auth *auth, struct dfkv_lease_owner *owner,
+		   const struct dfkv_req_ops *ops)
+{
+	memset(req, 0, sizeof(*req));
+	req->node = node;
+	req->auth = auth;
+	req->owner = owner;
+	req->ops = ops;
+	INIT_LIST_HEAD(&req->waiter.node);
+	req->waiter.wake = req_wake;
+}
+
+static void answer(struct dfkv_req *req, int status, u64 stored_len)
+{
+	req->rsp.status = status;
+	req->rsp.stored_len = stored_len;
+	req->decided = true;
+}
+
+static void queue_response(struct dfkv_req *req)
+{
+	if (req->ops->queue_response)
+		req->ops->queue_response(req);
+}
+
+/* The payload of an admitted PUT is in, or will never be. */
+static void recv_release(struct dfkv_req *req)
+{
+	if (req->admitted)
+		dfkv_op_recv_done(req->node, req->admitted);
+	req->admitted = 0;
+}
+
+static void put_begin(struct dfkv_req *req)
+{
+	struct dfkv_node *node = req->node;
+	u64 len = req->payload_len;
+	int status;
+
+	if (req->ops->admit_recv) {
+		if (!dfkv_op_recv_admit(node, len)) {
+			answer(req, DFKV_STATUS_BUSY, 0);
+			return;
+		}
+		req->admitted = len;
+	}
+	status = dfkv_op_put_begin(node, req->auth, &req->key, len, &req->put);
+	if (status != DFKV_STATUS_OK || !req->put.leader)
+		recv_release(req);
+	if (status != DFKV_STATUS_OK || !req->put.e) {
+		req->put.e = NULL;
+		answer(req, status, req->put.stored_len);
+	} else if (req->put.leader) {
+		req->rx = DFKV_REQ_RX_PUT;
+	}
+}
+
+bool dfkv_req_begin(struct dfkv_req *req)
+{
+	struct mem_cgroup *old;
+
+	if (!dfkv_node_enter(req->node)) {
+		answer(req, DFKV_STATUS_BUSY, 0);
+		return false;
+	}
+	req->in_op = true;
+	if (req->op == DFKV_OP_PUT) {
+		put_begin(req);
+	} else if (req->payload_len && !req->payload) {
+		/* HELLO, AUTH or a key list to receive */
+		old = dfkv_store_charge(&req->node->store);
+		req->rx_buf = kmalloc(req->payload_len, GFP_KERNEL_ACCOUNT);
+		set_active_memcg(old);
+		if (req->rx_buf) {
+			req->payload = req->rx_buf;
+			req->rx = DFKV_REQ_RX_BUF;
+		} else {
+			answer(req, DFKV_STATUS_BUSY, 0);
+		}
+	}
+	return true;
+}
+
+/* A leader's payload is in (or not); a follower takes its leader's result. */
+static bool exec_put(struct dfkv_req *req, int err)
+{
+	struct dfkv_node *node = req->node;
+	struct dfkv_put *put = &req->put;
+	int status;
+
+	if (!put->leader && req->ops->unpark &&
+	    dfkv_store_put_park(put, &req->waiter))
+		return false;
+	if (put->leader) {
+		recv_release(req);
+		status = dfkv_op_put_end(node, put, err);
+	} else if (!req->ops->unpark) {
+		status = dfkv_op_put_end(node, put, 0);	/* sleeps */
+	} else {
+		status = dfkv_op_put_result(node, put);
+	}
+	answer(req, status, put->stored_len);
+	return true;
+}
+
+static void exec_exist(struct dfkv_req *req)
+{
+	u64 stored;
+	int status;
+
+	status = dfkv_op_exist(req->node, req->auth, &req->key, &stored);
+	answer(req, status, stored);
+}
+
+static void exec_get(struct dfkv_req *req)
+{
+	u64 stored = 0, n = 0;
+	int status;
+
+	status = dfkv_op_get_begin(req->node, req->auth, &req->key,
+				   req->offset, req->length, req->cap, &req->rd,
+				   &stored, &n);
+	if (status != DFKV_STATUS_OK)
+		req->rd.e = NULL;
+	answer(req, status, stored);
+	req->rsp.data_len = n;
+}
+
+/* A native key list (ioctl): results in req->lens, nr_hits, lease_id. */
+static int exec_keys_native(struct dfkv_req *req)
+{
+	struct dfkv_req_rsp *rsp = &req->rsp;
+
+	switch (req->op) {
+	case DFKV_OP_TOUCH:
+		return dfkv_op_touch(req->node, req->auth, req->keys,
+				     req->nr_keys);
+	case DFKV_OP_PROBE:
+		rsp->nr_hits = req->nr_keys;
+		return dfkv_op_probe(req->node, req->auth, req->keys,
+				     req->nr_keys, req->lens);
+	default:
+		return dfkv_op_lease(req->node, req->auth, req->owner,
+				     req->keys, req->nr_keys, req->length,
+				     req->lens, &rsp->nr_hits, &rsp->lease_id);
+	}
+}
+
+/*
+ * A wire key list: on OK the reply data is PROBE's n le64 stored lengths,
+ * or LEASE's le64 lease id, then the leading hits' lengths; TOUCH has
+ * none.  BUSY when memory ran out.
+ */
+static int exec_keys_wire(struct dfkv_req *req)
+{
+	u32 n = req->payload_len / DFKV_BLOCK_KEY_LEN, i, hits = 0;
+	struct dfkv_key *keys;
+	u64 *lens, id = 0;
+	int status;
+
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	lens = kcalloc(n + 1, sizeof(*lens), GFP_KERNEL);
+	if (!keys || !lens) {
+		kfree(keys);
+		kfree(lens);
+		return DFKV_STATUS_BUSY;
+	}
+	dfkv_wire_get_keys(req->payload, n, keys);
+	switch (req->op) {
+	case DFKV_OP_TOUCH:
+		status = dfkv_op_touch(req->node, req->auth, keys, n);
+		kfree(lens);
+		lens = NULL;
+		break;
+	case DFKV_OP_PROBE:
+		status = dfkv_op_probe(req->node, req->auth, keys, n, lens);
+		for (i = 0; i < n; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		hits = n;
+		break;
+	default:
+		status = dfkv_op_lease(req->node, req->auth, req->owner, keys,
+				       n, req->length, lens + 1, &hits, &id);
+		for (i = 1; i <= hits; i++)
+			put_unaligned_le64(lens[i], &lens[i]);
+		put_unaligned_le64(id, &lens[0]);
+		hits++;
+		break;
+	}
+	kfree(keys);
+	if (status != DFKV_STATUS_OK) {
+		kfree(lens);
+		return status;
+	}
+	req->rsp.data = lens;
+	if (lens)
+		req->rsp.data_len = (u64)hits * sizeof(u64);
+	return status;
+}
+
+static void exec_hello(struct dfkv_req *req)
+{
+	u8 *buf;
+	int status = dfkv_op_hello(req->node, req->auth, &buf);
+
+	answer(req, status, 0);
+	if (status == DFKV_STATUS_OK) {
+		req->rsp.data = buf;
+		req->rsp.data_len = DFKV_HELLO_REPLY_LEN;
+	}
+}
+
+/* The failure that closes the connection is answered first. */
+static void exec_auth(struct dfkv_req *req)
+{
+	answer(req, dfkv_op_auth(req->node, req->auth, req->key.tenant,
+				 req->payload, req->payload_len,
+				 &req->rsp.close), 0);
+}
+
+static void exec_stats(struct dfkv_req *req)
+{
+	size_t len;
+	char *text;
+
+	answer(req, dfkv_op_stats(req->node, &text, &len), 0);
+	req->rsp.data = text;
+	req->rsp.data_len = text ? len : 0;
+}
+
+/* Why a payload could not be had, as the reply says it. */
+static int err_status(int err)
+{
+	switch (err) {
+	case -ENOMEM:
+		return DFKV_STATUS_BUSY;
+	case -EFAULT:
+		return -EFAULT;
+	default:
+		return DFKV_STATUS_IO_ERROR;
+	}
+}
+
+bool dfkv_req_exec(struct dfkv_req *req, int err)
+{
+	struct dfkv_node *node = req->node;
+
+	if (req->decided)
+		goto out;
+	if (req->op == DFKV_OP_PUT) {
+		if (!exec_put(req, err))
+			return false;
+		goto out;
+	}
+	if (err) {
+		answer(req, err_status(err), 0);
+		goto out;
+	}
+	switch (req->op) {
+	case DFKV_OP_GET:
+		exec_get(req);
+		break;
+	case DFKV_OP_EXIST:
+		exec_exist(req);
+		break;
+	case DFKV_OP_REMOVE:
+		answer(req, dfkv_op_remove(node, req->auth, &req->key), 0);
+		break;
+	case DFKV_OP_STATS:
+		exec_stats(req);
+		break;
+	case DFKV_OP_RELEASE:
+		answer(req, dfkv_op_release(node, req->owner, req->offset), 0);
+		break;
+	case DFKV_OP_HELLO:
+		exec_hello(req);
+		break;
+	case DFKV_OP_AUTH:
+		exec_auth(req);
+		break;
+	case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE:
+	case DFKV_OP_LEASE:
+		answer(req, req->keys ? exec_keys_native(req) :
+		       exec_keys_wire(req), 0);
+		break;
+	default:
+		answer(req, DFKV_STATUS_INVALID, 0);
+		break;
+	}
+out:
+	queue_response(req);
+	return true;
+}
+
+bool dfkv_req_resume(struct dfkv_req *req)
+{
+	int status;
+
+	/* Pairs with the entry lock its leader set done under. */
+	if (!READ_ONCE(req->put.e->done))
+		return false;
+	status = dfkv_op_put_result(req->node, &req->put);
+	answer(req, status, req->put.stored_len);
+	queue_response(req);
+	return true;
+}
+
+void dfkv_req_fail(struct dfkv_req *req, int status)
+{
+	answer(req, status, 0);
+	queue_response(req);
+}
+
+void dfkv_req_sent(struct dfkv_req *req, bool ok)
+{
+	if (ok) {
+		dfkv_store_sent(&req->rd, req->rsp.data_len);
+		dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_OK);
+		return;
+	}
+	dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_IO_ERROR);
+	req->rsp.status = DFKV_STATUS_IO_ERROR;
+	req->rsp.data_len = 0;
+}
+
+bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
+{
+	u64 n = req->rsp.data_len;
+
+	if (dfkv_store_read(&req->rd, req->offset, n, to) == n) {
+		dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_OK);
+		return true;
+	}
+	dfkv_op_get_end(req->node, &req->rd, fail);
+	req->rsp.status = fail;
+	req->rsp.data_len = 0;
+	return false;
+}
+
+void dfkv_req_done(struct dfkv_req *req)
+{
+	struct dfkv_node *node = req->node;
+
+	recv_release(req);
+	if (req->put.e && req->put.leader)
+		dfkv_op_put_end(node, &req->put, -EIO);
+	else if (req->put.e)
+		dfkv_store_put_unpark(&req->put, &req->waiter);
+	if (req->rd.e)
+		dfkv_op_get_end(node, &req->rd, DFKV_STATUS_IO_ERROR);
+	kfree(req->rx_buf);
+	kfree(req->rsp.data);
+	if (req->in_op)
+		dfkv_node_exit(node);
+
+	/* Ready for the next request. */
+	dfkv_req_init(req, node, req->auth, req->owner, req->ops);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One request, whatever carried it (the nvmet_req model).  The TCP
+ * connection, the RDMA command and the /dev/dfkv ioctl each embed a
+ * struct dfkv_req, fill in what they decoded and hand it to the executor,
+ * which runs the op's rules (ops.c) in three steps:
+ *
+ *   dfkv_req_begin()  the request is known, its payload not yet: enter the
+ *                     node; a PUT is admitted and reserves its entry, an
+ *                     op with a payload to receive gets a buffer.  req->rx
+ *                     says where the payload goes.
+ *   dfkv_req_exec()   the payload is in (or could not be had): run the op
+ *                     and queue the reply (ops->queue_response()), or park
+ *                     a PUT follower until its leader finished
+ *                     (ops->unpark(), then dfkv_req_resume()).
+ *   dfkv_req_done()   the reply went out or never will: release what the
+ *                     request still holds; the req serves the next one.
+ *
+ * Transports only move bytes: the payload into req->put.e or req->rx_buf,
+ * the reply of req->rsp out, GET data from the pinned req->rd.e.
+ */
+#ifndef _DFKV_REQ_H
+#define _DFKV_REQ_H
+
+#include <linux/types.h>
+#include <linux/uio.h>
+#include <linux/dfkv.h>
+
+#include "store.h"
+
+struct dfkv_node;
+struct dfkv_auth;
+struct dfkv_lease_owner;
+struct dfkv_req;
+
+struct dfkv_req_ops {
+	/*
+	 * The reply is in req->rsp (for a GET with data, req->rd.e is
+	 * pinned until dfkv_req_sent() or dfkv_req_read()): send it.  NULL
+	 * for a caller that runs the request in its own task and reads the
+	 * reply once dfkv_req_exec() returned.
+	 */
+	void (*queue_response)(struct dfkv_req *req);
+	/*
+	 * A parked PUT follower's leader finished: called under the entry's
+	 * lock, it may only queue the work that calls dfkv_req_resume().
+	 * NULL: the caller's own task sleeps for the leader instead.
+	 */
+	void (*unpark)(struct dfkv_req *req);
+	/*
+	 * PUT payloads arrive over time from a peer: bound the RAM they
+	 * reserve meanwhile (dfkv_op_recv_admit()).
+	 */
+	bool admit_recv;
+};
+
+/* Where dfkv_req_begin() wants the request's payload. */
+enum dfkv_req_rx {
+	DFKV_REQ_RX_NONE,	/* nowhere: drain or ignore it */
+	DFKV_REQ_RX_PUT,	/* into the PUT leader's entry, req->put.e */
+	DFKV_REQ_RX_BUF,	/* into req->rx_buf, payload_len bytes */
+};
+
+/* The reply, as the executor decided it. */
+struct dfkv_req_rsp {
+	int status;		/* enum dfkv_status, or -errno (ioctl only) */
+	u64 stored_len;
+	u64 data_len;		/* GET: the range; else bytes at data */
+	void *data;		/* kmalloc'd, freed by dfkv_req_done() */
+	u32 nr_hits;		/* native key lists: lens filled */
+	u64 lease_id;		/* native LEASE */
+	bool close;		/* close the connection after this reply */
+};
+
+struct dfkv_req {
+	/* the caller, set by dfkv_req_init() */
+	struct dfkv_node *node;
+	struct dfkv_auth *auth;
+	struct dfkv_lease_owner *owner;
+	const struct dfkv_req_ops *ops;
+	struct dfkv_put_waiter waiter;	/* while parked */
+
+	/* the request, as decoded by the transport */
+	u8 op;
+	struct dfkv_key key;
+	u64 offset;		/* GET range; RELEASE: the lease id */
+	u64 length;		/* GET range; LEASE: ttl_ms */
+	u64 payload_len;
+	u64 cap;		/* GET: most data the reply can carry */
+	const void *payload;	/* HELLO, AUTH or a wire key list, if inline */
+	const struct dfkv_key *keys;	/* a native key list (ioctl) */
+	u64 *lens;		/* its results, nr_keys of them */
+	u32 nr_keys;
+
+	/* executor state */
+	enum dfkv_req_rx rx;
+	bool in_op;		/* holds a dfkv_node_enter() */
+	bool decided;		/* rsp is set: nothing more to run */
+	u64 admitted;		/* dfkv_op_recv_admit()ted bytes */
+	void *rx_buf;		/* a payload to receive (DFKV_REQ_RX_BUF) */
+	struct dfkv_put put;	/* a PUT's entry, while put.e */
+	struct dfkv_read rd;	/* a GET's pinned entry, while rd.e */
+
+	struct dfkv_req_rsp rsp;
+};
+
+/* Once per connection, command or ioctl. */
+void dfkv_req_init(struct dfkv_req *req, struct dfkv_node *node,
+		   struct dfkv_auth *auth, struct dfkv_lease_owner *owner,
+		   const struct dfkv_req_ops *ops);
+
+/*
+ * Start a decoded request.  False when the node is going away (the reply
+ * is BUSY); dfkv_req_exec() then only queues it.
+ */
+bool dfkv_req_begin(struct dfkv_req *req);
+/*
+ * The payload is in (err 0), or is not: -EIO (a transfer failed, answered
+ * IO_ERROR), -ENOMEM (BUSY), -EFAULT (the caller's memory, ioctl only).
+ * Runs the op and queues its reply; false when a PUT follower parked.
+ */
+bool dfkv_req_exec(struct dfkv_req *req, int err);
+/*
+ * A parked follower was woken (ops->unpark()): queue its reply; false if
+ * its leader has not finished (a wakeup of the transport's own).
+ */
+bool dfkv_req_resume(struct dfkv_req *req);
+/* Answer status without running anything (a frame that does not parse). */
+void dfkv_req_fail(struct dfkv_req *req, int status);
+
+/*
+ * GET data: the range was sent from req->rd.e by the transport's own
+ * means (ok), or could not be (the reply becomes IO_ERROR); unpins.
+ */
+void dfkv_req_sent(struct dfkv_req *req, bool ok);
+/*
+ * GET data: copy the range into @to and unpin; on a short copy the reply
+ * becomes @fail (a status, or -EFAULT) without data.  Returns whether the
+ * copy was whole.
+ */
+bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail);
+
+/*
+ * The reply went out, or the transport gives the request up: release what
+ * it holds (an unfinished PUT is aborted, a parked follower unparked, a
+ * pinned GET entry unpinned, buffers freed, the node left).  A follower's
+ * unpark may have raced: the transport flushes its own work after this.
+ */
+void dfkv_req_done(struct dfkv_req *req);
+
+#endif /* _DFKV_REQ_H */
