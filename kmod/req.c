@@ -158,15 +158,18 @@ static void exec_get(struct dfkv_req *req)
 static int exec_keys_native(struct dfkv_req *req)
 {
 	struct dfkv_req_rsp *rsp = &req->rsp;
+	int status;
 
 	switch (req->op) {
 	case DFKV_OP_TOUCH:
 		return dfkv_op_touch(req->node, req->auth, req->keys,
 				     req->nr_keys);
 	case DFKV_OP_PROBE:
-		rsp->nr_hits = req->nr_keys;
-		return dfkv_op_probe(req->node, req->auth, req->keys,
-				     req->nr_keys, req->lens);
+		status = dfkv_op_probe(req->node, req->auth, req->keys,
+				       req->nr_keys, req->lens);
+		/* A refused PROBE (INVALID, FORBIDDEN) reports no length. */
+		rsp->nr_hits = status == DFKV_STATUS_OK ? req->nr_keys : 0;
+		return status;
 	default:
 		return dfkv_op_lease(req->node, req->auth, req->owner,
 				     req->keys, req->nr_keys, req->length,
