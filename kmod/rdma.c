@@ -572,20 +572,19 @@ static void send_get(struct rdma_cmd *cmd)
 	reply(cmd, dfkv_req_read(req, &it, DFKV_STATUS_IO_ERROR) ? n : 0);
 }
 
-/* The executor decided the reply (the failure that closes goes first). */
+/*
+ * The executor decided the reply.  One that closes the connection (the
+ * third failed AUTH) closes it from send_done(), once the peer has it.
+ */
 static void cmd_queue_response(struct dfkv_req *req)
 {
 	struct rdma_cmd *cmd = container_of(req, struct rdma_cmd, req);
-	struct rdma_conn *conn = cmd->conn;
-	bool close = req->rsp.close;
 
 	/* once the reply is posted, send_done() may reuse cmd */
 	if (req->rd.e)
 		send_get(cmd);
 	else
 		reply(cmd, 0);
-	if (close)
-		conn_kill(conn);
 }
 
 /* The leader of a parked follower finished (under its entry's lock). */
@@ -805,12 +804,16 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
 					    send_cqe);
 	struct rdma_conn *conn = cmd->conn;
+	bool close = cmd->req.rsp.close;
 	struct rdma_recv *rv;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		count_wc_error(conn, wc);
-		conn_kill(conn);
+		close = true;
 	}
+	/* An RC send completes once the peer acknowledged the reply. */
+	if (close)
+		conn_kill(conn);
 	if (cmd->tx_mapped) {
 		ib_dma_unmap_single(conn_ibdev(conn), cmd->tx_dma, cmd->tx_len,
 				    DMA_TO_DEVICE);
