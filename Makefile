@@ -10,6 +10,7 @@
 #   make check        native unit tests, then the kselftests in a VM
 #   make demo         the main job: a node in a VM storing and loading blocks
 #   make lint         checkpatch --strict and sparse on kmod/
+#   make nlgen        regenerate the code generated from uapi/dfkv.yaml
 #   make bench        benchmarks in a VM (table + build/bench.json)
 #   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM
@@ -28,7 +29,7 @@ VM_RUN := tools/vm/vm-run
 
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
-.PHONY: all module lib tools selftests ksrc deps unit vmtest check lint \
+.PHONY: all module lib tools selftests ksrc deps unit vmtest check lint nlgen \
 	demo bench soak vm-shell install dkms-install clean
 
 all: module lib tools selftests
@@ -83,6 +84,12 @@ check:
 	tools/tap-summary build/unit-tap.log build/vm-tap.log \
 		build/crash-tap.log; sum=$$?; \
 	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$sum -eq 0 ]
+
+# The netlink family's policies, ops table and enum names come from its
+# YNL spec (tools/ynl-gen/dfkv-nlgen.py); the output is checked in, and
+# the unit tests fail when it is stale.
+nlgen:
+	tools/ynl-gen/dfkv-nlgen.py
 
 lint: ksrc
 	@command -v sparse >/dev/null || { echo "sparse missing: make deps"; exit 1; }
