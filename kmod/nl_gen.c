@@ -35,7 +35,7 @@ static struct netlink_range_validation dfkv_a_disk_extent_bytes_range __ro_after
 	.max	= 1073741824,
 };
 
-/* DFKV_CMD_NODE_NEW - do */
+/* DFKV_CMD_NODE_NEW - do, DFKV_CMD_NODE_SET - do */
 static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_TENANT_QUOTA + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
@@ -62,60 +62,19 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_TENANT_QUOTA 
 	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64, },
 };
 
-/* DFKV_CMD_NODE_DEL - do */
+/* DFKV_CMD_NODE_DEL - do, DFKV_CMD_NODE_GET - do/dump */
 static const struct nla_policy dfkv_node_del_nl_policy[DFKV_A_NODE_NAME + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 };
 
-/* DFKV_CMD_NODE_SET - do */
-static const struct nla_policy dfkv_node_set_nl_policy[DFKV_A_NODE_TENANT_QUOTA + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
-	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
-							&dfkv_a_node_ram_bytes_range),
-	[DFKV_A_NODE_MAX_VALUE] = NLA_POLICY_FULL_RANGE(NLA_U64,
-							&dfkv_a_node_max_value_range),
-	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, 0x1),
-	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
-					       DFKV_NODE_STATE_UNHEALTHY),
-	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32, },
-	[DFKV_A_NODE_IDLE_MS] = { .type = NLA_U32, },
-	[DFKV_A_NODE_MAX_CONNS] = NLA_POLICY_MIN(NLA_U32, 1),
-	[DFKV_A_NODE_TIER_POLICY] = NLA_POLICY_RANGE(NLA_U32,
-						     DFKV_TIER_WRITEBACK,
-						     DFKV_TIER_WRITEAROUND),
-	[DFKV_A_NODE_TIER_ACK] = NLA_POLICY_RANGE(NLA_U32, DFKV_ACK_RAM,
-						  DFKV_ACK_DISK),
-	[DFKV_A_NODE_DIRTY_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
-	[DFKV_A_NODE_FLUSH_WORKERS] = NLA_POLICY_MAX(NLA_U32,
-						     DFKV_TIER_WORKERS_MAX),
-	[DFKV_A_NODE_NUMA] = { .type = NLA_U32, },
-	[DFKV_A_NODE_AUTH] = NLA_POLICY_RANGE(NLA_U32, DFKV_AUTH_OFF,
-					      DFKV_AUTH_REQUIRED),
-	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64, },
-};
-
-/* DFKV_CMD_NODE_GET - do/dump */
-static const struct nla_policy dfkv_node_get_nl_policy[DFKV_A_NODE_NAME + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
-};
-
-/* DFKV_CMD_TENANT_GET - do/dump */
+/* DFKV_CMD_TENANT_GET - do/dump, DFKV_CMD_TENANT_DEL - do */
 static const struct nla_policy dfkv_tenant_get_nl_policy[DFKV_A_TENANT_HASH + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_TENANT_HASH] = { .type = NLA_U64, },
 };
 
-/* DFKV_CMD_LISTENER_ADD - do */
+/* DFKV_CMD_LISTENER_ADD - do, DFKV_CMD_LISTENER_DEL - do */
 static const struct nla_policy dfkv_listener_add_nl_policy[DFKV_A_LISTEN_TRANSPORT + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
-	[DFKV_A_LISTEN_ADDR] = { .type = NLA_NUL_STRING, .len = 62, },
-	[DFKV_A_LISTEN_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
-	[DFKV_A_LISTEN_TRANSPORT] = NLA_POLICY_RANGE(NLA_U32, DFKV_LISTENER_TCP,
-						     DFKV_LISTENER_RDMA),
-};
-
-/* DFKV_CMD_LISTENER_DEL - do */
-static const struct nla_policy dfkv_listener_del_nl_policy[DFKV_A_LISTEN_TRANSPORT + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_LISTEN_ADDR] = { .type = NLA_NUL_STRING, .len = 62, },
 	[DFKV_A_LISTEN_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
@@ -133,14 +92,8 @@ static const struct nla_policy dfkv_disk_add_nl_policy[DFKV_A_DISK_EXTENT_BYTES 
 							   &dfkv_a_disk_extent_bytes_range),
 };
 
-/* DFKV_CMD_DISK_DEL - do */
+/* DFKV_CMD_DISK_DEL - do, DFKV_CMD_DISK_GET - do/dump */
 static const struct nla_policy dfkv_disk_del_nl_policy[DFKV_A_DISK_NAME + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
-	[DFKV_A_DISK_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
-};
-
-/* DFKV_CMD_DISK_GET - do/dump */
-static const struct nla_policy dfkv_disk_get_nl_policy[DFKV_A_DISK_NAME + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_DISK_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
 };
@@ -151,12 +104,6 @@ static const struct nla_policy dfkv_tenant_set_nl_policy[DFKV_A_TENANT_QUOTA + 1
 	[DFKV_A_TENANT_HASH] = { .type = NLA_U64, },
 	[DFKV_A_TENANT_SECRET] = NLA_POLICY_EXACT_LEN(32),
 	[DFKV_A_TENANT_QUOTA] = { .type = NLA_U64, },
-};
-
-/* DFKV_CMD_TENANT_DEL - do */
-static const struct nla_policy dfkv_tenant_del_nl_policy[DFKV_A_TENANT_HASH + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
-	[DFKV_A_TENANT_HASH] = { .type = NLA_U64, },
 };
 
 /* Ops table for dfkv */
@@ -182,7 +129,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 	{
 		.cmd		= DFKV_CMD_NODE_SET,
 		.doit		= dfkv_nl_node_set_doit,
-		.policy		= dfkv_node_set_nl_policy,
+		.policy		= dfkv_node_new_nl_policy,
 		.maxattr	= DFKV_A_NODE_TENANT_QUOTA,
 		.flags		= GENL_ADMIN_PERM,
 	},
@@ -190,7 +137,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_NODE_GET,
 		.doit		= dfkv_nl_node_get_doit,
 		.dumpit		= dfkv_nl_node_get_dumpit,
-		.policy		= dfkv_node_get_nl_policy,
+		.policy		= dfkv_node_del_nl_policy,
 		.maxattr	= DFKV_A_NODE_NAME,
 	},
 	{
@@ -213,7 +160,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 	{
 		.cmd		= DFKV_CMD_LISTENER_DEL,
 		.doit		= dfkv_nl_listener_del_doit,
-		.policy		= dfkv_listener_del_nl_policy,
+		.policy		= dfkv_listener_add_nl_policy,
 		.maxattr	= DFKV_A_LISTEN_TRANSPORT,
 		.flags		= GENL_ADMIN_PERM,
 	},
@@ -235,7 +182,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_DISK_GET,
 		.doit		= dfkv_nl_disk_get_doit,
 		.dumpit		= dfkv_nl_disk_get_dumpit,
-		.policy		= dfkv_disk_get_nl_policy,
+		.policy		= dfkv_disk_del_nl_policy,
 		.maxattr	= DFKV_A_DISK_NAME,
 		.flags		= GENL_ADMIN_PERM,
 	},
@@ -249,7 +196,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 	{
 		.cmd		= DFKV_CMD_TENANT_DEL,
 		.doit		= dfkv_nl_tenant_del_doit,
-		.policy		= dfkv_tenant_del_nl_policy,
+		.policy		= dfkv_tenant_get_nl_policy,
 		.maxattr	= DFKV_A_TENANT_HASH,
 		.flags		= GENL_ADMIN_PERM,
 	},

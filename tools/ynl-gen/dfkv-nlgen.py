@@ -318,15 +318,23 @@ def gen_kernel_c(fam):
         o += ["static struct netlink_range_validation %s __ro_after_init = {"
               % name,
               "\t.min\t= %s," % lo, "\t.max\t= %s," % hi, "};", ""]
+    # Operations taking the same attributes share one policy, named after
+    # the first of them.
+    users, policy_of = {}, {}
     for op in ops:
-        req = sorted(op_request(op), key=lambda n: fam.attrs[n]["value"])
-        if not req:
-            continue
+        req = tuple(sorted(op_request(op),
+                           key=lambda n: fam.attrs[n]["value"]))
+        if req:
+            users.setdefault(req, []).append(op)
+            policy_of[op["name"]] = users[req][0]["name"]
+    for req, group in users.items():
+        name = group[0]["name"]
         last = fam.attrs[req[-1]]["c"]
-        o.append("/* %s - %s */" % (op["c"], "/".join(
-            m for m in ("do", "dump") if m in op)))
+        o.append("/* %s */" % ", ".join(
+            "%s - %s" % (op["c"], "/".join(m for m in ("do", "dump")
+                                            if m in op)) for op in group))
         o.append("static const struct nla_policy %s_%s_nl_policy[%s + 1] = {"
-                 % (lname, c_lower(op["name"]), last))
+                 % (lname, c_lower(name), last))
         for n in req:
             o += wrap("\t[%s] = %s," % (fam.attrs[n]["c"], used[n][0]))
         o += ["};", ""]
@@ -340,7 +348,7 @@ def gen_kernel_c(fam):
         req = sorted(op_request(op), key=lambda n: fam.attrs[n]["value"])
         if req:
             o.append("\t\t.policy\t\t= %s_%s_nl_policy," %
-                     (lname, c_lower(op["name"])))
+                     (lname, c_lower(policy_of[op["name"]])))
             o.append("\t\t.maxattr\t= %s," % fam.attrs[req[-1]]["c"])
         flags = op.get("flags", [])
         for f in flags:
