@@ -25,6 +25,8 @@ bool dfkv_http_buf_add(struct dfkv_http_buf *b, const char *data, size_t n)
 
 		while (cap < b->len + n + 1)
 			cap *= 2;
+		if (cap > max + 1)
+			cap = max + 1;
 		p = realloc(b->p, cap);
 		if (!p)
 			return false;

@@ -3,7 +3,8 @@
  * The one libcurl helper of dfkv's HTTP clients: libdfkv's discovery
  * (lib/discovery.c, a multi handle so that close wakes a long-poll),
  * mdsd's etcd backend (tools/mdsd/etcd.c, streams and TLS) and dfkvctl's
- * directory commands (tools/dfkvctl/members.c).  It owns the bounded reply
+ * directory commands (tools/dfkvctl/members.c); its bounded buffer also
+ * takes the request bodies of mdsd's HTTP server (tools/mdsd/http.c).  It owns the bounded reply
  * buffer, the options every request sets (URL, method, body, headers,
  * timeouts, http/https only, no signals), the bearer token header and one
  * blocking call.  Internal to libdfkv; the tools link it from libdfkv.a.
