@@ -1070,7 +1070,7 @@ DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 		for (size_t j = 0; j < k.nreq; j++)
 			if (k.reqs[j].peer == k.peer_of[hits])
 				r = &k.reqs[j];
-		if (r->status != DFKV_STATUS_OK ||
+		if (!r || r->status != DFKV_STATUS_OK ||
 		    slot - (size_t)(r->keys - k.gkeys) >= r->nr_hits)
 			break;
 		stored_lens[hits] = k.gres[slot];

@@ -230,7 +230,7 @@ int mds_entry_decode(struct json_object *o, const char *id,
 		return fail(err, errlen, "body must be a JSON object");
 	json_object_object_foreach(o, key, v) {
 		if (!strcmp(key, "id")) {
-			char tmp[MDS_ID_MAX + 1];
+			char tmp[MDS_ID_MAX + 1] = "";
 
 			ret = get_str(v, key, tmp, sizeof(tmp), err, errlen);
 			if (ret)

@@ -199,7 +199,7 @@ void logmsg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 extern int log_level;	/* 0 errors+info, 1 verbose, 2 debug */
 
-#define LOG_ERR		-1
+#define LOG_ERR		(-1)
 #define LOG_INFO	0
 #define LOG_VERBOSE	1
 #define LOG_DEBUG	2
