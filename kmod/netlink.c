@@ -4,7 +4,8 @@
  * version, node create/delete/set/get/dump and the "events" multicast
  * group; the disk commands are in nl_disk.c, the tenant ones in
  * nl_tenant.c.
- * Policies are strict; every rejection carries an extended-ack message;
+ * Policies are strict and per operation (nl_gen.c, generated from
+ * uapi/dfkv.yaml); every rejection carries an extended-ack message;
  * mutations need CAP_NET_ADMIN in the user namespace owning the caller's
  * network namespace.
  */
@@ -18,67 +19,6 @@
 #include "netlink.h"
 #include "node.h"
 #include "disk.h"
-
-static const struct genl_multicast_group dfkv_mcgrps[] = {
-	[DFKV_MCGRP_EVENTS_ID] = { .name = DFKV_MCGRP_EVENTS },
-};
-
-static struct netlink_range_validation ram_range __ro_after_init = {
-	.min = DFKV_RAM_MIN,
-	.max = DFKV_RAM_MAX,
-};
-
-static struct netlink_range_validation max_value_range __ro_after_init = {
-	.min = 1,
-	.max = DFKV_MAX_VALUE_LIMIT,
-};
-
-/* The slab's extent sizes; a power of two is checked by the disk. */
-static struct netlink_range_validation extent_range __ro_after_init = {
-	.min = 1ULL << DFKV_SLAB_MIN_EXTENT_SHIFT,
-	.max = 1ULL << DFKV_SLAB_MAX_EXTENT_SHIFT,
-};
-
-static const struct nla_policy dfkv_policy[DFKV_A_MAX + 1] = {
-	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING,
-			       .len = DFKV_NODE_NAME_MAX - 1 },
-	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64, &ram_range),
-	[DFKV_A_NODE_MAX_VALUE] = NLA_POLICY_FULL_RANGE(NLA_U64,
-							&max_value_range),
-	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, __DFKV_NODE_F_ALL),
-	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
-					       __DFKV_NODE_STATE_MAX - 1),
-	[DFKV_A_LISTEN_ADDR] = { .type = NLA_NUL_STRING,
-				 .len = INET6_ADDRSTRLEN + IFNAMSIZ },
-	[DFKV_A_LISTEN_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
-	[DFKV_A_LISTEN_TRANSPORT] = NLA_POLICY_RANGE(NLA_U32, DFKV_LISTENER_TCP,
-						     __DFKV_LISTENER_MAX - 1),
-	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32 },
-	[DFKV_A_NODE_IDLE_MS] = { .type = NLA_U32 },
-	[DFKV_A_NODE_MAX_CONNS] = NLA_POLICY_MIN(NLA_U32, 1),
-	[DFKV_A_DISK_PATH] = { .type = NLA_NUL_STRING,
-			       .len = DFKV_DISK_PATH_MAX - 1 },
-	[DFKV_A_DISK_NAME] = { .type = NLA_NUL_STRING,
-			       .len = DFKV_DISK_NAME_MAX - 1 },
-	[DFKV_A_DISK_FORMAT] = { .type = NLA_FLAG },
-	[DFKV_A_DISK_EXTENT_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
-							   &extent_range),
-	[DFKV_A_NODE_TIER_POLICY] = NLA_POLICY_RANGE(NLA_U32,
-						     DFKV_TIER_WRITEBACK,
-						     __DFKV_TIER_MAX - 1),
-	[DFKV_A_NODE_TIER_ACK] = NLA_POLICY_RANGE(NLA_U32, DFKV_ACK_RAM,
-						  __DFKV_ACK_MAX - 1),
-	[DFKV_A_NODE_DIRTY_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
-	[DFKV_A_NODE_FLUSH_WORKERS] = NLA_POLICY_RANGE(NLA_U32, 0,
-						       DFKV_TIER_WORKERS_MAX),
-	[DFKV_A_NODE_NUMA] = { .type = NLA_U32 },
-	[DFKV_A_NODE_AUTH] = NLA_POLICY_RANGE(NLA_U32, DFKV_AUTH_OFF,
-					      __DFKV_AUTH_MAX - 1),
-	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64 },
-	[DFKV_A_TENANT_HASH] = { .type = NLA_U64 },
-	[DFKV_A_TENANT_SECRET] = NLA_POLICY_EXACT_LEN(DFKV_TENANT_SECRET_LEN),
-	[DFKV_A_TENANT_QUOTA] = { .type = NLA_U64 },
-};
 
 static bool name_valid(const char *name)
 {
@@ -108,7 +48,7 @@ static const char *req_name(struct genl_info *info)
 	return name;
 }
 
-static int version_get(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_version_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -342,7 +282,7 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
 		return;
 	}
 	genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
-				DFKV_MCGRP_EVENTS_ID, GFP_KERNEL);
+				DFKV_NLGRP_EVENTS, GFP_KERNEL);
 }
 
 /* Take an optional u32 attribute into *val. */
@@ -371,7 +311,7 @@ static void set_tier(struct dfkv_node *node, struct genl_info *info)
 				      nla_get_u32(info->attrs[DFKV_A_NODE_FLUSH_WORKERS]));
 }
 
-static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node_cfg cfg = {
 		.max_value = DFKV_MAX_VALUE_DEFAULT,
@@ -422,7 +362,7 @@ static int nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-static int nl_node_del(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_node_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	const char *name = req_name(info);
 	int err;
@@ -435,7 +375,7 @@ static int nl_node_del(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-static int nl_node_set(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	int fixed = info->attrs[DFKV_A_NODE_RAM_BYTES] ?
@@ -526,17 +466,17 @@ static int nl_listener(struct genl_info *info, bool add)
 	return err;
 }
 
-static int nl_listener_add(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_listener_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	return nl_listener(info, true);
 }
 
-static int nl_listener_del(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_listener_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	return nl_listener(info, false);
 }
 
-static int nl_node_get(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	const char *name = req_name(info);
 	struct dfkv_node *node;
@@ -570,7 +510,7 @@ static int nl_node_get(struct sk_buff *skb, struct genl_info *info)
 }
 
 /* Node dump: cb->args[0] counts the nodes already sent. */
-static int nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
+int dfkv_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct dfkv_net *dn = dfkv_net(sock_net(skb->sk));
 	struct dfkv_node *node;
@@ -593,90 +533,17 @@ static int nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-static const struct genl_ops dfkv_ops[] = {
-	{
-		.cmd = DFKV_CMD_VERSION_GET,
-		.doit = version_get,
-	},
-	{
-		.cmd = DFKV_CMD_NODE_NEW,
-		.doit = nl_node_new,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_NODE_DEL,
-		.doit = nl_node_del,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_NODE_SET,
-		.doit = nl_node_set,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_NODE_GET,
-		.doit = nl_node_get,
-		.dumpit = nl_node_dump,
-	},
-	{
-		.cmd = DFKV_CMD_LISTENER_ADD,
-		.doit = nl_listener_add,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_LISTENER_DEL,
-		.doit = nl_listener_del,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_DISK_ADD,
-		.doit = dfkv_nl_disk_add,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_DISK_DEL,
-		.doit = dfkv_nl_disk_del,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_DISK_GET,
-		.doit = dfkv_nl_disk_get,
-		.dumpit = dfkv_nl_disk_dump,
-		.flags = GENL_ADMIN_PERM,	/* device paths */
-	},
-	{
-		.cmd = DFKV_CMD_TENANT_SET,
-		.doit = dfkv_nl_tenant_set,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_TENANT_DEL,
-		.doit = dfkv_nl_tenant_del,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = DFKV_CMD_TENANT_GET,
-		.doit = dfkv_nl_tenant_get,
-		.start = dfkv_nl_tenant_dump_start,
-		.dumpit = dfkv_nl_tenant_dump,
-		.done = dfkv_nl_tenant_dump_done,
-		.flags = GENL_ADMIN_PERM,	/* who uses the node */
-	},
-};
-
 struct genl_family dfkv_nl_family __ro_after_init = {
 	.name = DFKV_GENL_NAME,
 	.version = DFKV_GENL_VERSION,
-	.maxattr = DFKV_A_MAX,
-	.policy = dfkv_policy,
 	.netnsok = true,
 	.parallel_ops = true,
 	.module = THIS_MODULE,
-	.ops = dfkv_ops,
-	.n_ops = ARRAY_SIZE(dfkv_ops),
+	.ops = dfkv_nl_ops,
+	.n_ops = ARRAY_SIZE(dfkv_nl_ops),
 	.resv_start_op = DFKV_CMD_VERSION_GET,	/* strict checks for all */
-	.mcgrps = dfkv_mcgrps,
-	.n_mcgrps = ARRAY_SIZE(dfkv_mcgrps),
+	.mcgrps = dfkv_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(dfkv_nl_mcgrps),
 };
 
 int __init dfkv_nl_init(void)

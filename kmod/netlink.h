@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The generic netlink family "dfkv": administration, stats and events.
- * netlink.c owns the family, its policy and the node commands; nl_disk.c
- * the disk commands, nl_tenant.c the tenant commands.
+ * netlink.c owns the family and the node commands; nl_disk.c the disk
+ * commands, nl_tenant.c the tenant commands.  The per-operation policies,
+ * the ops table, the multicast groups and the handlers' prototypes are
+ * generated from uapi/dfkv.yaml into nl_gen.[ch] (`make nlgen`).
  */
 #ifndef _DFKV_NETLINK_H
 #define _DFKV_NETLINK_H
 
 #include <net/genetlink.h>
 #include <linux/dfkv.h>
+
+#include "nl_gen.h"
 
 struct dfkv_node;
 struct dfkv_disk;
@@ -23,7 +27,6 @@ void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
 
 /* Shared by the command files of the family. */
 extern struct genl_family dfkv_nl_family;
-enum { DFKV_MCGRP_EVENTS_ID };
 static inline int dfkv_nl_put_stat(struct sk_buff *skb, int type, u64 val)
 {
 	return nla_put_u64_64bit(skb, type, val, DFKV_STAT_PAD);
@@ -31,17 +34,5 @@ static inline int dfkv_nl_put_stat(struct sk_buff *skb, int type, u64 val)
 
 /* The node named by the request, with a reference; NULL with extack set. */
 struct dfkv_node *dfkv_nl_req_node(struct genl_info *info);
-
-int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_disk_del(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_disk_get(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_disk_dump(struct sk_buff *skb, struct netlink_callback *cb);
-
-int dfkv_nl_tenant_set(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_tenant_del(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_tenant_get(struct sk_buff *skb, struct genl_info *info);
-int dfkv_nl_tenant_dump_start(struct netlink_callback *cb);
-int dfkv_nl_tenant_dump(struct sk_buff *skb, struct netlink_callback *cb);
-int dfkv_nl_tenant_dump_done(struct netlink_callback *cb);
 
 #endif /* _DFKV_NETLINK_H */

@@ -104,7 +104,7 @@ void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
 		return;
 	}
 	genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
-				DFKV_MCGRP_EVENTS_ID, GFP_KERNEL);
+				DFKV_NLGRP_EVENTS, GFP_KERNEL);
 }
 
 /* The node of a disk command, entered; NULL with extack set. */
@@ -126,7 +126,7 @@ static void disk_cmd_done(struct dfkv_node *node)
 	dfkv_node_put(node);
 }
 
-int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_disk_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	u64 extent = 0;
@@ -158,7 +158,7 @@ int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-int dfkv_nl_disk_del(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_disk_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	int err;
@@ -175,7 +175,7 @@ int dfkv_nl_disk_del(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-int dfkv_nl_disk_get(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_disk_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	struct dfkv_disk *d;
@@ -214,7 +214,7 @@ out:
  * the disk in it, both of what was already sent; an optional NODE_NAME
  * restricts it to one node.
  */
-int dfkv_nl_disk_dump(struct sk_buff *skb, struct netlink_callback *cb)
+int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct nlattr *only = info->attrs[DFKV_A_NODE_NAME];

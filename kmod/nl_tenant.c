@@ -25,7 +25,7 @@ static struct dfkv_node *tenant_req(struct genl_info *info, u64 *hash,
 	return dfkv_nl_req_node(info);
 }
 
-int dfkv_nl_tenant_set(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_tenant_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *secret = info->attrs[DFKV_A_TENANT_SECRET];
 	struct dfkv_tenant_cfg cfg = {};
@@ -50,7 +50,7 @@ wipe:
 	return err;
 }
 
-int dfkv_nl_tenant_del(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_tenant_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	u64 hash;
@@ -117,7 +117,7 @@ cancel:
 	return -EMSGSIZE;
 }
 
-int dfkv_nl_tenant_get(struct sk_buff *skb, struct genl_info *info)
+int dfkv_nl_tenant_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node *node;
 	struct dfkv_tenant *t;
@@ -157,7 +157,7 @@ int dfkv_nl_tenant_get(struct sk_buff *skb, struct genl_info *info)
  * going (or a table resize restarting the walk) during the dump set
  * NLM_F_DUMP_INTR on the next message: the reader retries.
  */
-int dfkv_nl_tenant_dump_start(struct netlink_callback *cb)
+int dfkv_nl_tenant_get_start(struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct nlattr *na = info->attrs[DFKV_A_NODE_NAME];
@@ -186,7 +186,7 @@ int dfkv_nl_tenant_dump_start(struct netlink_callback *cb)
 	return 0;
 }
 
-int dfkv_nl_tenant_dump(struct sk_buff *skb, struct netlink_callback *cb)
+int dfkv_nl_tenant_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
 	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
@@ -218,7 +218,7 @@ int dfkv_nl_tenant_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-int dfkv_nl_tenant_dump_done(struct netlink_callback *cb)
+int dfkv_nl_tenant_get_done(struct netlink_callback *cb)
 {
 	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
 	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "names_gen.h"
 #include "discovery.h"
 #include "rdma.h"
 #include "token.h"
@@ -1069,7 +1070,7 @@ DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 		for (size_t j = 0; j < k.nreq; j++)
 			if (k.reqs[j].peer == k.peer_of[hits])
 				r = &k.reqs[j];
-		if (r->status != DFKV_STATUS_OK ||
+		if (!r || r->status != DFKV_STATUS_OK ||
 		    slot - (size_t)(r->keys - k.gkeys) >= r->nr_hits)
 			break;
 		stored_lens[hits] = k.gres[slot];
@@ -1131,30 +1132,15 @@ DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *l)
 
 /* -------------------------------------------------------------- stats */
 
-static const char *const op_names[__DFKV_OP_MAX] = {
-	[DFKV_OP_PUT] = "put", [DFKV_OP_GET] = "get",
-	[DFKV_OP_EXIST] = "exist", [DFKV_OP_STATS] = "stats",
-	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
-	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
-	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
-	[DFKV_OP_AUTH] = "auth",
-};
-
 static const char *result_name(int s)
 {
-	static const char *const st[] = {
-		"ok", "not_found", "cache_full", "io_error", "invalid",
-		"quota_exceeded", "busy", "unsupported", "too_large",
-		"lease_expired", "forbidden",
-	};
 	static const char *const er[] = {
 		"", "inval", "nomem", "range", "unavailable", "timeout",
 		"proto", "not_run", "members", "nodev", "sys", "auth",
 	};
 
-	static_assert(sizeof(st) / sizeof(st[0]) == __DFKV_STATUS_MAX, "st");
 	static_assert(sizeof(er) / sizeof(er[0]) == -__DFKV_E_MIN, "er");
-	return s >= 0 ? st[s] : er[-s];
+	return s >= 0 ? dfkv_status_str(s) : er[-s];
 }
 
 struct sbuf {
@@ -1202,9 +1188,9 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 		for (int s = __DFKV_E_MIN + 1; s < __DFKV_STATUS_MAX; s++) {
 			uint64_t v = atomic_load(&c->ops[op][s - __DFKV_E_MIN]);
 
-			if (v && op_names[op])
+			if (v && dfkv_op_str(op))
 				emit(&b, "dfkv_client_ops_total{op=\"%s\","
-				     "result=\"%s\"} %llu\n", op_names[op],
+				     "result=\"%s\"} %llu\n", dfkv_op_str(op),
 				     result_name(s), (unsigned long long)v);
 		}
 	counter(&b, "put_bytes_total",

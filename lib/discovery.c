@@ -2,8 +2,9 @@
 /*
  * libdfkv discovery through mdsd (SPEC.md 7): the ring follows the members
  * of one group, and the client may register itself under the group's
- * clients.  HTTP through libcurl (one easy handle driven by a multi handle,
- * so dfkv_close wakes a long-poll at once), JSON through json-c.
+ * clients.  HTTP through libcurl (http.c; one easy handle driven by a
+ * multi handle, so dfkv_close wakes a long-poll at once), JSON through
+ * json-c, members decoded by mdsd's record codec (record.c).
  *
  * - dfkv_open_v2 reads /v1/groups/{g}/members from the first endpoint that
  *   answers and builds the first ring (no endpoint answering fails the
@@ -47,11 +48,12 @@
 #include <json-c/json.h>
 
 #include "discovery.h"
-#include "token.h"
+#include "http.h"
+#include "record.h"
 
 #define DISC_SLOTS_MAX		4096	/* peer slots for the life of a client */
 #define DISC_BODY_MAX		(8u << 20)
-#define DISC_ID_MAX		64	/* mdsd ids: [A-Za-z0-9._-]{1,64} */
+#define DISC_ID_MAX		MDS_ID_MAX	/* [A-Za-z0-9._-]{1,64} */
 #define DISC_ADDR_MAX		256
 #define DEF_GROUP		"default"
 #define DEF_POLL_MS		30000
@@ -128,46 +130,7 @@ static void view_free(struct disc_view *v)
 	free(v);
 }
 
-static bool id_ok(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (n >= DISC_ID_MAX ||
-		    !(isalnum((unsigned char)s[n]) || s[n] == '.' ||
-		      s[n] == '_' || s[n] == '-'))
-			return false;
-	return n > 0;
-}
-
 /* --------------------------------------------------------------- HTTP */
-
-struct http_buf {
-	char *p;
-	size_t len, cap;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct http_buf *b = ud;
-	size_t n = size * nmemb;
-
-	if (n > DISC_BODY_MAX - b->len)
-		return 0;			/* aborts the transfer */
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *p = realloc(b->p, cap);
-
-		if (!p)
-			return 0;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, ptr, n);
-	b->len += n;
-	b->p[b->len] = 0;
-	return n;
-}
 
 /*
  * One request on d->easy.  0 with *status and the body in *out; -1 when
@@ -175,33 +138,24 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
  */
 static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 		   const char *body, uint64_t timeout_ms, bool stoppable,
-		   long *status, struct http_buf *out)
+		   long *status, struct dfkv_http_buf *out)
 {
+	const struct dfkv_http_req req = {
+		.method = method,
+		.url = url,
+		.body = body,
+		.hdrs = strcmp(method, "GET") ? d->hdrs : NULL,
+		.connect_timeout_ms = (long)d->c->opt.connect_timeout_ms,
+		.timeout_ms = (long)timeout_ms,
+	};
 	CURLMsg *msg;
 	int running = 1, left, rc = -1;
 
 	*status = 0;
-	out->len = 0;
-	if (out->p)
-		out->p[0] = 0;
+	out->max = DISC_BODY_MAX;
+	dfkv_http_buf_clear(out);
 	curl_easy_reset(d->easy);	/* keeps live connections */
-	curl_easy_setopt(d->easy, CURLOPT_URL, url);
-	curl_easy_setopt(d->easy, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(d->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-#endif
-	curl_easy_setopt(d->easy, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)d->c->opt.connect_timeout_ms);
-	curl_easy_setopt(d->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(d->easy, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(d->easy, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(d->easy, CURLOPT_CUSTOMREQUEST, method);
-	if (strcmp(method, "GET"))
-		curl_easy_setopt(d->easy, CURLOPT_HTTPHEADER, d->hdrs);
-	if (body) {
-		curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	}
+	dfkv_http_setup(d->easy, &req, out);
 	if (curl_multi_add_handle(d->multi, d->easy) != CURLM_OK)
 		return -1;
 	while (running) {
@@ -238,20 +192,21 @@ static void nap(struct dfkv_disc *d, uint64_t ms)
 /* ------------------------------------------------------------- lists */
 
 /*
- * {"epoch": E, "members": [{"id","tcp","rdma","weight","host","state",
- * "ttl_ms"}, ...]} into the ring candidates (unhealthy and unusable
- * entries skipped).  Unknown fields are ignored (forward compatible).
+ * {"epoch": E, "members": [records]} into the ring candidates: each
+ * record decoded by the directory's own codec (record.c, unknown fields
+ * ignored: forward compatible); unhealthy members left out, unusable or
+ * duplicate ones skipped (counted).
  */
-static int parse_members(struct dfkv_disc *d, const char *body,
+static int parse_members(struct dfkv_disc *d, const struct dfkv_http_buf *b,
 			 uint64_t *epoch, struct disc_list *out)
 {
-	struct json_object *o = json_tokener_parse(body), *e, *arr;
+	struct json_object *o, *e, *arr;
 	size_t n;
 	int err = DFKV_E_PROTO;
 
 	memset(out, 0, sizeof(*out));
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, "epoch", &e) ||
+	o = b->p ? mds_json_parse(b->p, b->len, NULL, 0) : NULL;
+	if (!o || !json_object_object_get_ex(o, "epoch", &e) ||
 	    !json_object_is_type(e, json_type_int) ||
 	    !json_object_object_get_ex(o, "members", &arr) ||
 	    !json_object_is_type(arr, json_type_array))
@@ -266,40 +221,20 @@ static int parse_members(struct dfkv_disc *d, const char *body,
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *m = json_object_array_get_idx(arr, i), *f;
 		struct disc_member *dm = &out->v[out->n];
-		const char *id, *tcp = "", *state = "up";
-		int64_t w = 1;
+		struct mds_entry m;
 
-		if (!json_object_is_type(m, json_type_object) ||
-		    !json_object_object_get_ex(m, "id", &f) ||
-		    !json_object_is_type(f, json_type_string))
+		if (mds_entry_decode(json_object_array_get_idx(arr, i), NULL, 0,
+				     true, &m, NULL, 0))
 			goto skip;
-		id = json_object_get_string(f);
-		if (json_object_object_get_ex(m, "tcp", &f)) {
-			if (!json_object_is_type(f, json_type_string))
-				goto skip;
-			tcp = json_object_get_string(f);
-		}
-		if (json_object_object_get_ex(m, "state", &f)) {
-			if (!json_object_is_type(f, json_type_string))
-				goto skip;
-			state = json_object_get_string(f);
-		}
-		if (json_object_object_get_ex(m, "weight", &f)) {
-			if (!json_object_is_type(f, json_type_int))
-				goto skip;
-			w = json_object_get_int64(f);
-		}
-		if (!strcmp(state, "unhealthy"))
+		if (m.state == MDS_UNHEALTHY)
 			continue;		/* policy: not in the ring */
-		if (!id_ok(id) || strlen(id) >= DFKV_NODE_NAME_MAX ||
-		    strlen(tcp) >= DISC_ADDR_MAX || w < 1 ||
-		    w > DFKV_WEIGHT_MAX)
+		if (strlen(m.id) >= DFKV_NODE_NAME_MAX ||
+		    m.weight > DFKV_WEIGHT_MAX)
 			goto skip;
-		strcpy(dm->name, id);
-		strcpy(dm->tcp, tcp);
-		dm->weight = (uint32_t)w;
+		strcpy(dm->name, m.id);
+		strcpy(dm->tcp, m.tcp);
+		dm->weight = m.weight;
 		for (size_t j = 0; j < out->n; j++)
 			if (!strcmp(out->v[j].name, dm->name))
 				goto skip;	/* duplicate id */
@@ -485,7 +420,7 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 		 bool *changed)
 {
 	char url[2048];
-	struct http_buf b = { 0 };
+	struct dfkv_http_buf b = { 0 };
 	struct disc_list l;
 	uint64_t epoch = 0;
 	long status;
@@ -505,16 +440,15 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 		     (d->synced ? wait_ms : 0) + d->c->opt.io_timeout_ms,
 		     stoppable, &status, &b);
 	if (rc == -2) {
-		free(b.p);
+		dfkv_http_buf_free(&b);
 		return 1;
 	}
-	if (rc || status != 200 || !b.p ||
-	    parse_members(d, b.p, &epoch, &l)) {
-		free(b.p);
+	if (rc || status != 200 || parse_members(d, &b, &epoch, &l)) {
+		dfkv_http_buf_free(&b);
 		atomic_fetch_add(&d->st_errors, 1);
 		return -1;
 	}
-	free(b.p);
+	dfkv_http_buf_free(&b);
 	list_free(&d->last);
 	d->last = l;
 	*changed = !d->synced || epoch != d->epoch;
@@ -529,7 +463,7 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 static int client_reg(struct dfkv_disc *d, bool del)
 {
 	char url[2048], body[DISC_ADDR_MAX + 64];
-	struct http_buf b = { 0 };
+	struct dfkv_http_buf b = { 0 };
 	long status;
 	int rc;
 
@@ -544,7 +478,7 @@ static int client_reg(struct dfkv_disc *d, bool del)
 		rc = http_do(d, "PUT", url, body, d->c->opt.io_timeout_ms, true,
 			     &status, &b);
 	}
-	free(b.p);
+	dfkv_http_buf_free(&b);
 	if (rc || (status != 200 && !(del && status == 404))) {
 		if (!del)
 			atomic_fetch_add(&d->st_hb_errors, 1);
@@ -660,8 +594,7 @@ static int split_urls(struct dfkv_disc *d, const char *spec)
  * token.  errno tells why a token file is unusable. */
 static int write_headers(struct dfkv_disc *d, const char *token_file)
 {
-	char tok[DFKV_TOKEN_MAX + 1], hdr[DFKV_TOKEN_MAX + 32], why[64];
-	struct curl_slist *l;
+	char why[64];
 	int err;
 
 	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
@@ -669,17 +602,13 @@ static int write_headers(struct dfkv_disc *d, const char *token_file)
 		return DFKV_E_NOMEM;
 	if (!token_file)
 		return 0;
-	err = dfkv_token_read(token_file, tok, sizeof(tok), why, sizeof(why));
+	err = dfkv_http_bearer(&d->hdrs, token_file, why, sizeof(why));
+	if (err == -ENOMEM)
+		return DFKV_E_NOMEM;
 	if (err) {
 		errno = -err;
 		return DFKV_E_AUTH;
 	}
-	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
-	l = curl_slist_append(d->hdrs, hdr);
-	explicit_bzero(tok, sizeof(tok));
-	explicit_bzero(hdr, sizeof(hdr));
-	if (!l)
-		return DFKV_E_NOMEM;
 	return 0;
 }
 
@@ -703,9 +632,9 @@ int dfkv_disc_open(struct dfkv_client *c)
 	int err;
 
 	if ((o->group && (strnlen(o->group, DISC_ID_MAX + 1) > DISC_ID_MAX ||
-			  !id_ok(o->group))) ||
+			  !mds_id_valid(o->group))) ||
 	    (o->client_id && (strnlen(o->client_id, DISC_ID_MAX + 1) >
-			      DISC_ID_MAX || !id_ok(o->client_id))))
+			      DISC_ID_MAX || !mds_id_valid(o->client_id))))
 		return DFKV_E_INVAL;
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK)
@@ -793,9 +722,7 @@ void dfkv_disc_close(struct dfkv_client *c)
 		curl_easy_cleanup(d->easy);
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
-	for (struct curl_slist *l = d->hdrs; l; l = l->next)
-		explicit_bzero(l->data, strlen(l->data));	/* the token */
-	curl_slist_free_all(d->hdrs);
+	dfkv_http_hdrs_free(d->hdrs);		/* wipes the token */
 	for (size_t i = 0; i < d->nurls; i++)
 		free(d->urls[i]);
 	free(d->urls);

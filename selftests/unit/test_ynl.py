@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """The YNL spec (uapi/dfkv.yaml) and the uapi header (uapi/linux/dfkv.h)
 describe one netlink family: the same commands, attributes, stats and
-enum values, in the same order.  TAP output."""
+enum values, in the same order; and the code generated from the spec
+(tools/ynl-gen/dfkv-nlgen.py: kmod/nl_gen.[ch], lib/names_gen.h,
+lib/python/dfkv/names.py) is what the generator makes of it today.
+TAP output."""
 import os
 import re
+import subprocess
 import sys
 
 import yaml
@@ -41,16 +45,28 @@ def spec_attrs(set_name, prefix):
 
 def spec_enum(name, prefix):
     d = next(d for d in spec["definitions"] if d["name"] == name)
-    start = d.get("value-start", 0)
-    return {prefix + e.upper().replace("-", "_"): start + i
-            for i, e in enumerate(d["entries"])}
+    out, val = {}, d.get("value-start", 0) - 1
+    for e in d["entries"]:
+        if isinstance(e, dict):
+            val = e.get("value", val + 1)
+            e = e["name"]
+        else:
+            val += 1
+        out[prefix + e.upper().replace("-", "_")] = val
+    return out
+
+
+def spec_prefix(name):
+    d = next(d for d in spec["definitions"] if d["name"] == name)
+    return d.get("name-prefix", "dfkv-" + name + "-").upper().replace("-", "_")
 
 
 checks = []
 
 
 def check(name, want, got):
-    checks.append((name, want == got, want, got))
+    checks.append(("YNL spec and uapi header agree: " + name, want == got,
+                   want, got))
 
 
 check("attributes", spec_attrs("dfkv", "DFKV_A_"),
@@ -72,12 +88,35 @@ check("auth modes", spec_enum("auth-mode", "DFKV_AUTH_"),
       c_enum("dfkv_auth_mode"))
 check("multicast group", ["events"],
       [g["name"] for g in spec["mcast-groups"]["list"]])
+for enum, cname in (("op", "dfkv_op"), ("status", "dfkv_status"),
+                    ("disk-state", "dfkv_disk_state"),
+                    ("tier-policy", "dfkv_tier_policy"),
+                    ("tier-ack", "dfkv_tier_ack")):
+    check("enum %s" % enum, spec_enum(enum, spec_prefix(enum)),
+          c_enum(cname))
+for enum in ("node-state", "listener-kind", "auth-mode"):
+    check("name-prefix of %s" % enum, spec_enum(enum, spec_prefix(enum)),
+          c_enum("dfkv_" + enum.replace("-", "_")))
+# The header's flags are "= 1U << n": compare the bit numbers.
+for enum, cname in (("node-flags", "dfkv_node_flags"),
+                    ("tenant-flags", "dfkv_tenant_flags")):
+    body = re.search(r"enum %s \{(.*?)\};" % cname, header, re.S).group(1)
+    bits = {m.group(1): int(m.group(2)) for m in
+            re.finditer(r"^\s*([A-Z_0-9]+) = 1U << (\d+),", body, re.M)}
+    check("flags %s" % enum, spec_enum(enum, spec_prefix(enum)), bits)
+
+gen = subprocess.run([sys.executable,
+                      os.path.join(REPO, "tools", "ynl-gen", "dfkv-nlgen.py"),
+                      "--check"], capture_output=True, text=True)
+checks.append(("generated files are current (make nlgen)", gen.returncode == 0,
+               "no diff", gen.stdout + gen.stderr))
 
 print("1..%d" % len(checks))
 failed = 0
 for i, (name, ok, want, got) in enumerate(checks, 1):
     if not ok:
         failed += 1
-        print("# spec: %s\n# header: %s" % (want, got))
-    print("%sok %d - YNL spec and uapi header agree: %s" % ("" if ok else "not ", i, name))
+        for line in ("want: %s\ngot: %s" % (want, got)).splitlines():
+            print("# " + line)
+    print("%sok %d - %s" % ("" if ok else "not ", i, name))
 sys.exit(1 if failed else 0)

@@ -310,6 +310,7 @@ static int run_config(struct dfkv_genl *g, struct config *c)
 		fprintf(stderr, "dfkv-bench: cannot create node %s: %s%s%s\n",
 			NODE_NAME, strerror(-err), g->errmsg[0] ? ": " : "",
 			g->errmsg);
+		free(w);
 		return err;
 	}
 	for (t = 0; t < c->threads; t++) {

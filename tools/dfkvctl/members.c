@@ -2,22 +2,21 @@
 /*
  * dfkvctl members | clients | groups: the mdsd directory (SPEC.md 7) as a
  * table or as JSON, and "members|clients del ID" to remove an entry.
- * HTTP through libcurl, JSON through json-c; a write sends the bearer
- * token of --token-file (read by libdfkv's token reader, the one mdsd
- * uses).
+ * HTTP through libdfkv's libcurl helper (http.c), records decoded by
+ * mdsd's own codec (record.c); a write sends the bearer token of
+ * --token-file (read by libdfkv's token reader, the one mdsd uses).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
-#include <openssl/crypto.h>
 
 #include "dfkvctl.h"
-#include "token.h"
-
-#define BODY_MAX	(16u << 20)
+#include "http.h"
+#include "record.h"
 
 static const char help_members[] =
 	"NAME\n"
@@ -70,29 +69,6 @@ static const char help_members[] =
 	"          --token-file /etc/dfkv/mds.token\n"
 	"    deleted kv1 from prod (epoch 1732881519876)\n";
 
-struct body {
-	char *p;
-	size_t len;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct body *b = ud;
-	size_t n = size * nmemb;
-	char *p;
-
-	if (n > BODY_MAX - b->len)
-		return 0;
-	p = realloc(b->p, b->len + n + 1);
-	if (!p)
-		return 0;
-	memcpy(p + b->len, ptr, n);
-	b->len += n;
-	p[b->len] = 0;
-	b->p = p;
-	return n;
-}
-
 /*
  * method base+path at the first URL that answers 200 with a JSON object;
  * auth (a curl "Authorization: Bearer" header list, or NULL) goes with
@@ -109,31 +85,25 @@ static int mds_call(const char *mds, const char *method, const char *path,
 		return EXIT_FAIL;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (u = strtok_r(list, ",", &save); u && ret; u = strtok_r(NULL, ",", &save)) {
-		struct body b = { 0 };
+		struct dfkv_http_buf b = { 0 };
 		char url[2048];
+		const struct dfkv_http_req req = {
+			.method = method,
+			.url = url,
+			.hdrs = auth,
+			.connect_timeout_ms = 2000,
+			.timeout_ms = 10000,
+		};
 		size_t n = strlen(u);
-		long status = 0;
+		long status;
 		CURLcode rc;
-		CURL *h;
 
 		while (n && u[n - 1] == '/')
 			u[--n] = 0;
 		snprintf(url, sizeof(url), "%s%s", u, path);
-		h = curl_easy_init();
-		if (!h)
+		rc = dfkv_http_call(&req, &b, &status);
+		if (rc == CURLE_OUT_OF_MEMORY)
 			break;
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, auth);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-		rc = curl_easy_perform(h);
-		if (rc == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_cleanup(h);
 		if (rc != CURLE_OK) {
 			err_msg("%s: %s", url, curl_easy_strerror(rc));
 		} else if (status != 200) {
@@ -153,7 +123,7 @@ static int mds_call(const char *mds, const char *method, const char *path,
 				err_msg("%s: the answer is not a JSON object", url);
 			}
 		}
-		free(b.p);
+		dfkv_http_buf_free(&b);
 	}
 	free(list);
 	curl_global_cleanup();
@@ -163,18 +133,18 @@ static int mds_call(const char *mds, const char *method, const char *path,
 /* "Authorization: Bearer <token>" of a token file, as a curl header list. */
 static int auth_header(const char *path, struct curl_slist **out)
 {
-	char tok[DFKV_TOKEN_MAX + 1], hdr[DFKV_TOKEN_MAX + 32], why[1200];
+	char why[1200];
+	int err;
 
 	*out = NULL;
-	if (dfkv_token_read(path, tok, sizeof(tok), why, sizeof(why))) {
+	err = dfkv_http_bearer(out, path, why, sizeof(why));
+	if (err == -ENOMEM)
+		return EXIT_FAIL;
+	if (err) {
 		err_msg("%s", why);
 		return EXIT_USAGE;
 	}
-	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
-	*out = curl_slist_append(NULL, hdr);
-	OPENSSL_cleanse(tok, sizeof(tok));
-	OPENSSL_cleanse(hdr, sizeof(hdr));
-	return *out ? EXIT_OK : EXIT_FAIL;
+	return EXIT_OK;
 }
 
 /* DELETE one entry; prints what mdsd answered. */
@@ -193,9 +163,7 @@ static int delete_entry(const char *mds, const char *group, const char *kind,
 	}
 	snprintf(path, sizeof(path), "/v1/groups/%s/%s/%s", group, kind, id);
 	ret = mds_call(mds, "DELETE", path, auth, &o);
-	if (auth)
-		OPENSSL_cleanse(auth->data, strlen(auth->data));
-	curl_slist_free_all(auth);
+	dfkv_http_hdrs_free(auth);		/* wipes the token */
 	if (ret)
 		return ret;
 	if (json)
@@ -209,23 +177,20 @@ static int delete_entry(const char *mds, const char *group, const char *kind,
 	return EXIT_OK;
 }
 
-static const char *str_of(struct json_object *e, const char *key)
+/* A column: "-" for an empty string. */
+static const char *col(const char *s)
 {
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(e, key, &v) || !v)
-		return "-";
-	if (json_object_is_type(v, json_type_string))
-		return json_object_get_string(v)[0] ? json_object_get_string(v) : "-";
-	return json_object_to_json_string(v);
+	return s[0] ? s : "-";
 }
 
 static int print_entries(struct json_object *o, const char *kind)
 {
 	struct json_object *arr, *ep;
+	struct mds_entry *v;
+	char why[128];
 	size_t n, i;
 	int w[4] = { 2, 3, 4, 4 };	/* ID TCP RDMA HOST */
-	static const char *const col[4] = { "id", "tcp", "rdma", "host" };
+	int ret = EXIT_OK;
 
 	if (!json_object_object_get_ex(o, kind, &arr) ||
 	    !json_object_is_type(arr, json_type_array)) {
@@ -238,38 +203,37 @@ static int print_entries(struct json_object *o, const char *kind)
 	       n, n == 1 ? (kind[0] == 'm' ? "member" : "client") : kind);
 	if (!n)
 		return EXIT_OK;
-	for (i = 0; i < n; i++)
-		for (int k = 0; k < 4; k++) {
-			int l = (int)strlen(str_of(json_object_array_get_idx(arr, i),
-						   col[k]));
-			if (l > w[k])
-				w[k] = l;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return EXIT_FAIL;
+	for (i = 0; i < n; i++) {
+		const char *c[4];
+
+		if (mds_entry_decode(json_object_array_get_idx(arr, i), NULL, 0,
+				     true, &v[i], why, sizeof(why))) {
+			err_msg("entry %zu of the answer: %s", i, why);
+			ret = EXIT_FAIL;
+			goto out;
 		}
+		c[0] = v[i].id;
+		c[1] = col(v[i].tcp);
+		c[2] = col(v[i].rdma);
+		c[3] = col(v[i].host);
+		for (int k = 0; k < 4; k++)
+			if ((int)strlen(c[k]) > w[k])
+				w[k] = (int)strlen(c[k]);
+	}
 	printf("%-*s  %-*s  %-*s  %6s  %-*s  %-9s  %s\n", w[0], "ID", w[1], "TCP",
 	       w[2], "RDMA", "WEIGHT", w[3], "HOST", "STATE", "TTL_MS");
-	for (i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(arr, i);
-
-		printf("%-*s  %-*s  %-*s  %6s  %-*s  %-9s  %s\n",
-		       w[0], str_of(e, "id"), w[1], str_of(e, "tcp"),
-		       w[2], str_of(e, "rdma"), str_of(e, "weight"),
-		       w[3], str_of(e, "host"), str_of(e, "state"),
-		       str_of(e, "ttl_ms"));
-	}
-	return EXIT_OK;
-}
-
-static bool id_ok(const char *g)
-{
-	size_t n = strlen(g);
-
-	if (!n || n > 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((g[i] >= 'a' && g[i] <= 'z') || (g[i] >= 'A' && g[i] <= 'Z') ||
-		      (g[i] >= '0' && g[i] <= '9') || strchr("._-", g[i])))
-			return false;
-	return true;
+	for (i = 0; i < n; i++)
+		printf("%-*s  %-*s  %-*s  %6u  %-*s  %-9s  %llu\n",
+		       w[0], v[i].id, w[1], col(v[i].tcp), w[2], col(v[i].rdma),
+		       v[i].weight, w[3], col(v[i].host),
+		       mds_state_name(v[i].state),
+		       (unsigned long long)v[i].ttl_ms);
+out:
+	free(v);
+	return ret;
 }
 
 static int directory_main(const char *cmd, int argc, char *argv[])
@@ -317,13 +281,13 @@ static int directory_main(const char *cmd, int argc, char *argv[])
 	}
 	if (!mds || !*mds)
 		return usage_error(cmd, "--mds URL is required (or set DFKV_MDS)");
-	if (!id_ok(group))
+	if (!mds_id_valid(group))
 		return usage_error(cmd, "bad group '%s' ([A-Za-z0-9._-]{1,64})",
 				   group);
 	if (!groups && optind < argc && !strcmp(argv[optind], "del")) {
 		if (optind + 2 != argc)
 			return usage_error(cmd, "del takes one ID");
-		if (!id_ok(argv[optind + 1]))
+		if (!mds_id_valid(argv[optind + 1]))
 			return usage_error(cmd, "bad id '%s' ([A-Za-z0-9._-]{1,64})",
 					   argv[optind + 1]);
 		return delete_entry(mds, group, cmd, argv[optind + 1],

@@ -14,6 +14,7 @@
 #include <linux/genetlink.h>
 
 #include "dfkvctl.h"
+#include "names_gen.h"
 
 int ctl_open(struct dfkv_genl *g)
 {
@@ -393,16 +394,9 @@ int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
 
 const char *state_name(uint32_t state)
 {
-	switch (state) {
-	case DFKV_NODE_STATE_UP:
-		return "up";
-	case DFKV_NODE_STATE_DRAINING:
-		return "draining";
-	case DFKV_NODE_STATE_UNHEALTHY:
-		return "unhealthy";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_node_state_str(state);
+
+	return name ? name : "unknown";
 }
 
 static int name_parse(const char *s, const char *(*name)(uint32_t),
@@ -415,94 +409,43 @@ int state_parse(const char *s, uint32_t *out)
 
 const char *op_name(uint32_t op)
 {
-	switch (op) {
-	case DFKV_OP_PUT:	return "put";
-	case DFKV_OP_GET:	return "get";
-	case DFKV_OP_EXIST:	return "exist";
-	case DFKV_OP_STATS:	return "stats";
-	case DFKV_OP_REMOVE:	return "remove";
-	case DFKV_OP_TOUCH:	return "touch";
-	case DFKV_OP_PROBE:	return "probe";
-	case DFKV_OP_LEASE:	return "lease";
-	case DFKV_OP_RELEASE:	return "release";
-	case DFKV_OP_HELLO:	return "hello";
-	case DFKV_OP_AUTH:	return "auth";
-	default:		return NULL;
-	}
+	return dfkv_op_str(op);
 }
 
 const char *status_name(uint32_t status)
 {
-	static const char *const names[__DFKV_STATUS_MAX] = {
-		[DFKV_STATUS_OK] = "ok",
-		[DFKV_STATUS_NOT_FOUND] = "not_found",
-		[DFKV_STATUS_CACHE_FULL] = "cache_full",
-		[DFKV_STATUS_IO_ERROR] = "io_error",
-		[DFKV_STATUS_INVALID] = "invalid",
-		[DFKV_STATUS_QUOTA_EXCEEDED] = "quota_exceeded",
-		[DFKV_STATUS_BUSY] = "busy",
-		[DFKV_STATUS_UNSUPPORTED] = "unsupported",
-		[DFKV_STATUS_TOO_LARGE] = "too_large",
-		[DFKV_STATUS_LEASE_EXPIRED] = "lease_expired",
-		[DFKV_STATUS_FORBIDDEN] = "forbidden",
-	};
+	const char *name = dfkv_status_str(status);
 
-	return status < __DFKV_STATUS_MAX && names[status] ? names[status] :
-							      "unknown";
+	return name ? name : "unknown";
 }
 
+/* "new", "del", "state", "add": the spec's name without its subject. */
 const char *event_name(uint32_t event)
 {
-	switch (event) {
-	case DFKV_EVENT_NODE_NEW:
-		return "new";
-	case DFKV_EVENT_NODE_DEL:
-	case DFKV_EVENT_DISK_DEL:
-		return "del";
-	case DFKV_EVENT_NODE_STATE:
-	case DFKV_EVENT_DISK_STATE:
-		return "state";
-	case DFKV_EVENT_DISK_ADD:
-		return "add";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_event_str(event);
+
+	return name ? strchr(name, '_') + 1 : "unknown";
 }
 
 const char *disk_state_name(uint32_t state)
 {
-	switch (state) {
-	case DFKV_DISK_STATE_UP:
-		return "up";
-	case DFKV_DISK_STATE_FAILED:
-		return "failed";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_disk_state_str(state);
+
+	return name ? name : "unknown";
 }
 
 const char *tier_policy_name(uint32_t policy)
 {
-	switch (policy) {
-	case DFKV_TIER_WRITEBACK:
-		return "writeback";
-	case DFKV_TIER_WRITEAROUND:
-		return "writearound";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_tier_policy_str(policy);
+
+	return name ? name : "unknown";
 }
 
 const char *tier_ack_name(uint32_t ack)
 {
-	switch (ack) {
-	case DFKV_ACK_RAM:
-		return "ram";
-	case DFKV_ACK_DISK:
-		return "disk";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_tier_ack_str(ack);
+
+	return name ? name : "unknown";
 }
 
 /* The value in [1, max) whose name(value) is s. */
@@ -532,14 +475,9 @@ int tier_ack_parse(const char *s, uint32_t *out)
 
 const char *auth_name(uint32_t mode)
 {
-	switch (mode) {
-	case DFKV_AUTH_OFF:
-		return "off";
-	case DFKV_AUTH_REQUIRED:
-		return "required";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_auth_mode_str(mode);
+
+	return name ? name : "unknown";
 }
 
 int auth_parse(const char *s, uint32_t *out)
@@ -567,14 +505,9 @@ const char *numa_str(uint32_t numa, char *buf, size_t len)
 
 const char *transport_name(uint32_t transport)
 {
-	switch (transport) {
-	case DFKV_LISTENER_TCP:
-		return "tcp";
-	case DFKV_LISTENER_RDMA:
-		return "rdma";
-	default:
-		return "unknown";
-	}
+	const char *name = dfkv_listener_kind_str(transport);
+
+	return name ? name : "unknown";
 }
 
 const char *listener_str(const struct listener_info *l, char *buf, size_t len)

@@ -2,7 +2,8 @@
 /*
  * mdsd "etcd" backend: the directory lives in an etcd v3 cluster, reached
  * through its JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/deleterange,
- * /v3/lease/grant, /v3/lease/keepalive, /v3/watch) with libcurl.
+ * /v3/lease/grant, /v3/lease/keepalive, /v3/watch) with libcurl (through
+ * libdfkv's http.c helper).
  *
  * Keys: PREFIX/GROUP/members/ID and PREFIX/GROUP/clients/ID; the value is
  * the entry's canonical JSON.  Every entry has its own lease of
@@ -34,6 +35,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "http.h"
 #include "mdsd.h"
 #include "token.h"
 
@@ -145,8 +147,7 @@ static char *b64_decode(const char *in, size_t *outlen)
 /* ---------------------------------------------------------- transport */
 
 struct reply {
-	char *p;
-	size_t len, cap;
+	struct dfkv_http_buf buf;
 	/* streaming (watch, keepalive): stop after the first decisive message */
 	bool stream, done, failed;
 	size_t parsed;
@@ -160,23 +161,8 @@ static size_t write_cb(char *ptr, size_t sz, size_t nm, void *ud)
 	struct reply *r = ud;
 	size_t n = sz * nm;
 
-	if (r->len + n + 1 > ETCD_REPLY_MAX)
+	if (!dfkv_http_buf_add(&r->buf, ptr, n))
 		return 0;
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = r->cap ? r->cap : 4096;
-		char *p;
-
-		while (cap < r->len + n + 1)
-			cap *= 2;
-		p = realloc(r->p, cap);
-		if (!p)
-			return 0;
-		r->p = p;
-		r->cap = cap;
-	}
-	memcpy(r->p + r->len, ptr, n);
-	r->len += n;
-	r->p[r->len] = '\0';
 	if (r->stream && stream_scan(r))
 		return 0;	/* got what we waited for: end the transfer */
 	return n;
@@ -212,6 +198,13 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	const struct mdsd_config *cfg = e->cfg;
 	struct curl_slist *hdr = NULL;
 	char url[1200];
+	struct dfkv_http_req req = {
+		.method = "POST",
+		.url = url,
+		.body = body,
+		.connect_timeout_ms = ETCD_CONNECT_MS,
+		.timeout_ms = timeout_ms,
+	};
 	CURLcode rc;
 	CURL *c;
 
@@ -219,27 +212,23 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	c = curl_easy_init();
 	if (!c)
 		return CURLE_OUT_OF_MEMORY;
-	free(r->p);
+	dfkv_http_buf_free(&r->buf);
+	r->buf.max = ETCD_REPLY_MAX;
 	json_object_put(r->first);
-	r->p = NULL;
 	r->first = NULL;
-	r->len = r->cap = r->parsed = 0;
+	r->parsed = 0;
 	r->done = r->failed = false;
 	snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
 	hdr = curl_slist_append(hdr, "Content-Type: application/json");
 	if (auth)
 		hdr = curl_slist_append(hdr, auth);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD_CONNECT_MS);
+	req.hdrs = hdr;
+	dfkv_http_setup(c, &req, &r->buf);
+	/* the reply through write_cb, which watches streams */
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (cfg->etcd_cacert[0])
 		curl_easy_setopt(c, CURLOPT_CAINFO, cfg->etcd_cacert);
 	if (cfg->etcd_cert[0]) {
@@ -248,9 +237,7 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	}
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
-	for (struct curl_slist *l = hdr; l; l = l->next)
-		OPENSSL_cleanse(l->data, strlen(l->data));	/* the token */
-	curl_slist_free_all(hdr);
+	dfkv_http_hdrs_free(hdr);	/* wipes the token */
 	curl_easy_cleanup(c);
 	return rc;
 }
@@ -278,8 +265,8 @@ static int authenticate(struct etcd *e, size_t idx, long timeout_ms)
 		     NULL, &code);
 	OPENSSL_cleanse((char *)body, strlen(body));
 	json_object_put(req);
-	if (rc == CURLE_OK && code == 200 && r.p)
-		resp = mds_json_parse(r.p, r.len, why, sizeof(why));
+	if (rc == CURLE_OK && code == 200 && r.buf.p)
+		resp = mds_json_parse(r.buf.p, r.buf.len, why, sizeof(why));
 	if (resp && json_object_object_get_ex(resp, "token", &t) &&
 	    json_object_is_type(t, json_type_string) &&
 	    strlen(json_object_get_string(t)) < sizeof(e->auth) - 16) {
@@ -292,12 +279,12 @@ static int authenticate(struct etcd *e, size_t idx, long timeout_ms)
 		ret = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
 	} else {
 		logmsg(LOG_ERR, "etcd %s: authentication as '%s' failed: HTTP %ld: %.200s",
-		       e->urls[idx], e->cfg->etcd_user, code, r.p ? r.p : "");
+		       e->urls[idx], e->cfg->etcd_user, code, r.buf.p ? r.buf.p : "");
 	}
-	if (r.p)
-		OPENSSL_cleanse(r.p, r.len);
+	if (r.buf.p)
+		OPENSSL_cleanse(r.buf.p, r.buf.len);
 	json_object_put(resp);
-	free(r.p);
+	free(r.buf.p);
 	return ret;
 }
 
@@ -390,7 +377,7 @@ static int post(struct etcd *e, const char *path, struct json_object *req,
 		}
 		if (rc == CURLE_OK) {
 			logmsg(LOG_VERBOSE, "etcd %s%s: HTTP %ld: %.200s",
-			       e->urls[idx], path, code, r->p ? r->p : "");
+			       e->urls[idx], path, code, r->buf.p ? r->buf.p : "");
 			return -EIO;
 		}
 		logmsg(LOG_VERBOSE, "etcd %s%s: %s", e->urls[idx], path,
@@ -415,14 +402,15 @@ static int call(struct etcd *e, const char *path, struct json_object *req,
 	ret = post(e, path, req, ETCD_TIMEOUT_MS, &r, NULL);
 	json_object_put(req);
 	if (!ret) {
-		*resp = r.p ? mds_json_parse(r.p, r.len, why, sizeof(why)) : NULL;
+		*resp = r.buf.p ? mds_json_parse(r.buf.p, r.buf.len, why,
+						 sizeof(why)) : NULL;
 		if (!*resp) {
 			logmsg(LOG_ERR, "etcd %s: bad reply: %s", path,
-			       r.p ? why : "empty");
+			       r.buf.p ? why : "empty");
 			ret = -EIO;
 		}
 	}
-	free(r.p);
+	free(r.buf.p);
 	json_object_put(r.first);
 	return ret;
 }
@@ -430,21 +418,22 @@ static int call(struct etcd *e, const char *path, struct json_object *req,
 /* Scan the stream for complete messages; true when the transfer may end. */
 static bool stream_scan(struct reply *r)
 {
-	while (r->parsed < r->len) {
+	while (r->parsed < r->buf.len) {
 		struct json_tokener *tok;
 		struct json_object *o, *res, *v;
 		size_t pos = r->parsed;
 
-		while (pos < r->len && strchr(" \t\r\n", r->p[pos]))
+		while (pos < r->buf.len && strchr(" \t\r\n", r->buf.p[pos]))
 			pos++;
-		if (pos == r->len) {
+		if (pos == r->buf.len) {
 			r->parsed = pos;
 			return false;
 		}
 		tok = json_tokener_new();
 		if (!tok)
 			return r->failed = true;
-		o = json_tokener_parse_ex(tok, r->p + pos, (int)(r->len - pos));
+		o = json_tokener_parse_ex(tok, r->buf.p + pos,
+					  (int)(r->buf.len - pos));
 		if (!o) {
 			bool more = json_tokener_get_error(tok) ==
 				    json_tokener_continue;
@@ -610,7 +599,7 @@ static int keepalive(struct etcd *e, int64_t lease, int64_t *ttl)
 		*ttl = get_i64(r.first, "TTL");
 	else if (!ret)
 		ret = -EIO;
-	free(r.p);
+	free(r.buf.p);
 	json_object_put(r.first);
 	return ret;
 }
@@ -738,7 +727,7 @@ static void watch(struct etcd *e, const char *prefix, uint64_t after,
 	json_object_object_add(req, "create_request", cr);
 	ret = post(e, "/v3/watch", req, wait_ms ? wait_ms : 1, &r, &timed_out);
 	json_object_put(req);
-	free(r.p);
+	free(r.buf.p);
 	json_object_put(r.first);
 	if (timed_out)
 		counter_inc(C_LONGPOLL_TIMEOUTS);

@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "http.h"
 #include "mdsd.h"
 
 struct http_server {
@@ -40,8 +41,7 @@ enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
 
 /* Per-request state, kept in *con_cls across the handler's calls. */
 struct req {
-	char *body;
-	size_t len, cap;
+	struct dfkv_http_buf body;	/* at most the body limit */
 	size_t seen;		/* body bytes received, kept or not */
 	bool too_large;
 	enum auth auth;		/* not AUTH_OK: refused, the body discarded */
@@ -356,7 +356,7 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 	char err[160];
 	int ret;
 
-	o = mds_json_parse(r->body, r->len, err, sizeof(err));
+	o = mds_json_parse(r->body.p, r->body.len, err, sizeof(err));
 	if (!o)
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s", err);
 	ret = mds_entry_from_json(o, id, s->cfg->ttl_ms, &e, err, sizeof(err));
@@ -548,6 +548,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
+		r->body.max = s->cfg->body_limit;
 		if (s->cfg->auth && (is(method, "PUT") || is(method, "DELETE"))) {
 			r->auth = check_auth(s->cfg, c);
 			if (r->auth != AUTH_OK) {
@@ -581,32 +582,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		 * request still never reaches route().
 		 */
 		if (r->auth != AUTH_OK || r->too_large ||
-		    r->len + n > s->cfg->body_limit) {
+		    r->body.len + n > s->cfg->body_limit) {
 			r->too_large = true;
-			free(r->body);
-			r->body = NULL;
-			r->len = r->cap = 0;
+			dfkv_http_buf_free(&r->body);
 			/* Do not drain an endless body: drop the connection. */
 			return r->seen > s->cfg->body_limit * DISCARD_FACTOR ?
 				MHD_NO : MHD_YES;
 		}
-		if (r->len + n > r->cap) {
-			size_t cap = r->cap ? r->cap : 1024;
-			char *p;
-
-			while (cap < r->len + n)
-				cap *= 2;
-			if (cap > s->cfg->body_limit)
-				cap = s->cfg->body_limit;
-			p = realloc(r->body, cap);
-			if (!p)
-				return MHD_NO;
-			r->body = p;
-			r->cap = cap;
-		}
-		memcpy(r->body + r->len, upload_data, n);
-		r->len += n;
-		return MHD_YES;
+		return dfkv_http_buf_add(&r->body, upload_data, n) ? MHD_YES :
+								   MHD_NO;
 	}
 	if (r->auth != AUTH_OK)
 		return send_unauthorized(c, method, r->auth);
@@ -626,7 +610,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)c;
 	(void)toe;
 	if (r) {
-		free(r->body);
+		dfkv_http_buf_free(&r->body);
 		free(r);
 		*con_cls = NULL;
 	}

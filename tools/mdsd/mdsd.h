@@ -3,7 +3,9 @@
  * mdsd: the dfkv membership daemon (SPEC.md section 7).  One file per
  * concern: main.c (start, signals, shutdown), config.c (config file and
  * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd),
- * entry.c (member/client records: validation and JSON), mem.c (the
+ * entry.c (record lists and names; the member/client record and its
+ * JSON codec are libdfkv's lib/record.c, shared with discovery and
+ * dfkvctl), mem.c (the
  * embedded "memory" backend, leases, snapshot), etcd.c (the "etcd"
  * backend over the v3 JSON gateway), agent.c (the host agent registering
  * this host's kernel nodes), metrics.c (Prometheus text).  This header
@@ -18,32 +20,15 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "record.h"
+
 #ifndef DFKV_VERSION
 #define DFKV_VERSION "0.0.0"
 #endif
 
 /* ------------------------------------------------------------- records */
 
-#define MDS_ID_MAX	64	/* group and entry ids: [A-Za-z0-9._-]{1,64} */
-#define MDS_STR_MAX	255	/* tcp, rdma, host */
-#define MDS_WEIGHT_MAX	1000
-#define MDS_TTL_MIN_MS	100
-#define MDS_TTL_MAX_MS	86400000ULL
-
 enum mds_kind { MDS_MEMBERS, MDS_CLIENTS, MDS_NR_KINDS };
-
-enum mds_state { MDS_UP, MDS_DRAINING, MDS_UNHEALTHY, MDS_NR_STATES };
-
-/* One member (cache node) or client (inference instance) of a group. */
-struct mds_entry {
-	char id[MDS_ID_MAX + 1];
-	char tcp[MDS_STR_MAX + 1];	/* "host:port" or "" */
-	char rdma[MDS_STR_MAX + 1];	/* "host:port" or "" */
-	char host[MDS_STR_MAX + 1];	/* host name or "" */
-	uint32_t weight;		/* 1..MDS_WEIGHT_MAX */
-	enum mds_state state;
-	uint64_t ttl_ms;		/* lease time-to-live */
-};
 
 /* A listing: entries sorted by id, and the epoch it was taken at. */
 struct mds_list {
@@ -58,27 +43,6 @@ struct mds_names {
 };
 
 const char *mds_kind_name(enum mds_kind k);
-const char *mds_state_name(enum mds_state s);
-int mds_state_parse(const char *s, enum mds_state *out);
-bool mds_id_valid(const char *s);
-bool mds_addr_valid(const char *s);
-bool mds_host_valid(const char *s);
-
-/*
- * Decode a PUT body (or a stored record).  id is the id from the path; a
- * body "id" must equal it.  Missing ttl_ms takes default_ttl_ms.  Returns
- * 0, or -EINVAL with a reason in err.
- */
-int mds_entry_from_json(struct json_object *o, const char *id,
-			uint64_t default_ttl_ms, struct mds_entry *e,
-			char *err, size_t errlen);
-/* Parse a whole buffer as one JSON object, strictly. */
-struct json_object *mds_json_parse(const char *buf, size_t len,
-				   char *err, size_t errlen);
-/* The record as JSON (fixed key order: renders identically everywhere). */
-struct json_object *mds_entry_to_json(const struct mds_entry *e);
-bool mds_entry_equal(const struct mds_entry *a, const struct mds_entry *b);
-
 void mds_list_free(struct mds_list *l);
 void mds_names_free(struct mds_names *n);
 int mds_names_add(struct mds_names *n, const char *name);	/* sorted, unique */
@@ -235,7 +199,7 @@ void logmsg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 extern int log_level;	/* 0 errors+info, 1 verbose, 2 debug */
 
-#define LOG_ERR		-1
+#define LOG_ERR		(-1)
 #define LOG_INFO	0
 #define LOG_VERBOSE	1
 #define LOG_DEBUG	2

@@ -15,6 +15,7 @@
 
 #include "genl.h"
 #include "mdsd.h"
+#include "names_gen.h"
 
 struct mdsd_metrics metrics;
 
@@ -212,21 +213,6 @@ static void directory(struct buf *b, struct backend *be)
 
 /* ------------------------------------------------------- node stats */
 
-static const char *const op_names[__DFKV_OP_MAX] = {
-	[DFKV_OP_PUT] = "put", [DFKV_OP_GET] = "get",
-	[DFKV_OP_EXIST] = "exist", [DFKV_OP_STATS] = "stats",
-	[DFKV_OP_REMOVE] = "remove", [DFKV_OP_TOUCH] = "touch",
-	[DFKV_OP_PROBE] = "probe", [DFKV_OP_LEASE] = "lease",
-	[DFKV_OP_RELEASE] = "release", [DFKV_OP_HELLO] = "hello",
-	[DFKV_OP_AUTH] = "auth",
-};
-
-static const char *const status_names[__DFKV_STATUS_MAX] = {
-	"ok", "not_found", "cache_full", "io_error", "invalid",
-	"quota_exceeded", "busy", "unsupported", "too_large", "lease_expired",
-	"forbidden",
-};
-
 /* Node stat attributes: metric name, type, help. */
 static const struct {
 	const char *name, *type, *text, *tier;
@@ -372,21 +358,20 @@ static void node_stats(struct buf *b)
 	help(b, "dfkv_node_up", "gauge",
 	     "Kernel nodes of this host by state (1 for the current one).");
 	for (i = 0; i < d.count; i++) {
-		static const char *const sn[] = { "?", "up", "draining",
-						  "unhealthy" };
-
-		for (s = 1; s < 4; s++)
+		for (s = DFKV_NODE_STATE_UP; s < __DFKV_NODE_STATE_MAX; s++)
 			out(b, "dfkv_node_up{node=\"%s\",state=\"%s\"} %d\n",
-			    d.n[i].name, sn[s], d.n[i].state == (uint32_t)s);
+			    d.n[i].name, dfkv_node_state_str(s),
+			    d.n[i].state == (uint32_t)s);
 	}
 	help(b, "dfkv_ops_total", "counter", "Operations by op and status.");
 	for (i = 0; i < d.count; i++) {
 		for (o = 0; o < __DFKV_OP_MAX; o++) {
 			for (st = 0; st < __DFKV_STATUS_MAX; st++) {
-				if (!d.n[i].ops[o][st] || !op_names[o])
+				if (!d.n[i].ops[o][st] || !dfkv_op_str(o))
 					continue;
 				out(b, "dfkv_ops_total{node=\"%s\",op=\"%s\",status=\"%s\"} %llu\n",
-				    d.n[i].name, op_names[o], status_names[st],
+				    d.n[i].name, dfkv_op_str(o),
+				    dfkv_status_str(st),
 				    (unsigned long long)d.n[i].ops[o][st]);
 			}
 		}

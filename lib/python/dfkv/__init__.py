@@ -25,14 +25,11 @@ __all__ = [
     "STATUS", "ERRORS",
 ]
 
+from .names import STATUS  # enum dfkv_status, generated from uapi/dfkv.yaml
+
 _lib = ctypes.CDLL(os.environ.get("DFKV_LIB") or "libdfkv.so.0")
 
-# enum dfkv_status (uapi/linux/dfkv.h) and enum dfkv_error (lib/dfkv.h)
-STATUS = {
-    "OK": 0, "NOT_FOUND": 1, "CACHE_FULL": 2, "IO_ERROR": 3, "INVALID": 4,
-    "QUOTA_EXCEEDED": 5, "BUSY": 6, "UNSUPPORTED": 7, "TOO_LARGE": 8,
-    "LEASE_EXPIRED": 9, "FORBIDDEN": 10,
-}
+# enum dfkv_error (lib/dfkv.h)
 ERRORS = {
     "E_INVAL": -1, "E_NOMEM": -2, "E_RANGE": -3, "E_UNAVAILABLE": -4,
     "E_TIMEOUT": -5, "E_PROTO": -6, "E_NOT_RUN": -7, "E_MEMBERS": -8,
