@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "client.h"
 #include "discovery.h"
+#include "ops.h"
 #include "rdma.h"
 #include "token.h"
 
@@ -108,6 +108,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 
 	if (!c)
 		return;
+	dfkv_async_close(c);		/* every batch completed and freed */
 	dfkv_disc_close(c);		/* no more ring changes */
 	ll = leases_of(c);
 	while (ll->head.next != &ll->head) {
@@ -264,6 +265,8 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	pthread_mutex_init(&cp->leases.lock, NULL);
 	cp->leases.head.next = cp->leases.head.prev = &cp->leases.head;
 	err = options_load(&c->opt, opts);
+	if (!err)
+		err = dfkv_async_open(c);
 	if (err)
 		goto fail;
 	c->ns_len = c->opt.ns_len;
@@ -340,8 +343,8 @@ fail:
 
 /* ------------------------------------------------------------ routing */
 
-static int route(struct dfkv_client *c, const void *key, uint64_t key_len,
-		 struct dfkv_key *bk, struct dfkv_peer **peer)
+int dfkv_route(struct dfkv_client *c, const void *key, uint64_t key_len,
+	       struct dfkv_key *bk, struct dfkv_peer **peer)
 {
 	size_t m;
 	int err = dfkv_object_id(c->ns, c->ns_len, key, key_len, bk->id);
@@ -372,7 +375,7 @@ DFKV_API int dfkv_locate(struct dfkv_client *c, const void *key,
 		memset(block, 0, sizeof(*block));
 	if (!c || !member)
 		return DFKV_E_INVAL;
-	err = route(c, key, key_len, &bk, &p);
+	err = dfkv_route(c, key, key_len, &bk, &p);
 	if (err)
 		return err;
 	*member = p->name;
@@ -397,12 +400,7 @@ static bool too_large(const struct dfkv_req *r)
 	return r->op == DFKV_OP_PUT && max && r->val_len > max;
 }
 
-/*
- * Run routed requests on their transports, then apply peer health: a
- * request that could not reach its node is a miss when it reads and a
- * dropped write otherwise.
- */
-static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
+void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 {
 	struct dfkv_req **loc = calloc(n, sizeof(*loc));
 	struct dfkv_req **tcp = calloc(n, sizeof(*tcp));
@@ -479,10 +477,10 @@ static int run_one(struct dfkv_client *c, struct dfkv_req *r,
 
 	if (!c)
 		return DFKV_E_INVAL;
-	err = route(c, key, key_len, &r->key, &r->peer);
+	err = dfkv_route(c, key, key_len, &r->key, &r->peer);
 	if (err)
 		return err;
-	execute(c, &rp, 1);
+	dfkv_execute(c, &rp, 1);
 	return r->status;
 }
 
@@ -596,8 +594,8 @@ static int iov_load(struct dfkv_req *r, const struct dfkv_iov *iov, size_t n,
 }
 
 /* A scatter-gather PUT request: 0 or the slot's failure. */
-static int put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
-		       size_t n)
+int dfkv_put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		     size_t n)
 {
 	int s = iov_load(r, iov, n, &r->val_len);
 
@@ -605,8 +603,8 @@ static int put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
 }
 
 /* A scatter-gather GET request. */
-static int get_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
-		       size_t n)
+int dfkv_get_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		     size_t n)
 {
 	int s = iov_load(r, iov, n, &r->cap);
 
@@ -617,7 +615,7 @@ DFKV_API int dfkv_put_sg(struct dfkv_client *c, const void *key,
 			 uint64_t key_len, const struct dfkv_iov *iov, size_t n)
 {
 	struct dfkv_req r = { .op = DFKV_OP_PUT };
-	int s = put_sg_load(&r, iov, n);
+	int s = dfkv_put_sg_load(&r, iov, n);
 
 	if (!s)
 		s = run_one(c, &r, key, key_len);
@@ -640,7 +638,7 @@ DFKV_API int dfkv_get_sg(struct dfkv_client *c, const void *key,
 		*stored_len = 0;
 	if (!data_len)
 		return DFKV_E_INVAL;
-	s = get_sg_load(&r, iov, n);
+	s = dfkv_get_sg_load(&r, iov, n);
 	if (!s) {
 		s = run_one(c, &r, key, key_len);
 		if (stored_len)
@@ -680,7 +678,7 @@ static int batch_prepare(struct dfkv_client *c, size_t n,
 	}
 	for (size_t i = 0; i < n; i++) {
 		r[i].op = op;
-		statuses[i] = route(c, keys[i], key_lens[i], &r[i].key,
+		statuses[i] = dfkv_route(c, keys[i], key_lens[i], &r[i].key,
 				    &r[i].peer);
 	}
 	*rv = r;
@@ -699,7 +697,7 @@ static int batch_run(struct dfkv_client *c, size_t n, struct dfkv_req *r,
 		if (statuses[i] == 0)
 			p[m++] = &r[i];
 	if (m)
-		execute(c, p, m);
+		dfkv_execute(c, p, m);
 	for (size_t i = 0; i < n; i++) {
 		if (statuses[i] == 0)
 			statuses[i] = r[i].status;
@@ -822,7 +820,7 @@ DFKV_API int dfkv_put_sg_batch(struct dfkv_client *c, size_t n,
 		return err;
 	for (size_t i = 0; i < n; i++)
 		if (!statuses[i])
-			statuses[i] = put_sg_load(&r[i], iovs[i], iovcnts[i]);
+			statuses[i] = dfkv_put_sg_load(&r[i], iovs[i], iovcnts[i]);
 	ok = batch_run(c, n, r, p, statuses);
 	for (size_t i = 0; i < n; i++)
 		free(r[i].iov);
@@ -849,7 +847,7 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 		return err;
 	for (size_t i = 0; i < n; i++)
 		if (!statuses[i])
-			statuses[i] = get_sg_load(&r[i], iovs[i], iovcnts[i]);
+			statuses[i] = dfkv_get_sg_load(&r[i], iovs[i], iovcnts[i]);
 	ok = batch_run(c, n, r, p, statuses);
 	for (size_t i = 0; i < n; i++) {
 		if (statuses[i] == DFKV_STATUS_OK)
@@ -865,21 +863,7 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 
 /* ---------------------------------------------------------- keyed ops */
 
-/*
- * Keys grouped by peer (order kept within a peer): one request per peer
- * over a contiguous slice of gkeys/gres; pos[i] = key i's slot there.
- */
-struct keyed {
-	struct dfkv_key *gkeys;
-	uint64_t *gres;
-	size_t *pos;
-	struct dfkv_peer **peer_of;
-	struct dfkv_req *reqs;
-	struct dfkv_req **rp;
-	size_t nreq;
-};
-
-static void keyed_free(struct keyed *k)
+void dfkv_keyed_free(struct dfkv_keyed *k)
 {
 	free(k->gkeys);
 	free(k->gres);
@@ -887,11 +871,12 @@ static void keyed_free(struct keyed *k)
 	free(k->peer_of);
 	free(k->reqs);
 	free(k->rp);
+	memset(k, 0, sizeof(*k));
 }
 
-static int keyed_prepare(struct dfkv_client *c, uint8_t op,
-			 const void *const *keys, const uint64_t *key_lens,
-			 size_t n, struct keyed *k)
+int dfkv_keyed_prepare(struct dfkv_client *c, uint8_t op,
+		       const void *const *keys, const uint64_t *key_lens,
+		       size_t n, struct dfkv_keyed *k)
 {
 	struct dfkv_key *bk;
 	size_t *count = NULL, off = 0, np = 0;
@@ -900,6 +885,7 @@ static int keyed_prepare(struct dfkv_client *c, uint8_t op,
 	memset(k, 0, sizeof(*k));
 	if (!c || !keys || !key_lens || !n || n > DFKV_KEYS_MAX)
 		return DFKV_E_INVAL;
+	k->n = n;
 	bk = calloc(n, sizeof(*bk));
 	k->gkeys = calloc(n, sizeof(*k->gkeys));
 	k->gres = calloc(n, sizeof(*k->gres));
@@ -911,7 +897,7 @@ static int keyed_prepare(struct dfkv_client *c, uint8_t op,
 	}
 	/* route first: under discovery the peer table may grow meanwhile */
 	for (size_t i = 0; i < n && !err; i++) {
-		err = route(c, keys[i], key_lens[i], &bk[i], &k->peer_of[i]);
+		err = dfkv_route(c, keys[i], key_lens[i], &bk[i], &k->peer_of[i]);
 		if (!err && k->peer_of[i]->index >= np)
 			np = k->peer_of[i]->index + 1;
 	}
@@ -953,12 +939,11 @@ out:
 	free(bk);
 	free(count);
 	if (err)
-		keyed_free(k);
+		dfkv_keyed_free(k);
 	return err;
 }
 
-/* The first non-OK status of the requests (a miss is not a failure). */
-static int keyed_status(const struct keyed *k)
+int dfkv_keyed_status(const struct dfkv_keyed *k)
 {
 	for (size_t i = 0; i < k->nreq; i++)
 		if (k->reqs[i].status != DFKV_STATUS_OK &&
@@ -967,46 +952,68 @@ static int keyed_status(const struct keyed *k)
 	return DFKV_STATUS_OK;
 }
 
+/* The request that carried key i. */
+static const struct dfkv_req *keyed_req(const struct dfkv_keyed *k, size_t i)
+{
+	const struct dfkv_req *r = &k->reqs[0];
+
+	for (size_t j = 0; j < k->nreq; j++)
+		if (k->reqs[j].peer == k->peer_of[i])
+			r = &k->reqs[j];
+	return r;
+}
+
+DFKV_API int dfkv_touch_walk(struct dfkv_client *c, const void *const *keys,
+			     const uint64_t *key_lens, size_t n,
+			     uint32_t flags)
+{
+	struct dfkv_keyed k;
+	int err;
+
+	if (flags & ~DFKV_TOUCH_REVERSE)
+		return DFKV_E_INVAL;
+	err = dfkv_keyed_prepare(c, DFKV_OP_TOUCH, keys, key_lens, n, &k);
+	if (err)
+		return err;
+	for (size_t j = 0; j < k.nreq; j++)
+		k.reqs[j].offset = flags & DFKV_TOUCH_REVERSE ? 1 : 0;
+	dfkv_execute(c, k.rp, k.nreq);
+	err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
+	return err;
+}
+
 DFKV_API int dfkv_touch(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n)
 {
-	struct keyed k;
-	int err = keyed_prepare(c, DFKV_OP_TOUCH, keys, key_lens, n, &k);
+	return dfkv_touch_walk(c, keys, key_lens, n, 0);
+}
 
-	if (err)
-		return err;
-	execute(c, k.rp, k.nreq);
-	err = keyed_status(&k);
-	keyed_free(&k);
-	return err;
+void dfkv_probe_results(const struct dfkv_keyed *k, uint64_t *stored_lens)
+{
+	for (size_t i = 0; i < k->n; i++)
+		stored_lens[i] = keyed_req(k, i)->status == DFKV_STATUS_OK ?
+			k->gres[k->pos[i]] : 0;
 }
 
 DFKV_API int dfkv_probe(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n,
 			uint64_t *stored_lens)
 {
-	struct keyed k;
+	struct dfkv_keyed k;
 	int err;
 
 	if (stored_lens && n <= DFKV_KEYS_MAX)
 		memset(stored_lens, 0, n * sizeof(*stored_lens));
 	if (!stored_lens)
 		return DFKV_E_INVAL;
-	err = keyed_prepare(c, DFKV_OP_PROBE, keys, key_lens, n, &k);
+	err = dfkv_keyed_prepare(c, DFKV_OP_PROBE, keys, key_lens, n, &k);
 	if (err)
 		return err;
-	execute(c, k.rp, k.nreq);
-	for (size_t i = 0; i < n; i++) {
-		const struct dfkv_req *r = &k.reqs[0];
-
-		for (size_t j = 0; j < k.nreq; j++)
-			if (k.reqs[j].peer == k.peer_of[i])
-				r = &k.reqs[j];
-		if (r->status == DFKV_STATUS_OK)
-			stored_lens[i] = k.gres[k.pos[i]];
-	}
-	err = keyed_status(&k);
-	keyed_free(&k);
+	dfkv_execute(c, k.rp, k.nreq);
+	dfkv_probe_results(&k, stored_lens);
+	err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
 	return err;
 }
 
@@ -1032,14 +1039,55 @@ static void lease_unlink(struct dfkv_client *c, struct dfkv_lease *l)
 	pthread_mutex_unlock(&ll->lock);
 }
 
+int dfkv_lease_results(struct dfkv_client *c, const struct dfkv_keyed *k,
+		       uint64_t *stored_lens, size_t *nr_hits,
+		       struct dfkv_lease **lease)
+{
+	struct dfkv_lease *l = calloc(1, sizeof(*l) +
+				      k->nreq * sizeof(l->part[0]));
+	size_t hits = 0;
+
+	*lease = NULL;
+	*nr_hits = 0;
+	memset(stored_lens, 0, k->n * sizeof(*stored_lens));
+	if (!l) {
+		/* the nodes drop what they granted with the connections */
+		for (size_t j = 0; j < k->nreq; j++)
+			if (k->reqs[j].conn)
+				lease_conn_put(c, k->reqs[j].peer,
+					       k->reqs[j].conn);
+		return DFKV_E_NOMEM;
+	}
+	/* the leading run of keys each within its node's leading hits */
+	for (; hits < k->n; hits++) {
+		const struct dfkv_req *r = keyed_req(k, hits);
+		size_t slot = k->pos[hits];
+
+		if (r->status != DFKV_STATUS_OK ||
+		    slot - (size_t)(r->keys - k->gkeys) >= r->nr_hits)
+			break;
+		stored_lens[hits] = k->gres[slot];
+	}
+	for (size_t j = 0; j < k->nreq; j++) {
+		const struct dfkv_req *r = &k->reqs[j];
+
+		if (r->status == DFKV_STATUS_OK && r->lease_id)
+			l->part[l->n++] = (struct lease_part){ r->peer,
+							       r->lease_id,
+							       r->conn };
+	}
+	*nr_hits = hits;
+	lease_link(c, l);
+	*lease = l;
+	return 0;
+}
+
 DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n, uint32_t ttl_ms,
 			uint64_t *stored_lens, size_t *nr_hits,
 			struct dfkv_lease **lease)
 {
-	struct dfkv_lease *l;
-	struct keyed k;
-	size_t hits = 0;
+	struct dfkv_keyed k;
 	int err;
 
 	if (lease)
@@ -1050,43 +1098,16 @@ DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 		memset(stored_lens, 0, n * sizeof(*stored_lens));
 	if (!stored_lens || !nr_hits || !lease || ttl_ms > DFKV_LEASE_TTL_MAX_MS)
 		return DFKV_E_INVAL;
-	err = keyed_prepare(c, DFKV_OP_LEASE, keys, key_lens, n, &k);
+	err = dfkv_keyed_prepare(c, DFKV_OP_LEASE, keys, key_lens, n, &k);
 	if (err)
 		return err;
 	for (size_t j = 0; j < k.nreq; j++)
 		k.reqs[j].length = ttl_ms;
-	l = calloc(1, sizeof(*l) + k.nreq * sizeof(l->part[0]));
-	if (!l) {
-		keyed_free(&k);
-		return DFKV_E_NOMEM;
-	}
-	execute(c, k.rp, k.nreq);
-	/* the leading run of keys each within its node's leading hits */
-	for (; hits < n; hits++) {
-		const struct dfkv_req *r = NULL;
-		size_t slot = k.pos[hits];
-
-		for (size_t j = 0; j < k.nreq; j++)
-			if (k.reqs[j].peer == k.peer_of[hits])
-				r = &k.reqs[j];
-		if (r->status != DFKV_STATUS_OK ||
-		    slot - (size_t)(r->keys - k.gkeys) >= r->nr_hits)
-			break;
-		stored_lens[hits] = k.gres[slot];
-	}
-	for (size_t j = 0; j < k.nreq; j++) {
-		struct dfkv_req *r = &k.reqs[j];
-
-		if (r->status == DFKV_STATUS_OK && r->lease_id)
-			l->part[l->n++] = (struct lease_part){ r->peer,
-							       r->lease_id,
-							       r->conn };
-	}
-	err = keyed_status(&k);
-	keyed_free(&k);
-	*nr_hits = hits;
-	lease_link(c, l);
-	*lease = l;
+	dfkv_execute(c, k.rp, k.nreq);
+	err = dfkv_lease_results(c, &k, stored_lens, nr_hits, lease);
+	if (!err)
+		err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
 	return err;
 }
 
@@ -1111,7 +1132,7 @@ DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *l)
 			rp[i] = &reqs[i];
 		}
 		if (l->n)
-			execute(c, rp, l->n);
+			dfkv_execute(c, rp, l->n);
 		for (size_t i = 0; i < l->n; i++) {
 			/* a connection the transport did not take back */
 			if (reqs[i].conn)
@@ -1150,6 +1171,7 @@ static const char *result_name(int s)
 	static const char *const er[] = {
 		"", "inval", "nomem", "range", "unavailable", "timeout",
 		"proto", "not_run", "members", "nodev", "sys", "auth",
+		"cancelled",
 	};
 
 	static_assert(sizeof(st) / sizeof(st[0]) == __DFKV_STATUS_MAX, "st");

@@ -94,6 +94,7 @@ struct dfkv_client {
 	struct dfkv_ring *ring;		/* static members; NULL with disc */
 	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
 	struct dfkv_rdma *rdma;		/* RDMA devices and pools, or NULL */
+	struct dfkv_async *async;	/* asynchronous batches (async.c) */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];

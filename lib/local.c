@@ -164,6 +164,9 @@ static void keys_op(int fd, struct dfkv_req *r)
 		.lease_id = r->lease_id,
 	};
 
+	if (r->op == DFKV_OP_TOUCH && r->offset)
+		k.flags = DFKV_TOUCH_REVERSE;
+
 	if (r->op == DFKV_OP_RELEASE)
 		k.keys = 0;
 	if (ioctl(fd, op_ioctl[r->op], &k)) {

@@ -981,6 +981,8 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 		it->w.tenant = 0;
 		if (r->op == DFKV_OP_LEASE)
 			it->w.length = r->length;
+		if (r->op == DFKV_OP_TOUCH)
+			it->w.offset = r->offset;	/* the walk */
 		return item_payload(c, conn, it, it->keys, kl);
 	}
 	case DFKV_OP_HELLO:

@@ -243,6 +243,8 @@ static int item_prepare(struct item *it)
 		it->nin = 1;
 		if (r->op == DFKV_OP_LEASE)
 			it->w.length = r->length;
+		if (r->op == DFKV_OP_TOUCH)
+			it->w.offset = r->offset;	/* the walk */
 		break;
 	case DFKV_OP_RELEASE:
 		it->w.offset = r->lease_id;

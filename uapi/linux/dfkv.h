@@ -209,6 +209,9 @@ struct dfkv_ioc_keys {
 
 #define DFKV_IOC_KEYS_SIZE_VER0	56
 
+/* dfkv_ioc_keys.flags of TOUCH: walk last to first (SPEC.md 6) */
+#define DFKV_TOUCH_REVERSE	(1U << 0)
+
 /*
  * DFKV_IOC_BATCH: ops points at count entries of op_size bytes each
  * (op_size >= DFKV_IOC_OP_SIZE_VER0); each entry names its op (PUT, GET,
