@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * libdfkv client: dfkv_open_v2/dfkv_close, the public operations, routing
- * of keys to members by the Ketama ring, the choice of transport per
- * member (/dev/dfkv or TCP), peer health (a failed member is skipped for
- * a cooldown: reads become misses, writes are dropped and counted), lease
- * handles, and the client's counters.  The transports (local.c, tcp.c)
- * only execute routed requests.
+ * libdfkv client: dfkv_open_v2/dfkv_close, the synchronous operations,
+ * routing of keys to members by the Ketama ring, the choice of transport
+ * per member (/dev/dfkv, TCP or RDMA: the ops tables of local.c, tcp.c and
+ * rdma.c), what a failed member means for a request (health.c skips it
+ * for a cooldown: reads become misses, writes are dropped and counted),
+ * lease handles, and the client's counters.  The transports only execute
+ * routed requests; async.c runs the same requests from its own thread.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "discovery.h"
 #include "ops.h"
+#include "transport.h"
 #include "rdma.h"
 #include "token.h"
 
@@ -51,27 +53,6 @@ struct client_priv {
 	struct lease_list leases;
 };
 
-uint64_t dfkv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------- health */
-
-bool dfkv_peer_usable(struct dfkv_client *c, struct dfkv_peer *p)
-{
-	(void)c;
-	return dfkv_now_ms() >= atomic_load(&p->down_until_ms);
-}
-
-void dfkv_peer_failed(struct dfkv_client *c, struct dfkv_peer *p)
-{
-	atomic_store(&p->down_until_ms, dfkv_now_ms() + c->opt.cooldown_ms);
-}
-
 /* ------------------------------------------------------- open / close */
 
 static void peers_fini(struct dfkv_client *c)
@@ -79,9 +60,8 @@ static void peers_fini(struct dfkv_client *c)
 	for (size_t i = 0; i < c->npeers; i++) {
 		struct dfkv_peer *p = &c->peers[i];
 
-		dfkv_local_peer_fini(c, p);
-		dfkv_tcp_peer_fini(c, p);
-		dfkv_rdma_peer_fini(c, p);
+		if (p->t)
+			p->t->fini(c, p);
 		pthread_mutex_destroy(&p->pool_lock);
 		pthread_rwlock_destroy(&p->local_lock);
 	}
@@ -93,13 +73,10 @@ static struct lease_list *leases_of(struct dfkv_client *c)
 }
 
 /* Close the connection a lease held (TCP or RDMA). */
-static void lease_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-			   struct dfkv_conn *conn)
+static void lease_conn_put(struct dfkv_client *c, struct dfkv_conn *conn)
 {
-	if (p->rdma)
-		dfkv_rdma_conn_put(c, p, conn, false);
-	else
-		dfkv_tcp_conn_put(c, p, conn, false);
+	if (conn)
+		conn->t->conn_put(c, conn, false);
 }
 
 DFKV_API void dfkv_close(struct dfkv_client *c)
@@ -117,7 +94,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 		l->prev->next = l->next;
 		l->next->prev = l->prev;
 		for (size_t i = 0; i < l->n; i++)
-			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
+			lease_conn_put(c, l->part[i].conn);
 		free(l);
 	}
 	pthread_mutex_destroy(&ll->lock);
@@ -200,29 +177,39 @@ static void peer_slot_init(struct dfkv_peer *p)
 	atomic_init(&p->max_value, 0);
 }
 
+/* Set up p over transport t (its fini runs at close even on failure). */
+static int peer_use(struct dfkv_client *c, struct dfkv_peer *p,
+		    const struct dfkv_transport_ops *t)
+{
+	p->t = t;
+	return t->init(c, p);
+}
+
+/*
+ * The transport of one peer: /dev/dfkv when asked for, or with AUTO
+ * when the node is in this network namespace; else RDMA when it is on,
+ * else TCP.
+ */
+static int peer_choose(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
+		return peer_use(c, p, &dfkv_local_transport);
+	if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
+	    !peer_use(c, p, &dfkv_local_transport))
+		return 0;
+	return peer_use(c, p, use_rdma(c) ? &dfkv_rdma_transport :
+			&dfkv_tcp_transport);
+}
+
 static int peers_init(struct dfkv_client *c)
 {
-	bool auto_local = c->opt.transport == DFKV_TRANSPORT_AUTO;
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < c->npeers; i++)
 		peer_slot_init(&c->peers[i]);
-	for (i = 0; i < c->npeers && !err; i++) {
-		struct dfkv_peer *p = &c->peers[i];
-
-		if (c->opt.transport == DFKV_TRANSPORT_LOCAL) {
-			err = dfkv_local_peer_init(c, p);
-			continue;
-		}
-		if (auto_local && !dfkv_local_peer_init(c, p))
-			continue;
-		if (use_rdma(c)) {
-			err = dfkv_rdma_peer_init(c, p);
-			continue;
-		}
-		err = dfkv_tcp_peer_init(c, p);
-	}
+	for (i = 0; i < c->npeers && !err; i++)
+		err = peer_choose(c, &c->peers[i]);
 	return err;
 }
 
@@ -233,17 +220,9 @@ int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
 	int err;
 
 	peer_slot_init(p);
-	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
-		err = dfkv_local_peer_init(c, p);
-	else if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
-		 !dfkv_local_peer_init(c, p))
-		err = 0;
-	else if (use_rdma(c))
-		err = dfkv_rdma_peer_init(c, p);
-	else
-		err = dfkv_tcp_peer_init(c, p);
+	err = peer_choose(c, p);
 	if (err)
-		atomic_store(&p->down_until_ms, UINT64_MAX);
+		dfkv_peer_disable(p);
 	return err;
 }
 
@@ -400,44 +379,50 @@ static bool too_large(const struct dfkv_req *r)
 	return r->op == DFKV_OP_PUT && max && r->val_len > max;
 }
 
+/* Requests of one transport, for dfkv_execute. */
+struct tgroup {
+	const struct dfkv_transport_ops *t;
+	struct dfkv_req **reqs;
+	size_t n;
+};
+
+#define TRANSPORTS_MAX	3	/* local, TCP, RDMA */
+
 void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 {
-	struct dfkv_req **loc = calloc(n, sizeof(*loc));
-	struct dfkv_req **tcp = calloc(n, sizeof(*tcp));
-	struct dfkv_req **rdma = calloc(n, sizeof(*rdma));
-	size_t nl = 0, nt = 0, nr = 0;
+	struct tgroup g[TRANSPORTS_MAX] = { 0 };
+	size_t ng = 0;
 
-	if (!loc || !tcp || !rdma) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i]->status = DFKV_E_NOMEM;
-		goto out;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct dfkv_req *r = reqs[i];
+		size_t k = 0;
 
 		r->status = DFKV_E_NOT_RUN;
-		if (!dfkv_peer_usable(c, r->peer)) {
+		if (!dfkv_peer_usable(c, r->peer) || !r->peer->t) {
 			r->status = DFKV_E_UNAVAILABLE;
 			atomic_fetch_add(&c->peer_skips, 1);
-		} else if (too_large(r)) {
-			r->status = DFKV_STATUS_TOO_LARGE;
-		} else if (r->peer->local) {
-			loc[nl++] = r;
-		} else if (r->peer->rdma) {
-			rdma[nr++] = r;
-		} else {
-			tcp[nt++] = r;
+			continue;
 		}
+		if (too_large(r)) {
+			r->status = DFKV_STATUS_TOO_LARGE;
+			continue;
+		}
+		while (k < ng && g[k].t != r->peer->t)
+			k++;
+		if (k == ng) {
+			g[ng].t = r->peer->t;
+			g[ng].reqs = calloc(n - i, sizeof(*g[ng].reqs));
+			if (!g[ng].reqs) {
+				r->status = DFKV_E_NOMEM;
+				continue;
+			}
+			ng++;
+		}
+		g[k].reqs[g[k].n++] = r;
 	}
-	if (nl)
-		dfkv_local_exec(c, loc, nl);
-	if (nt)
-		dfkv_tcp_exec(c, tcp, nt,
-			      dfkv_now_ms() + c->opt.io_timeout_ms);
-	if (nr)
-		dfkv_rdma_exec(c, rdma, nr,
-			       dfkv_now_ms() + c->opt.io_timeout_ms);
-out:
+	for (size_t k = 0; k < ng; k++)
+		g[k].t->exec(c, g[k].reqs, g[k].n,
+			     dfkv_now_ms() + c->opt.io_timeout_ms);
 	for (size_t i = 0; i < n; i++) {
 		struct dfkv_req *r = reqs[i];
 		int s = r->status;
@@ -463,9 +448,8 @@ out:
 		    r->status > __DFKV_E_MIN)
 			atomic_fetch_add(&c->ops[r->op][r->status - __DFKV_E_MIN], 1);
 	}
-	free(loc);
-	free(tcp);
-	free(rdma);
+	for (size_t k = 0; k < ng; k++)
+		free(g[k].reqs);
 }
 
 /* A single data operation on key. */
@@ -1054,8 +1038,7 @@ int dfkv_lease_results(struct dfkv_client *c, const struct dfkv_keyed *k,
 		/* the nodes drop what they granted with the connections */
 		for (size_t j = 0; j < k->nreq; j++)
 			if (k->reqs[j].conn)
-				lease_conn_put(c, k->reqs[j].peer,
-					       k->reqs[j].conn);
+				lease_conn_put(c, k->reqs[j].conn);
 		return DFKV_E_NOMEM;
 	}
 	/* the leading run of keys each within its node's leading hits */
@@ -1136,14 +1119,14 @@ DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *l)
 		for (size_t i = 0; i < l->n; i++) {
 			/* a connection the transport did not take back */
 			if (reqs[i].conn)
-				lease_conn_put(c, reqs[i].peer, reqs[i].conn);
+				lease_conn_put(c, reqs[i].conn);
 			if (reqs[i].status != DFKV_STATUS_OK && !err)
 				err = reqs[i].status;
 		}
 	}
 	if (err == DFKV_E_NOMEM)
 		for (size_t i = 0; i < l->n; i++)
-			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
+			lease_conn_put(c, l->part[i].conn);
 	free(reqs);
 	free(rp);
 	free(l);

@@ -633,7 +633,10 @@ DFKV_API void dfkv_batch_free(struct dfkv_batch *b);
  * RDMA memory registration.  dfkv_register_memory records [base, base +
  * len) as a pool: buffers inside it are used by RDMA requests with the
  * pool's registration (made once per device, on first use), so a value
- * moves without a per-request registration.  Pools may not overlap.
+ * moves without a per-request registration.  A range containing pools
+ * replaces them (an engine's host pool re-declared larger); any other
+ * overlap with a pool, a range inside one included, is DFKV_E_INVAL
+ * (the Python binding treats a range inside a pool as registered).
  * Buffers outside every pool still work: each request registers them
  * for its own duration only.  dfkv_unregister_memory(base) waits for the
  * requests in flight and drops the pool; the memory must stay valid
