@@ -251,7 +251,8 @@ static size_t round_size(const struct dfkv_client *c)
 
 /*
  * Take the next round's requests from the queue (lock held) into
- * round[0..*nr); round has round_size() slots.
+ * round[0..*nr): budget of them, or one keyed batch whole (round has
+ * budget + DFKV_KEYS_MAX slots).
  */
 static void round_take(struct dfkv_async *a, size_t budget,
 		       struct dfkv_req **round, size_t *nr)
@@ -305,7 +306,8 @@ static void *worker(void *arg)
 	struct dfkv_client *c = arg;
 	struct dfkv_async *a = c->async;
 	size_t cap = round_size(c), nr;
-	struct dfkv_req **round = calloc(cap, sizeof(*round));
+	/* a keyed batch goes whole (a request per peer, at most a key each) */
+	struct dfkv_req **round = calloc(cap + DFKV_KEYS_MAX, sizeof(*round));
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {

@@ -272,17 +272,22 @@ def async_put_get_exist_probe_lease():
     assert lease.release() == dfkv.OK
 
 
+def refused(status, fn):
+    """fn() raises DfkvError with status."""
+    try:
+        fn()
+    except dfkv.DfkvError as e:
+        assert e.status == status, e
+        return
+    raise AssertionError("accepted")
+
+
 @test
 def async_argument_errors_raise():
-    for bad in (lambda: C.submit_put([b"x"], []),
-                lambda: C.submit_probe([]),
-                lambda: C.submit_lease([b"x"], ttl_ms=1 << 31)):
-        try:
-            bad()
-        except dfkv.DfkvError as e:
-            assert e.status == dfkv.ERRORS["E_INVAL"]
-        else:
-            raise AssertionError("accepted")
+    inval = dfkv.ERRORS["E_INVAL"]
+    refused(inval, lambda: C.submit_put([b"x"], []))
+    refused(inval, lambda: C.submit_probe([]))
+    refused(inval, lambda: C.submit_lease([b"x"], ttl_ms=1 << 31))
     b = C.submit_put([b"", b"ok-key"], [b"v", b"v"])
     assert b.wait(5) and b.results == [dfkv.ERRORS["E_INVAL"], dfkv.OK]
     assert C.reap() == [b]
@@ -330,6 +335,12 @@ def async_run_from_asyncio():
 
     assert asyncio.run(main()) == 8
     assert C.reap() == []       # run() reaped what it awaited
+
+    async def again():          # another loop: run() follows it
+        return (await C.run(C.submit_exist(keys[:2]))).results
+
+    assert asyncio.run(again()) == [dfkv.OK, dfkv.OK]
+    assert C.reap() == []
 
 
 @test

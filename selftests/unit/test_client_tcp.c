@@ -34,6 +34,7 @@
 #include "kselftest_harness.h"
 #include "dfkv.h"
 #include "wire.h"
+#include "../client_async.h"
 
 /* ---------------------------------------------------------- test node */
 
@@ -804,116 +805,21 @@ static void *worker_main(void *arg)
 	EXPECT_EQ(0, __lsan_do_recoverable_leak_check());		\
 } while (0)
 
-/* Reap until want batches came, polling the eventfd; how many came. */
-static int reap_n(struct dfkv_client *c, struct dfkv_batch **out, int want)
-{
-	struct pollfd p = { .fd = dfkv_batch_fd(c), .events = POLLIN };
-	int got = 0;
-
-	/* the bound only stops a broken library from hanging the test */
-	while (got < want && poll(&p, 1, 20000) > 0) {
-		int n = dfkv_reap(c, out + got, want - got);
-
-		if (n < 0)
-			return n;
-		got += n;
-	}
-	return got;
-}
-
-static struct dfkv_batch *submit(struct dfkv_client *c, uint32_t op,
-				 size_t n, const void *const *keys,
-				 const uint64_t *kl,
-				 const struct dfkv_iov *const *iovs,
-				 const size_t *cnts, uint64_t user)
-{
-	struct dfkv_batch_desc d = {
-		.size = sizeof(d), .op = op, .n = n, .keys = keys,
-		.key_lens = kl, .iovs = iovs, .iovcnts = cnts, .user = user,
-	};
-	struct dfkv_batch *b = NULL;
-
-	return dfkv_submit(c, &d, &b) ? NULL : b;
-}
-
-/* nb batches of nk keys each: key "<tag>-<b>-<k>", two segments each. */
-struct abatch {
-	size_t nb, nk;
-	char (*names)[32];
-	const void **keys;
-	uint64_t *kl;
-	uint8_t *vals, *outs;
-	struct dfkv_iov *iov;
-	const struct dfkv_iov **iovs;
-	size_t *cnts;
-};
-
-static void abatch_init(struct abatch *a, const char *tag, size_t nb,
-			size_t nk)
-{
-	size_t n = nb * nk;
-
-	a->nb = nb;
-	a->nk = nk;
-	a->names = calloc(n, sizeof(*a->names));
-	a->keys = calloc(n, sizeof(*a->keys));
-	a->kl = calloc(n, sizeof(*a->kl));
-	a->vals = calloc(n, 64);
-	a->outs = calloc(n, 64);
-	a->iov = calloc(2 * n, sizeof(*a->iov));
-	a->iovs = calloc(n, sizeof(*a->iovs));
-	a->cnts = calloc(n, sizeof(*a->cnts));
-	for (size_t i = 0; i < n; i++) {
-		snprintf(a->names[i], sizeof(a->names[i]), "%.8s-%u-%u", tag,
-			 (unsigned int)(i / nk % 100000),
-			 (unsigned int)(i % nk % 100000));
-		a->keys[i] = a->names[i];
-		a->kl[i] = strlen(a->names[i]);
-		fill(a->vals + 64 * i, 64, (unsigned int)i);
-		a->iov[2 * i] = (struct dfkv_iov){ a->vals + 64 * i, 24 };
-		a->iov[2 * i + 1] = (struct dfkv_iov){ a->vals + 64 * i + 24, 40 };
-		a->iovs[i] = &a->iov[2 * i];
-		a->cnts[i] = 2;
-	}
-}
-
-/* Point the segments at the outputs (for GETs). */
-static void abatch_outs(struct abatch *a)
-{
-	for (size_t i = 0; i < a->nb * a->nk; i++) {
-		a->iov[2 * i] = (struct dfkv_iov){ a->outs + 64 * i, 40 };
-		a->iov[2 * i + 1] = (struct dfkv_iov){ a->outs + 64 * i + 40, 24 };
-	}
-}
-
-static void abatch_free(struct abatch *a)
-{
-	free(a->names);
-	free(a->keys);
-	free(a->kl);
-	free(a->vals);
-	free(a->outs);
-	free(a->iov);
-	free(a->iovs);
-	free(a->cnts);
-}
-
 TEST_F(cluster, async_thousands_in_flight)
 {
 	enum { NB = 8, NK = 1000 };
 	struct dfkv_batch *b[NB], *got[NB + 4];
-	struct abatch a;
+	struct async_set a;
 	bool seen[NB] = { false };
 	struct pollfd p;
 
-	abatch_init(&a, "af", NB, NK);
+	ASSERT_EQ(0, async_set_init(&a, "af", NB * NK, 64));
 	for (size_t i = 0; i < NB; i++) {
-		b[i] = submit(self->c, DFKV_OP_PUT, NK, a.keys + i * NK,
-			      a.kl + i * NK, a.iovs + i * NK, a.cnts + i * NK, i);
+		b[i] = async_submit(self->c, DFKV_OP_PUT, &a, i * NK, NK, i);
 		ASSERT_NE(NULL, b[i]);
 	}
 	/* every batch is reaped once, each with its results */
-	ASSERT_EQ(NB, reap_n(self->c, got, NB));
+	ASSERT_EQ(NB, async_reap(self->c, got, NB));
 	for (size_t i = 0; i < NB; i++) {
 		uint64_t u = dfkv_batch_user(got[i]);
 
@@ -938,10 +844,9 @@ TEST_F(cluster, async_thousands_in_flight)
 	EXPECT_EQ(0, poll(&p, 1, 0));	/* nothing left: not readable */
 
 	/* all of them back, scattered into two segments each */
-	abatch_outs(&a);
+	async_set_outs(&a);
 	for (size_t i = 0; i < NB; i++) {
-		b[i] = submit(self->c, DFKV_OP_GET, NK, a.keys + i * NK,
-			      a.kl + i * NK, a.iovs + i * NK, a.cnts + i * NK, i);
+		b[i] = async_submit(self->c, DFKV_OP_GET, &a, i * NK, NK, i);
 		ASSERT_NE(NULL, b[i]);
 	}
 	for (size_t i = 0; i < NB; i++) {
@@ -958,10 +863,10 @@ TEST_F(cluster, async_thousands_in_flight)
 	}
 	EXPECT_EQ(0, memcmp(a.vals, a.outs, (size_t)NB * NK * 64));
 	/* waited for, still reaped once */
-	ASSERT_EQ(NB, reap_n(self->c, got, NB));
+	ASSERT_EQ(NB, async_reap(self->c, got, NB));
 	for (size_t i = 0; i < NB; i++)
 		dfkv_batch_free(got[i]);
-	abatch_free(&a);
+	async_set_free(&a);
 	CLOSE_LEAK_FREE(self);
 }
 
@@ -990,7 +895,7 @@ TEST_F(cluster, async_keyed_and_exist)
 	d.op = DFKV_OP_EXIST;
 	d.flags = 0;
 	ASSERT_EQ(0, dfkv_submit(self->c, &d, &ex));
-	ASSERT_EQ(4, reap_n(self->c, got, 4));
+	ASSERT_EQ(4, async_reap(self->c, got, 4));
 
 	EXPECT_EQ(0, dfkv_batch_status(pr));
 	EXPECT_EQ(2, dfkv_batch_hits(pr));
@@ -1104,22 +1009,20 @@ TEST_F(cluster, async_arguments)
 	CLOSE_LEAK_FREE(self);
 }
 
-/* n keys routed to node i: "<tag>-<j>" */
+/* Rename the keys of s to ones routed to node i: "<tag>-<j>". */
 static size_t keys_of_node(struct dfkv_client *c, const char *tag, int node,
-			   char (*names)[32], const void **keys, uint64_t *kl,
-			   size_t n)
+			   struct async_set *s)
 {
 	size_t k = 0;
 
-	for (int j = 0; k < n && j < 100000; j++) {
+	for (int j = 0; k < s->n && j < 100000; j++) {
 		const char *m;
 
-		snprintf(names[k], sizeof(names[k]), "%s-%d", tag, j);
-		if (dfkv_locate(c, names[k], strlen(names[k]), &m, NULL) ||
+		snprintf(s->names[k], sizeof(s->names[k]), "%.8s-%d", tag, j);
+		if (dfkv_locate(c, s->names[k], strlen(s->names[k]), &m, NULL) ||
 		    node_index(m) != node)
 			continue;
-		keys[k] = names[k];
-		kl[k] = strlen(names[k]);
+		s->kl[k] = strlen(s->names[k]);
 		k++;
 	}
 	return k;
@@ -1130,30 +1033,21 @@ TEST_F(cluster, async_cancel_what_was_not_sent)
 	/* the first batch is longer than a round of the completion thread
 	 * (3 nodes x 2 connections x 4 in flight x 2 = 48, at least 64) */
 	enum { NA = 100, NB = 50 };
-	static char names[NA + NB][32];
-	const void *keys[NA + NB];
-	uint64_t kl[NA + NB];
-	struct dfkv_iov v = { "value", 5 }, *vp = &v;
-	const struct dfkv_iov *iovs[NB];
-	size_t cnts[NB];
 	struct dfkv_batch *a, *b, *got[2];
+	struct async_set s;
 	int st;
 
-	ASSERT_EQ(NA + NB, keys_of_node(self->c, "cx", 0, names, keys, kl,
-					NA + NB));
-	for (int i = 0; i < NB; i++) {
-		iovs[i] = vp;
-		cnts[i] = 1;
-	}
+	ASSERT_EQ(0, async_set_init(&s, "cx", NA + NB, 8));
+	ASSERT_EQ(NA + NB, keys_of_node(self->c, "cx", 0, &s));
 	self->srv[0].mode = SRV_STALL;	/* node-a holds what it reads */
-	a = submit(self->c, DFKV_OP_EXIST, NA, keys, kl, NULL, NULL, 1);
-	b = submit(self->c, DFKV_OP_PUT, NB, keys + NA, kl + NA, iovs, cnts, 2);
+	a = async_submit(self->c, DFKV_OP_EXIST, &s, 0, NA, 1);
+	b = async_submit(self->c, DFKV_OP_PUT, &s, NA, NB, 2);
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
 	EXPECT_EQ(0, dfkv_batch_cancel(b));
 	EXPECT_EQ(DFKV_E_TIMEOUT, dfkv_batch_wait(a, 0));
 	self->srv[0].mode = SRV_OK;	/* its connections close: misses */
-	ASSERT_EQ(2, reap_n(self->c, got, 2));
+	ASSERT_EQ(2, async_reap(self->c, got, 2));
 	EXPECT_EQ(DFKV_E_CANCELLED, dfkv_batch_status(b));
 	for (int i = 0; i < NB; i++) {
 		ASSERT_EQ(0, dfkv_batch_result(b, (uint64_t)i, &st, NULL));
@@ -1167,19 +1061,19 @@ TEST_F(cluster, async_cancel_what_was_not_sent)
 	EXPECT_EQ(0, self->srv[0].puts);	/* nothing of b was sent */
 	dfkv_batch_free(a);
 	dfkv_batch_free(b);
+	async_set_free(&s);
 	CLOSE_LEAK_FREE(self);
 }
 
 TEST_F(cluster, async_close_with_work_outstanding)
 {
-	struct abatch a;
+	struct async_set a;
 	struct dfkv_batch *b;
 
-	abatch_init(&a, "cl", 6, 500);
+	ASSERT_EQ(0, async_set_init(&a, "cl", 6 * 500, 64));
 	self->srv[1].mode = SRV_STALL;
 	for (size_t i = 0; i < 6; i++) {
-		b = submit(self->c, DFKV_OP_PUT, 500, a.keys + i * 500,
-			   a.kl + i * 500, a.iovs + i * 500, a.cnts + i * 500, i);
+		b = async_submit(self->c, DFKV_OP_PUT, &a, i * 500, 500, i);
 		ASSERT_NE(NULL, b);
 		if (i == 5)
 			dfkv_batch_free(b);	/* let go of before it is done */
@@ -1187,29 +1081,29 @@ TEST_F(cluster, async_close_with_work_outstanding)
 	/* the rest are neither reaped nor freed: close frees them */
 	CLOSE_LEAK_FREE(self);
 	self->srv[1].mode = SRV_OK;
-	abatch_free(&a);
+	async_set_free(&a);
 }
 
 TEST_F(cluster, async_dead_node_completes_with_errors)
 {
-	struct abatch a;
+	struct async_set a;
 	struct dfkv_batch *put, *get, *got[2];
 	int dead = 2, st;
 	uint64_t len;
 
-	abatch_init(&a, "dn", 1, 600);
-	put = submit(self->c, DFKV_OP_PUT, 600, a.keys, a.kl, a.iovs, a.cnts, 0);
+	ASSERT_EQ(0, async_set_init(&a, "dn", 600, 64));
+	put = async_submit(self->c, DFKV_OP_PUT, &a, 0, 600, 0);
 	ASSERT_NE(NULL, put);
 	ASSERT_EQ(0, dfkv_batch_wait(put, -1));
 	ASSERT_EQ(0, dfkv_batch_status(put));
 	dfkv_batch_free(put);
 	srv_stop(&self->srv[dead]);
-	abatch_outs(&a);
-	get = submit(self->c, DFKV_OP_GET, 600, a.keys, a.kl, a.iovs, a.cnts, 0);
-	put = submit(self->c, DFKV_OP_PUT, 600, a.keys, a.kl, a.iovs, a.cnts, 1);
+	async_set_outs(&a);
+	get = async_submit(self->c, DFKV_OP_GET, &a, 0, 600, 0);
+	put = async_submit(self->c, DFKV_OP_PUT, &a, 0, 600, 1);
 	ASSERT_NE(NULL, get);
 	ASSERT_NE(NULL, put);
-	ASSERT_EQ(2, reap_n(self->c, got, 2));
+	ASSERT_EQ(2, async_reap(self->c, got, 2));
 	EXPECT_EQ(0, dfkv_batch_status(get));
 	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_batch_status(put));
 	for (uint64_t i = 0; i < 600; i++) {
@@ -1226,7 +1120,7 @@ TEST_F(cluster, async_dead_node_completes_with_errors)
 	}
 	dfkv_batch_free(get);
 	dfkv_batch_free(put);
-	abatch_free(&a);
+	async_set_free(&a);
 	CLOSE_LEAK_FREE(self);
 }
 

@@ -570,6 +570,8 @@ class Batch:
 
     def _collect(self):
         """Read the results out of the done C batch (once)."""
+        if self._status is not None:
+            return
         h, n = self._h, self._n
         st, ln = c_int(), c_uint64()
         status = _lib.dfkv_batch_status(h)
@@ -701,9 +703,7 @@ class Client:
                 b._collect()
                 b._free()
             self._live.clear()
-            if self._reader is not None and not self._reader.is_closed():
-                self._reader.remove_reader(self._fd)
-            self._reader = None
+            self._drop_reader()
             _lib.dfkv_close(self._c)
             self._c = c_void_p()
 
@@ -957,9 +957,12 @@ class Client:
     def _on_readable(self):
         for b in self._reap_c():
             self._unclaimed.append(b)
-        if not self._waiters and self._reader is not None:
+
+    def _drop_reader(self):
+        """Take fileno() off the loop run() registered it with."""
+        if self._reader is not None and not self._reader.is_closed():
             self._reader.remove_reader(self._fd)
-            self._reader = None
+        self._reader = None
 
     async def run(self, batch):
         """Await a batch from an asyncio loop (loop.add_reader on
@@ -973,7 +976,8 @@ class Client:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         self._waiters.setdefault(id(batch), []).append(fut)
-        if self._reader is None:
+        if self._reader is not loop:
+            self._drop_reader()
             self._fd = self.fileno()
             loop.add_reader(self._fd, self._on_readable)
             self._reader = loop
@@ -987,6 +991,8 @@ class Client:
                 ws.remove(fut)
                 if not ws:
                     del self._waiters[id(batch)]
+            if not self._waiters:
+                self._drop_reader()
         # the batch was reaped for run(): it is not also unclaimed
         if batch in self._unclaimed:
             self._unclaimed.remove(batch)
