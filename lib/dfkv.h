@@ -6,8 +6,9 @@
  * connector, dfkvctl, the Python binding) calls: identity (namespace
  * descriptor, layout fingerprint, object-key rendering, object id and
  * tenant hash; SPEC.md section 1), Ketama routing (SPEC 1.4), and the
- * client (dfkv_open_v2 and the operations of SPEC sections 2 and 4 over
- * TCP or the local /dev/dfkv fast path).  The wire constants and status
+ * client (dfkv_open_v2 and the operations of SPEC sections 2, 3 and 4
+ * over TCP, RDMA or the local /dev/dfkv fast path, synchronous or as
+ * asynchronous batches completed through an eventfd).  The wire constants and status
  * codes come from the one ABI header, <linux/dfkv.h>.
  *
  * Conventions

@@ -209,8 +209,10 @@ struct dfkv_ioc_keys {
 
 #define DFKV_IOC_KEYS_SIZE_VER0	56
 
-/* dfkv_ioc_keys.flags of TOUCH: walk last to first (SPEC.md 6) */
-#define DFKV_TOUCH_REVERSE	(1U << 0)
+/* dfkv_ioc_keys.flags */
+enum dfkv_keys_flags {
+	DFKV_TOUCH_REVERSE = 1U << 0,	/* TOUCH walks last to first (SPEC 6) */
+};
 
 /*
  * DFKV_IOC_BATCH: ops points at count entries of op_size bytes each
