@@ -135,4 +135,49 @@ static inline int async_reap(struct dfkv_client *c, struct dfkv_batch **out,
 	return got;
 }
 
+/*
+ * Submit s as nb batches of nk operations op (batch i: keys [i * nk,
+ * (i + 1) * nk), user i), reap them all on the eventfd and free them:
+ * 0 when each came back exactly once, as itself, done, with status OK
+ * and every operation OK (GET: s->vlen bytes read); else -1, saying why.
+ */
+static inline int async_run_all(struct dfkv_client *c, uint32_t op,
+				struct async_set *s, size_t nb, size_t nk)
+{
+	struct dfkv_batch **b = calloc(nb, sizeof(*b));
+	struct dfkv_batch **got = calloc(nb, sizeof(*got));
+	const char *why = NULL;
+	int n = 0;
+
+	if (!b || !got)
+		why = "no memory";
+	for (size_t i = 0; !why && i < nb; i++) {
+		b[i] = async_submit(c, op, s, i * nk, nk, i);
+		if (!b[i])
+			why = "submit refused";
+	}
+	if (!why && (n = async_reap(c, got, (int)nb)) != (int)nb)
+		why = "not every batch was reaped";
+	for (int i = 0; !why && i < n; i++) {
+		uint64_t u = dfkv_batch_user(got[i]), len;
+		int st;
+
+		if (u >= nb || got[i] != b[u] || !dfkv_batch_done(got[i]) ||
+		    dfkv_batch_op(got[i]) != op || dfkv_batch_status(got[i]))
+			why = "a batch came back wrong";
+		b[u < nb ? u : 0] = NULL;	/* a second time: wrong above */
+		for (size_t k = 0; !why && k < nk; k++)
+			if (dfkv_batch_result(got[i], k, &st, &len) || st ||
+			    (op == DFKV_OP_GET && len != s->vlen))
+				why = "an operation failed";
+	}
+	if (why)
+		fprintf(stderr, "# async_run_all: %s\n", why);
+	for (int i = 0; i < n; i++)
+		dfkv_batch_free(got[i]);
+	free(b);
+	free(got);
+	return why ? -1 : 0;
+}
+
 #endif /* DFKV_SELFTEST_CLIENT_ASYNC_H */
