@@ -195,6 +195,7 @@ static void node_update(struct apply *a, const struct conf_node *n,
 	for (s = 0; s < CS_COUNT; s++) {
 		if (!n->has[s])
 			continue;
+		cur = 0;
 		if (node_value(ni, s, &cur) &&
 		    (cur == n->val[s] || (s == CS_RAM && same_ram(ni, n->val[s]))))
 			continue;
