@@ -383,6 +383,7 @@ static int disk_attach(struct apply *a, const char *node,
 {
 	char what[DFKV_DISK_PATH_MAX + 160];
 	struct stat st;
+	bool blank;
 	int err;
 
 	snprintf(what, sizeof(what), "node %s: disk %s (%s) did not come back",
@@ -401,7 +402,8 @@ static int disk_attach(struct apply *a, const char *node,
 			   "attached");
 		return EXIT_OK;
 	}
-	if (d->format == FORMAT_BLANK && dev_blank(d->path)) {
+	blank = d->format == FORMAT_BLANK && dev_blank(d->path);
+	if (blank) {
 		err = disk_add(a, node, d, true);
 		if (!err) {
 			printf("node %s: disk %s (%s) formatted (the device was blank)\n",
@@ -410,6 +412,7 @@ static int disk_attach(struct apply *a, const char *node,
 		}
 	}
 	return nl_error(&a->g, err, "%s%s", what,
+			blank ? " (blank, formatting failed)" :
 			d->format == FORMAT_BLANK ?
 			" (not blank: not formatted)" : "");
 }

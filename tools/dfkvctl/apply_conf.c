@@ -443,6 +443,7 @@ static int json_read(const char *path, json_object **out)
 	struct json_tokener *tok;
 	size_t len = 0, i, line = 1;
 	char *text = NULL;
+	ssize_t got;
 	FILE *f;
 
 	f = fopen(path, "re");
@@ -450,21 +451,23 @@ static int json_read(const char *path, json_object **out)
 		err_msg("%s: %s", path, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (getdelim(&text, &len, '\0', f) < 0 && ferror(f)) {
+	/* The whole file (a NUL in it ends the text the parser sees). */
+	got = getdelim(&text, &len, '\0', f);
+	if (got < 0 && ferror(f)) {
 		err_msg("%s: %s", path, strerror(errno));
 		fclose(f);
 		free(text);
 		return EXIT_USAGE;
 	}
 	fclose(f);
-	len = text ? strlen(text) : 0;
+	len = got > 0 ? strnlen(text, (size_t)got) : 0;
 	tok = json_tokener_new();
 	if (!tok) {
 		free(text);
 		err_msg("out of memory");
 		return EXIT_FAIL;
 	}
-	*out = json_tokener_parse_ex(tok, text ? text : "", (int)len);
+	*out = json_tokener_parse_ex(tok, len ? text : "", (int)len);
 	jerr = json_tokener_get_error(tok);
 	if (jerr == json_tokener_continue)
 		jerr = json_tokener_error_parse_eof;
