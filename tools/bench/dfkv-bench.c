@@ -194,30 +194,22 @@ static uint64_t timed_op(struct bench_thread *t, uint64_t i, uint64_t *ns)
 		else
 			bad = 0;
 		break;
-	case P_MEM_PUT:
+	default: {
+		/* The references: memcpy or rep movsb, as a PUT or a GET. */
+		int ph = t->ph->phase;
+		char *slot = (char *)w->pool + i * c->size;
+		void *dst = ph == P_MEM_PUT || ph == P_MOVSB_PUT ? slot : w->ubuf;
+		const void *src = dst == slot ? w->ubuf : slot;
+
 		t0 = now_ns();
-		memcpy((char *)w->pool + i * c->size, w->ubuf, c->size);
+		if (ph == P_MOVSB_PUT || ph == P_MOVSB_GET)
+			copy_movsb(dst, src, c->size);
+		else
+			memcpy(dst, src, c->size);
 		t1 = now_ns();
 		bad = 0;
 		break;
-	case P_MOVSB_PUT:
-		t0 = now_ns();
-		copy_movsb((char *)w->pool + i * c->size, w->ubuf, c->size);
-		t1 = now_ns();
-		bad = 0;
-		break;
-	case P_MOVSB_GET:
-		t0 = now_ns();
-		copy_movsb(w->ubuf, (char *)w->pool + i * c->size, c->size);
-		t1 = now_ns();
-		bad = 0;
-		break;
-	default:
-		t0 = now_ns();
-		memcpy(w->ubuf, (char *)w->pool + i * c->size, c->size);
-		t1 = now_ns();
-		bad = 0;
-		break;
+	}
 	}
 	*ns = t1 - t0;
 	return bad;
