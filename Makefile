@@ -145,6 +145,7 @@ install: all
 	install -D -m 0644 uapi/linux/dfkv.h $(DESTDIR)$(PREFIX)/include/linux/dfkv.h
 	install -D -m 0644 tools/udev/60-dfkv.rules $(DESTDIR)/etc/udev/rules.d/60-dfkv.rules
 	install -D -m 0644 tools/systemd/mdsd.service $(DESTDIR)/etc/systemd/system/mdsd.service
+	install -D -m 0644 tools/systemd/dfkv-node.service $(DESTDIR)/etc/systemd/system/dfkv-node.service
 	[ -e $(DESTDIR)/etc/dfkv/mdsd.conf ] || \
 		install -D -m 0644 tools/systemd/mdsd.conf $(DESTDIR)/etc/dfkv/mdsd.conf
 	$(MAKE) -C lib install

@@ -2,7 +2,7 @@
 /*
  * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
  * (version.c, node.c, tenant.c, listener.c, disk.c, stats.c, monitor.c,
- * put.c, get.c, exist.c, rm.c, probe.c, key.c); main.c holds the
+ * put.c, get.c, exist.c, rm.c, probe.c, key.c, apply.c); main.c holds the
  * subcommand table.  This
  * header has what they share: exit codes, argument parsing, the netlink
  * connection, node and disk attribute decoding, the human reports and the
@@ -51,6 +51,8 @@ int clients_main(int argc, char *argv[]);
 int groups_main(int argc, char *argv[]);
 int listener_main(int argc, char *argv[]);
 int disk_main(int argc, char *argv[]);
+/* apply.c, apply_conf.c: nodes from a configuration file */
+int apply_main(int argc, char *argv[]);
 
 /* -------------------------------------------------------------- messages */
 

@@ -28,7 +28,7 @@ static const char help[] =
 	"    carved by the slab allocator (Documentation/ondisk.md).  The node's\n"
 	"    RAM budget becomes a RAM tier in front of its disks (see dfkvctl\n"
 	"    node, --policy).  Each block lives on one disk, chosen from the\n"
-	"    disk names by the same rendezvous hash clients use for nodes; the\n"
+	"    disk names by the same Ketama ring clients use for nodes; the\n"
 	"    name is stored in the superblock, so a disk keeps its blocks when\n"
 	"    its device path changes.  Adding and deleting disks needs\n"
 	"    CAP_NET_ADMIN in the node's network namespace; show and list do\n"

@@ -19,6 +19,7 @@ static const struct {
 	{ "tenant", tenant_main, "Register tenants' secrets and quotas, list tenants" },
 	{ "listener", listener_main, "Add, delete and list a node's TCP listeners" },
 	{ "disk", disk_main, "Attach, detach and show a node's disks" },
+	{ "apply", apply_main, "Create or update nodes from a configuration file" },
 	{ "stats", stats_main, "Show node or tenant statistics (table or JSON)" },
 	{ "monitor", monitor_main, "Print node and disk events as they happen" },
 	{ "put", put_main, "Store a value under a key through /dev/dfkv" },

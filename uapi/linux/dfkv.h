@@ -426,7 +426,7 @@ enum dfkv_disk_state {
 /* RAM tier write policy of a node with disks. */
 enum dfkv_tier_policy {
 	DFKV_TIER_WRITEBACK = 1,	/* RAM first, flushed by workers */
-	DFKV_TIER_WRITEAROUND = 2,	/* PUT to disk; whole GETs fill RAM */
+	DFKV_TIER_WRITEAROUND = 2,	/* acked on disk, then out of RAM */
 	__DFKV_TIER_MAX
 };
 
