@@ -131,7 +131,7 @@ class DfkvConnector(KVConnector):
             for leaf in self._leaves:
                 views[leaf] = [_host_view(b) for b in mem[leaf].buffers]
                 for v in views[leaf]:
-                    self._clients[leaf].register_memory(v)
+                    common.register_pool(self._clients[leaf], v)
             self._views.append(views)
         self._prepared = {}
         self._window = {leaf: g.blocks_in_window(params.page_size)

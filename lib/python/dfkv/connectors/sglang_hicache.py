@@ -102,7 +102,7 @@ class DfkvHiCacheStorage(HiCacheStorage):
         buf = mem_pool_host.kv_buffer
         self._base = buf.data_ptr()
         self._len = buf.numel() * buf.element_size()
-        self.client.register_memory(_region(self._base, self._len))
+        common.register_pool(self.client, _region(self._base, self._len))
         log.info("dfkv: HiCache storage for %s (%s), %d-byte pages",
                  self.sc.model_name, L.LAYOUT_ID, sum(sizes))
 
