@@ -111,7 +111,7 @@ class DfkvConnector(KVConnector):
         self._touch = os.getenv("MODULAR_DKV_DISABLE_G0_TOUCH", "0") in \
             ("", "0")
         dtype = getattr(params.dtype, "name", str(params.dtype))
-        self._clients, self._ranks, self._views = {}, {}, []
+        self._clients, self._ranks, self._views, self.ns = {}, {}, [], {}
         self._page = {}
         for leaf, g in self._leaves.items():
             unit = self._mem[0][leaf]
@@ -121,6 +121,7 @@ class DfkvConnector(KVConnector):
             ns = L.namespace(self.tenant, s.get("model_id"),
                              s.get("model_revision", ""), dtype, leaf, f,
                              shards)
+            self.ns[leaf] = ns
             self._clients[leaf] = common.open_client(s, ns)
             self._ranks[leaf] = L.shard_ranks(unit.replicated, shards)
             self._page[leaf] = unit.bytes_per_page
@@ -236,10 +237,13 @@ class DfkvConnector(KVConnector):
         try:
             for leaf, b in pending.items():
                 b.wait()
+                self._clients[leaf].reap()
                 lease = b.results
-                lk.leases[leaf] = lease
+                hits = lease.hits if lease is not None else 0
+                if lease is not None:
+                    lk.leases[leaf] = lease
                 k = len(self._keys(leaf, lk.hashes))
-                present = [i < lease.hits for i in range(k)]
+                present = [i < hits for i in range(k)]
                 lk.masks[leaf] = self._mask(leaf, present)
                 lk.pinned[leaf] = {bytes(h) for h, m in
                                    zip(lk.hashes, lk.masks[leaf]) if m}
@@ -262,14 +266,15 @@ class DfkvConnector(KVConnector):
         if lookup is None or lookup.done:
             return
         if lookup.pending is not None:
-            for b in lookup.pending.values():
+            for leaf, b in lookup.pending.items():
                 b.cancel()
                 b.wait()
-                if b.status == dfkv.OK:
-                    try:
+                self._clients[leaf].reap()
+                try:
+                    if b.results is not None:
                         b.results.release()
-                    except Exception:  # noqa: BLE001  (cancelled, failed)
-                        pass
+                except dfkv.DfkvError:
+                    pass            # cancelled or failed: nothing pinned
             lookup.pending = None
         if self._prepared.get(lookup.replica_idx) is lookup:
             del self._prepared[lookup.replica_idx]
@@ -431,7 +436,11 @@ class DfkvConnector(KVConnector):
                           exc_info=True)
 
     def poll_transfers(self):
-        return
+        """Reap the clients' completed batches (their handles are held
+        by the lookups that submitted them)."""
+        for c in self._clients.values():
+            if hasattr(c, "reap"):
+                c.reap()
 
     def shutdown(self):
         for lk in list(self._prepared.values()):
