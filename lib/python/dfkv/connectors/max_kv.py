@@ -174,6 +174,9 @@ class DfkvConnector(KVConnector):
         position: a window need not start at the root)."""
         c = self._clients[leaf]
         keys = self._keys(leaf, lk.hashes)
+        if not keys:
+            lk.masks[leaf], lk.pinned[leaf] = [], set()
+            return
         if self._leaves[leaf].is_full():
             want = list(range(len(keys)))
         else:
@@ -224,7 +227,7 @@ class DfkvConnector(KVConnector):
         lk = DfkvLookup(replica_idx, block_hashes)
         lk.pending = {}
         for leaf, c in self._clients.items():
-            if self._leaves[leaf].is_full():
+            if self._leaves[leaf].is_full() and block_hashes:
                 lk.pending[leaf] = c.submit_lease(
                     self._keys(leaf, block_hashes), ttl_ms=self._lease_ttl)
         return lk
@@ -372,6 +375,9 @@ class DfkvConnector(KVConnector):
             ranks = self._ranks[leaf]
             keys = self._keys(leaf, hashes)
             c = self._clients[leaf]
+            if not keys:
+                taken[leaf] = []
+                continue
             st, lens = c.probe(keys)
             have = lens if st == dfkv.OK else [0] * len(keys)
             put_k, put_b, took = [], [], []
@@ -403,6 +409,8 @@ class DfkvConnector(KVConnector):
         if not full:
             return None
         leaf = full[0]
+        if not block_hashes:
+            return [{leaf: []} for _ in replica_idxs]
         st, lens = self._clients[leaf].probe(self._keys(leaf, block_hashes))
         present = [bool(n) for n in lens] if st == dfkv.OK else \
             [False] * len(lens)
