@@ -74,3 +74,14 @@ def open_client(cfg, ns):
     """A dfkv.Client for cfg's control settings and namespace ns."""
     kw = control_settings(cfg)
     return dfkv.Client(kw.pop("members", None), ns, **kw)
+
+
+def register_pool(client, buf):
+    """Register an engine's host pool (a writable buffer) with client for
+    zero-copy RDMA; a client without RDMA (TCP, /dev/dfkv) uses the
+    buffers as they are and has nothing to register."""
+    try:
+        client.register_memory(buf)
+    except dfkv.DfkvError as e:
+        if e.status != dfkv.ERRORS["E_NODEV"]:
+            raise
