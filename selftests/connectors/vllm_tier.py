@@ -106,43 +106,45 @@ def store(mgr, tier, keys, req="w"):
     mgr.on_new_request(ctx)
     out = mgr.prepare_store(keys, ctx)
     assert out is not None and list(out.keys_to_store) == list(keys)
-    view = mgr.primary_tier.get_kv_memoryview()
-    row = tier.block_size_bytes
+    view = np.asarray(mgr.primary_tier.get_kv_memoryview()).view(np.uint8)
     for k, c in zip(keys, out.store_spec.chunk_ids):
-        np.frombuffer(view[int(c)], np.uint8)[:] = pattern(k, row)
+        view[int(c)] = pattern(k, view.shape[1])
     mgr.complete_store(keys, ctx)
     mgr.on_request_finished(ctx)
     settle(mgr)
 
 
 def lookup_all(mgr, keys, req):
-    """The scheduler's lookups of a prompt's chunks, stepping until
-    each resolves: the results in order, up to the first miss."""
+    """The scheduler's lookups of a prompt's chunks (as
+    OffloadingConnectorScheduler scans them: every chunk up to the first
+    miss, again at the next step while any is pending): the final
+    results in order, up to the first miss."""
     ctx = ReqContext(req_id=req)
     mgr.on_new_request(ctx)
-    results = []
-    for k in keys:
-        def resolved():
+
+    def scan():
+        results = []
+        for k in keys:
             r = mgr.lookup(k, ctx)
-            if r in (LookupResult.RETRY, LookupResult.HIT_PENDING):
-                mgr.on_schedule_end(END)
-                return None
-            return r
-        r = until("lookup resolves", resolved)
-        results.append(r)
-        if r is LookupResult.MISS:
-            break
-    return ctx, results
+            results.append(r)
+            if r is LookupResult.MISS:
+                break
+        if any(r in (LookupResult.RETRY, LookupResult.HIT_PENDING)
+               for r in results):
+            mgr.on_schedule_end(END)
+            return None
+        return results
+    return ctx, until("lookups resolve", scan)
 
 
 def check_loaded(mgr, tier, ctx, keys):
     spec = mgr.prepare_load(keys, ctx)
-    view = mgr.primary_tier.get_kv_memoryview()
+    view = np.asarray(mgr.primary_tier.get_kv_memoryview()).view(np.uint8)
     lay = tier._layouts[0]
     n = lay.slice_bytes * lay.copies
     for k, c in zip(keys, spec.chunk_ids):
-        got = np.frombuffer(view[int(c)], np.uint8)[:n]
-        assert np.array_equal(got, pattern(k, tier.block_size_bytes)[:n]), \
+        got = view[int(c)][:n]
+        assert np.array_equal(got, pattern(k, view.shape[1])[:n]), \
             "chunk %s differs" % k.hex()
     mgr.complete_load(keys, ctx)
     return [int(c) for c in spec.chunk_ids]

@@ -22,6 +22,10 @@ CONTROL_KEYS = ("members", "mds_endpoints", "group", "client_id",
                 "io_timeout_ms", "cooldown_ms")
 
 
+# The namespace revision of a model whose revision is not known.
+UNVERSIONED = "none"
+
+
 class ConfigError(ValueError):
     """A connector's settings are missing or malformed."""
 
@@ -64,11 +68,12 @@ def namespace(tenant, model_id, model_revision, layout_id, dtype,
 
     layout_fields: the shape/stride values that fix the byte layout of a
     block (ints or strings, in a fixed order per layout_id); they are
-    hashed into the layout fingerprint.
+    hashed into the layout fingerprint.  An unknown revision ("") is
+    UNVERSIONED (the field may not be empty).
     """
     fp = dfkv.layout_fingerprint([str(f).encode() for f in layout_fields])
     return dfkv.ns_build(tenant.encode(), model_id.encode(),
-                         (model_revision or "").encode(), layout_id.encode(),
+                         (model_revision or UNVERSIONED).encode(), layout_id.encode(),
                          str(dtype).encode(), fp, block_tokens, num_layers,
                          str(group).encode(), tp=tp, pp=pp, dp=dp, pcp=pcp,
                          dcp=dcp)

@@ -157,7 +157,8 @@ class DfkvTier(SecondaryTierManager):
             raise common.ConfigError("dfkv tier: unknown settings %s" %
                                      sorted(unknown))
         tenant = common.tenant_of(settings)
-        self._view = primary_kv_view
+        # One flat byte view: chunk c's row starts at c * block_size_bytes.
+        self._flat = primary_kv_view.cast("B")
         self._layouts = {}
         self._clients = {}
         for g in offloading_spec.config.groups:
@@ -183,9 +184,10 @@ class DfkvTier(SecondaryTierManager):
     # ----------------------------------------------------------- helpers
 
     def _slices(self, lay, chunk_id):
-        row = self._view[int(chunk_id)]
+        base = int(chunk_id) * self.block_size_bytes
         n = lay.slice_bytes
-        return [row[s * n:(s + 1) * n] for s in range(lay.copies)]
+        return [self._flat[base + s * n:base + (s + 1) * n]
+                for s in range(lay.copies)]
 
     def _submit(self, job, is_load):
         """Put or get job's chunks, one batch per group."""
@@ -259,13 +261,24 @@ class DfkvTier(SecondaryTierManager):
             self._finish(tr)
 
     def _probed(self, look, batch):
-        hits = batch.results if batch.status == dfkv.OK else 0
-        copies = self._layouts[get_offload_group_idx(look.keys[0])].copies
-        whole = hits // copies
-        for i, key in enumerate(look.keys):
+        """Full attention needs the prefix: the leading hits of the PROBE
+        are hits, the rest misses.  A sliding window group needs only
+        its window: each chunk is what its own EXISTs say."""
+        lay = self._layouts[get_offload_group_idx(look.keys[0])]
+        n = lay.copies
+        ok = batch.status == dfkv.OK
+        if lay.full:
+            whole = (batch.results if ok else 0) // n
+            found = [i < whole for i in range(len(look.keys))]
+        else:
+            res = batch.results if ok else [dfkv.NOT_FOUND] * (
+                n * len(look.keys))
+            found = [all(st == dfkv.OK for st in res[i * n:(i + 1) * n])
+                     for i in range(len(look.keys))]
+        for key, hit in zip(look.keys, found):
             if self._state.get(key, False) is None:
-                self._state[key] = i < whole
-        self.stats["hits"] += min(whole, len(look.keys))
+                self._state[key] = hit
+        self.stats["hits"] += sum(found)
 
     def _poll(self):
         for tag, batch in self._inflight.poll():
@@ -298,7 +311,7 @@ class DfkvTier(SecondaryTierManager):
             okeys = [k for key in keys
                      for k in lay.keys(get_offload_block_hash(key))]
             try:
-                b = c.submit_probe(okeys)
+                b = (c.submit_probe if lay.full else c.submit_exist)(okeys)
             except dfkv.DfkvError as e:
                 log.warning("dfkv tier: probe failed: %s", e)
                 for key in keys:
