@@ -23,6 +23,7 @@ _tmp = tempfile.mkdtemp(prefix="dfkv-lmcache-")
 os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dfkv  # noqa: E402
@@ -93,7 +94,7 @@ def fill(obj, key):
     g = torch.Generator().manual_seed(key.chunk_hash & 0x7fffffff)
     t = torch.randint(0, 256, (len(obj.byte_array),), dtype=torch.uint8,
                       generator=g)
-    memoryview(obj.byte_array)[:] = t.numpy().tobytes()
+    np.frombuffer(obj.byte_array, np.uint8)[:] = t.numpy()
     return bytes(obj.byte_array)
 
 

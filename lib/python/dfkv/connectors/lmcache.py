@@ -26,6 +26,8 @@ object of tp rank -1.  Documentation/connectors.md.
 import hashlib
 import logging
 
+import numpy as np
+
 import dfkv
 from dfkv.connectors import common
 
@@ -55,6 +57,12 @@ def settings_of(config, plugin_name):
     pre = "remote_storage_plugin.%s." % (plugin_name or PLUGIN_TYPE)
     extra = (config.extra_config if config is not None else None) or {}
     return {k[len(pre):]: v for k, v in extra.items() if k.startswith(pre)}
+
+
+def _bytes(obj):
+    """A MemoryObj's bytes as a uint8 array over the same memory (its
+    byte_array is a ctypes view whose "<B" format buffers refuse)."""
+    return np.frombuffer(obj.byte_array, np.uint8)
 
 
 def _dtype(d):
@@ -202,7 +210,7 @@ class DfkvConnector(RemoteConnector):
             return out
         b = await self._run(self.client.submit_get(
             [self.ident.key(k) for k, _ in want],
-            [[o.byte_array] for _, o in want]))
+            [[_bytes(o)] for _, o in want]))
         res = b.results if b.status == dfkv.OK else [(b.status, 0)] * \
             len(want)
         j = 0
@@ -260,7 +268,7 @@ class DfkvConnector(RemoteConnector):
     async def batched_put(self, keys, memory_objs):
         b = await self._run(self.client.submit_put(
             [self.ident.key(k) for k in keys],
-            [[o.byte_array] for o in memory_objs]))
+            [[_bytes(o)] for o in memory_objs]))
         if b.status != dfkv.OK:
             raise dfkv.DfkvError(b.status, "dfkv plugin: put")
         bad = [s for s in b.results if s != dfkv.OK]
