@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * libdfkv client: dfkv_open_v2/dfkv_close, the public operations, routing
- * of keys to members by the Ketama ring, the choice of transport per
- * member (/dev/dfkv or TCP), peer health (a failed member is skipped for
- * a cooldown: reads become misses, writes are dropped and counted), lease
- * handles, and the client's counters.  The transports (local.c, tcp.c)
- * only execute routed requests.
+ * libdfkv client: dfkv_open_v2/dfkv_close, the synchronous operations,
+ * routing of keys to members by the Ketama ring, the choice of transport
+ * per member (/dev/dfkv, TCP or RDMA: the ops tables of local.c, tcp.c and
+ * rdma.c), what a failed member means for a request (health.c skips it
+ * for a cooldown: reads become misses, writes are dropped and counted),
+ * lease handles, and the client's counters.  The transports only execute
+ * routed requests; async.c runs the same requests from its own thread.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "client.h"
 #include "discovery.h"
+#include "ops.h"
+#include "transport.h"
 #include "rdma.h"
 #include "token.h"
 
@@ -51,27 +53,6 @@ struct client_priv {
 	struct lease_list leases;
 };
 
-uint64_t dfkv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------- health */
-
-bool dfkv_peer_usable(struct dfkv_client *c, struct dfkv_peer *p)
-{
-	(void)c;
-	return dfkv_now_ms() >= atomic_load(&p->down_until_ms);
-}
-
-void dfkv_peer_failed(struct dfkv_client *c, struct dfkv_peer *p)
-{
-	atomic_store(&p->down_until_ms, dfkv_now_ms() + c->opt.cooldown_ms);
-}
-
 /* ------------------------------------------------------- open / close */
 
 static void peers_fini(struct dfkv_client *c)
@@ -79,9 +60,8 @@ static void peers_fini(struct dfkv_client *c)
 	for (size_t i = 0; i < c->npeers; i++) {
 		struct dfkv_peer *p = &c->peers[i];
 
-		dfkv_local_peer_fini(c, p);
-		dfkv_tcp_peer_fini(c, p);
-		dfkv_rdma_peer_fini(c, p);
+		if (p->t)
+			p->t->fini(c, p);
 		pthread_mutex_destroy(&p->pool_lock);
 		pthread_rwlock_destroy(&p->local_lock);
 	}
@@ -93,13 +73,10 @@ static struct lease_list *leases_of(struct dfkv_client *c)
 }
 
 /* Close the connection a lease held (TCP or RDMA). */
-static void lease_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-			   struct dfkv_conn *conn)
+static void lease_conn_put(struct dfkv_client *c, struct dfkv_conn *conn)
 {
-	if (p->rdma)
-		dfkv_rdma_conn_put(c, p, conn, false);
-	else
-		dfkv_tcp_conn_put(c, p, conn, false);
+	if (conn)
+		conn->t->conn_put(c, conn, false);
 }
 
 DFKV_API void dfkv_close(struct dfkv_client *c)
@@ -108,6 +85,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 
 	if (!c)
 		return;
+	dfkv_async_close(c);		/* every batch completed and freed */
 	dfkv_disc_close(c);		/* no more ring changes */
 	ll = leases_of(c);
 	while (ll->head.next != &ll->head) {
@@ -116,7 +94,7 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 		l->prev->next = l->next;
 		l->next->prev = l->prev;
 		for (size_t i = 0; i < l->n; i++)
-			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
+			lease_conn_put(c, l->part[i].conn);
 		free(l);
 	}
 	pthread_mutex_destroy(&ll->lock);
@@ -199,29 +177,39 @@ static void peer_slot_init(struct dfkv_peer *p)
 	atomic_init(&p->max_value, 0);
 }
 
+/* Set up p over transport t (its fini runs at close even on failure). */
+static int peer_use(struct dfkv_client *c, struct dfkv_peer *p,
+		    const struct dfkv_transport_ops *t)
+{
+	p->t = t;
+	return t->init(c, p);
+}
+
+/*
+ * The transport of one peer: /dev/dfkv when asked for, or with AUTO
+ * when the node is in this network namespace; else RDMA when it is on,
+ * else TCP.
+ */
+static int peer_choose(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
+		return peer_use(c, p, &dfkv_local_transport);
+	if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
+	    !peer_use(c, p, &dfkv_local_transport))
+		return 0;
+	return peer_use(c, p, use_rdma(c) ? &dfkv_rdma_transport :
+			&dfkv_tcp_transport);
+}
+
 static int peers_init(struct dfkv_client *c)
 {
-	bool auto_local = c->opt.transport == DFKV_TRANSPORT_AUTO;
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < c->npeers; i++)
 		peer_slot_init(&c->peers[i]);
-	for (i = 0; i < c->npeers && !err; i++) {
-		struct dfkv_peer *p = &c->peers[i];
-
-		if (c->opt.transport == DFKV_TRANSPORT_LOCAL) {
-			err = dfkv_local_peer_init(c, p);
-			continue;
-		}
-		if (auto_local && !dfkv_local_peer_init(c, p))
-			continue;
-		if (use_rdma(c)) {
-			err = dfkv_rdma_peer_init(c, p);
-			continue;
-		}
-		err = dfkv_tcp_peer_init(c, p);
-	}
+	for (i = 0; i < c->npeers && !err; i++)
+		err = peer_choose(c, &c->peers[i]);
 	return err;
 }
 
@@ -232,17 +220,9 @@ int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
 	int err;
 
 	peer_slot_init(p);
-	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
-		err = dfkv_local_peer_init(c, p);
-	else if (c->opt.transport == DFKV_TRANSPORT_AUTO &&
-		 !dfkv_local_peer_init(c, p))
-		err = 0;
-	else if (use_rdma(c))
-		err = dfkv_rdma_peer_init(c, p);
-	else
-		err = dfkv_tcp_peer_init(c, p);
+	err = peer_choose(c, p);
 	if (err)
-		atomic_store(&p->down_until_ms, UINT64_MAX);
+		dfkv_peer_disable(p);
 	return err;
 }
 
@@ -264,6 +244,8 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 	pthread_mutex_init(&cp->leases.lock, NULL);
 	cp->leases.head.next = cp->leases.head.prev = &cp->leases.head;
 	err = options_load(&c->opt, opts);
+	if (!err)
+		err = dfkv_async_open(c);
 	if (err)
 		goto fail;
 	c->ns_len = c->opt.ns_len;
@@ -340,8 +322,8 @@ fail:
 
 /* ------------------------------------------------------------ routing */
 
-static int route(struct dfkv_client *c, const void *key, uint64_t key_len,
-		 struct dfkv_key *bk, struct dfkv_peer **peer)
+int dfkv_route(struct dfkv_client *c, const void *key, uint64_t key_len,
+	       struct dfkv_key *bk, struct dfkv_peer **peer)
 {
 	size_t m;
 	int err = dfkv_object_id(c->ns, c->ns_len, key, key_len, bk->id);
@@ -372,7 +354,7 @@ DFKV_API int dfkv_locate(struct dfkv_client *c, const void *key,
 		memset(block, 0, sizeof(*block));
 	if (!c || !member)
 		return DFKV_E_INVAL;
-	err = route(c, key, key_len, &bk, &p);
+	err = dfkv_route(c, key, key_len, &bk, &p);
 	if (err)
 		return err;
 	*member = p->name;
@@ -397,49 +379,50 @@ static bool too_large(const struct dfkv_req *r)
 	return r->op == DFKV_OP_PUT && max && r->val_len > max;
 }
 
-/*
- * Run routed requests on their transports, then apply peer health: a
- * request that could not reach its node is a miss when it reads and a
- * dropped write otherwise.
- */
-static void execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
-{
-	struct dfkv_req **loc = calloc(n, sizeof(*loc));
-	struct dfkv_req **tcp = calloc(n, sizeof(*tcp));
-	struct dfkv_req **rdma = calloc(n, sizeof(*rdma));
-	size_t nl = 0, nt = 0, nr = 0;
+/* Requests of one transport, for dfkv_execute. */
+struct tgroup {
+	const struct dfkv_transport_ops *t;
+	struct dfkv_req **reqs;
+	size_t n;
+};
 
-	if (!loc || !tcp || !rdma) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i]->status = DFKV_E_NOMEM;
-		goto out;
-	}
+#define TRANSPORTS_MAX	3	/* local, TCP, RDMA */
+
+void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
+{
+	struct tgroup g[TRANSPORTS_MAX] = { 0 };
+	size_t ng = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		struct dfkv_req *r = reqs[i];
+		size_t k = 0;
 
 		r->status = DFKV_E_NOT_RUN;
-		if (!dfkv_peer_usable(c, r->peer)) {
+		if (!dfkv_peer_usable(c, r->peer) || !r->peer->t) {
 			r->status = DFKV_E_UNAVAILABLE;
 			atomic_fetch_add(&c->peer_skips, 1);
-		} else if (too_large(r)) {
-			r->status = DFKV_STATUS_TOO_LARGE;
-		} else if (r->peer->local) {
-			loc[nl++] = r;
-		} else if (r->peer->rdma) {
-			rdma[nr++] = r;
-		} else {
-			tcp[nt++] = r;
+			continue;
 		}
+		if (too_large(r)) {
+			r->status = DFKV_STATUS_TOO_LARGE;
+			continue;
+		}
+		while (k < ng && g[k].t != r->peer->t)
+			k++;
+		if (k == ng) {
+			g[ng].t = r->peer->t;
+			g[ng].reqs = calloc(n - i, sizeof(*g[ng].reqs));
+			if (!g[ng].reqs) {
+				r->status = DFKV_E_NOMEM;
+				continue;
+			}
+			ng++;
+		}
+		g[k].reqs[g[k].n++] = r;
 	}
-	if (nl)
-		dfkv_local_exec(c, loc, nl);
-	if (nt)
-		dfkv_tcp_exec(c, tcp, nt,
-			      dfkv_now_ms() + c->opt.io_timeout_ms);
-	if (nr)
-		dfkv_rdma_exec(c, rdma, nr,
-			       dfkv_now_ms() + c->opt.io_timeout_ms);
-out:
+	for (size_t k = 0; k < ng; k++)
+		g[k].t->exec(c, g[k].reqs, g[k].n,
+			     dfkv_now_ms() + c->opt.io_timeout_ms);
 	for (size_t i = 0; i < n; i++) {
 		struct dfkv_req *r = reqs[i];
 		int s = r->status;
@@ -465,9 +448,8 @@ out:
 		    r->status > __DFKV_E_MIN)
 			atomic_fetch_add(&c->ops[r->op][r->status - __DFKV_E_MIN], 1);
 	}
-	free(loc);
-	free(tcp);
-	free(rdma);
+	for (size_t k = 0; k < ng; k++)
+		free(g[k].reqs);
 }
 
 /* A single data operation on key. */
@@ -479,10 +461,10 @@ static int run_one(struct dfkv_client *c, struct dfkv_req *r,
 
 	if (!c)
 		return DFKV_E_INVAL;
-	err = route(c, key, key_len, &r->key, &r->peer);
+	err = dfkv_route(c, key, key_len, &r->key, &r->peer);
 	if (err)
 		return err;
-	execute(c, &rp, 1);
+	dfkv_execute(c, &rp, 1);
 	return r->status;
 }
 
@@ -596,8 +578,8 @@ static int iov_load(struct dfkv_req *r, const struct dfkv_iov *iov, size_t n,
 }
 
 /* A scatter-gather PUT request: 0 or the slot's failure. */
-static int put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
-		       size_t n)
+int dfkv_put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		     size_t n)
 {
 	int s = iov_load(r, iov, n, &r->val_len);
 
@@ -605,8 +587,8 @@ static int put_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
 }
 
 /* A scatter-gather GET request. */
-static int get_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
-		       size_t n)
+int dfkv_get_sg_load(struct dfkv_req *r, const struct dfkv_iov *iov,
+		     size_t n)
 {
 	int s = iov_load(r, iov, n, &r->cap);
 
@@ -617,7 +599,7 @@ DFKV_API int dfkv_put_sg(struct dfkv_client *c, const void *key,
 			 uint64_t key_len, const struct dfkv_iov *iov, size_t n)
 {
 	struct dfkv_req r = { .op = DFKV_OP_PUT };
-	int s = put_sg_load(&r, iov, n);
+	int s = dfkv_put_sg_load(&r, iov, n);
 
 	if (!s)
 		s = run_one(c, &r, key, key_len);
@@ -640,7 +622,7 @@ DFKV_API int dfkv_get_sg(struct dfkv_client *c, const void *key,
 		*stored_len = 0;
 	if (!data_len)
 		return DFKV_E_INVAL;
-	s = get_sg_load(&r, iov, n);
+	s = dfkv_get_sg_load(&r, iov, n);
 	if (!s) {
 		s = run_one(c, &r, key, key_len);
 		if (stored_len)
@@ -680,7 +662,7 @@ static int batch_prepare(struct dfkv_client *c, size_t n,
 	}
 	for (size_t i = 0; i < n; i++) {
 		r[i].op = op;
-		statuses[i] = route(c, keys[i], key_lens[i], &r[i].key,
+		statuses[i] = dfkv_route(c, keys[i], key_lens[i], &r[i].key,
 				    &r[i].peer);
 	}
 	*rv = r;
@@ -699,7 +681,7 @@ static int batch_run(struct dfkv_client *c, size_t n, struct dfkv_req *r,
 		if (statuses[i] == 0)
 			p[m++] = &r[i];
 	if (m)
-		execute(c, p, m);
+		dfkv_execute(c, p, m);
 	for (size_t i = 0; i < n; i++) {
 		if (statuses[i] == 0)
 			statuses[i] = r[i].status;
@@ -822,7 +804,7 @@ DFKV_API int dfkv_put_sg_batch(struct dfkv_client *c, size_t n,
 		return err;
 	for (size_t i = 0; i < n; i++)
 		if (!statuses[i])
-			statuses[i] = put_sg_load(&r[i], iovs[i], iovcnts[i]);
+			statuses[i] = dfkv_put_sg_load(&r[i], iovs[i], iovcnts[i]);
 	ok = batch_run(c, n, r, p, statuses);
 	for (size_t i = 0; i < n; i++)
 		free(r[i].iov);
@@ -849,7 +831,7 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 		return err;
 	for (size_t i = 0; i < n; i++)
 		if (!statuses[i])
-			statuses[i] = get_sg_load(&r[i], iovs[i], iovcnts[i]);
+			statuses[i] = dfkv_get_sg_load(&r[i], iovs[i], iovcnts[i]);
 	ok = batch_run(c, n, r, p, statuses);
 	for (size_t i = 0; i < n; i++) {
 		if (statuses[i] == DFKV_STATUS_OK)
@@ -865,21 +847,7 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 
 /* ---------------------------------------------------------- keyed ops */
 
-/*
- * Keys grouped by peer (order kept within a peer): one request per peer
- * over a contiguous slice of gkeys/gres; pos[i] = key i's slot there.
- */
-struct keyed {
-	struct dfkv_key *gkeys;
-	uint64_t *gres;
-	size_t *pos;
-	struct dfkv_peer **peer_of;
-	struct dfkv_req *reqs;
-	struct dfkv_req **rp;
-	size_t nreq;
-};
-
-static void keyed_free(struct keyed *k)
+void dfkv_keyed_free(struct dfkv_keyed *k)
 {
 	free(k->gkeys);
 	free(k->gres);
@@ -887,11 +855,12 @@ static void keyed_free(struct keyed *k)
 	free(k->peer_of);
 	free(k->reqs);
 	free(k->rp);
+	memset(k, 0, sizeof(*k));
 }
 
-static int keyed_prepare(struct dfkv_client *c, uint8_t op,
-			 const void *const *keys, const uint64_t *key_lens,
-			 size_t n, struct keyed *k)
+int dfkv_keyed_prepare(struct dfkv_client *c, uint8_t op,
+		       const void *const *keys, const uint64_t *key_lens,
+		       size_t n, struct dfkv_keyed *k)
 {
 	struct dfkv_key *bk;
 	size_t *count = NULL, off = 0, np = 0;
@@ -900,6 +869,7 @@ static int keyed_prepare(struct dfkv_client *c, uint8_t op,
 	memset(k, 0, sizeof(*k));
 	if (!c || !keys || !key_lens || !n || n > DFKV_KEYS_MAX)
 		return DFKV_E_INVAL;
+	k->n = n;
 	bk = calloc(n, sizeof(*bk));
 	k->gkeys = calloc(n, sizeof(*k->gkeys));
 	k->gres = calloc(n, sizeof(*k->gres));
@@ -911,7 +881,7 @@ static int keyed_prepare(struct dfkv_client *c, uint8_t op,
 	}
 	/* route first: under discovery the peer table may grow meanwhile */
 	for (size_t i = 0; i < n && !err; i++) {
-		err = route(c, keys[i], key_lens[i], &bk[i], &k->peer_of[i]);
+		err = dfkv_route(c, keys[i], key_lens[i], &bk[i], &k->peer_of[i]);
 		if (!err && k->peer_of[i]->index >= np)
 			np = k->peer_of[i]->index + 1;
 	}
@@ -953,12 +923,11 @@ out:
 	free(bk);
 	free(count);
 	if (err)
-		keyed_free(k);
+		dfkv_keyed_free(k);
 	return err;
 }
 
-/* The first non-OK status of the requests (a miss is not a failure). */
-static int keyed_status(const struct keyed *k)
+int dfkv_keyed_status(const struct dfkv_keyed *k)
 {
 	for (size_t i = 0; i < k->nreq; i++)
 		if (k->reqs[i].status != DFKV_STATUS_OK &&
@@ -967,46 +936,68 @@ static int keyed_status(const struct keyed *k)
 	return DFKV_STATUS_OK;
 }
 
+/* The request that carried key i. */
+static const struct dfkv_req *keyed_req(const struct dfkv_keyed *k, size_t i)
+{
+	const struct dfkv_req *r = &k->reqs[0];
+
+	for (size_t j = 0; j < k->nreq; j++)
+		if (k->reqs[j].peer == k->peer_of[i])
+			r = &k->reqs[j];
+	return r;
+}
+
+DFKV_API int dfkv_touch_walk(struct dfkv_client *c, const void *const *keys,
+			     const uint64_t *key_lens, size_t n,
+			     uint32_t flags)
+{
+	struct dfkv_keyed k;
+	int err;
+
+	if (flags & ~DFKV_TOUCH_REVERSE)
+		return DFKV_E_INVAL;
+	err = dfkv_keyed_prepare(c, DFKV_OP_TOUCH, keys, key_lens, n, &k);
+	if (err)
+		return err;
+	for (size_t j = 0; j < k.nreq; j++)
+		k.reqs[j].offset = flags & DFKV_TOUCH_REVERSE ? 1 : 0;
+	dfkv_execute(c, k.rp, k.nreq);
+	err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
+	return err;
+}
+
 DFKV_API int dfkv_touch(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n)
 {
-	struct keyed k;
-	int err = keyed_prepare(c, DFKV_OP_TOUCH, keys, key_lens, n, &k);
+	return dfkv_touch_walk(c, keys, key_lens, n, 0);
+}
 
-	if (err)
-		return err;
-	execute(c, k.rp, k.nreq);
-	err = keyed_status(&k);
-	keyed_free(&k);
-	return err;
+void dfkv_probe_results(const struct dfkv_keyed *k, uint64_t *stored_lens)
+{
+	for (size_t i = 0; i < k->n; i++)
+		stored_lens[i] = keyed_req(k, i)->status == DFKV_STATUS_OK ?
+			k->gres[k->pos[i]] : 0;
 }
 
 DFKV_API int dfkv_probe(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n,
 			uint64_t *stored_lens)
 {
-	struct keyed k;
+	struct dfkv_keyed k;
 	int err;
 
 	if (stored_lens && n <= DFKV_KEYS_MAX)
 		memset(stored_lens, 0, n * sizeof(*stored_lens));
 	if (!stored_lens)
 		return DFKV_E_INVAL;
-	err = keyed_prepare(c, DFKV_OP_PROBE, keys, key_lens, n, &k);
+	err = dfkv_keyed_prepare(c, DFKV_OP_PROBE, keys, key_lens, n, &k);
 	if (err)
 		return err;
-	execute(c, k.rp, k.nreq);
-	for (size_t i = 0; i < n; i++) {
-		const struct dfkv_req *r = &k.reqs[0];
-
-		for (size_t j = 0; j < k.nreq; j++)
-			if (k.reqs[j].peer == k.peer_of[i])
-				r = &k.reqs[j];
-		if (r->status == DFKV_STATUS_OK)
-			stored_lens[i] = k.gres[k.pos[i]];
-	}
-	err = keyed_status(&k);
-	keyed_free(&k);
+	dfkv_execute(c, k.rp, k.nreq);
+	dfkv_probe_results(&k, stored_lens);
+	err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
 	return err;
 }
 
@@ -1032,14 +1023,54 @@ static void lease_unlink(struct dfkv_client *c, struct dfkv_lease *l)
 	pthread_mutex_unlock(&ll->lock);
 }
 
+int dfkv_lease_results(struct dfkv_client *c, const struct dfkv_keyed *k,
+		       uint64_t *stored_lens, size_t *nr_hits,
+		       struct dfkv_lease **lease)
+{
+	struct dfkv_lease *l = calloc(1, sizeof(*l) +
+				      k->nreq * sizeof(l->part[0]));
+	size_t hits = 0;
+
+	*lease = NULL;
+	*nr_hits = 0;
+	memset(stored_lens, 0, k->n * sizeof(*stored_lens));
+	if (!l) {
+		/* the nodes drop what they granted with the connections */
+		for (size_t j = 0; j < k->nreq; j++)
+			if (k->reqs[j].conn)
+				lease_conn_put(c, k->reqs[j].conn);
+		return DFKV_E_NOMEM;
+	}
+	/* the leading run of keys each within its node's leading hits */
+	for (; hits < k->n; hits++) {
+		const struct dfkv_req *r = keyed_req(k, hits);
+		size_t slot = k->pos[hits];
+
+		if (r->status != DFKV_STATUS_OK ||
+		    slot - (size_t)(r->keys - k->gkeys) >= r->nr_hits)
+			break;
+		stored_lens[hits] = k->gres[slot];
+	}
+	for (size_t j = 0; j < k->nreq; j++) {
+		const struct dfkv_req *r = &k->reqs[j];
+
+		if (r->status == DFKV_STATUS_OK && r->lease_id)
+			l->part[l->n++] = (struct lease_part){ r->peer,
+							       r->lease_id,
+							       r->conn };
+	}
+	*nr_hits = hits;
+	lease_link(c, l);
+	*lease = l;
+	return 0;
+}
+
 DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n, uint32_t ttl_ms,
 			uint64_t *stored_lens, size_t *nr_hits,
 			struct dfkv_lease **lease)
 {
-	struct dfkv_lease *l;
-	struct keyed k;
-	size_t hits = 0;
+	struct dfkv_keyed k;
 	int err;
 
 	if (lease)
@@ -1050,43 +1081,16 @@ DFKV_API int dfkv_lease(struct dfkv_client *c, const void *const *keys,
 		memset(stored_lens, 0, n * sizeof(*stored_lens));
 	if (!stored_lens || !nr_hits || !lease || ttl_ms > DFKV_LEASE_TTL_MAX_MS)
 		return DFKV_E_INVAL;
-	err = keyed_prepare(c, DFKV_OP_LEASE, keys, key_lens, n, &k);
+	err = dfkv_keyed_prepare(c, DFKV_OP_LEASE, keys, key_lens, n, &k);
 	if (err)
 		return err;
 	for (size_t j = 0; j < k.nreq; j++)
 		k.reqs[j].length = ttl_ms;
-	l = calloc(1, sizeof(*l) + k.nreq * sizeof(l->part[0]));
-	if (!l) {
-		keyed_free(&k);
-		return DFKV_E_NOMEM;
-	}
-	execute(c, k.rp, k.nreq);
-	/* the leading run of keys each within its node's leading hits */
-	for (; hits < n; hits++) {
-		const struct dfkv_req *r = NULL;
-		size_t slot = k.pos[hits];
-
-		for (size_t j = 0; j < k.nreq; j++)
-			if (k.reqs[j].peer == k.peer_of[hits])
-				r = &k.reqs[j];
-		if (r->status != DFKV_STATUS_OK ||
-		    slot - (size_t)(r->keys - k.gkeys) >= r->nr_hits)
-			break;
-		stored_lens[hits] = k.gres[slot];
-	}
-	for (size_t j = 0; j < k.nreq; j++) {
-		struct dfkv_req *r = &k.reqs[j];
-
-		if (r->status == DFKV_STATUS_OK && r->lease_id)
-			l->part[l->n++] = (struct lease_part){ r->peer,
-							       r->lease_id,
-							       r->conn };
-	}
-	err = keyed_status(&k);
-	keyed_free(&k);
-	*nr_hits = hits;
-	lease_link(c, l);
-	*lease = l;
+	dfkv_execute(c, k.rp, k.nreq);
+	err = dfkv_lease_results(c, &k, stored_lens, nr_hits, lease);
+	if (!err)
+		err = dfkv_keyed_status(&k);
+	dfkv_keyed_free(&k);
 	return err;
 }
 
@@ -1111,18 +1115,18 @@ DFKV_API int dfkv_release(struct dfkv_client *c, struct dfkv_lease *l)
 			rp[i] = &reqs[i];
 		}
 		if (l->n)
-			execute(c, rp, l->n);
+			dfkv_execute(c, rp, l->n);
 		for (size_t i = 0; i < l->n; i++) {
 			/* a connection the transport did not take back */
 			if (reqs[i].conn)
-				lease_conn_put(c, reqs[i].peer, reqs[i].conn);
+				lease_conn_put(c, reqs[i].conn);
 			if (reqs[i].status != DFKV_STATUS_OK && !err)
 				err = reqs[i].status;
 		}
 	}
 	if (err == DFKV_E_NOMEM)
 		for (size_t i = 0; i < l->n; i++)
-			lease_conn_put(c, l->part[i].peer, l->part[i].conn);
+			lease_conn_put(c, l->part[i].conn);
 	free(reqs);
 	free(rp);
 	free(l);
@@ -1150,6 +1154,7 @@ static const char *result_name(int s)
 	static const char *const er[] = {
 		"", "inval", "nomem", "range", "unavailable", "timeout",
 		"proto", "not_run", "members", "nodev", "sys", "auth",
+		"cancelled",
 	};
 
 	static_assert(sizeof(st) / sizeof(st[0]) == __DFKV_STATUS_MAX, "st");

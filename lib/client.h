@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
- * libdfkv client internals shared by client.c (API, routing, peer health,
- * stats), members.c (the members list), auth.c (the tenant handshake),
- * and the transports tcp.c, rdma.c and local.c.  A transport executes an array of requests (struct dfkv_req),
- * each already routed to a peer, and fills in their results.
+ * libdfkv client internals: the client (options, namespace, counters),
+ * its peers (one member each, reached over the transport chosen for it:
+ * /dev/dfkv in local.c, TCP in tcp.c or RDMA in rdma.c, through the ops
+ * table of transport.h) and the routed request (struct dfkv_req) every
+ * operation becomes.  Shared by client.c (API, routing, choice of
+ * transport, stats), async.c (asynchronous batches), members.c,
+ * discovery.c, auth.c (the tenant handshake), health.c and the
+ * transports, which execute arrays of routed requests and fill in their
+ * results.
  */
 #ifndef DFKV_LIB_CLIENT_H
 #define DFKV_LIB_CLIENT_H
@@ -15,10 +20,12 @@
 
 #include "util.h"
 #include "conn.h"
+#include "health.h"
 
 #define DFKV_HOST_MAX	256
 
 struct dfkv_conn;
+struct dfkv_transport_ops;
 
 struct dfkv_peer {
 	char name[DFKV_NODE_NAME_MAX];
@@ -26,6 +33,7 @@ struct dfkv_peer {
 	uint16_t port;
 	uint32_t weight;
 	uint32_t index;
+	const struct dfkv_transport_ops *t;	/* how it is reached, or NULL */
 
 	pthread_mutex_t pool_lock;	/* pool, rpool */
 
@@ -35,7 +43,6 @@ struct dfkv_peer {
 	struct dfkv_pool pool;
 
 	/* RDMA (rdma.c) */
-	bool rdma;
 	struct sockaddr_storage rdma_addr;
 	struct dfkv_pool rpool;
 
@@ -56,7 +63,9 @@ struct dfkv_req {
 	uint8_t op;				/* enum dfkv_op */
 	struct dfkv_peer *peer;
 	struct dfkv_key key;
-	uint64_t offset, length;		/* GET range; LEASE: length = ttl */
+	uint64_t offset, length;		/* GET range; LEASE: length = ttl;
+						 * TOUCH: offset = walk (0
+						 * forward, 1 reverse) */
 	const void *val;			/* PUT; HELLO, AUTH payload */
 	uint64_t val_len;
 	void *buf;				/* GET destination; HELLO reply */
@@ -71,9 +80,9 @@ struct dfkv_req {
 	uint32_t nkeys;
 	uint64_t *results;			/* PROBE, LEASE: nkeys entries */
 	uint64_t lease_id;			/* LEASE out, RELEASE in */
-	struct dfkv_conn *conn;			/* TCP lease: the connection
-						 * holding it (out of LEASE,
-						 * into RELEASE) */
+	struct dfkv_conn *conn;			/* TCP and RDMA lease: the
+						 * connection holding it (out
+						 * of LEASE, into RELEASE) */
 	/* out */
 	int status;
 	uint32_t nr_hits;
@@ -94,6 +103,7 @@ struct dfkv_client {
 	struct dfkv_ring *ring;		/* static members; NULL with disc */
 	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
 	struct dfkv_rdma *rdma;		/* RDMA devices and pools, or NULL */
+	struct dfkv_async *async;	/* asynchronous batches (async.c) */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];
@@ -103,8 +113,6 @@ struct dfkv_client {
 						 * one request */
 	_Atomic uint64_t peer_skips, dropped_writes, degraded_reads;
 };
-
-uint64_t dfkv_now_ms(void);
 
 /*
  * The handshake of a network connection (auth.c, SPEC.md 9): the HELLO
@@ -133,28 +141,5 @@ bool dfkv_handshake_refused(const struct dfkv_handshake *h);
 /* members.c: parse opts->members into c->peers (names, hosts, weights). */
 int dfkv_members_parse(const char *spec, struct dfkv_peer **peers,
 		       size_t *n);
-
-/* Peer health (client.c). */
-bool dfkv_peer_usable(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_peer_failed(struct dfkv_client *c, struct dfkv_peer *p);
-
-/*
- * Transports.  exec runs reqs (all routed to peers of this transport)
- * until each has a status or the deadline passes; a request that could
- * not be delivered gets DFKV_E_UNAVAILABLE, DFKV_E_TIMEOUT or
- * DFKV_E_PROTO and its peer is reported with dfkv_peer_failed().
- */
-int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		   uint64_t deadline_ms);
-/* Return a lease-holding connection to the pool (or close it). */
-void dfkv_tcp_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-		       struct dfkv_conn *conn, bool healthy);
-
-/* 0 when bound, DFKV_E_NODEV when the node is not in this netns. */
-int dfkv_local_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_local_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n);
 
 #endif /* DFKV_LIB_CLIENT_H */

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * libdfkv connection handling shared by the TCP and RDMA transports (see
- * conn.h): peer address resolution, the peers' pools of idle connections,
- * the growth of an exec's work queues, and the connections leases keep.
+ * conn.h and transport.h): peer address resolution, the peers' pools of
+ * idle connections, the growth of an exec's work queues, the connections
+ * leases keep, and the one mapping of requests to wire prefixes and of
+ * replies back into requests.
  */
 #include <netdb.h>
 #include <stdio.h>
 
-#include "client.h"
 #include "conn.h"
+#include "transport.h"
 
 int dfkv_pool_init(struct dfkv_pool *pool, size_t cap)
 {
@@ -94,4 +96,74 @@ bool dfkv_lease_keeps(struct dfkv_req *r, struct dfkv_conn *conn,
 		return false;
 	r->conn = conn;
 	return true;
+}
+
+void dfkv_req_wire(const struct dfkv_req *r, uint8_t epoch,
+		   struct dfkv_wire_req *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->epoch = epoch;
+	w->op = r->op;
+	memcpy(w->id, r->key.id, DFKV_OBJECT_ID_LEN);
+	w->tenant = r->key.tenant;
+	switch (r->op) {
+	case DFKV_OP_PUT:
+	case DFKV_OP_HELLO:
+	case DFKV_OP_AUTH:
+		w->payload_len = r->val_len;
+		break;
+	case DFKV_OP_GET:
+		/* never ask for more than fits: a wider range is TOO_LARGE */
+		w->offset = r->offset;
+		w->length = !r->length || r->length > r->cap ? r->cap :
+			r->length;
+		break;
+	case DFKV_OP_TOUCH:
+	case DFKV_OP_PROBE:
+	case DFKV_OP_LEASE:
+		w->payload_len = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
+		if (r->op == DFKV_OP_TOUCH)
+			w->offset = r->offset;		/* the walk */
+		if (r->op == DFKV_OP_LEASE)
+			w->length = r->length;		/* ttl */
+		break;
+	case DFKV_OP_RELEASE:
+		w->offset = r->lease_id;
+		break;
+	default:
+		break;
+	}
+	/* the keyed ops carry their keys in the payload */
+	if (r->op == DFKV_OP_TOUCH || r->op == DFKV_OP_PROBE ||
+	    r->op == DFKV_OP_LEASE || r->op == DFKV_OP_RELEASE) {
+		memset(w->id, 0, sizeof(w->id));
+		w->tenant = 0;
+	}
+}
+
+void dfkv_req_answer(struct dfkv_req *r, const struct dfkv_wire_resp *resp,
+		     const uint8_t *data)
+{
+	r->status = resp->status;
+	r->stored_len = resp->stored_len;
+	r->data_len = resp->data_len;
+	if (r->status != DFKV_STATUS_OK)
+		return;
+	if (r->op == DFKV_OP_GET) {
+		uint64_t range = r->stored_len - r->offset;
+
+		if (r->length && r->length < range)
+			range = r->length;
+		if (range > r->cap) {
+			r->status = DFKV_STATUS_TOO_LARGE;
+			r->data_len = 0;
+		}
+	} else if (r->op == DFKV_OP_PROBE) {
+		dfkv_wire_u64s_decode(data, r->nkeys, r->results);
+		r->nr_hits = r->nkeys;
+	} else if (r->op == DFKV_OP_LEASE) {
+		r->lease_id = dfkv_get_le64(data);
+		r->nr_hits = (uint32_t)(resp->data_len / 8 - 1);
+		dfkv_wire_u64s_decode(data + 8, r->nr_hits, r->results);
+	}
 }

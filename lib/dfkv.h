@@ -6,8 +6,9 @@
  * connector, dfkvctl, the Python binding) calls: identity (namespace
  * descriptor, layout fingerprint, object-key rendering, object id and
  * tenant hash; SPEC.md section 1), Ketama routing (SPEC 1.4), and the
- * client (dfkv_open_v2 and the operations of SPEC sections 2 and 4 over
- * TCP or the local /dev/dfkv fast path).  The wire constants and status
+ * client (dfkv_open_v2 and the operations of SPEC sections 2, 3 and 4
+ * over TCP, RDMA or the local /dev/dfkv fast path, synchronous or as
+ * asynchronous batches completed through an eventfd).  The wire constants and status
  * codes come from the one ABI header, <linux/dfkv.h>.
  *
  * Conventions
@@ -67,7 +68,9 @@ enum dfkv_error {
 				 * access it; EFBIG over 4096 bytes; EINVAL
 				 * empty or not printable ASCII, or a secret
 				 * file not exactly 64 hex digits) */
-	__DFKV_E_MIN = -12
+	DFKV_E_CANCELLED = -12,	/* an asynchronous batch's operation was
+				 * cancelled before it was sent */
+	__DFKV_E_MIN = -13
 };
 
 /* Library version string, e.g. "0.1.0". */
@@ -452,12 +455,19 @@ DFKV_API int dfkv_remove(struct dfkv_client *c, const void *key,
  * Multi-key operations; keys[i]/key_lens[i], 1 <= n <= DFKV_KEYS_MAX.
  * Keys are grouped by node, keeping their order within each node.
  *
- * dfkv_touch:  marks the keys recently used (the last one most recent).
+ * dfkv_touch:  marks the keys recently used in a forward walk (the last
+ *              one ends most recent); dfkv_touch_walk with flags
+ *              DFKV_TOUCH_REVERSE walks last to first, so the first key
+ *              (the shared prefix) ends most recent (SPEC.md 6; on the
+ *              wire TOUCH's offset 0 or 1).  Other flags: DFKV_E_INVAL.
  * dfkv_probe:  stored_lens[i] = stored length of key i, 0 when absent or
  *              its node is unavailable; pins nothing.
  */
 DFKV_API int dfkv_touch(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n);
+DFKV_API int dfkv_touch_walk(struct dfkv_client *c, const void *const *keys,
+			     const uint64_t *key_lens, size_t n,
+			     uint32_t flags);
 DFKV_API int dfkv_probe(struct dfkv_client *c, const void *const *keys,
 			const uint64_t *key_lens, size_t n,
 			uint64_t *stored_lens);
@@ -520,10 +530,114 @@ DFKV_API int dfkv_get_sg_batch(struct dfkv_client *c, size_t n,
 			       int *statuses);
 
 /*
+ * Asynchronous batches.  dfkv_submit() routes a batch and queues it
+ * without waiting on the network; the client's completion thread (one
+ * per client, started by the first submit) runs the queued operations on
+ * the same connections and pipelines as the synchronous batches
+ * (batch_concurrency requests in flight per connection, conns_per_peer
+ * connections per node), a bounded slice at a time in submission order,
+ * so batches submitted together share the wire.  A finished batch is
+ * put on the client's completed list and the client's eventfd
+ * (dfkv_batch_fd) becomes readable; dfkv_reap() takes completed batches
+ * without blocking.  Peer health applies as for the synchronous calls: a
+ * dead node's reads complete as misses and its writes as
+ * DFKV_E_UNAVAILABLE within io_timeout_ms, never a hang.
+ *
+ * op is DFKV_OP_PUT, _GET (scatter-gather: iovs[i][0..iovcnts[i]) as for
+ * dfkv_put_sg/dfkv_get_sg; GET reads whole values), _EXIST (n <=
+ * DFKV_CLIENT_BATCH_MAX), or the keyed _PROBE, _LEASE (ttl_ms) and
+ * _TOUCH (flags DFKV_TOUCH_REVERSE) over n <= DFKV_KEYS_MAX keys.  The
+ * keys and the iov arrays are read during dfkv_submit only; the buffers
+ * they point at must stay valid until the batch completed.
+ */
+struct dfkv_batch_desc {
+	uint32_t size;			/* sizeof(struct dfkv_batch_desc) */
+	uint32_t op;			/* enum dfkv_op, see above */
+	uint64_t n;			/* keys */
+	const void *const *keys;
+	const uint64_t *key_lens;
+	const struct dfkv_iov *const *iovs;	/* PUT, GET: per key */
+	const size_t *iovcnts;
+	uint32_t ttl_ms;		/* LEASE, as dfkv_lease */
+	uint32_t flags;			/* TOUCH: DFKV_TOUCH_REVERSE */
+	uint64_t user;			/* the caller's, see dfkv_batch_user */
+};
+#define DFKV_BATCH_DESC_SIZE_VER0	64
+
+struct dfkv_batch;
+
+/*
+ * Queue a batch; *out is its handle (NULL on failure).  Bad arguments
+ * fail the call (DFKV_E_INVAL, nothing queued); a key that cannot be
+ * routed fails its own slot.  Never waits on the network.
+ */
+DFKV_API int dfkv_submit(struct dfkv_client *c, const struct dfkv_batch_desc *d,
+			 struct dfkv_batch **out);
+/*
+ * The client's eventfd (EFD_NONBLOCK | EFD_CLOEXEC, owned by the client):
+ * readable while completed batches wait to be reaped.  Poll it, do not
+ * read it; a negative dfkv_error when it cannot be made.
+ */
+DFKV_API int dfkv_batch_fd(struct dfkv_client *c);
+/*
+ * Up to max batches completed since the last reap, oldest first, into
+ * out; how many.  Never blocks.  Each batch is reaped once.
+ */
+DFKV_API int dfkv_reap(struct dfkv_client *c, struct dfkv_batch **out,
+		       int max);
+/*
+ * Cancel what of the batch has not been sent: those operations complete
+ * with DFKV_E_CANCELLED (reads as nothing read, keyed batches as a
+ * whole), the ones on the wire complete as they come.  The batch still
+ * completes and is still reaped once.  0, or DFKV_E_INVAL.
+ */
+DFKV_API int dfkv_batch_cancel(struct dfkv_batch *b);
+/* Wait for completion: 0, or DFKV_E_TIMEOUT after timeout_ms (< 0:
+ * forever).  Does not reap. */
+DFKV_API int dfkv_batch_wait(struct dfkv_batch *b, int timeout_ms);
+/* Non-zero once the batch completed (its results are readable). */
+DFKV_API int dfkv_batch_done(const struct dfkv_batch *b);
+DFKV_API uint64_t dfkv_batch_user(const struct dfkv_batch *b);
+DFKV_API uint32_t dfkv_batch_op(const struct dfkv_batch *b);
+/*
+ * Results, once done.  dfkv_batch_status: the batch as a whole; OK, or
+ * for PUT/GET/EXIST the first library error of an operation
+ * (DFKV_E_CANCELLED, DFKV_E_UNAVAILABLE for a dropped write, ...), for
+ * the keyed ops what dfkv_probe/dfkv_lease/dfkv_touch return.
+ * dfkv_batch_result, key i < n: *status its status (PUT/GET/EXIST; keyed
+ * ops: the batch status) and *len (may be NULL) GET: bytes read, or the
+ * stored length with DFKV_STATUS_TOO_LARGE; EXIST, PROBE: the stored
+ * length (0 when absent); LEASE: the stored length of a leading hit.
+ * dfkv_batch_hits: PROBE the leading present keys, LEASE the leading
+ * hits pinned.  DFKV_E_INVAL before the batch is done or for i >= n.
+ */
+DFKV_API int dfkv_batch_status(const struct dfkv_batch *b);
+DFKV_API int dfkv_batch_result(const struct dfkv_batch *b, uint64_t i,
+			       int *status, uint64_t *len);
+DFKV_API uint64_t dfkv_batch_hits(const struct dfkv_batch *b);
+/*
+ * A LEASE batch's lease, handed over once (the caller releases it with
+ * dfkv_release); NULL for other batches, before completion, or when the
+ * batch failed without one.
+ */
+DFKV_API struct dfkv_lease *dfkv_batch_lease(struct dfkv_batch *b);
+/*
+ * Let go of a handle.  A batch not done yet is cancelled and freed when
+ * it completes (it is then never reaped); a lease not handed over is
+ * released.  dfkv_close completes every batch (cancelling what was not
+ * sent, waiting at most io_timeout_ms for the rest) and frees every
+ * handle, reaped or not: none may be used after it.
+ */
+DFKV_API void dfkv_batch_free(struct dfkv_batch *b);
+
+/*
  * RDMA memory registration.  dfkv_register_memory records [base, base +
  * len) as a pool: buffers inside it are used by RDMA requests with the
  * pool's registration (made once per device, on first use), so a value
- * moves without a per-request registration.  Pools may not overlap.
+ * moves without a per-request registration.  A range containing pools
+ * replaces them (an engine's host pool re-declared larger); any other
+ * overlap with a pool, a range inside one included, is DFKV_E_INVAL
+ * (the Python binding treats a range inside a pool as registered).
  * Buffers outside every pool still work: each request registers them
  * for its own duration only.  dfkv_unregister_memory(base) waits for the
  * requests in flight and drops the pool; the memory must stay valid

@@ -15,7 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "transport.h"
 
 static_assert(sizeof(struct dfkv_ioc_op) == DFKV_IOC_OP_SIZE_VER1, "ABI");
 static_assert(sizeof(struct dfkv_ioc_keys) == DFKV_IOC_KEYS_SIZE_VER0, "ABI");
@@ -57,7 +57,7 @@ static int open_bound(const struct dfkv_client *c, const char *node)
 	return fd;
 }
 
-int dfkv_local_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
+static int local_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	int fd = open_bound(c, p->name);
 
@@ -69,7 +69,7 @@ int dfkv_local_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 	return 0;
 }
 
-void dfkv_local_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
+static void local_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	(void)c;
 	if (p->local_fd >= 0)
@@ -164,6 +164,9 @@ static void keys_op(int fd, struct dfkv_req *r)
 		.lease_id = r->lease_id,
 	};
 
+	if (r->op == DFKV_OP_TOUCH && r->offset)
+		k.flags = DFKV_TOUCH_REVERSE;
+
 	if (r->op == DFKV_OP_RELEASE)
 		k.keys = 0;
 	if (ioctl(fd, op_ioctl[r->op], &k)) {
@@ -222,12 +225,15 @@ static void data_ops(int fd, struct dfkv_req **reqs, const size_t *idx,
 	}
 }
 
-void dfkv_local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
+/* ioctls run to completion: no deadline of the transport's own */
+static void local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		       uint64_t deadline_ms)
 {
 	struct dfkv_ioc_op *ops = calloc(n < DFKV_BATCH_MAX ? n : DFKV_BATCH_MAX,
 					 sizeof(*ops));
 	size_t *idx = calloc(n, sizeof(*idx));
 
+	(void)deadline_ms;
 	if (!ops || !idx) {
 		for (size_t i = 0; i < n; i++)
 			reqs[i]->status = DFKV_E_NOMEM;
@@ -276,3 +282,11 @@ out:
 	free(idx);
 	atomic_fetch_add(&c->local_reqs, n);
 }
+
+const struct dfkv_transport_ops dfkv_local_transport = {
+	.name = "local",
+	.init = local_peer_init,
+	.fini = local_peer_fini,
+	.exec = local_exec,
+	/* no connection holds a lease: the bound file does */
+};

@@ -12,7 +12,8 @@
  * domain shared by its connections and by the memory registrations.
  *
  * Memory: dfkv_register_memory() records a pool (an engine's whole KV
- * pool, say); it is registered with a device's PD the first time a
+ * pool, say; one containing pools replaces them, so a pool may be
+ * re-declared larger); it is registered with a device's PD the first time a
  * request uses it there and stays registered until
  * dfkv_unregister_memory().  A buffer outside every pool gets a
  * registration that lives only for its request: it is deregistered once
@@ -57,8 +58,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "conn.h"
 #include "rdma.h"
-#include "wire.h"
+#include "transport.h"
 
 #define RDEV_MAX	16
 #define RDMA_DEPTH_WANT	64
@@ -106,7 +108,7 @@ struct dfkv_rdma {
 };
 
 struct rconn {
-	struct dfkv_peer *peer;
+	struct dfkv_conn base;		/* &dfkv_rdma_transport, the peer */
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct rdev *dev;
@@ -240,6 +242,20 @@ int dfkv_rdma_client_init(struct dfkv_client *c)
 	return rd->ncand ? 0 : DFKV_E_NODEV;
 }
 
+/* Pool o lies within the range of pool p. */
+static bool pool_within(const struct pool *o, const struct pool *p)
+{
+	return o->base >= p->base && o->base + o->len <= p->base + p->len;
+}
+
+static void pool_free(struct pool *p)
+{
+	for (size_t i = 0; i < RDEV_MAX; i++)
+		if (p->mr[i])
+			ibv_dereg_mr(p->mr[i]);
+	free(p);
+}
+
 void dfkv_rdma_client_fini(struct dfkv_client *c)
 {
 	struct dfkv_rdma *rd = c->rdma;
@@ -250,10 +266,7 @@ void dfkv_rdma_client_fini(struct dfkv_client *c)
 		struct pool *p = rd->pools;
 
 		rd->pools = p->next;
-		for (size_t i = 0; i < RDEV_MAX; i++)
-			if (p->mr[i])
-				ibv_dereg_mr(p->mr[i]);
-		free(p);
+		pool_free(p);
 	}
 	for (size_t i = 0; i < rd->ndev; i++)
 		ibv_dealloc_pd(rd->devs[i].pd);
@@ -340,7 +353,7 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 	pthread_rwlock_wrlock(&rd->pools_lock);
 	for (struct pool *o = rd->pools; o; o = o->next)
 		if ((uint8_t *)base < o->base + o->len &&
-		    o->base < (uint8_t *)base + len) {
+		    o->base < (uint8_t *)base + len && !pool_within(o, p)) {
 			pthread_rwlock_unlock(&rd->pools_lock);
 			free(p);
 			return DFKV_E_INVAL;	/* overlaps a pool */
@@ -359,6 +372,15 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 		}
 	}
 	pthread_mutex_unlock(&rd->lock);
+	/* the pools it contains are replaced (a pool re-declared larger) */
+	for (struct pool **pp = &rd->pools, *o; (o = *pp);) {
+		if (!pool_within(o, p)) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		pool_free(o);
+	}
 	p->next = rd->pools;
 	rd->pools = p;
 	pthread_rwlock_unlock(&rd->pools_lock);
@@ -385,10 +407,7 @@ DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base)
 	pthread_rwlock_unlock(&rd->pools_lock);
 	if (!p)
 		return DFKV_E_INVAL;
-	for (size_t i = 0; i < RDEV_MAX; i++)
-		if (p->mr[i])
-			ibv_dereg_mr(p->mr[i]);
-	free(p);
+	pool_free(p);
 	return 0;
 }
 
@@ -600,7 +619,7 @@ static bool pick_src(struct dfkv_rdma *rd, int fam, struct sockaddr_storage *src
 static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 			struct sockaddr *src, uint64_t deadline)
 {
-	struct dfkv_peer *p = conn->peer;
+	struct dfkv_peer *p = conn->base.peer;
 	struct rdma_cm_event *ev;
 	int tmo = (int)c->opt.connect_timeout_ms, err;
 
@@ -650,7 +669,8 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 		*status = DFKV_E_NOMEM;
 		return NULL;
 	}
-	conn->peer = p;
+	conn->base.t = &dfkv_rdma_transport;
+	conn->base.peer = p;
 	atomic_fetch_add(&c->connects, 1);
 	if (pick_src(rd, p->rdma_addr.ss_family, &src)) {
 		err = conn_resolve(c, conn, (struct sockaddr *)&src, deadline);
@@ -661,7 +681,8 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 				*status = DFKV_E_NOMEM;
 				return NULL;
 			}
-			conn->peer = p;
+			conn->base.t = &dfkv_rdma_transport;
+	conn->base.peer = p;
 			err = conn_resolve(c, conn, NULL, deadline);
 		}
 	} else {
@@ -778,7 +799,7 @@ fail:
 	return NULL;
 }
 
-int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
+static int rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	uint16_t port = (uint16_t)(c->opt.rdma_port ? c->opt.rdma_port :
 				   DFKV_PORT_RDMA);
@@ -789,13 +810,10 @@ int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 	err = dfkv_pool_init(&p->rpool, c->opt.conns_per_peer);
 	if (!err)
 		err = dfkv_peer_resolve(p, port, &p->rdma_addr, NULL);
-	if (err)
-		return err;
-	p->rdma = true;
-	return 0;
+	return err;
 }
 
-void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
+static void rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	struct rconn *conn;
 
@@ -825,11 +843,10 @@ static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 	return conn_open(c, p, status);
 }
 
-static void rconn_put(struct dfkv_client *c, struct dfkv_peer *p,
-		      struct rconn *conn, bool healthy)
+static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 {
-	if (!conn)
-		return;
+	struct dfkv_peer *p = conn->base.peer;
+
 	conn->nq = conn->sent = conn->recvd = 0;
 	conn->active = false;
 	for (uint32_t i = 0; healthy && i < conn->depth; i++)
@@ -841,10 +858,10 @@ static void rconn_put(struct dfkv_client *c, struct dfkv_peer *p,
 	conn_close(conn);
 }
 
-void dfkv_rdma_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-			struct dfkv_conn *conn, bool healthy)
+static void rdma_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
+			  bool healthy)
 {
-	rconn_put(c, p, (struct rconn *)conn, healthy);
+	rconn_put(c, dfkv_container_of(conn, struct rconn, base), healthy);
 }
 
 /* ------------------------------------------------------------- framing */
@@ -935,14 +952,9 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 	struct iovec one;
 	size_t nseg;
 
-	memset(&it->w, 0, sizeof(it->w));
-	it->w.epoch = DFKV_EPOCH_RDMA;
-	it->w.op = r->op;
-	memcpy(it->w.id, r->key.id, DFKV_OBJECT_ID_LEN);
-	it->w.tenant = r->key.tenant;
+	dfkv_req_wire(r, DFKV_EPOCH_RDMA, &it->w);
 	switch (r->op) {
 	case DFKV_OP_PUT:
-		it->w.payload_len = r->val_len;
 		nseg = item_segs(r, true, &one, &segs);
 		if (r->val_len <= conn->inline_max) {
 			it->inline_payload = true;
@@ -961,9 +973,6 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 		}
 		return item_descs(c, conn, it, segs, nseg, r->val_len, true);
 	case DFKV_OP_GET:
-		it->w.offset = r->offset;
-		it->w.length = !r->length || r->length > r->cap ? r->cap :
-			r->length;
 		if (r->cap <= conn->inline_max)
 			return 0;	/* the data comes in the reply */
 		nseg = item_segs(r, false, &one, &segs);
@@ -977,20 +986,11 @@ static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 		if (!it->keys)
 			return DFKV_E_NOMEM;
 		dfkv_wire_keys_encode(r->keys, r->nkeys, it->keys);
-		memset(it->w.id, 0, sizeof(it->w.id));
-		it->w.tenant = 0;
-		if (r->op == DFKV_OP_LEASE)
-			it->w.length = r->length;
 		return item_payload(c, conn, it, it->keys, kl);
 	}
 	case DFKV_OP_HELLO:
 	case DFKV_OP_AUTH:
 		return item_payload(c, conn, it, (void *)r->val, r->val_len);
-	case DFKV_OP_RELEASE:
-		memset(it->w.id, 0, sizeof(it->w.id));
-		it->w.tenant = 0;
-		it->w.offset = r->lease_id;
-		return 0;
 	default:
 		return 0;
 	}
@@ -1012,11 +1012,11 @@ static void data_scatter(struct dfkv_req *r, const uint8_t *src, uint64_t n)
 	}
 }
 
-/* A reply arrived for it: decode it into the request. */
-static int item_complete(struct rconn *conn, struct ritem *it,
-			 const uint8_t *buf, uint32_t len)
+/* A reply arrived for it: check its inline data, decode it into the request. */
+static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 {
 	struct dfkv_req *r = it->r;
+	const uint8_t *data = buf + DFKV_RESP_PREFIX_LEN;
 	struct dfkv_wire_resp resp;
 	uint64_t inl;
 
@@ -1025,57 +1025,23 @@ static int item_complete(struct rconn *conn, struct ritem *it,
 	    resp.epoch != DFKV_EPOCH_RDMA)
 		return DFKV_E_PROTO;
 	inl = len - DFKV_RESP_PREFIX_LEN;
-	r->status = resp.status;
-	r->stored_len = resp.stored_len;
-	r->data_len = resp.data_len;
+	/* data comes inline unless a GET gave descriptors */
+	if (resp.status == DFKV_STATUS_OK &&
+	    ((r->op == DFKV_OP_GET && (resp.data_len > r->cap ||
+				       (!it->ndesc && inl != resp.data_len))) ||
+	     ((r->op == DFKV_OP_PROBE || r->op == DFKV_OP_LEASE ||
+	       r->op == DFKV_OP_HELLO) && inl != resp.data_len) ||
+	     (r->op == DFKV_OP_HELLO && inl > r->cap)))
+		return DFKV_E_PROTO;
+	dfkv_req_answer(r, &resp, data);
 	if (r->status != DFKV_STATUS_OK)
 		return 0;
-	switch (r->op) {
-	case DFKV_OP_GET: {
-		uint64_t range = r->stored_len - r->offset;
-
-		if (resp.data_len > r->cap)
-			return DFKV_E_PROTO;
-		if (r->length && r->length < range)
-			range = r->length;
-		if (range > r->cap) {
-			r->status = DFKV_STATUS_TOO_LARGE;
-			r->data_len = 0;
-			return 0;
-		}
-		if (!it->ndesc) {
-			if (inl != resp.data_len)
-				return DFKV_E_PROTO;
-			data_scatter(r, buf + DFKV_RESP_PREFIX_LEN, inl);
-		} else if (it->bounce) {
-			data_scatter(r, it->bounce, resp.data_len);
-		}
-		break;
-	}
-	case DFKV_OP_PROBE:
-		if (inl != resp.data_len)
-			return DFKV_E_PROTO;
-		dfkv_wire_u64s_decode(buf + DFKV_RESP_PREFIX_LEN, r->nkeys,
-				      r->results);
-		r->nr_hits = r->nkeys;
-		break;
-	case DFKV_OP_HELLO:
-		if (inl != resp.data_len || inl > r->cap)
-			return DFKV_E_PROTO;
-		memcpy(r->buf, buf + DFKV_RESP_PREFIX_LEN, inl);
-		break;
-	case DFKV_OP_LEASE:
-		if (inl != resp.data_len)
-			return DFKV_E_PROTO;
-		r->lease_id = dfkv_get_le64(buf + DFKV_RESP_PREFIX_LEN);
-		r->nr_hits = (uint32_t)(resp.data_len / 8 - 1);
-		dfkv_wire_u64s_decode(buf + DFKV_RESP_PREFIX_LEN + 8,
-				      r->nr_hits, r->results);
-		break;
-	default:
-		break;
-	}
-	(void)conn;
+	if (r->op == DFKV_OP_GET && !it->ndesc)
+		data_scatter(r, data, inl);
+	else if (r->op == DFKV_OP_GET && it->bounce)
+		data_scatter(r, it->bounce, resp.data_len);
+	else if (r->op == DFKV_OP_HELLO)
+		memcpy(r->buf, data, inl);
 	return 0;
 }
 
@@ -1088,7 +1054,7 @@ static void conn_fail(struct dfkv_client *c, struct rconn *conn, int status)
 	conn->recvd = conn->nq;
 	conn->broken = true;
 	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->peer);
+	dfkv_peer_failed(c, conn->base.peer);
 }
 
 /* Post the SENDs the window and the send slots allow. */
@@ -1180,7 +1146,7 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 				struct ibv_recv_wr wr = { .wr_id = idx,
 							  .sg_list = &sge,
 							  .num_sge = 1 }, *bad;
-				int err = item_complete(conn, it, b,
+				int err = item_complete(it, b,
 							wc[i].byte_len);
 
 				if (err)
@@ -1248,7 +1214,7 @@ static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 	struct dfkv_handshake h;
 	int err;
 
-	dfkv_handshake_start(&h, conn->peer);
+	dfkv_handshake_start(&h, conn->base.peer);
 	err = conn_call(c, conn, &h.hello, deadline);
 	if (err || !dfkv_handshake_hello(c, &h))
 		return err;
@@ -1277,7 +1243,8 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		if (items[i].r->peer == p) {
 			cnt++;
 			if (items[i].r->conn)
-				held = (struct rconn *)items[i].r->conn;
+				held = dfkv_container_of(items[i].r->conn,
+							 struct rconn, base);
 		}
 	if (!cnt)
 		return 0;
@@ -1320,8 +1287,8 @@ static bool conn_busy(const struct rconn *conn)
 	return conn->active && !conn->broken && conn->recvd < conn->nq;
 }
 
-void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		    uint64_t deadline)
+static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		      uint64_t deadline)
 {
 	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
 	struct ritem *items = calloc(n, sizeof(*items));
@@ -1433,13 +1400,13 @@ void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		for (size_t j = 0; j < conn->nq; j++) {
 			item_windows_release(conn->q[j]);
 			keep |= dfkv_lease_keeps(conn->q[j]->r,
-						 (struct dfkv_conn *)conn,
+						 &conn->base,
 						 healthy);
 		}
 		if (keep)
 			conn->active = false;
 		else	/* a broken connection is closed before its buffers go */
-			rconn_put(c, conn->peer, conn, healthy);
+			rconn_put(c, conn, healthy);
 	}
 	for (size_t i = 0; i < n; i++)
 		item_release(&items[i]);
@@ -1450,3 +1417,11 @@ out_free:
 	free(pfd);
 	free(pconn);
 }
+
+const struct dfkv_transport_ops dfkv_rdma_transport = {
+	.name = "rdma",
+	.init = rdma_peer_init,
+	.fini = rdma_peer_fini,
+	.exec = rdma_exec,
+	.conn_put = rdma_conn_put,
+};

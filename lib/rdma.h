@@ -25,12 +25,4 @@
 int dfkv_rdma_client_init(struct dfkv_client *c);
 void dfkv_rdma_client_fini(struct dfkv_client *c);
 
-int dfkv_rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p);
-void dfkv_rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		    uint64_t deadline_ms);
-/* Return a lease-holding connection to its peer's pool (or close it). */
-void dfkv_rdma_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-			struct dfkv_conn *conn, bool healthy);
-
 #endif /* DFKV_LIB_RDMA_H */

@@ -39,6 +39,7 @@ DFKV_API const char *dfkv_strerror(int status)
 	case DFKV_E_NODEV:		return "no local dfkv node, or no RDMA device";
 	case DFKV_E_SYS:		return "system error";
 	case DFKV_E_AUTH:		return "mdsd token refused, or token or secret file unusable";
+	case DFKV_E_CANCELLED:		return "cancelled";
 	default:			return "unknown status";
 	}
 }

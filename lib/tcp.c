@@ -27,8 +27,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "wire.h"
+#include "conn.h"
+#include "transport.h"
 
 #define RBUF_SIZE	16384
 #define DIRECT_MIN	4096	/* read GET data straight into the caller's
@@ -47,12 +47,12 @@ struct item {
 	uint8_t *owned;		/* encoded keys, and the rx buffer */
 };
 
-struct dfkv_conn {
+struct tconn {
+	struct dfkv_conn base;	/* &dfkv_tcp_transport, the peer */
 	int fd;
 	bool connecting;
 	bool reused;		/* came from the pool */
 	bool active;
-	struct dfkv_peer *peer;
 	uint64_t connect_deadline;
 
 	/* work of the current exec: items, in order */
@@ -80,7 +80,7 @@ struct dfkv_conn {
 
 /* --------------------------------------------------------------- pool */
 
-int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
+static int tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	int err = dfkv_pool_init(&p->pool, c->opt.conns_per_peer);
 
@@ -89,7 +89,7 @@ int dfkv_tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 	return dfkv_peer_resolve(p, p->port, &p->addr, &p->addrlen);
 }
 
-static void conn_close(struct dfkv_conn *conn)
+static void conn_close(struct tconn *conn)
 {
 	if (conn->fd >= 0)
 		close(conn->fd);
@@ -97,9 +97,9 @@ static void conn_close(struct dfkv_conn *conn)
 	free(conn);
 }
 
-void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
+static void tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct dfkv_conn *conn;
+	struct tconn *conn;
 
 	(void)c;
 	while ((conn = dfkv_pool_take(p, &p->pool)))
@@ -107,16 +107,16 @@ void dfkv_tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 	dfkv_pool_fini(&p->pool);
 }
 
-static bool conn_hello(struct dfkv_conn *conn);
+static bool conn_hello(struct tconn *conn);
 
 /*
  * Start a non-blocking connect, its HELLO queued first; false when it
  * failed at once.
  */
-static bool conn_connect(struct dfkv_client *c, struct dfkv_conn *conn,
+static bool conn_connect(struct dfkv_client *c, struct tconn *conn,
 			 uint64_t now)
 {
-	struct dfkv_peer *p = conn->peer;
+	struct dfkv_peer *p = conn->base.peer;
 	int one = 1;
 
 	if (conn->fd >= 0)
@@ -147,16 +147,16 @@ static bool conn_connect(struct dfkv_client *c, struct dfkv_conn *conn,
 }
 
 /* An idle pooled connection that is still open and quiet. */
-static bool idle_ok(struct dfkv_conn *conn)
+static bool idle_ok(struct tconn *conn)
 {
 	struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
 
 	return poll(&pfd, 1, 0) == 0;
 }
 
-static struct dfkv_conn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
+static struct tconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct dfkv_conn *conn;
+	struct tconn *conn;
 
 	while ((conn = dfkv_pool_take(p, &p->pool)) && !idle_ok(conn))
 		conn_close(conn);
@@ -169,15 +169,15 @@ static struct dfkv_conn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 	if (!conn)
 		return NULL;
 	conn->fd = -1;
-	conn->peer = p;
+	conn->base.t = &dfkv_tcp_transport;
+	conn->base.peer = p;
 	return conn;
 }
 
-void dfkv_tcp_conn_put(struct dfkv_client *c, struct dfkv_peer *p,
-		       struct dfkv_conn *conn, bool healthy)
+static void conn_put(struct dfkv_client *c, struct tconn *conn, bool healthy)
 {
-	if (!conn)
-		return;
+	struct dfkv_peer *p = conn->base.peer;
+
 	conn->nq = conn->sent = conn->recvd = 0;
 	conn->active = false;
 	if (healthy && conn->fd >= 0 && !conn->connecting && !conn->have_hdr &&
@@ -193,16 +193,11 @@ static int item_prepare(struct item *it)
 {
 	struct dfkv_req *r = it->r;
 
-	memset(&it->w, 0, sizeof(it->w));
-	it->w.epoch = DFKV_EPOCH_TCP;
-	it->w.op = r->op;
-	memcpy(it->w.id, r->key.id, DFKV_OBJECT_ID_LEN);
-	it->w.tenant = r->key.tenant;
+	dfkv_req_wire(r, DFKV_EPOCH_TCP, &it->w);
 	it->out = &it->out1;
 	it->in = &it->in1;
 	switch (r->op) {
 	case DFKV_OP_PUT:
-		it->w.payload_len = r->val_len;
 		if (r->iov) {
 			it->out = r->iov;
 			it->nout = r->iovcnt;
@@ -213,10 +208,6 @@ static int item_prepare(struct item *it)
 		}
 		break;
 	case DFKV_OP_GET:
-		/* never ask for more than fits: a wider range is TOO_LARGE */
-		it->w.offset = r->offset;
-		it->w.length = !r->length || r->length > r->cap ? r->cap :
-			r->length;
 		if (r->iov) {
 			it->in = r->iov;
 			it->nin = r->iovcnt;
@@ -233,7 +224,6 @@ static int item_prepare(struct item *it)
 		if (!it->owned)
 			return DFKV_E_NOMEM;
 		dfkv_wire_keys_encode(r->keys, r->nkeys, it->owned);
-		it->w.payload_len = (uint64_t)r->nkeys * DFKV_BLOCK_KEY_LEN;
 		it->out1 = (struct iovec){ it->owned,
 					   (size_t)it->w.payload_len };
 		it->nout = 1;
@@ -241,15 +231,9 @@ static int item_prepare(struct item *it)
 		it->in1 = (struct iovec){ it->owned + it->w.payload_len,
 					  8 * ((size_t)r->nkeys + 1) };
 		it->nin = 1;
-		if (r->op == DFKV_OP_LEASE)
-			it->w.length = r->length;
-		break;
-	case DFKV_OP_RELEASE:
-		it->w.offset = r->lease_id;
 		break;
 	case DFKV_OP_HELLO:
 	case DFKV_OP_AUTH:
-		it->w.payload_len = r->val_len;
 		it->out1 = (struct iovec){ (void *)r->val, (size_t)r->val_len };
 		it->nout = 1;
 		it->in1 = (struct iovec){ r->buf, (size_t)r->cap };
@@ -257,11 +241,6 @@ static int item_prepare(struct item *it)
 		break;
 	default:
 		break;
-	}
-	if (r->op == DFKV_OP_TOUCH || r->op == DFKV_OP_PROBE ||
-	    r->op == DFKV_OP_LEASE || r->op == DFKV_OP_RELEASE) {
-		memset(it->w.id, 0, sizeof(it->w.id));
-		it->w.tenant = 0;
 	}
 	dfkv_wire_req_encode(&it->w, it->hdr);
 	return 0;
@@ -274,7 +253,7 @@ static uint64_t frame_len(const struct item *it)
 
 /* ----------------------------------------------------------- handshake */
 
-static bool conn_push(struct dfkv_conn *conn, struct item *it)
+static bool conn_push(struct tconn *conn, struct item *it)
 {
 	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
@@ -283,7 +262,7 @@ static bool conn_push(struct dfkv_conn *conn, struct item *it)
  * Queue the handshake request r (its item it) as q[at], ahead of the
  * work not sent yet; false when memory ran out.
  */
-static bool conn_insert(struct dfkv_conn *conn, size_t at, struct item *it,
+static bool conn_insert(struct tconn *conn, size_t at, struct item *it,
 			struct dfkv_req *r)
 {
 	memset(it, 0, sizeof(*it));
@@ -298,9 +277,9 @@ static bool conn_insert(struct dfkv_conn *conn, size_t at, struct item *it,
 }
 
 /* A fresh connection's HELLO goes first, alone (SPEC.md 9). */
-static bool conn_hello(struct dfkv_conn *conn)
+static bool conn_hello(struct tconn *conn)
 {
-	dfkv_handshake_start(&conn->hs, conn->peer);
+	dfkv_handshake_start(&conn->hs, conn->base.peer);
 	conn->refused = false;
 	conn->hello_wait = conn_insert(conn, 0, &conn->hs_item[0],
 				       &conn->hs.hello);
@@ -308,7 +287,7 @@ static bool conn_hello(struct dfkv_conn *conn)
 }
 
 /* HELLO was answered: its AUTH, if any, goes next, then the work. */
-static bool conn_hello_done(struct dfkv_client *c, struct dfkv_conn *conn)
+static bool conn_hello_done(struct dfkv_client *c, struct tconn *conn)
 {
 	conn->hello_wait = false;
 	return !dfkv_handshake_hello(c, &conn->hs) ||
@@ -319,38 +298,13 @@ static bool conn_hello_done(struct dfkv_client *c, struct dfkv_conn *conn)
 /* ------------------------------------------------------------- replies */
 
 /* A reply is complete: hand its results to the request. */
-static void item_complete(struct dfkv_conn *conn, struct item *it)
+static void item_complete(struct tconn *conn, struct item *it)
 {
-	struct dfkv_req *r = it->r;
-
-	r->status = conn->resp.status;
-	r->stored_len = conn->resp.stored_len;
-	r->data_len = conn->resp.data_len;
-	if (r->status != DFKV_STATUS_OK)
-		return;
-	if (r->op == DFKV_OP_GET) {
-		uint64_t range = r->stored_len - r->offset;
-
-		if (r->length && r->length < range)
-			range = r->length;
-		if (range > r->cap) {
-			r->status = DFKV_STATUS_TOO_LARGE;
-			r->data_len = 0;
-		}
-	} else if (r->op == DFKV_OP_PROBE) {
-		dfkv_wire_u64s_decode(it->in1.iov_base, r->nkeys, r->results);
-		r->nr_hits = r->nkeys;
-	} else if (r->op == DFKV_OP_LEASE) {
-		const uint8_t *rx = it->in1.iov_base;
-
-		r->lease_id = dfkv_get_le64(rx);
-		r->nr_hits = (uint32_t)(conn->resp.data_len / 8 - 1);
-		dfkv_wire_u64s_decode(rx + 8, r->nr_hits, r->results);
-	}
+	dfkv_req_answer(it->r, &conn->resp, it->in1.iov_base);
 }
 
 /* Fail every unanswered request of conn with status and close it. */
-static void conn_fail(struct dfkv_client *c, struct dfkv_conn *conn,
+static void conn_fail(struct dfkv_client *c, struct tconn *conn,
 		      int status)
 {
 	for (size_t i = conn->recvd; i < conn->nq; i++)
@@ -361,14 +315,14 @@ static void conn_fail(struct dfkv_client *c, struct dfkv_conn *conn,
 	conn->fd = -1;
 	conn->active = false;
 	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->peer);
+	dfkv_peer_failed(c, conn->base.peer);
 }
 
 /*
  * An I/O error.  A pooled connection the node closed while it sat idle
  * fails before its first reply: retry its work once on a fresh one.
  */
-static void conn_error(struct dfkv_client *c, struct dfkv_conn *conn,
+static void conn_error(struct dfkv_client *c, struct tconn *conn,
 		       int status, uint64_t now)
 {
 	if (conn->reused && conn->recvd == 0 && status == DFKV_E_UNAVAILABLE) {
@@ -409,7 +363,7 @@ static bool payload_iov(const struct item *it, uint64_t po,
  * Send as much as the in-flight window allows (while a HELLO is waiting
  * for its reply, nothing behind it); <0 on a socket error.
  */
-static int conn_send(struct dfkv_client *c, struct dfkv_conn *conn)
+static int conn_send(struct dfkv_client *c, struct tconn *conn)
 {
 	size_t end = conn->hello_wait ? 1 : conn->nq;
 
@@ -492,7 +446,7 @@ static ssize_t rd(int fd, void *dst, size_t len)
 }
 
 /* k more bytes of the current reply's data have landed. */
-static void data_advance(struct dfkv_conn *conn, const struct item *it,
+static void data_advance(struct tconn *conn, const struct item *it,
 			 uint64_t k)
 {
 	conn->data_off += k;
@@ -504,7 +458,7 @@ static void data_advance(struct dfkv_conn *conn, const struct item *it,
 }
 
 /* The destination segments from the cursor on, want bytes at most. */
-static size_t data_iov(const struct dfkv_conn *conn, const struct item *it,
+static size_t data_iov(const struct tconn *conn, const struct item *it,
 		       uint64_t want, struct iovec *iov)
 {
 	size_t niov = 0;
@@ -527,7 +481,7 @@ static size_t data_iov(const struct dfkv_conn *conn, const struct item *it,
  * Consume replies.  Returns 0 (progress or EAGAIN), -1 on socket error or
  * EOF, DFKV_E_PROTO on a malformed reply.
  */
-static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
+static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 {
 	for (;;) {
 		struct item *it;
@@ -618,16 +572,17 @@ static int conn_recv(struct dfkv_client *c, struct dfkv_conn *conn)
 /* Connections for the requests of one peer; returns how many were used. */
 static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 			  struct item *items, size_t n,
-			  struct dfkv_conn **conns, uint64_t now)
+			  struct tconn **conns, uint64_t now)
 {
 	size_t cnt = 0, k = 0, want;
-	struct dfkv_conn *held = NULL;
+	struct tconn *held = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		if (items[i].r->peer == p) {
 			cnt++;
 			if (items[i].r->conn)
-				held = items[i].r->conn;
+				held = dfkv_container_of(items[i].r->conn,
+							 struct tconn, base);
 		}
 	if (!cnt)
 		return 0;
@@ -655,19 +610,19 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 	return k;
 }
 
-static bool conn_busy(const struct dfkv_conn *conn)
+static bool conn_busy(const struct tconn *conn)
 {
 	return conn->active && conn->recvd < conn->nq;
 }
 
-void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		   uint64_t deadline)
+static void tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		     uint64_t deadline)
 {
 	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
 	struct item *items = calloc(n, sizeof(*items));
-	struct dfkv_conn **conns = calloc(maxc, sizeof(*conns));
+	struct tconn **conns = calloc(maxc, sizeof(*conns));
 	struct pollfd *pfd = calloc(maxc, sizeof(*pfd));
-	struct dfkv_conn **pconn = calloc(maxc, sizeof(*pconn));
+	struct tconn **pconn = calloc(maxc, sizeof(*pconn));
 
 	if (!items || !conns || !pfd || !pconn) {
 		for (size_t i = 0; i < n; i++)
@@ -696,7 +651,7 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 
 		/* make progress without waiting, then wait for what blocks */
 		for (size_t i = 0; i < nc; i++) {
-			struct dfkv_conn *conn = conns[i];
+			struct tconn *conn = conns[i];
 
 			if (!conn_busy(conn) || conn->connecting)
 				continue;
@@ -712,7 +667,7 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 				conn_fail(c, conn, rc);
 		}
 		for (size_t i = 0; i < nc; i++) {
-			struct dfkv_conn *conn = conns[i];
+			struct tconn *conn = conns[i];
 
 			if (!conn_busy(conn))
 				continue;
@@ -743,7 +698,7 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 			break;
 		/* settle connects; data is moved by the next pass */
 		for (size_t i = 0; i < np && rc > 0; i++) {
-			struct dfkv_conn *conn = pconn[i];
+			struct tconn *conn = pconn[i];
 			int err = 0;
 			socklen_t el = sizeof(err);
 
@@ -762,18 +717,19 @@ void dfkv_tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
 out:
 	for (size_t i = 0; i < nc; i++) {
-		struct dfkv_conn *conn = conns[i];
+		struct tconn *conn = conns[i];
 		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq &&
 			       !conn->refused;
 		bool keep = false;
 
 		/* a granted TCP lease keeps its connection until RELEASE */
 		for (size_t j = 0; j < conn->nq; j++)
-			keep |= dfkv_lease_keeps(conn->q[j]->r, conn, healthy);
+			keep |= dfkv_lease_keeps(conn->q[j]->r, &conn->base,
+						 healthy);
 		if (keep)
 			conn->active = false;
 		else
-			dfkv_tcp_conn_put(c, conn->peer, conn, healthy);
+			conn_put(c, conn, healthy);
 	}
 	for (size_t i = 0; items && i < n; i++)
 		free(items[i].owned);
@@ -782,3 +738,17 @@ out:
 	free(pfd);
 	free(pconn);
 }
+
+static void tcp_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
+			 bool healthy)
+{
+	conn_put(c, dfkv_container_of(conn, struct tconn, base), healthy);
+}
+
+const struct dfkv_transport_ops dfkv_tcp_transport = {
+	.name = "tcp",
+	.init = tcp_peer_init,
+	.fini = tcp_peer_fini,
+	.exec = tcp_exec,
+	.conn_put = tcp_conn_put,
+};

@@ -446,6 +446,14 @@ static int cmd_ops(const char *host, uint64_t maxsize)
 		FAIL("register_memory: %s\n", dfkv_strerror(st));
 	if (dfkv_register_memory(c, pool + 10, 10) != DFKV_E_INVAL)
 		FAIL("overlapping pool accepted\n");
+	/* a pool re-declared larger replaces the pools it contains */
+	if (dfkv_register_memory(c, pool, pool_len) ||
+	    dfkv_unregister_memory(c, pool) ||
+	    dfkv_register_memory(c, pool, 4096) ||
+	    dfkv_register_memory(c, pool + 8192, 4096) ||
+	    dfkv_register_memory(c, pool, pool_len) ||
+	    dfkv_unregister_memory(c, pool + 8192) != DFKV_E_INVAL)
+		FAIL("re-declared pool\n");
 	ops_sizes(c, tcp, maxsize, NULL, 0, "plain");
 	fprintf(stderr, "# plain sizes done (%" PRIu64 " ms)\n", now_ms() - t0);
 	ops_sizes(c, tcp, maxsize, pool, pool_len, "pool");

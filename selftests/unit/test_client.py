@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """The Python dfkv.Client (ctypes over libdfkv.so) against small in-test
 epoch-6 nodes on loopback: put/get (bytes and numpy-style buffers), ranges,
-batches, probe/lease, routing, and a dead node turning reads into misses.
-Prints TAP."""
+batches, probe/lease, TOUCH walks on the wire, routing, the asynchronous
+batches (submit, reap on the eventfd, cancel, asyncio's run, close with
+work outstanding), host pools, and a dead node turning reads into misses
+(synchronous and asynchronous).  Prints TAP."""
 
+import asyncio
+import select
 import socket
 import socketserver
 import struct
@@ -29,6 +33,9 @@ class Node(socketserver.ThreadingTCPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.store, self.lock = {}, threading.Lock()
         self.socks = set()
+        self.touches = []       # TOUCH: the walk (offset) of each
+        self.gate = threading.Event()   # cleared: requests wait
+        self.gate.set()
         self.thread = threading.Thread(target=self.serve_forever,
                                        kwargs={"poll_interval": 0.02},
                                        daemon=True)
@@ -67,6 +74,7 @@ class Handler(socketserver.BaseRequestHandler):
                     return
                 payload = self.recv(plen) if plen else b""
                 key = (tenant, oid)
+                self.server.gate.wait()
                 with self.server.lock:
                     if op == 1:
                         if not payload:
@@ -95,7 +103,8 @@ class Handler(socketserver.BaseRequestHandler):
                               for i in range(0, len(payload), 24)]
                         lens = [len(st.get(k, b"")) for k in ks]
                         if op == 10:
-                            self.reply(0)
+                            self.server.touches.append(off)
+                            self.reply(0 if off in (0, 1) else 4)
                         elif op == 11:
                             self.reply(0, 0, struct.pack(f"<{len(ks)}Q",
                                                          *lens))
@@ -212,6 +221,167 @@ def routing_matches_ring():
 
 
 @test
+def touch_walks_on_the_wire():
+    for n in NODES:
+        n.touches.clear()
+    keys = [f"t{i}".encode() for i in range(12)]
+    assert C.touch(keys) == 0
+    fwd = sum(len(n.touches) for n in NODES)
+    assert fwd >= 1 and all(t == 0 for n in NODES for t in n.touches)
+    assert C.touch(keys, reverse=True) == 0
+    walks = [t for n in NODES for t in n.touches]
+    assert walks.count(1) == fwd and walks.count(0) == fwd
+    b = C.submit_touch(keys, reverse=True)
+    assert b.wait(5) and b.results == dfkv.OK
+    assert [t for n in NODES for t in n.touches].count(1) == 2 * fwd
+    assert C.reap() == [b]
+
+
+@test
+def async_put_get_exist_probe_lease():
+    keys = [f"a{i}".encode() for i in range(500)]
+    vals = [bytes([i % 251]) * (i % 37 + 1) for i in range(500)]
+    # a single buffer, or a list of buffers (scatter-gather) per key
+    bufs = [v if i % 2 else [v[:1], memoryview(v)[1:]]
+            for i, v in enumerate(vals)]
+    put = C.submit_put(keys, bufs)
+    assert put.wait(10) and put.status == dfkv.OK
+    assert put.results == [dfkv.OK] * 500
+    outs = [bytearray(40) for _ in keys]
+    get = C.submit_get(keys + [b"a-missing"], outs + [bytearray(8)])
+    ex = C.submit_exist([keys[3], b"a-missing"])
+    pr = C.submit_probe([keys[0], keys[1], b"a-missing", keys[2]])
+    ls = C.submit_lease([keys[0], keys[1], b"a-missing"], ttl_ms=1000)
+    got = []
+    fd = C.fileno()
+    while len(got) < 5:     # put is still to be reaped as well
+        select.select([fd], [], [], 5)
+        got += C.reap()
+    assert {id(b) for b in got} == {id(b) for b in (put, get, ex, pr, ls)}
+    assert C.reap() == []
+    assert select.select([fd], [], [], 0)[0] == []
+    res = get.results
+    for i, v in enumerate(vals):
+        assert res[i] == (dfkv.OK, len(v)) and outs[i][:len(v)] == v
+    assert res[500] == (dfkv.NOT_FOUND, 0)
+    assert ex.results == [dfkv.OK, dfkv.NOT_FOUND]
+    assert pr.results == 2
+    lease = ls.results
+    assert lease.hits == 2 and lease.stored_lens == [len(vals[0]),
+                                                     len(vals[1])]
+    assert lease.release() == dfkv.OK
+
+
+def refused(status, fn):
+    """fn() raises DfkvError with status."""
+    try:
+        fn()
+    except dfkv.DfkvError as e:
+        assert e.status == status, e
+        return
+    raise AssertionError("accepted")
+
+
+@test
+def async_argument_errors_raise():
+    inval = dfkv.ERRORS["E_INVAL"]
+    refused(inval, lambda: C.submit_put([b"x"], []))
+    refused(inval, lambda: C.submit_probe([]))
+    refused(inval, lambda: C.submit_lease([b"x"], ttl_ms=1 << 31))
+    b = C.submit_put([b"", b"ok-key"], [b"v", b"v"])
+    assert b.wait(5) and b.results == [dfkv.ERRORS["E_INVAL"], dfkv.OK]
+    assert C.reap() == [b]
+
+
+@test
+def async_cancel_what_was_not_sent():
+    # the node holds every request; the first batch is longer than a
+    # round of the completion thread (3 nodes x 2 connections x 16 in
+    # flight, twice), so the later one is not taken before the cancel
+    NODES[0].gate.clear()
+    try:
+        mine = [k for k in (f"c{i}".encode() for i in range(1500))
+                if C.locate(k)[0] == "n0"]
+        assert len(mine) > 300
+        first = C.submit_exist(mine[:250])
+        later = C.submit_put(mine[250:], [b"v"] * len(mine[250:]))
+        later.cancel()
+        assert not first.done
+    finally:
+        NODES[0].gate.set()
+    assert later.wait(10) and first.wait(10)
+    assert later.status == dfkv.CANCELLED
+    assert set(later.results) == {dfkv.CANCELLED}
+    assert set(first.results) == {dfkv.NOT_FOUND}
+    assert sorted(map(id, C.reap())) == sorted((id(first), id(later)))
+    assert C.exist(mine[260]) == (dfkv.NOT_FOUND, 0)
+
+
+@test
+def async_run_from_asyncio():
+    keys = [f"io{i}".encode() for i in range(64)]
+
+    async def main():
+        puts = [C.submit_put([k], [k * 4]) for k in keys]
+        done = await asyncio.gather(*(C.run(b) for b in puts))
+        assert [b.results for b in done] == [[dfkv.OK]] * len(keys)
+        outs = [bytearray(16) for _ in keys]
+        get = await C.run(C.submit_get(keys, outs))
+        assert all(r == (dfkv.OK, len(k) * 4)
+                   for r, k in zip(get.results, keys))
+        assert outs[5][:12] == keys[5] * 4
+        pr = await C.submit_probe(keys[:8])     # a Batch is awaitable
+        return pr.results
+
+    assert asyncio.run(main()) == 8
+    assert C.reap() == []       # run() reaped what it awaited
+
+    async def again():          # another loop: run() follows it
+        return (await C.run(C.submit_exist(keys[:2]))).results
+
+    assert asyncio.run(again()) == [dfkv.OK, dfkv.OK]
+    assert C.reap() == []
+
+
+@test
+def host_pool_registration():
+    pool = bytearray(1 << 20)
+    C.register_memory(memoryview(pool)[:4096])
+    C.register_memory(memoryview(pool)[100:200])    # inside: no-op
+    C.register_memory(pool)                         # re-declared larger
+    assert len(C._pools) == 1
+    view = memoryview(pool)
+    view[:5] = b"hello"
+    assert C.put(b"pool-k", view[:5]) == dfkv.OK
+    b = C.submit_get([b"pool-k"], [view[4096:4200]])
+    assert b.wait(5) and b.results == [(dfkv.OK, 5)]
+    assert pool[4096:4101] == b"hello"
+    assert C.reap() == [b]
+    C.unregister_memory(memoryview(pool)[100:200])  # inside: nothing
+    C.unregister_memory(pool)
+    assert not C._pools
+
+
+@test
+def async_close_with_work_outstanding():
+    c = dfkv.Client(MEMBERS, NS, transport="tcp", io_timeout_ms=2000)
+    for n in NODES:
+        n.gate.clear()
+    try:
+        batches = [c.submit_exist([f"w{i}-{j}".encode() for j in range(50)])
+                   for i in range(40)]
+        threading.Timer(0.2, lambda: [n.gate.set() for n in NODES]).start()
+        c.close()
+    finally:
+        for n in NODES:
+            n.gate.set()
+    for b in batches:
+        assert b.done
+        assert all(s in (dfkv.NOT_FOUND, dfkv.CANCELLED) for s in b.results)
+    assert any(b.status == dfkv.CANCELLED for b in batches)
+
+
+@test
 def dead_node_is_a_miss():
     keys = [f"d{i}".encode() for i in range(30)]
     assert C.put_batch(keys, [b"v"] * 30) == [0] * 30
@@ -227,6 +397,19 @@ def dead_node_is_a_miss():
             assert st == 0 and data == b"v"
     assert time.monotonic() - t0 < 2
     assert "dfkv_client_dropped_writes_total" in C.stats()
+    # asynchronously: misses and dropped writes, never a hang
+    outs = [bytearray(8) for _ in keys]
+    get = C.submit_get(keys, outs)
+    put = C.submit_put(keys, [b"w"] * len(keys))
+    assert get.wait(10) and put.wait(10)
+    for k, (st, n), ps in zip(keys, get.results, put.results):
+        if C.locate(k)[0] == victim:
+            assert st == dfkv.NOT_FOUND and n == 0
+            assert ps == dfkv.ERRORS["E_UNAVAILABLE"]
+        else:
+            assert st == dfkv.OK and ps == dfkv.OK
+    assert put.status == dfkv.ERRORS["E_UNAVAILABLE"]
+    assert sorted(map(id, C.reap())) == sorted((id(get), id(put)))
 
 
 @test

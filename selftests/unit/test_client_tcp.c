@@ -6,8 +6,11 @@
  * operations and their range/lease rules, routing by the ring, pipelining
  * over the connection pool, peer health (a dead, stalled or lying node
  * turns reads into misses and writes into dropped writes, never a hang),
- * recovery, the options/members validation of dfkv_open_v2, and the
- * tenant handshake of SPEC.md 9 (HELLO, AUTH, FORBIDDEN, max_value_bytes).
+ * recovery, the options/members validation of dfkv_open_v2, the
+ * tenant handshake of SPEC.md 9 (HELLO, AUTH, FORBIDDEN, max_value_bytes),
+ * TOUCH walks on the wire, and the asynchronous batches (thousands of
+ * requests in flight, reaping on the eventfd, cancel, close with work
+ * outstanding, a dead node) leak-free under the sanitizers.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -15,6 +18,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sanitizer/lsan_interface.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,7 @@
 #include "kselftest_harness.h"
 #include "dfkv.h"
 #include "wire.h"
+#include "../client_async.h"
 
 /* ---------------------------------------------------------- test node */
 
@@ -59,6 +64,7 @@ struct srv {
 	pthread_t cthreads[SRV_CONNS];
 	size_t nconns;
 	uint64_t requests, puts, lease_seq, max_inflight_seen;
+	uint64_t touch_walks[3];	/* TOUCH by offset: 0, 1, other */
 	/* SPEC 9: the one registered tenant and its secret */
 	bool auth_required;
 	uint64_t tenant;
@@ -273,7 +279,9 @@ static void *conn_main(void *arg)
 			uint32_t hits = 0;
 
 			if (q.op == DFKV_OP_TOUCH) {
-				ok = reply(fd, mode, 0, 0, NULL, 0);
+				s->touch_walks[q.offset < 2 ? q.offset : 2]++;
+				ok = reply(fd, mode, q.offset < 2 ? 0 :
+					   DFKV_STATUS_INVALID, 0, NULL, 0);
 				break;
 			}
 			for (uint32_t i = 0; i < nk; i++) {
@@ -783,6 +791,314 @@ static void *worker_main(void *arg)
 			w->failures++;
 	}
 	return NULL;
+}
+
+/* ------------------------------------------------------ async batches */
+
+/*
+ * Close the client and check that nothing of it leaked (the harness's
+ * test processes _exit, so LeakSanitizer is asked here).
+ */
+#define CLOSE_LEAK_FREE(self) do {					\
+	dfkv_close((self)->c);						\
+	(self)->c = NULL;						\
+	EXPECT_EQ(0, __lsan_do_recoverable_leak_check());		\
+} while (0)
+
+TEST_F(cluster, async_thousands_in_flight)
+{
+	enum { NB = 8, NK = 1000 };
+	struct dfkv_batch *b[NB], *got[NB + 4];
+	struct async_set a;
+	struct pollfd p;
+
+	ASSERT_EQ(0, async_set_init(&a, "af", NB * NK, 64));
+	/* every batch is reaped once, each with its results */
+	ASSERT_EQ(0, async_run_all(self->c, DFKV_OP_PUT, &a, NB, NK));
+	EXPECT_EQ(0, dfkv_reap(self->c, got, NB));
+	p = (struct pollfd){ .fd = dfkv_batch_fd(self->c), .events = POLLIN };
+	EXPECT_EQ(0, poll(&p, 1, 0));	/* nothing left: not readable */
+
+	/* all of them back, scattered into two segments each */
+	async_set_outs(&a);
+	for (size_t i = 0; i < NB; i++) {
+		b[i] = async_submit(self->c, DFKV_OP_GET, &a, i * NK, NK, i);
+		ASSERT_NE(NULL, b[i]);
+	}
+	for (size_t i = 0; i < NB; i++) {
+		ASSERT_EQ(0, dfkv_batch_wait(b[i], -1));
+		EXPECT_TRUE(dfkv_batch_done(b[i]));
+		for (size_t k = 0; k < NK; k++) {
+			uint64_t len = 0;
+			int st;
+
+			ASSERT_EQ(0, dfkv_batch_result(b[i], k, &st, &len));
+			ASSERT_EQ(DFKV_STATUS_OK, st);
+			ASSERT_EQ(64, len);
+		}
+	}
+	EXPECT_EQ(0, memcmp(a.vals, a.outs, (size_t)NB * NK * 64));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_result(b[0], NK, &(int){ 0 }, NULL));
+	/* waited for, still reaped once */
+	ASSERT_EQ(NB, async_reap(self->c, got, NB));
+	for (size_t i = 0; i < NB; i++)
+		dfkv_batch_free(got[i]);
+	async_set_free(&a);
+	CLOSE_LEAK_FREE(self);
+}
+
+TEST_F(cluster, async_keyed_and_exist)
+{
+	const void *keys[4] = { "k0", "k1", "nope", "k2" };
+	uint64_t kl[4] = { 2, 2, 4, 2 }, len;
+	struct dfkv_batch_desc d = { .size = sizeof(d), .n = 4, .keys = keys,
+				     .key_lens = kl };
+	struct dfkv_batch *pr, *ls, *tw, *ex, *got[4];
+	struct dfkv_lease *l;
+	int st;
+
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			ASSERT_EQ(0, dfkv_put(self->c, keys[i], kl[i], "value", 5));
+	d.op = DFKV_OP_PROBE;
+	ASSERT_EQ(0, dfkv_submit(self->c, &d, &pr));
+	d.op = DFKV_OP_LEASE;
+	d.ttl_ms = 5000;
+	ASSERT_EQ(0, dfkv_submit(self->c, &d, &ls));
+	d.op = DFKV_OP_TOUCH;
+	d.ttl_ms = 0;
+	d.flags = DFKV_TOUCH_REVERSE;
+	ASSERT_EQ(0, dfkv_submit(self->c, &d, &tw));
+	d.op = DFKV_OP_EXIST;
+	d.flags = 0;
+	ASSERT_EQ(0, dfkv_submit(self->c, &d, &ex));
+	ASSERT_EQ(4, async_reap(self->c, got, 4));
+
+	EXPECT_EQ(0, dfkv_batch_status(pr));
+	EXPECT_EQ(2, dfkv_batch_hits(pr));
+	ASSERT_EQ(0, dfkv_batch_result(pr, 3, &st, &len));
+	EXPECT_EQ(5, len);
+	ASSERT_EQ(0, dfkv_batch_result(pr, 2, &st, &len));
+	EXPECT_EQ(0, len);
+	EXPECT_EQ(NULL, dfkv_batch_lease(pr));
+
+	EXPECT_EQ(0, dfkv_batch_status(ls));
+	EXPECT_EQ(2, dfkv_batch_hits(ls));
+	ASSERT_EQ(0, dfkv_batch_result(ls, 1, &st, &len));
+	EXPECT_EQ(5, len);
+	l = dfkv_batch_lease(ls);
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(NULL, dfkv_batch_lease(ls));	/* handed over once */
+	EXPECT_EQ(0, dfkv_release(self->c, l));
+
+	EXPECT_EQ(0, dfkv_batch_status(tw));
+	{
+		uint64_t rev = 0, fwd = 0;
+
+		for (int i = 0; i < NSRV; i++) {
+			rev += self->srv[i].touch_walks[1];
+			fwd += self->srv[i].touch_walks[0];
+		}
+		EXPECT_GE(rev, 1);
+		EXPECT_EQ(0, fwd);
+	}
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, dfkv_batch_result(ex, (uint64_t)i, &st, &len));
+		EXPECT_EQ(i == 2 ? DFKV_STATUS_NOT_FOUND : DFKV_STATUS_OK, st);
+		EXPECT_EQ(i == 2 ? 0 : 5, len);
+	}
+	for (int i = 0; i < 4; i++)
+		dfkv_batch_free(got[i]);
+	CLOSE_LEAK_FREE(self);
+}
+
+TEST_F(cluster, touch_walks_on_the_wire)
+{
+	const void *keys[5] = { "w0", "w1", "w2", "w3", "w4" };
+	uint64_t kl[5] = { 2, 2, 2, 2, 2 }, walks[3] = { 0 };
+
+	ASSERT_EQ(0, dfkv_touch(self->c, keys, kl, 5));
+	ASSERT_EQ(0, dfkv_touch_walk(self->c, keys, kl, 5, 0));
+	ASSERT_EQ(0, dfkv_touch_walk(self->c, keys, kl, 5,
+				     DFKV_TOUCH_REVERSE));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_touch_walk(self->c, keys, kl, 5, 2));
+	for (int i = 0; i < NSRV; i++)
+		for (int w = 0; w < 3; w++)
+			walks[w] += self->srv[i].touch_walks[w];
+	/* one request per node touched, each walk as asked */
+	EXPECT_GE(walks[0], 2);
+	EXPECT_EQ(walks[0], 2 * walks[1]);
+	EXPECT_EQ(0, walks[2]);
+}
+
+TEST_F(cluster, async_arguments)
+{
+	const void *keys[1] = { "k" };
+	uint64_t kl[1] = { 1 };
+	struct dfkv_batch_desc d = { .size = sizeof(d), .op = DFKV_OP_PUT,
+				     .n = 1, .keys = keys, .key_lens = kl };
+	struct dfkv_batch *b = (void *)1;
+
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));	/* no iovs */
+	EXPECT_EQ(NULL, b);
+	d.op = DFKV_OP_REMOVE;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	d.op = DFKV_OP_EXIST;
+	d.flags = DFKV_TOUCH_REVERSE;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	d.flags = 0;
+	d.n = 0;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	d.op = DFKV_OP_PROBE;
+	d.n = DFKV_KEYS_MAX + 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	d.op = DFKV_OP_LEASE;
+	d.n = 1;
+	d.ttl_ms = DFKV_LEASE_TTL_MAX_MS + 1;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	d.ttl_ms = 0;
+	d.size = 8;
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(NULL, &d, &b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_reap(self->c, NULL, 1));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_wait(NULL, 0));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_status(NULL));
+	EXPECT_STREQ("cancelled", dfkv_strerror(DFKV_E_CANCELLED));
+	/* a key that cannot be routed fails its slot, the rest run */
+	{
+		const void *k2[2] = { "", "fine" };
+		uint64_t l2[2] = { 0, 4 };
+		int st;
+
+		d = (struct dfkv_batch_desc){ .size = sizeof(d),
+					      .op = DFKV_OP_EXIST, .n = 2,
+					      .keys = k2, .key_lens = l2 };
+		ASSERT_EQ(0, dfkv_submit(self->c, &d, &b));
+		ASSERT_EQ(0, dfkv_batch_wait(b, -1));
+		ASSERT_EQ(0, dfkv_batch_result(b, 0, &st, NULL));
+		EXPECT_EQ(DFKV_E_INVAL, st);
+		ASSERT_EQ(0, dfkv_batch_result(b, 1, &st, NULL));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND, st);
+		EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_status(b));
+		dfkv_batch_free(b);	/* unreaped: taken off the list */
+		EXPECT_EQ(0, dfkv_reap(self->c, &b, 1));
+	}
+	CLOSE_LEAK_FREE(self);
+}
+
+/* Rename the keys of s to ones routed to node i: "<tag>-<j>". */
+static size_t keys_of_node(struct dfkv_client *c, const char *tag, int node,
+			   struct async_set *s)
+{
+	size_t k = 0;
+
+	for (int j = 0; k < s->n && j < 100000; j++) {
+		const char *m;
+
+		snprintf(s->names[k], sizeof(s->names[k]), "%.8s-%d", tag, j);
+		if (dfkv_locate(c, s->names[k], strlen(s->names[k]), &m, NULL) ||
+		    node_index(m) != node)
+			continue;
+		s->kl[k] = strlen(s->names[k]);
+		k++;
+	}
+	return k;
+}
+
+TEST_F(cluster, async_cancel_what_was_not_sent)
+{
+	/* the first batch is longer than a round of the completion thread
+	 * (3 nodes x 2 connections x 4 in flight x 2 = 48, at least 64) */
+	enum { NA = 100, NB = 50 };
+	struct dfkv_batch *a, *b, *got[2];
+	struct async_set s;
+	int st;
+
+	ASSERT_EQ(0, async_set_init(&s, "cx", NA + NB, 8));
+	ASSERT_EQ(NA + NB, keys_of_node(self->c, "cx", 0, &s));
+	self->srv[0].mode = SRV_STALL;	/* node-a holds what it reads */
+	a = async_submit(self->c, DFKV_OP_EXIST, &s, 0, NA, 1);
+	b = async_submit(self->c, DFKV_OP_PUT, &s, NA, NB, 2);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	EXPECT_EQ(0, dfkv_batch_cancel(b));
+	EXPECT_EQ(DFKV_E_TIMEOUT, dfkv_batch_wait(a, 0));
+	self->srv[0].mode = SRV_OK;	/* its connections close: misses */
+	ASSERT_EQ(2, async_reap(self->c, got, 2));
+	EXPECT_EQ(DFKV_E_CANCELLED, dfkv_batch_status(b));
+	for (int i = 0; i < NB; i++) {
+		ASSERT_EQ(0, dfkv_batch_result(b, (uint64_t)i, &st, NULL));
+		EXPECT_EQ(DFKV_E_CANCELLED, st);
+	}
+	EXPECT_EQ(0, dfkv_batch_status(a));
+	for (int i = 0; i < NA; i++) {
+		ASSERT_EQ(0, dfkv_batch_result(a, (uint64_t)i, &st, NULL));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND, st);
+	}
+	EXPECT_EQ(0, self->srv[0].puts);	/* nothing of b was sent */
+	dfkv_batch_free(a);
+	dfkv_batch_free(b);
+	async_set_free(&s);
+	CLOSE_LEAK_FREE(self);
+}
+
+TEST_F(cluster, async_close_with_work_outstanding)
+{
+	struct async_set a;
+	struct dfkv_batch *b;
+
+	ASSERT_EQ(0, async_set_init(&a, "cl", 6 * 500, 64));
+	self->srv[1].mode = SRV_STALL;
+	for (size_t i = 0; i < 6; i++) {
+		b = async_submit(self->c, DFKV_OP_PUT, &a, i * 500, 500, i);
+		ASSERT_NE(NULL, b);
+		if (i == 5)
+			dfkv_batch_free(b);	/* let go of before it is done */
+	}
+	/* the rest are neither reaped nor freed: close frees them */
+	CLOSE_LEAK_FREE(self);
+	self->srv[1].mode = SRV_OK;
+	async_set_free(&a);
+}
+
+TEST_F(cluster, async_dead_node_completes_with_errors)
+{
+	struct async_set a;
+	struct dfkv_batch *put, *get, *got[2];
+	int dead = 2, st;
+	uint64_t len;
+
+	ASSERT_EQ(0, async_set_init(&a, "dn", 600, 64));
+	put = async_submit(self->c, DFKV_OP_PUT, &a, 0, 600, 0);
+	ASSERT_NE(NULL, put);
+	ASSERT_EQ(0, dfkv_batch_wait(put, -1));
+	ASSERT_EQ(0, dfkv_batch_status(put));
+	dfkv_batch_free(put);
+	srv_stop(&self->srv[dead]);
+	async_set_outs(&a);
+	get = async_submit(self->c, DFKV_OP_GET, &a, 0, 600, 0);
+	put = async_submit(self->c, DFKV_OP_PUT, &a, 0, 600, 1);
+	ASSERT_NE(NULL, get);
+	ASSERT_NE(NULL, put);
+	ASSERT_EQ(2, async_reap(self->c, got, 2));
+	EXPECT_EQ(0, dfkv_batch_status(get));
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_batch_status(put));
+	for (uint64_t i = 0; i < 600; i++) {
+		const char *m;
+		bool on_dead;
+
+		ASSERT_EQ(0, dfkv_locate(self->c, a.keys[i], a.kl[i], &m, NULL));
+		on_dead = node_index(m) == dead;
+		ASSERT_EQ(0, dfkv_batch_result(get, i, &st, &len));
+		EXPECT_EQ(on_dead ? DFKV_STATUS_NOT_FOUND : DFKV_STATUS_OK, st);
+		EXPECT_EQ(on_dead ? 0 : 64, len);
+		ASSERT_EQ(0, dfkv_batch_result(put, i, &st, NULL));
+		EXPECT_EQ(on_dead ? DFKV_E_UNAVAILABLE : DFKV_STATUS_OK, st);
+	}
+	dfkv_batch_free(get);
+	dfkv_batch_free(put);
+	async_set_free(&a);
+	CLOSE_LEAK_FREE(self);
 }
 
 TEST_F(cluster, threads_share_one_client)

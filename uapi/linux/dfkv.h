@@ -209,6 +209,11 @@ struct dfkv_ioc_keys {
 
 #define DFKV_IOC_KEYS_SIZE_VER0	56
 
+/* dfkv_ioc_keys.flags */
+enum dfkv_keys_flags {
+	DFKV_TOUCH_REVERSE = 1U << 0,	/* TOUCH walks last to first (SPEC 6) */
+};
+
 /*
  * DFKV_IOC_BATCH: ops points at count entries of op_size bytes each
  * (op_size >= DFKV_IOC_OP_SIZE_VER0); each entry names its op (PUT, GET,

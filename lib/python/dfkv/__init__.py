@@ -12,6 +12,7 @@ memoryview, numpy arrays); reads can land in a caller's writable buffer
 without a copy.
 """
 
+import asyncio
 import ctypes
 import os
 from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int,
@@ -21,8 +22,8 @@ from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int,
 __all__ = [
     "DfkvError", "version", "strerror", "layout_fingerprint", "ns_build",
     "tenant_identity", "tenant_hash", "object_id", "block_key", "key_render",
-    "key_parse", "auth_proof", "Ring", "Client", "PROBE_NODE", "PROBE_DISK",
-    "STATUS", "ERRORS",
+    "key_parse", "auth_proof", "Ring", "Client", "Batch", "Lease",
+    "PROBE_NODE", "PROBE_DISK", "STATUS", "ERRORS", "CANCELLED",
 ]
 
 _lib = ctypes.CDLL(os.environ.get("DFKV_LIB") or "libdfkv.so.0")
@@ -36,7 +37,7 @@ STATUS = {
 ERRORS = {
     "E_INVAL": -1, "E_NOMEM": -2, "E_RANGE": -3, "E_UNAVAILABLE": -4,
     "E_TIMEOUT": -5, "E_PROTO": -6, "E_NOT_RUN": -7, "E_MEMBERS": -8,
-    "E_NODEV": -9, "E_SYS": -10, "E_AUTH": -11,
+    "E_NODEV": -9, "E_SYS": -10, "E_AUTH": -11, "E_CANCELLED": -12,
 }
 OK = 0
 NOT_FOUND = 1
@@ -44,6 +45,8 @@ QUOTA_EXCEEDED = 5
 TOO_LARGE = 8
 FORBIDDEN = 10
 E_RANGE = -3
+E_NODEV = -9
+CANCELLED = -12         # DFKV_E_CANCELLED: an async op cancelled unsent
 PROBE_NODE = 0
 PROBE_DISK = 4
 OBJECT_ID_LEN = 16
@@ -418,6 +421,7 @@ _proto("dfkv_get_range", c_int, _C, _P, c_uint64, c_uint64, c_uint64, _P,
 _proto("dfkv_exist", c_int, _C, _P, c_uint64, _U64P)
 _proto("dfkv_remove", c_int, _C, _P, c_uint64)
 _proto("dfkv_touch", c_int, _C, _VPP, _U64P, c_size_t)
+_proto("dfkv_touch_walk", c_int, _C, _VPP, _U64P, c_size_t, c_uint32)
 _proto("dfkv_probe", c_int, _C, _VPP, _U64P, c_size_t, _U64P)
 _proto("dfkv_lease", c_int, _C, _VPP, _U64P, c_size_t, c_uint32, _U64P,
        POINTER(c_size_t), POINTER(c_void_p))
@@ -442,6 +446,33 @@ _proto("dfkv_locate", c_int, _C, _P, c_uint64, POINTER(c_char_p),
 _proto("dfkv_stats_snapshot", c_int, _C, c_char_p, c_uint64, _U64P)
 
 
+class _BatchDesc(Structure):
+    _fields_ = [
+        ("size", c_uint32), ("op", c_uint32), ("n", c_uint64),
+        ("keys", _VPP), ("key_lens", _U64P),
+        ("iovs", POINTER(_IOVP)), ("iovcnts", POINTER(c_size_t)),
+        ("ttl_ms", c_uint32), ("flags", c_uint32), ("user", c_uint64),
+    ]
+
+
+_B = c_void_p
+_proto("dfkv_submit", c_int, _C, POINTER(_BatchDesc), POINTER(c_void_p))
+_proto("dfkv_batch_fd", c_int, _C)
+_proto("dfkv_reap", c_int, _C, POINTER(c_void_p), c_int)
+_proto("dfkv_batch_cancel", c_int, _B)
+_proto("dfkv_batch_wait", c_int, _B, c_int)
+_proto("dfkv_batch_done", c_int, _B)
+_proto("dfkv_batch_status", c_int, _B)
+_proto("dfkv_batch_result", c_int, _B, c_uint64, POINTER(c_int), _U64P)
+_proto("dfkv_batch_hits", c_uint64, _B)
+_proto("dfkv_batch_lease", c_void_p, _B)
+_proto("dfkv_batch_free", None, _B)
+# enum dfkv_op values of the batch kinds (uapi/linux/dfkv.h)
+_OP_PUT, _OP_GET, _OP_EXIST = 1, 2, 3
+_OP_TOUCH, _OP_PROBE, _OP_LEASE = 10, 11, 12
+TOUCH_REVERSE = 1 << 0  # DFKV_TOUCH_REVERSE
+
+
 def _spans(items):
     ins = [_In(x) for x in items]
     n = max(len(ins), 1)
@@ -452,7 +483,10 @@ def _spans(items):
 
 def _iovs(bufs, out):
     """(keep-alive, struct dfkv_iov array, count) of a list of buffers:
-    readable ones (_In) for a PUT, writable ones (_Out) for a GET."""
+    readable ones (_In) for a PUT, writable ones (_Out) for a GET.  A
+    single buffer (not a list or tuple) is a list of one."""
+    if not isinstance(bufs, (list, tuple)):
+        bufs = [bufs]
     views = [(_Out if out else _In)(b) for b in bufs]
     arr = (_Iov * max(len(views), 1))(*[_Iov(v.ptr, v.len) for v in views])
     return views, arr, len(views)
@@ -476,6 +510,103 @@ class Lease:
 
     def __exit__(self, *exc):
         self.release()
+
+
+class Batch:
+    """An asynchronous batch (dfkv_submit) from Client.submit_*().
+
+    It keeps the keys' buffers alive until it completed.  done, wait()
+    and cancel() work at any time; status and results once done (results
+    of a failed LEASE raise DfkvError).  A batch is handed out by
+    Client.reap() exactly once; await Client.run(batch) waits for it from
+    an asyncio loop."""
+
+    def __init__(self, client, handle, op, n, keep):
+        self._client, self._h = client, handle
+        self._op, self._n, self._keep = op, n, keep
+        self._status = None     # set once collected
+        self._results = None
+
+    @property
+    def done(self):
+        if self._status is not None:
+            return True
+        return bool(_lib.dfkv_batch_done(self._h))
+
+    def wait(self, timeout=None):
+        """Block until done (timeout in seconds, None: forever); whether
+        it is done.  It is still reaped as usual."""
+        if self._status is not None:
+            return True
+        ms = -1 if timeout is None else max(int(timeout * 1000), 0)
+        return _lib.dfkv_batch_wait(self._h, ms) == OK
+
+    def cancel(self):
+        """Cancel what has not been sent (those ops complete CANCELLED)."""
+        if self._status is None:
+            _lib.dfkv_batch_cancel(self._h)
+
+    def _need(self):
+        if self._status is None:
+            if not self.done:
+                raise DfkvError(ERRORS["E_INVAL"], "batch is not done")
+            self._collect()
+
+    @property
+    def status(self):
+        """The batch's status as a whole (OK unless an argument or
+        transport failure, or CANCELLED)."""
+        self._need()
+        return self._status
+
+    @property
+    def results(self):
+        """put: [status]; get: [(status, stored_len)]; exist: [status];
+        probe: leading hits (int); lease: a Lease; touch: the status."""
+        self._need()
+        if isinstance(self._results, DfkvError):
+            raise self._results
+        return self._results
+
+    def _collect(self):
+        """Read the results out of the done C batch (once)."""
+        if self._status is not None:
+            return
+        h, n = self._h, self._n
+        st, ln = c_int(), c_uint64()
+        status = _lib.dfkv_batch_status(h)
+        if self._op in (_OP_PUT, _OP_GET, _OP_EXIST):
+            res = []
+            for i in range(n):
+                _lib.dfkv_batch_result(h, i, byref(st), byref(ln))
+                res.append((st.value, ln.value) if self._op == _OP_GET
+                           else st.value)
+        elif self._op == _OP_PROBE:
+            res = _lib.dfkv_batch_hits(h)
+        elif self._op == _OP_LEASE:
+            hits = _lib.dfkv_batch_hits(h)
+            lens = []
+            for i in range(hits):
+                _lib.dfkv_batch_result(h, i, byref(st), byref(ln))
+                lens.append(ln.value)
+            lh = _lib.dfkv_batch_lease(h)
+            res = Lease(self._client, lh, hits, lens) if lh else None
+            if status != OK:
+                if res is not None:
+                    res.release()
+                res = DfkvError(status, "lease")
+        else:
+            res = status
+        self._results, self._status = res, status
+        self._keep = None
+
+    def _free(self):
+        if self._h:
+            h, self._h = self._h, None
+            _lib.dfkv_batch_free(h)
+
+    def __await__(self):
+        return self._client.run(self).__await__()
 
 
 class Client:
@@ -530,6 +661,10 @@ class Client:
                 raise DfkvError(ERRORS["E_INVAL"], "tenant_secret: 32 "
                                 "bytes, or the path of a secret file")
         self._pools = {}
+        self._live = {}         # C handle -> Batch not yet reaped
+        self._unclaimed = []    # reaped for run(), not awaited by it
+        self._waiters = {}      # id(Batch) -> futures of run()
+        self._reader = None     # the loop fileno() is registered with
         o = _Options()
         o.size = ctypes.sizeof(_Options)
         o.transport = TRANSPORTS[transport]
@@ -557,7 +692,18 @@ class Client:
         _check(_lib.dfkv_open_v2(byref(o), byref(self._c)), "open")
 
     def close(self):
+        """Close the client: batches not done are cancelled and complete
+        (their results stay readable), then libdfkv lets go of them."""
         if getattr(self, "_c", None):
+            live = list(self._live.values())
+            for b in live:
+                b.cancel()
+            for b in live:
+                b.wait()
+                b._collect()
+                b._free()
+            self._live.clear()
+            self._drop_reader()
             _lib.dfkv_close(self._c)
             self._c = c_void_p()
 
@@ -574,21 +720,43 @@ class Client:
             raise DfkvError(ERRORS["E_INVAL"], "client is closed")
         return self._c
 
+    def _pool_of(self, o):
+        """The registered pool containing the buffer o, or None."""
+        for p in self._pools.values():
+            if p.ptr <= o.ptr and o.ptr + o.len <= p.ptr + p.len:
+                return p
+        return None
+
     def register_memory(self, buf):
-        """Register a writable buffer (bytearray, numpy array: an
-        engine's KV pool) for RDMA once, so requests on buffers inside it
-        need no registration of their own (dfkv_register_memory).  The
-        buffer is kept alive until unregister_memory or close."""
+        """Register a writable buffer (bytearray, numpy array, memoryview:
+        an engine's pinned host pool, GBs) once, so RDMA requests on
+        buffers inside it need no registration of their own
+        (dfkv_register_memory).  A buffer inside a registered one is a
+        no-op; one containing registered ones (the pool re-declared
+        larger) replaces them.  Without RDMA the buffer is only kept (TCP
+        and /dev/dfkv use any buffer as it is).  The buffer is kept alive
+        until unregister_memory or close."""
         o = _Out(buf)
-        _check(_lib.dfkv_register_memory(self._handle(), o.ptr, o.len),
-               "register_memory")
+        if o.len and self._pool_of(o) is not None:
+            return
+        rc = _lib.dfkv_register_memory(self._handle(), o.ptr, o.len)
+        if rc != E_NODEV or not o.len:
+            _check(rc, "register_memory")
+        for base, p in list(self._pools.items()):
+            if o.ptr <= p.ptr and p.ptr + p.len <= o.ptr + o.len:
+                del self._pools[base]
         self._pools[o.ptr] = o
 
     def unregister_memory(self, buf):
-        """Drop a registration made by register_memory(buf)."""
+        """Drop a registration made by register_memory(buf) (a buffer
+        that was inside a registered one: nothing to drop)."""
         o = _Out(buf)
-        _check(_lib.dfkv_unregister_memory(self._handle(), o.ptr),
-               "unregister_memory")
+        p = self._pools.get(o.ptr)
+        if p is None and o.len and self._pool_of(o) is not None:
+            return
+        rc = _lib.dfkv_unregister_memory(self._handle(), o.ptr)
+        if rc != E_NODEV or p is None:
+            _check(rc, "unregister_memory")
         self._pools.pop(o.ptr, None)
 
     def put(self, key, value):
@@ -689,9 +857,146 @@ class Client:
         k = _In(key)
         return _lib.dfkv_remove(self._handle(), k.ptr, k.len)
 
-    def touch(self, keys):
+    def touch(self, keys, reverse=False):
+        """Mark keys used (SPEC 6): forward walk (the last key ends most
+        recent; sliding windows), or with reverse=True last to first (the
+        first key, the shared prefix, ends most recent; full attention).
+        Returns the status."""
         _, p, ln = _spans(keys)
-        return _lib.dfkv_touch(self._handle(), p, ln, len(keys))
+        return _lib.dfkv_touch_walk(self._handle(), p, ln, len(keys),
+                                    TOUCH_REVERSE if reverse else 0)
+
+    # ---------------------------------------------------- async batches
+
+    def _submit(self, op, keys, buffer_lists=None, out=False, ttl_ms=0,
+                flags=0):
+        n = len(keys)
+        ins, kp, kl = _spans(keys)
+        d = _BatchDesc()
+        d.size = ctypes.sizeof(_BatchDesc)
+        d.op, d.n, d.keys, d.key_lens = op, n, kp, kl
+        d.ttl_ms, d.flags = ttl_ms, flags
+        keep = [ins, kp, kl]
+        if buffer_lists is not None:
+            if len(buffer_lists) != n:
+                raise DfkvError(ERRORS["E_INVAL"], "one buffer list per key")
+            lists = [_iovs(b, out) for b in buffer_lists]
+            iv = (_IOVP * max(n, 1))(*[ctypes.cast(a, _IOVP) for _, a, _ in
+                                       lists])
+            cnt = (c_size_t * max(n, 1))(*[c for _, _, c in lists])
+            d.iovs, d.iovcnts = iv, cnt
+            keep.append(lists)
+        h = c_void_p()
+        _check(_lib.dfkv_submit(self._handle(), byref(d), byref(h)),
+               "submit")
+        b = Batch(self, h.value, op, n, keep)
+        self._live[h.value] = b
+        return b
+
+    def submit_put(self, keys, buffer_lists):
+        """Queue PUTs of keys[i] = the concatenation of buffer_lists[i] (a
+        buffer or a list of buffers); a Batch.  Never blocks."""
+        return self._submit(_OP_PUT, keys, buffer_lists)
+
+    def submit_get(self, keys, buffer_lists):
+        """Queue whole-value GETs of keys[i] into the writable
+        buffer_lists[i] (a buffer or a list: scattered in order)."""
+        return self._submit(_OP_GET, keys, buffer_lists, out=True)
+
+    def submit_exist(self, keys):
+        return self._submit(_OP_EXIST, keys)
+
+    def submit_probe(self, keys):
+        """Queue a PROBE; results: the number of leading present keys."""
+        return self._submit(_OP_PROBE, keys)
+
+    def submit_lease(self, keys, ttl_ms=0):
+        """Queue a LEASE; results: a Lease as lease() returns."""
+        return self._submit(_OP_LEASE, keys, ttl_ms=ttl_ms)
+
+    def submit_touch(self, keys, reverse=False):
+        """Queue a TOUCH walk (see touch()); results: the status."""
+        return self._submit(_OP_TOUCH, keys,
+                            flags=TOUCH_REVERSE if reverse else 0)
+
+    def fileno(self):
+        """The eventfd that is readable while completed batches wait to
+        be reaped (select/poll, asyncio's loop.add_reader)."""
+        fd = _lib.dfkv_batch_fd(self._handle())
+        if fd < 0:
+            raise DfkvError(fd, "fileno")
+        return fd
+
+    def _reap_c(self):
+        """Every batch completed since the last reap, collected and let
+        go of in C; the futures of run() waiting for them are resolved."""
+        out = (c_void_p * 64)()
+        got = []
+        while True:
+            k = _lib.dfkv_reap(self._handle(), out, 64)
+            if k < 0:
+                raise DfkvError(k, "reap")
+            for h in out[:k]:
+                b = self._live.pop(h)
+                b._collect()
+                b._free()
+                got.append(b)
+                for fut in self._waiters.pop(id(b), ()):
+                    if not fut.done():
+                        fut.set_result(b)
+            if k < 64:
+                return got
+
+    def reap(self):
+        """The batches completed since the last reap, each once; never
+        blocks."""
+        got = self._unclaimed + self._reap_c()
+        self._unclaimed = []
+        return got
+
+    def _on_readable(self):
+        for b in self._reap_c():
+            self._unclaimed.append(b)
+
+    def _drop_reader(self):
+        """Take fileno() off the loop run() registered it with."""
+        if self._reader is not None and not self._reader.is_closed():
+            self._reader.remove_reader(self._fd)
+        self._reader = None
+
+    async def run(self, batch):
+        """Await a batch from an asyncio loop (loop.add_reader on
+        fileno(); any number of batches may be awaited at once); the
+        batch, done.  Batches reaped meanwhile that nobody awaits are
+        handed out by the next reap()."""
+        if batch._status is not None:
+            if batch in self._unclaimed:    # reaped for another run()
+                self._unclaimed.remove(batch)
+            return batch
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._waiters.setdefault(id(batch), []).append(fut)
+        if self._reader is not loop:
+            self._drop_reader()
+            self._fd = self.fileno()
+            loop.add_reader(self._fd, self._on_readable)
+            self._reader = loop
+        try:
+            if batch.done:      # completed before the reader was there
+                self._on_readable()
+            await fut
+        finally:
+            ws = self._waiters.get(id(batch))
+            if ws and fut in ws:
+                ws.remove(fut)
+                if not ws:
+                    del self._waiters[id(batch)]
+            if not self._waiters:
+                self._drop_reader()
+        # the batch was reaped for run(): it is not also unclaimed
+        if batch in self._unclaimed:
+            self._unclaimed.remove(batch)
+        return batch
 
     def probe(self, keys):
         """(status, [stored length or 0 per key])."""

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libdfkv transport interface: the ops table each transport (tcp.c,
+ * rdma.c, local.c) exports and a peer points at, the connection base
+ * every network transport's connection starts with, and the one mapping
+ * of a routed request to its wire prefix and of a reply back into the
+ * request that TCP and RDMA share (conn.c).  client.c only chooses a
+ * transport per peer and calls through the table.
+ */
+#ifndef DFKV_LIB_TRANSPORT_H
+#define DFKV_LIB_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "client.h"
+#include "health.h"
+#include "wire.h"
+
+#define dfkv_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * What the client and conn.c see of a connection: the transport that
+ * owns it (its conn_put takes it back) and the peer it reaches.  A lease
+ * granted over it keeps it (struct dfkv_req.conn) until RELEASE.
+ */
+struct dfkv_conn {
+	const struct dfkv_transport_ops *t;
+	struct dfkv_peer *peer;
+};
+
+struct dfkv_transport_ops {
+	const char *name;
+	/*
+	 * Set up the peer's state for this transport; on failure fini
+	 * still runs.  local: DFKV_E_NODEV when the node is not in this
+	 * network namespace.
+	 */
+	int (*init)(struct dfkv_client *c, struct dfkv_peer *p);
+	void (*fini)(struct dfkv_client *c, struct dfkv_peer *p);
+	/*
+	 * Run reqs (all routed to peers of this transport) until each has
+	 * a status or deadline_ms passes; a request that could not be
+	 * delivered gets DFKV_E_UNAVAILABLE, DFKV_E_TIMEOUT or
+	 * DFKV_E_PROTO and its peer is reported with dfkv_peer_failed().
+	 */
+	void (*exec)(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		     uint64_t deadline_ms);
+	/* Take back a connection a lease held (pool it or close it). */
+	void (*conn_put)(struct dfkv_client *c, struct dfkv_conn *conn,
+			 bool healthy);
+};
+
+extern const struct dfkv_transport_ops dfkv_tcp_transport;
+extern const struct dfkv_transport_ops dfkv_rdma_transport;
+extern const struct dfkv_transport_ops dfkv_local_transport;
+
+/*
+ * The wire prefix of r in epoch (conn.c): op, block key (zero for the
+ * keyed ops and RELEASE), GET range (never wider than the capacity),
+ * TOUCH walk, LEASE ttl, RELEASE id, and the payload length (value, key
+ * list, HELLO/AUTH payload).
+ */
+void dfkv_req_wire(const struct dfkv_req *r, uint8_t epoch,
+		   struct dfkv_wire_req *w);
+/*
+ * A checked reply resp to r, data its inline data (PROBE, LEASE): the
+ * status and lengths into r, a GET range wider than the capacity as
+ * DFKV_STATUS_TOO_LARGE, PROBE results and the LEASE id and hits.
+ */
+void dfkv_req_answer(struct dfkv_req *r, const struct dfkv_wire_resp *resp,
+		     const uint8_t *data);
+
+#endif /* DFKV_LIB_TRANSPORT_H */
