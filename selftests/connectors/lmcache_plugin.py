@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-2.0
+"""LMCache: dfkv as a remote storage plugin, against a dfkv node, inside
+the test VM.
+
+LMCache builds everything: LMCacheEngineConfig.from_file() reads the
+docs' configuration (Documentation/connectors.md, its members pointed at
+the test node and its CPU buffer shrunk for the VM), CreateStorageBackends()
+makes the LocalCPUBackend and, through the plugin framework
+(remote_storage_plugins), the RemoteBackend whose connector is
+dfkv.connectors.lmcache's.  The test drives that RemoteBackend as
+LMCache's storage manager does: puts of MemoryObjs from the CPU buffer,
+batched_contains, batched_async_contains(pin=...), batched gets.
+"""
+
+import asyncio
+import os
+import re
+import sys
+import tempfile
+import threading
+
+_tmp = tempfile.mkdtemp(prefix="dfkv-lmcache-")
+os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import dfkv  # noqa: E402
+from enginetest import (MEMBERS, HubCache, doc_block, main, node_add,  # noqa
+                        node_del, step, until)
+from lmcache.utils import CacheEngineKey  # noqa: E402
+from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
+from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
+from lmcache.v1.storage_backend import CreateStorageBackends  # noqa: E402
+
+from dfkv.connectors import lmcache as dl  # noqa: E402
+
+MODEL = "acme/tiny-llama"
+REV1, REV2 = "e5" * 20, "f6" * 20
+HUB = HubCache(os.environ["HF_HUB_CACHE"], MODEL)
+HUB.set_main(REV1)
+CHUNK = 32
+# (layers, K/V, chunk tokens, kv heads, head size): 64 KiB per fp16 chunk.
+KV_SHAPE = (2, 2, CHUNK, 4, 32)
+_stacks = []
+
+
+def config_file():
+    """The docs' LMCache configuration, at the test node, 64 MiB of CPU
+    buffer."""
+    text = doc_block("lmcache-config")
+    text = re.sub(r"(remote_storage_plugin\.dfkv\.members:).*",
+                  r"\1 " + MEMBERS, text)
+    text = re.sub(r"max_local_cpu_size:.*", "max_local_cpu_size: 0.0625",
+                  text)
+    path = os.path.join(_tmp, "lmcache-%d.yaml" % len(_stacks))
+    with open(path, "w") as f:
+        # extra_config closes the block: a short cooldown for the
+        # node restart test.
+        f.write(text + "\n  remote_storage_plugin.dfkv.cooldown_ms: 50\n")
+    return path
+
+
+def stack(worker=0, use_mla=False):
+    """LMCache's backends for one worker: (RemoteBackend, LocalCPUBackend,
+    metadata, loop)."""
+    cfg = LMCacheEngineConfig.from_file(config_file())
+    shape = (KV_SHAPE[0], 1, CHUNK, 1, 128) if use_mla else KV_SHAPE
+    md = LMCacheMetadata(model_name=MODEL, world_size=2, local_world_size=2,
+                         worker_id=worker, local_worker_id=worker,
+                         kv_dtype=torch.float16, kv_shape=shape,
+                         use_mla=use_mla, role="worker", chunk_size=CHUNK)
+    loop = asyncio.new_event_loop()
+    th = threading.Thread(target=loop.run_forever, daemon=True)
+    th.start()
+    backends = CreateStorageBackends(cfg, md, loop, dst_device="cpu")
+    remote = backends.get("RemoteBackend-dfkv")
+    assert remote is not None and remote.connection is not None, backends
+    conn = getattr(remote.connection, "_connector", remote.connection)
+    assert isinstance(conn, dl.DfkvConnector), conn
+    s = (remote, backends["LocalCPUBackend"], md, loop, conn)
+    _stacks.append((s, th))
+    return s
+
+
+def keys_of(md, seed, n):
+    return [CacheEngineKey(MODEL, md.world_size, md.worker_id,
+                           (seed << 32) + i, torch.float16)
+            for i in range(n)]
+
+
+def fill(obj, key):
+    g = torch.Generator().manual_seed(key.chunk_hash & 0x7fffffff)
+    t = torch.randint(0, 256, (len(obj.byte_array),), dtype=torch.uint8,
+                      generator=g)
+    np.frombuffer(obj.byte_array, np.uint8)[:] = t.numpy()
+    return bytes(obj.byte_array)
+
+
+def put(s, keys):
+    remote, cpu, md, loop, _ = s
+    objs, want = [], []
+    for k in keys:
+        o = cpu.allocate(md.get_shapes(), md.get_dtypes())
+        assert o is not None, "CPU buffer full"
+        want.append(fill(o, k))
+        objs.append(o)
+    remote.batched_submit_put_task(keys, objs)
+    for o in objs:
+        o.ref_count_down()
+    until("puts done", lambda: not remote.put_tasks)
+    return want
+
+
+def run(loop, coro):
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+
+def t_store_load():
+    s = stack()
+    remote, cpu, md, loop, conn = s
+    keys = keys_of(md, 1, 8)
+    want = put(s, keys)
+    assert remote.batched_contains(keys) == 8
+    got = remote.batched_get_blocking(keys)
+    assert [bytes(o.byte_array) for o in got] == want
+    for o in got:
+        o.ref_count_down()
+    step("8 chunks of %d bytes stored and read back byte-exact" %
+         len(want[0]))
+    assert run(loop, remote.batched_async_contains("L1", keys, True)) == 8
+    assert "L1" in conn._leases and conn._leases["L1"].hits == 8
+    got = run(loop, remote.batched_get_non_blocking("L1", keys))
+    assert [bytes(o.byte_array) for o in got] == want
+    assert "L1" not in conn._leases
+    for o in got:
+        o.ref_count_down()
+    assert run(loop, remote.batched_async_contains("L2", keys, False)) == 8
+    assert "L2" not in conn._leases
+    step("leased lookup then non-blocking get; unpinned lookup")
+
+
+def t_leading_hits():
+    s = stack()
+    remote, cpu, md, loop, _ = s
+    keys = keys_of(md, 1, 8)
+    assert remote.remove(keys[3])
+    assert remote.batched_contains(keys) == 3
+    assert run(loop, remote.batched_async_contains("L3", keys, True)) == 3
+    got = run(loop, remote.batched_get_non_blocking("L3", keys))
+    assert len(got) == 3
+    for o in got:
+        o.ref_count_down()
+    assert remote.batched_contains(keys_of(md, 7, 4)) == 0
+    assert remote.batched_get_blocking(keys_of(md, 7, 1)) == [None]
+    step("3 leading hits before a removed chunk; unknown chunks miss")
+
+
+def t_other_revision():
+    HUB.set_main(REV2)
+    try:
+        remote, cpu, md, loop, conn = stack()
+        assert conn.ident.revision == REV2
+        assert remote.batched_contains(keys_of(md, 1, 3)) == 0
+    finally:
+        HUB.set_main(REV1)
+    step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
+
+
+def t_mla():
+    """MLA workers hold the same latent: what worker 0 stores, worker 1
+    finds under the same (tp rank -1) key."""
+    w0 = stack(0, use_mla=True)
+    w1 = stack(1, use_mla=True)
+    keys0 = keys_of(w0[2], 2, 4)
+    want = put(w0, keys0)
+    keys1 = keys_of(w1[2], 2, 4)
+    assert dfkv.key_parse(w1[4].ident.key(keys1[0]))["tp"] == (2, -1)
+    assert w1[0].batched_contains(keys1) == 4
+    got = w1[0].batched_get_blocking(keys1)
+    assert [bytes(o.byte_array) for o in got] == want
+    for o in got:
+        o.ref_count_down()
+    # Non-MLA: distinct shards, distinct keys.
+    a, b = stack(0), stack(1)
+    ka, kb = keys_of(a[2], 1, 1)[0], keys_of(b[2], 1, 1)[0]
+    assert a[4].ident.key(ka) != b[4].ident.key(kb)
+    assert b[0].batched_contains([kb]) == 0
+    step("MLA: worker 1 reads worker 0's chunks; TP shards stay apart")
+
+
+def t_node_killed():
+    s = stack()
+    remote, cpu, md, loop, _ = s
+    keys = keys_of(md, 3, 32)
+    objs = []
+    for k in keys:
+        o = cpu.allocate(md.get_shapes(), md.get_dtypes())
+        fill(o, k)
+        objs.append(o)
+    remote.batched_submit_put_task(keys, objs)
+    node_del()
+    for o in objs:
+        o.ref_count_down()
+    until("puts done", lambda: not remote.put_tasks)
+    assert remote.batched_contains(keys_of(md, 1, 2)) == 0
+    assert remote.batched_get_blocking(keys_of(md, 1, 1)) == [None]
+    step("node gone mid-batch: the puts end, lookups and gets miss")
+    node_add()
+    again = keys_of(md, 4, 4)
+
+    def back():
+        want = put(s, again)
+        return remote.batched_contains(again) == 4 and want
+    want = until("stores after the node is back", back, tries=100,
+                 pause=0.05)
+    got = remote.batched_get_blocking(again)
+    assert [bytes(o.byte_array) for o in got] == want
+    for o in got:
+        o.ref_count_down()
+    step("node back: stores and loads again")
+
+
+def close_all():
+    for (remote, cpu, md, loop, conn), th in _stacks:
+        remote.close()
+        loop.call_soon_threadsafe(loop.stop)
+        th.join()
+
+
+if __name__ == "__main__":
+    try:
+        main([t_store_load, t_leading_hits, t_other_revision, t_mla,
+              t_node_killed])
+    finally:
+        close_all()
+    sys.exit(0)
