@@ -47,6 +47,7 @@
 #include "store.h"
 #include "disk.h"
 #include "ring.h"
+#include "trace.h"
 
 /* How many entries one eviction pass may look at before giving up. */
 #define EVICT_SCAN_MAX	256
@@ -228,6 +229,10 @@ static void entry_ram_lru_del_locked(struct dfkv_store *st,
 	struct dfkv_lru_shard *sh = entry_shard(st, e);
 
 	spin_lock(&sh->lock);
+	if (!list_empty(&e->lru)) {
+		WRITE_ONCE(sh->nr, sh->nr - 1);
+		WRITE_ONCE(sh->bytes, sh->bytes - e->len);
+	}
 	list_del_init(&e->lru);
 	spin_unlock(&sh->lock);
 }
@@ -240,7 +245,21 @@ static void entry_ram_lru_add_locked(struct dfkv_store *st,
 	spin_lock(&sh->lock);
 	e->queued = e->stamp;
 	list_add_tail(&e->lru, &sh->list);
+	WRITE_ONCE(sh->nr, sh->nr + 1);
+	WRITE_ONCE(sh->bytes, sh->bytes + e->len);
 	spin_unlock(&sh->lock);
+}
+
+void dfkv_store_ram_usage(struct dfkv_store *st, u64 *objects, u64 *bytes)
+{
+	u32 i;
+
+	*objects = 0;
+	*bytes = 0;
+	for (i = 0; i < st->nr_shards; i++) {
+		*objects += READ_ONCE(st->shards[i].nr);
+		*bytes += READ_ONCE(st->shards[i].bytes);
+	}
 }
 
 static void entry_disk_lru_del_locked(struct dfkv_entry *e)
@@ -341,11 +360,13 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 	if (slots) {
 		ram_slots_free(st, slots, nr, slots != &one);
 		this_cpu_inc(st->stats->pcpu->ram_evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, true);
 		return true;
 	}
 	if (killed) {
 		entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, false);
 	}
 	return killed;
 }
@@ -365,6 +386,7 @@ static bool entry_try_evict_disk(struct dfkv_store *st, struct dfkv_entry *e)
 		atomic64_inc(&e->disk->evictions);
 		entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, false);
 	}
 	return killed;
 }
@@ -1123,7 +1145,7 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 					const struct dfkv_key *key)
 {
 	struct dfkv_entry *e = entry_lookup(st, key);
-	bool load = false, tiered = dfkv_tier_on(&st->tier);
+	bool load = false, cold = false, tiered = dfkv_tier_on(&st->tier);
 	int err = 0;
 
 	if (!e)
@@ -1138,6 +1160,7 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 	}
 	e->pins++;
 	if (!(e->tier & DFKV_T_RAM)) {
+		cold = true;
 		if (e->tier & DFKV_T_LOADING) {
 			this_cpu_inc(st->stats->pcpu->coalesced);
 		} else {
@@ -1176,6 +1199,8 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 			return ERR_PTR(-EBUSY);
 		return ERR_PTR(-EIO);
 	}
+	if (cold)
+		this_cpu_inc(st->stats->pcpu->disk_hits);
 	return e;
 }
 

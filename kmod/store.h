@@ -86,6 +86,7 @@ struct dfkv_entry {
 struct dfkv_lru_shard {
 	spinlock_t lock;	/* list and its entries' queued stamps */
 	struct list_head list;
+	u64 nr, bytes;		/* entries on list and their bytes (WRITE_ONCE) */
 } ____cacheline_aligned_in_smp;
 
 struct dfkv_store {
@@ -126,6 +127,8 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 		    u32 numa);
 /* Drops every entry; no operation may be in flight. */
 void dfkv_store_destroy(struct dfkv_store *st);
+/* Committed entries in RAM (on the RAM recency lists) and their bytes. */
+void dfkv_store_ram_usage(struct dfkv_store *st, u64 *objects, u64 *bytes);
 
 /* A PUT in progress. */
 struct dfkv_put {

@@ -2,7 +2,8 @@
 /*
  * The disks behind a node's RAM arena (tier.h): attach with rebuild, detach
  * with a graceful flush, the ring that routes blocks to disks, the flush
- * workqueue and the byte mover between RAM slots and disk slots.
+ * workqueue and the byte mover between RAM slots and disk slots (which
+ * times and traces each cold read and flush).
  *
  * Disk add and delete serialize on the tier's mutex; the data path reads
  * the ring under RCU only.  A disk in the list holds one reference, the
@@ -20,6 +21,7 @@
 #include "tier.h"
 #include "disk.h"
 #include "ring.h"
+#include "trace.h"
 
 int dfkv_tier_init(struct dfkv_tier *t, const char *name,
 		   const struct dfkv_tier_ops *ops, void *ctx)
@@ -112,6 +114,7 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 		dfkv_store_fail_disk(container_of(t, struct dfkv_store, tier),
 				     d);
 	mutex_unlock(&t->lock);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_STATE);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
 
@@ -157,6 +160,7 @@ int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
 		goto err_drop;
 	}
 	mutex_unlock(&t->lock);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_ADD);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_ADD);
 	return 0;
 
@@ -204,6 +208,7 @@ int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
 	dfkv_store_drop_disk(st, d);
 	mutex_unlock(&t->lock);
 	dfkv_disk_close(d, true);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
 	dfkv_disk_put(d);
 	return 0;
@@ -307,6 +312,19 @@ static void tier_zero_tail(const struct bio_vec *bv, unsigned int nr,
 	}
 }
 
+/* A cold read's or a flush's payload I/O finished: time and trace it. */
+static void tier_io_done(struct dfkv_store *st, struct dfkv_entry *e, bool rd,
+			 int err, u64 ns)
+{
+	dfkv_stats_lat(st->stats, rd ? DFKV_LAT_COLD_READ : DFKV_LAT_FLUSH, ns);
+	if (rd)
+		trace_dfkv_cold_read_done(e->disk->name, e->key.tenant, e->len,
+					  err, ns);
+	else
+		trace_dfkv_flush_done(e->disk->name, e->key.tenant, e->len,
+				      err, ns);
+}
+
 /*
  * Move e's value between its RAM pages (arena slots or a stage) and its
  * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
@@ -319,10 +337,16 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 {
 	struct dfkv_disk *d = e->disk;
 	u64 rext = st->slab.extent_bytes, dext = d->slab.extent_bytes;
+	bool rd = op == REQ_OP_READ;
 	struct bio_vec bv[32];
 	struct dfkv_dio io;
-	u64 off = 0;
+	u64 off = 0, start = ktime_get_ns();
+	int err;
 
+	if (rd)
+		trace_dfkv_cold_read_submit(d->name, e->key.tenant, e->len);
+	else
+		trace_dfkv_flush_submit(d->name, e->key.tenant, e->len);
 	dfkv_dio_init(&io, d);
 	while (off < e->len) {
 		u32 ri = div64_u64(off, rext), di = div64_u64(off, dext);
@@ -343,5 +367,7 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 	}
 	if (off < e->len)
 		WRITE_ONCE(io.error, -EIO);
-	return dfkv_dio_wait(&io);
+	err = dfkv_dio_wait(&io);
+	tier_io_done(st, e, rd, err, ktime_get_ns() - start);
+	return err;
 }
