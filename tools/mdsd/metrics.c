@@ -576,62 +576,64 @@ static void node_sample(struct buf *b, const char *name, const char *node,
 		out(b, "%s{node=\"%s\"} %llu\n", name, node, v);
 }
 
+/* Per-tier metrics, each with a RAM and a disk value per node. */
+enum { TM_HITS, TM_MISSES, TM_OBJECTS, TM_USED, TM_SLOT, TM_CAPACITY, NR_TM };
+
+static const struct {
+	const char *name, *type, *text;
+} tier_meta[NR_TM] = {
+	[TM_HITS] = { "dfkv_hits_total", "counter",
+		      "GET hits by the tier that served them (disk: after a cold read)." },
+	[TM_MISSES] = { "dfkv_misses_total", "counter",
+			"GET lookups a tier could not serve (RAM: went to disk or missed)." },
+	[TM_OBJECTS] = { "dfkv_objects", "gauge",
+			 "Blocks in a tier (a durable block in RAM counts in both)." },
+	[TM_USED] = { "dfkv_used_bytes", "gauge",
+		      "Payload bytes of a tier's blocks." },
+	[TM_SLOT] = { "dfkv_slot_bytes", "gauge",
+		      "Bytes of a tier's slots in use." },
+	[TM_CAPACITY] = { "dfkv_capacity_bytes", "gauge", "Capacity of a tier." },
+};
+
+/* t[metric][0] is the RAM tier's value, t[metric][1] the disks'. */
+static void tier_values(const struct node_stats *ns, uint64_t t[NR_TM][2])
+{
+	const uint64_t *v = ns->s.v;
+	uint64_t disk_hits = v[DFKV_STAT_DISK_HITS];
+	bool disks = v[DFKV_STAT_DISKS] || disk_hits;
+
+	t[TM_HITS][0] = v[DFKV_STAT_HITS] > disk_hits ?
+			v[DFKV_STAT_HITS] - disk_hits : 0;
+	t[TM_HITS][1] = disk_hits;
+	t[TM_MISSES][0] = v[DFKV_STAT_MISSES] + v[DFKV_STAT_RAM_MISSES] +
+			  v[DFKV_STAT_COALESCED];
+	t[TM_MISSES][1] = disks ? v[DFKV_STAT_MISSES] : 0;
+	t[TM_OBJECTS][0] = v[DFKV_STAT_RAM_OBJECTS];
+	t[TM_OBJECTS][1] = ns->disk_objects;
+	t[TM_USED][0] = v[DFKV_STAT_RAM_USED_BYTES];
+	t[TM_USED][1] = ns->disk_used;
+	t[TM_SLOT][0] = v[DFKV_STAT_SLOT_BYTES];
+	t[TM_SLOT][1] = ns->disk_slot;
+	t[TM_CAPACITY][0] = v[DFKV_STAT_CAPACITY_BYTES];
+	t[TM_CAPACITY][1] = ns->disk_capacity;
+}
+
 /* Hits and misses, objects and bytes of the RAM and the disk tier. */
 static void tier_metrics(struct buf *b, const struct node_dump *d)
 {
+	uint64_t t[NR_TM][2];
 	size_t i;
+	int k;
 
-	help(b, "dfkv_hits_total", "counter",
-	     "GET hits by the tier that served them (disk: after a cold read).");
-	for (i = 0; i < d->count; i++) {
-		const uint64_t *v = d->n[i].s.v;
-		uint64_t disk = v[DFKV_STAT_DISK_HITS];
-
-		node_sample(b, "dfkv_hits_total", d->n[i].name, "tier", "ram",
-			    v[DFKV_STAT_HITS] > disk ? v[DFKV_STAT_HITS] - disk : 0);
-		node_sample(b, "dfkv_hits_total", d->n[i].name, "tier", "disk",
-			    disk);
-	}
-	help(b, "dfkv_misses_total", "counter",
-	     "GET lookups a tier could not serve (RAM: went to disk or missed).");
-	for (i = 0; i < d->count; i++) {
-		const uint64_t *v = d->n[i].s.v;
-		bool disks = v[DFKV_STAT_DISKS] || v[DFKV_STAT_DISK_HITS];
-
-		node_sample(b, "dfkv_misses_total", d->n[i].name, "tier", "ram",
-			    v[DFKV_STAT_MISSES] + v[DFKV_STAT_RAM_MISSES] +
-			    v[DFKV_STAT_COALESCED]);
-		node_sample(b, "dfkv_misses_total", d->n[i].name, "tier", "disk",
-			    disks ? v[DFKV_STAT_MISSES] : 0);
-	}
-	help(b, "dfkv_objects", "gauge",
-	     "Blocks in a tier (a durable block in RAM counts in both).");
-	for (i = 0; i < d->count; i++) {
-		node_sample(b, "dfkv_objects", d->n[i].name, "tier", "ram",
-			    d->n[i].s.v[DFKV_STAT_RAM_OBJECTS]);
-		node_sample(b, "dfkv_objects", d->n[i].name, "tier", "disk",
-			    d->n[i].disk_objects);
-	}
-	help(b, "dfkv_used_bytes", "gauge", "Payload bytes of a tier's blocks.");
-	for (i = 0; i < d->count; i++) {
-		node_sample(b, "dfkv_used_bytes", d->n[i].name, "tier", "ram",
-			    d->n[i].s.v[DFKV_STAT_RAM_USED_BYTES]);
-		node_sample(b, "dfkv_used_bytes", d->n[i].name, "tier", "disk",
-			    d->n[i].disk_used);
-	}
-	help(b, "dfkv_slot_bytes", "gauge", "Bytes of a tier's slots in use.");
-	for (i = 0; i < d->count; i++) {
-		node_sample(b, "dfkv_slot_bytes", d->n[i].name, "tier", "ram",
-			    d->n[i].s.v[DFKV_STAT_SLOT_BYTES]);
-		node_sample(b, "dfkv_slot_bytes", d->n[i].name, "tier", "disk",
-			    d->n[i].disk_slot);
-	}
-	help(b, "dfkv_capacity_bytes", "gauge", "Capacity of a tier.");
-	for (i = 0; i < d->count; i++) {
-		node_sample(b, "dfkv_capacity_bytes", d->n[i].name, "tier", "ram",
-			    d->n[i].s.v[DFKV_STAT_CAPACITY_BYTES]);
-		node_sample(b, "dfkv_capacity_bytes", d->n[i].name, "tier",
-			    "disk", d->n[i].disk_capacity);
+	for (k = 0; k < NR_TM; k++) {
+		help(b, tier_meta[k].name, tier_meta[k].type, tier_meta[k].text);
+		for (i = 0; i < d->count; i++) {
+			tier_values(&d->n[i], t);
+			node_sample(b, tier_meta[k].name, d->n[i].name, "tier",
+				    "ram", t[k][0]);
+			node_sample(b, tier_meta[k].name, d->n[i].name, "tier",
+				    "disk", t[k][1]);
+		}
 	}
 }
 
