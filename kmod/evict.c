@@ -68,6 +68,8 @@ void dfkv_lru_add_locked(struct dfkv_lru *lru, struct dfkv_entry *e)
 	spin_lock(&sh->lock);
 	e->queued = e->stamp;
 	list_add_tail(&e->lru, &sh->list);
+	WRITE_ONCE(sh->nr, sh->nr + 1);
+	WRITE_ONCE(sh->bytes, sh->bytes + e->len);
 	spin_unlock(&sh->lock);
 }
 
@@ -77,8 +79,24 @@ void dfkv_lru_del_locked(struct dfkv_lru *lru, struct dfkv_entry *e)
 
 	lockdep_assert_held(&e->lock);
 	spin_lock(&sh->lock);
+	if (!list_empty(&e->lru)) {
+		WRITE_ONCE(sh->nr, sh->nr - 1);
+		WRITE_ONCE(sh->bytes, sh->bytes - e->len);
+	}
 	list_del_init(&e->lru);
 	spin_unlock(&sh->lock);
+}
+
+void dfkv_lru_usage(struct dfkv_lru *lru, u64 *objects, u64 *bytes)
+{
+	u32 i;
+
+	*objects = 0;
+	*bytes = 0;
+	for (i = 0; i < lru->nr_shards; i++) {
+		*objects += READ_ONCE(lru->shards[i].nr);
+		*bytes += READ_ONCE(lru->shards[i].bytes);
+	}
 }
 
 struct dfkv_entry *dfkv_lru_pick(struct dfkv_lru *lru)

@@ -23,6 +23,7 @@ struct dfkv_entry;
 struct dfkv_lru_shard {
 	spinlock_t lock;	/* list and its entries' queued stamps */
 	struct list_head list;
+	u64 nr, bytes;		/* entries on list and their bytes (WRITE_ONCE) */
 } ____cacheline_aligned_in_smp;
 
 struct dfkv_lru {
@@ -35,6 +36,8 @@ void dfkv_lru_destroy(struct dfkv_lru *lru);
 /* Under e->lock: queue e at its shard's tail (stamped e->stamp) or take it off. */
 void dfkv_lru_add_locked(struct dfkv_lru *lru, struct dfkv_entry *e);
 void dfkv_lru_del_locked(struct dfkv_lru *lru, struct dfkv_entry *e);
+/* Entries on the lists (committed, in RAM) and their bytes, racy sums. */
+void dfkv_lru_usage(struct dfkv_lru *lru, u64 *objects, u64 *bytes);
 /*
  * The least recently queued entry over all shards, with a reference;
  * heads used since they were queued, pinned, dirty or loading go back to

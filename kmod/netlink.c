@@ -20,6 +20,9 @@
 #include "node.h"
 #include "disk.h"
 
+/* A node with its stats, ops and latency histograms (about 5 KiB at most). */
+#define DFKV_NL_NODE_MSG_SIZE	(16 * 1024)
+
 static bool name_valid(const char *name)
 {
 	const char *p;
@@ -137,7 +140,12 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 	struct dfkv_tier *t = &node->tier;
 	struct dfkv_disk *d;
 	u32 disks = 0, failed = 0;
+	u64 ram_objects, ram_bytes;
 
+	dfkv_lru_usage(&node->store.lru, &ram_objects, &ram_bytes);
+	if (dfkv_nl_put_stat(skb, DFKV_STAT_RAM_OBJECTS, ram_objects) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_RAM_USED_BYTES, ram_bytes))
+		return -EMSGSIZE;
 	mutex_lock(&t->lock);
 	list_for_each_entry(d, &t->disks, link) {
 		disks++;
@@ -163,8 +171,49 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS_FAILED, failed) ? -EMSGSIZE : 0;
 }
 
+/*
+ * The latency histograms that have samples, each without its trailing
+ * empty buckets (userspace takes their number from the length).
+ */
+static int fill_latency(struct sk_buff *skb, struct dfkv_stats *stats)
+{
+	struct nlattr *all, *one;
+	struct dfkv_hist h;
+	u32 op, transport;
+	int kind, nr;
+	u64 count;
+
+	all = nla_nest_start(skb, DFKV_STAT_LATENCY);
+	if (!all)
+		return -EMSGSIZE;
+	for (kind = 0; kind < DFKV_LAT_NR; kind++) {
+		count = dfkv_stats_hist(stats, kind, &h);
+		if (!count)
+			continue;
+		for (nr = DFKV_HIST_BUCKETS; nr > 1 && !h.buckets[nr - 1]; nr--)
+			;
+		dfkv_stats_hist_id(kind, &op, &transport);
+		one = nla_nest_start(skb, DFKV_STAT_HIST);
+		if (!one ||
+		    nla_put_u32(skb, DFKV_STAT_HIST_OP, op) ||
+		    ((op == DFKV_HIST_GET || op == DFKV_HIST_PUT) &&
+		     nla_put_u32(skb, DFKV_STAT_HIST_TRANSPORT, transport)) ||
+		    dfkv_nl_put_stat(skb, DFKV_STAT_HIST_COUNT, count) ||
+		    dfkv_nl_put_stat(skb, DFKV_STAT_HIST_SUM_NS, h.sum_ns) ||
+		    nla_put(skb, DFKV_STAT_HIST_BUCKETS, nr * sizeof(u64),
+			    h.buckets))
+			return -EMSGSIZE;
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, all);
+	return 0;
+}
+
 static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
+	struct dfkv_conn_limits *lim = &node->limits;
+	u64 tcp_drops = atomic64_read(&lim->deadline_drops[DFKV_LISTENER_TCP]);
+	u64 rdma_drops = atomic64_read(&lim->deadline_drops[DFKV_LISTENER_RDMA]);
 	struct dfkv_store *st = &node->store;
 	struct dfkv_slab_stats ss;
 	struct dfkv_counters s;
@@ -202,7 +251,11 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS_REFUSED,
 			     atomic64_read(&node->limits.refused)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DEADLINE_DROPS,
-			     atomic64_read(&node->limits.deadline_drops)) ||
+			     tcp_drops + rdma_drops) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_TCP_DEADLINE_DROPS, tcp_drops) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_RDMA_DEADLINE_DROPS, rdma_drops) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_HITS, s.disk_hits) ||
+	    fill_latency(skb, &node->stats) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
 			     atomic64_read(&node->recv_reserved)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_BUSY,
@@ -490,7 +543,7 @@ int dfkv_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "no node of that name in this network namespace");
 		return -ENOENT;
 	}
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = nlmsg_new(DFKV_NL_NODE_MSG_SIZE, GFP_KERNEL);
 	err = -ENOMEM;
 	if (msg && !dfkv_node_enter(node)) {
 		NL_SET_ERR_MSG(info->extack, "the node is being deleted");

@@ -596,6 +596,7 @@ static void cmd_unpark(struct dfkv_req *req)
 static const struct dfkv_req_ops rdma_req_ops = {
 	.queue_response = cmd_queue_response,
 	.unpark = cmd_unpark,
+	.transport = DFKV_HIST_RDMA,
 };
 
 /* A transfer round completed: go on, or finish the request. */
@@ -985,7 +986,7 @@ static void conn_deadline_work(struct work_struct *work)
 	spin_unlock(&conn->lock);
 	if (drop) {
 		if (conn_kill(conn))
-			atomic64_inc(&lim->deadline_drops);
+			atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_RDMA]);
 		return;
 	}
 	if (time_before_eq(next, now))

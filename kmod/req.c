@@ -7,7 +7,9 @@
  * dfkv_req_begin() to dfkv_req_done(), so a transport's teardown gives
  * back whatever a request in any state holds with that one call.  A PUT
  * follower of a transport with ops->unpark parks on its leader's entry
- * instead of sleeping in a shared worker.
+ * instead of sleeping in a shared worker.  A request that entered its
+ * node is timed and traced here, from dfkv_req_begin() to
+ * dfkv_req_done(), the same for every transport.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -17,6 +19,7 @@
 #include "node.h"
 #include "ops.h"
 #include "wire.h"
+#include "trace.h"
 
 static void req_wake(struct dfkv_put_waiter *w)
 {
@@ -92,6 +95,10 @@ bool dfkv_req_begin(struct dfkv_req *req)
 		return false;
 	}
 	req->in_op = true;
+	req->start_ns = ktime_get_ns();
+	trace_dfkv_req_start(req->node->name, req->op, req->key.tenant,
+			     req->op == DFKV_OP_GET ? req->length :
+			     req->payload_len, req->ops->transport);
 	if (req->op == DFKV_OP_PUT) {
 		put_begin(req);
 	} else if (req->payload_len && !req->payload) {
@@ -370,10 +377,26 @@ bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
 	return false;
 }
 
+/* A request that entered its node ends: its trace and latency. */
+static void req_account(struct dfkv_req *req)
+{
+	u64 ns = ktime_get_ns() - req->start_ns;
+	u8 t = req->ops->transport;
+
+	trace_dfkv_req_end(req->node->name, req->op, req->key.tenant,
+			   req->op == DFKV_OP_GET ? req->rsp.data_len :
+			   req->payload_len, req->rsp.status, t, ns);
+	if (req->op == DFKV_OP_GET || req->op == DFKV_OP_PUT)
+		dfkv_stats_lat(&req->node->stats,
+			       dfkv_stats_lat_of(req->op, t), ns);
+}
+
 void dfkv_req_done(struct dfkv_req *req)
 {
 	struct dfkv_node *node = req->node;
 
+	if (req->in_op)
+		req_account(req);
 	recv_release(req);
 	if (req->put.e && req->put.leader)
 		dfkv_op_put_end(node, &req->put, -EIO);

@@ -52,6 +52,8 @@ struct dfkv_req_ops {
 	 * reserve meanwhile (dfkv_op_recv_admit()).
 	 */
 	bool admit_recv;
+	/* enum dfkv_hist_transport: whose latency histograms and traces */
+	u8 transport;
 };
 
 /* Where dfkv_req_begin() wants the request's payload. */
@@ -96,6 +98,7 @@ struct dfkv_req {
 	enum dfkv_req_rx rx;
 	bool in_op;		/* holds a dfkv_node_enter() */
 	bool decided;		/* rsp is set: nothing more to run */
+	u64 start_ns;		/* dfkv_req_begin(), for its latency */
 	u64 admitted;		/* dfkv_op_recv_admit()ted bytes */
 	void *rx_buf;		/* a payload to receive (DFKV_REQ_RX_BUF) */
 	struct dfkv_put put;	/* a PUT's entry, while put.e */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Node counters: per-CPU, summed on demand. */
+/* Node counters and latency histograms: per-CPU, summed on demand. */
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -8,12 +8,67 @@
 int dfkv_stats_init(struct dfkv_stats *st)
 {
 	st->pcpu = alloc_percpu(struct dfkv_counters);
-	return st->pcpu ? 0 : -ENOMEM;
+	if (!st->pcpu)
+		return -ENOMEM;
+	st->lat = alloc_percpu(struct dfkv_hists);
+	if (!st->lat) {
+		free_percpu(st->pcpu);
+		st->pcpu = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void dfkv_stats_destroy(struct dfkv_stats *st)
 {
+	free_percpu(st->lat);
 	free_percpu(st->pcpu);
+}
+
+u64 dfkv_stats_hist(struct dfkv_stats *st, enum dfkv_lat kind,
+		    struct dfkv_hist *snap)
+{
+	u64 count = 0;
+	int cpu, i;
+
+	memset(snap, 0, sizeof(*snap));
+	for_each_possible_cpu(cpu) {
+		const struct dfkv_hist *h = &per_cpu_ptr(st->lat, cpu)->h[kind];
+
+		for (i = 0; i < DFKV_HIST_BUCKETS; i++)
+			snap->buckets[i] += READ_ONCE(h->buckets[i]);
+		snap->sum_ns += READ_ONCE(h->sum_ns);
+	}
+	for (i = 0; i < DFKV_HIST_BUCKETS; i++)
+		count += snap->buckets[i];
+	return count;
+}
+
+static const struct {
+	u8 op, transport;
+} lat_ids[DFKV_LAT_NR] = {
+	[DFKV_LAT_GET_DEV] = { DFKV_HIST_GET, DFKV_HIST_DEV },
+	[DFKV_LAT_GET_TCP] = { DFKV_HIST_GET, DFKV_HIST_TCP },
+	[DFKV_LAT_GET_RDMA] = { DFKV_HIST_GET, DFKV_HIST_RDMA },
+	[DFKV_LAT_PUT_DEV] = { DFKV_HIST_PUT, DFKV_HIST_DEV },
+	[DFKV_LAT_PUT_TCP] = { DFKV_HIST_PUT, DFKV_HIST_TCP },
+	[DFKV_LAT_PUT_RDMA] = { DFKV_HIST_PUT, DFKV_HIST_RDMA },
+	[DFKV_LAT_COLD_READ] = { DFKV_HIST_COLD_READ, DFKV_HIST_DEV },
+	[DFKV_LAT_FLUSH] = { DFKV_HIST_FLUSH, DFKV_HIST_DEV },
+};
+
+void dfkv_stats_hist_id(enum dfkv_lat kind, u32 *op, u32 *transport)
+{
+	*op = lat_ids[kind].op;
+	*transport = lat_ids[kind].transport;
+}
+
+enum dfkv_lat dfkv_stats_lat_of(u8 op, u8 transport)
+{
+	enum dfkv_lat base = op == DFKV_OP_GET ? DFKV_LAT_GET_DEV :
+					       DFKV_LAT_PUT_DEV;
+
+	return transport < __DFKV_HIST_TRANSPORT_MAX ? base + transport : base;
 }
 
 void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
@@ -49,5 +104,6 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->auth_failures += READ_ONCE(p->auth_failures);
 		snap->forbidden += READ_ONCE(p->forbidden);
 		snap->quota_rejections += READ_ONCE(p->quota_rejections);
+		snap->disk_hits += READ_ONCE(p->disk_hits);
 	}
 }

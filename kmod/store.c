@@ -32,6 +32,7 @@
 #include <linux/sizes.h>
 
 #include "store.h"
+#include "trace.h"
 
 static struct kmem_cache *entry_cache;
 
@@ -296,11 +297,13 @@ bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e)
 	if (slots) {
 		ram_slots_free(st, slots, nr, slots != &one);
 		this_cpu_inc(st->stats->pcpu->ram_evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, true);
 		return true;
 	}
 	if (killed) {
 		dfkv_entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, false);
 	}
 	return killed;
 }
@@ -747,7 +750,7 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 					const struct dfkv_key *key)
 {
 	struct dfkv_entry *e = entry_lookup(st, key);
-	bool load = false, tiered = store_tiered(st);
+	bool load = false, cold = false, tiered = store_tiered(st);
 	int err = 0;
 
 	if (!e)
@@ -763,9 +766,10 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 	e->pins++;
 	if (e->where == DFKV_W_LOADING) {
 		this_cpu_inc(st->stats->pcpu->coalesced);
+		cold = true;
 	} else if (e->where == DFKV_W_NONE) {
 		e->where = DFKV_W_LOADING;
-		load = true;
+		load = cold = true;
 	} else if (tiered) {
 		this_cpu_inc(st->stats->pcpu->ram_hits);
 	}
@@ -799,6 +803,8 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 			return ERR_PTR(-EBUSY);
 		return ERR_PTR(-EIO);
 	}
+	if (cold)
+		this_cpu_inc(st->stats->pcpu->disk_hits);
 	return e;
 }
 

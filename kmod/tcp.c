@@ -279,6 +279,7 @@ static const struct dfkv_req_ops tcp_req_ops = {
 	.queue_response = conn_queue_response,
 	.unpark = conn_unpark,
 	.admit_recv = true,
+	.transport = DFKV_HIST_TCP,
 };
 
 /* The request's payload is all in (or there was none): act on it. */
@@ -471,7 +472,7 @@ static void conn_deadline_work(struct work_struct *work)
 		next = READ_ONCE(c->last_active) + idle;
 	}
 	if (drop) {
-		atomic64_inc(&lim->deadline_drops);
+		atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_TCP]);
 		conn_kill(c);
 		return;
 	}

@@ -35,6 +35,7 @@
 #include "tier.h"
 #include "disk.h"
 #include "ring.h"
+#include "trace.h"
 
 static const struct dfkv_store_lower_ops tier_lower_ops;
 
@@ -139,6 +140,7 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 	if (!t->stopped)
 		tier_fail_disk(t, d);
 	mutex_unlock(&t->lock);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_STATE);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
 
@@ -186,6 +188,7 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		goto err_drop;
 	}
 	mutex_unlock(&t->lock);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_ADD);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_ADD);
 	return 0;
 
@@ -232,6 +235,7 @@ int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 	tier_drop_disk(t, d);
 	mutex_unlock(&t->lock);
 	dfkv_disk_close(d, true);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
 	dfkv_disk_put(d);
 	return 0;
@@ -329,6 +333,19 @@ static void tier_zero_tail(const struct bio_vec *bv, unsigned int nr,
 	}
 }
 
+/* A cold read's or a flush's payload I/O finished: time and trace it. */
+static void tier_io_done(struct dfkv_store *st, struct dfkv_entry *e, bool rd,
+			 int err, u64 ns)
+{
+	dfkv_stats_lat(st->stats, rd ? DFKV_LAT_COLD_READ : DFKV_LAT_FLUSH, ns);
+	if (rd)
+		trace_dfkv_cold_read_done(e->disk->name, e->key.tenant, e->len,
+					  err, ns);
+	else
+		trace_dfkv_flush_done(e->disk->name, e->key.tenant, e->len,
+				      err, ns);
+}
+
 /*
  * Move e's value between its RAM pages (arena slots or a stage) and its
  * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
@@ -341,10 +358,16 @@ static int tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 {
 	struct dfkv_disk *d = e->disk;
 	u64 rext = st->slab.extent_bytes, dext = d->slab.extent_bytes;
+	bool rd = op == REQ_OP_READ;
 	struct bio_vec bv[32];
 	struct dfkv_dio io;
-	u64 off = 0;
+	u64 off = 0, start = ktime_get_ns();
+	int err;
 
+	if (rd)
+		trace_dfkv_cold_read_submit(d->name, e->key.tenant, e->len);
+	else
+		trace_dfkv_flush_submit(d->name, e->key.tenant, e->len);
 	dfkv_dio_init(&io, d);
 	while (off < e->len) {
 		u32 ri = div64_u64(off, rext), di = div64_u64(off, dext);
@@ -365,7 +388,9 @@ static int tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 	}
 	if (off < e->len)
 		WRITE_ONCE(io.error, -EIO);
-	return dfkv_dio_wait(&io);
+	err = dfkv_dio_wait(&io);
+	tier_io_done(st, e, rd, err, ktime_get_ns() - start);
+	return err;
 }
 
 /* ------------------------------------------------- the entries' disk side */
@@ -496,6 +521,7 @@ static bool disk_evict(void *ctx, struct dfkv_entry *e)
 		atomic64_inc(&e->disk->evictions);
 		dfkv_entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
+		trace_dfkv_evict(e->key.tenant, e->len, false);
 	}
 	return killed;
 }

@@ -40,7 +40,8 @@ struct dfkv_conn_limits {
 	u32 idle_ms;			/* READ_ONCE; 0: none */
 	u32 max_conns;			/* READ_ONCE; per transport */
 	atomic64_t refused;		/* connections over max_conns */
-	atomic64_t deadline_drops;	/* connections past a deadline */
+	/* connections past a deadline, by enum dfkv_listener_kind */
+	atomic64_t deadline_drops[__DFKV_LISTENER_MAX];
 };
 
 struct dfkv_transport_ops {

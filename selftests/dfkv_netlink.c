@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The "dfkv" generic netlink family: version, node create/delete/set/get,
- * dumps, tenant stats, events, strict attribute checks with extended-ack
- * messages, CAP_NET_ADMIN for mutations, and nodes of two network
- * namespaces kept apart.
+ * dumps, tenant stats, latency histograms, events, strict attribute
+ * checks with extended-ack messages, CAP_NET_ADMIN for mutations, and
+ * nodes of two network namespaces kept apart.
  */
 #include <errno.h>
 #include <sched.h>
@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "dfkv_test.h"
+#include "hist.h"
 
 FIXTURE(nl) {
 	struct dfkv_genl g;
@@ -234,6 +235,96 @@ TEST_F(nl, stats_per_node_and_tenant)
 		EXPECT_EQ(t % 4 + 1, objects[t]) TH_LOG("tenant %d", t);
 	close(fd);
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-stats"));
+}
+
+static int latency_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1], *st[DFKV_STAT_MAX + 1];
+
+	dfkv_genl_parse(nlh, tb);
+	if (!tb[DFKV_A_NODE_STATS])
+		return MNL_CB_OK;
+	dfkv_genl_parse_stats(tb[DFKV_A_NODE_STATS], st);
+	if (st[DFKV_STAT_LATENCY])
+		dfkv_latency_parse(st[DFKV_STAT_LATENCY], data);
+	return MNL_CB_OK;
+}
+
+/* The samples of one histogram (0 when the node sent none). */
+static uint64_t hist_count(const struct dfkv_latency *lat, uint32_t op,
+			   uint32_t transport)
+{
+	const struct dfkv_hist_info *h = dfkv_latency_find(lat, op, transport);
+	uint64_t sum = 0;
+	int i;
+
+	if (!h)
+		return 0;
+	for (i = 0; i < DFKV_HIST_BUCKETS; i++)
+		sum += h->buckets[i];
+	/* The buckets hold every sample, and the samples took time. */
+	if (sum != h->count || !h->sum_ns)
+		return UINT64_MAX;
+	return h->count;
+}
+
+/*
+ * N GETs through /dev/dfkv and M over TCP (hits and misses alike) are N
+ * and M samples of the GET histograms of their transports, PUTs of the
+ * PUT ones; the bytes served over TCP count in bytes_out like the
+ * device's.
+ */
+TEST_F(nl, latency_histograms_count_requests)
+{
+	enum { N = 37, M = 11, LEN = 3000 };
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	static char val[LEN], got[LEN];
+	struct dfkv_key k = dfkv_test_key(5, 1), miss = dfkv_test_key(5, 2);
+	struct dfkv_latency lat = { 0 };
+	struct dfkv_test_resp r;
+	struct dfkv_ioc_op o;
+	struct nlmsghdr *nlh;
+	int fd, sock, i;
+
+	dfkv_test_node_del(&self->g, "t-lat");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-lat", 8 << 20, 0, 1));
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, "t-lat", "127.0.0.1", 17461, 1));
+	fd = dfkv_test_open("t-lat");
+	ASSERT_LE(0, fd);
+	memset(val, 'h', sizeof(val));
+	ASSERT_EQ(0, dfkv_test_put(fd, &k, val, sizeof(val), &o));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, dfkv_test_get(fd, i % 2 ? &miss : &k, got,
+					   sizeof(got), 0, 0, &o));
+	sock = dfkv_test_tcp_connect(17461);
+	ASSERT_LE(0, sock);
+	for (i = 0; i < M; i++)
+		ASSERT_EQ(DFKV_STATUS_OK,
+			  dfkv_test_tcp_call(sock, DFKV_OP_GET, &k, 0, 0, NULL,
+					     0, &r, got, sizeof(got)));
+	ASSERT_EQ(DFKV_STATUS_OK,
+		  dfkv_test_tcp_call(sock, DFKV_OP_PUT, &miss, 0, 0, val, LEN,
+				     &r, NULL, 0));
+	close(sock);
+
+	nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_GET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-lat");
+	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, latency_cb, &lat));
+	EXPECT_EQ(N, hist_count(&lat, DFKV_HIST_GET, DFKV_HIST_DEV));
+	EXPECT_EQ(M, hist_count(&lat, DFKV_HIST_GET, DFKV_HIST_TCP));
+	EXPECT_EQ(1, hist_count(&lat, DFKV_HIST_PUT, DFKV_HIST_DEV));
+	EXPECT_EQ(1, hist_count(&lat, DFKV_HIST_PUT, DFKV_HIST_TCP));
+	EXPECT_EQ(0, hist_count(&lat, DFKV_HIST_GET, DFKV_HIST_RDMA));
+	EXPECT_EQ(0, hist_count(&lat, DFKV_HIST_COLD_READ, 0));
+	/* (N + 1) / 2 device hits and M TCP ones, LEN bytes each. */
+	EXPECT_EQ((int64_t)((N + 1) / 2 + M) * LEN,
+		  dfkv_test_stat(&self->g, "t-lat", DFKV_STAT_BYTES_OUT));
+	EXPECT_EQ(2 * LEN, dfkv_test_stat(&self->g, "t-lat", DFKV_STAT_BYTES_IN));
+	EXPECT_EQ(2, dfkv_test_stat(&self->g, "t-lat", DFKV_STAT_RAM_OBJECTS));
+	EXPECT_EQ(2 * LEN,
+		  dfkv_test_stat(&self->g, "t-lat", DFKV_STAT_RAM_USED_BYTES));
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-lat"));
 }
 
 static int tenant_count_cb(const struct nlmsghdr *nlh, void *data)

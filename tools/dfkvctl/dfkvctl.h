@@ -17,6 +17,7 @@
 #include <linux/dfkv.h>
 
 #include "genl.h"
+#include "hist.h"
 
 #ifndef DFKV_VERSION
 #define DFKV_VERSION "0.0.0"
@@ -169,6 +170,7 @@ struct node_info {
 	uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
 	struct { uint32_t node; uint64_t pages; } numa_pages[MAX_NUMA_NODES];
 	size_t n_numa_pages;
+	struct dfkv_latency latency;	/* node: its latency histograms */
 };
 
 /* Decode one reply message into *ni (zeroed first). */

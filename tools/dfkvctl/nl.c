@@ -207,6 +207,8 @@ static void parse_stats(const struct nlattr *nest, struct node_info *ni)
 			parse_ops(tb[i], ni);
 		} else if (i == DFKV_STAT_NUMA_PAGES) {
 			parse_numa_pages(tb[i], ni);
+		} else if (i == DFKV_STAT_LATENCY) {
+			dfkv_latency_parse(tb[i], &ni->latency);
 		} else if (mnl_attr_get_payload_len(tb[i]) == sizeof(uint64_t)) {
 			ni->stat[i] = mnl_attr_get_u64(tb[i]);
 			ni->has_stat[i] = true;

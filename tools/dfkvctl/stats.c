@@ -17,6 +17,7 @@ static const char help[] =
 	"SYNOPSIS\n"
 	"    dfkvctl stats [NODE] [--json] [--bytes]\n"
 	"    dfkvctl stats NODE --tenants [--json] [--bytes]\n"
+	"    dfkvctl stats [NODE] --latency [--json]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Without --tenants, prints the counters and gauges of NODE (or of\n"
@@ -42,6 +43,14 @@ static const char help[] =
 	"    With --tenants, prints one line per tenant of NODE, exactly as\n"
 	"    'dfkvctl tenant list NODE' does (see there).\n"
 	"\n"
+	"    With --latency, prints the node's latency histograms, kept in the\n"
+	"    kernel in log2 buckets of nanoseconds: GET and PUT by transport\n"
+	"    (dev is /dev/dfkv, tcp, rdma; from the request's header to its\n"
+	"    reply sent), cold reads and flushes (a block's payload I/O on a\n"
+	"    disk).  Each shows its count, mean, the bucket bounds that hold\n"
+	"    its median and 99th percentile, and every non-empty bucket by its\n"
+	"    exclusive upper bound.  Only histograms with samples are shown.\n"
+	"\n"
 	"OPTIONS\n"
 	"    -j, --json      print JSON instead of a table: for one NODE an object\n"
 	"                    {\"name\", \"state\", \"evict\", \"flags\", \"ram_bytes\",\n"
@@ -57,7 +66,11 @@ static const char help[] =
 	"                    number is exact (bytes, counts); \"hit_ratio\" is a\n"
 	"                    fraction in [0, 1] or null before the first lookup;\n"
 	"                    \"ops\" maps op name to {status name: count}.\n"
+	"                    \"latency\" lists the histograms: {\"op\", \"transport\"\n"
+	"                    (GET and PUT), \"count\", \"sum_ns\", \"buckets\":\n"
+	"                    [{\"lt_ns\" (null for the last), \"count\"}]}.\n"
 	"    -t, --tenants   per-tenant statistics of NODE\n"
+	"    -l, --latency   latency histograms only\n"
 	"    -b, --bytes     exact byte counts in the table instead of KiB/MiB\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -66,7 +79,8 @@ static const char help[] =
 	"EXAMPLES\n"
 	"    dfkvctl stats kv0\n"
 	"    dfkvctl stats --json | python3 -m json.tool\n"
-	"    dfkvctl stats kv0 --tenants\n";
+	"    dfkvctl stats kv0 --tenants\n"
+	"    dfkvctl stats kv0 --latency\n";
 
 static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_BYTES_IN] = "bytes_in",
@@ -128,11 +142,128 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_FORBIDDEN] = "forbidden",
 	[DFKV_STAT_QUOTA_REJECTIONS] = "quota_rejections",
 	[DFKV_STAT_CHARGED_BYTES] = "charged_bytes",
+	[DFKV_STAT_DISK_HITS] = "disk_hits",
+	[DFKV_STAT_TCP_DEADLINE_DROPS] = "tcp_deadline_drops",
+	[DFKV_STAT_RDMA_DEADLINE_DROPS] = "rdma_deadline_drops",
+	[DFKV_STAT_RAM_OBJECTS] = "ram_objects",
+	[DFKV_STAT_RAM_USED_BYTES] = "ram_used_bytes",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)
 {
 	json_object_object_add(o, k, v);
+}
+
+static json_object *latency_json(const struct dfkv_latency *lat)
+{
+	json_object *arr = json_object_new_array();
+	size_t i;
+	unsigned int b;
+
+	for (i = 0; i < lat->n; i++) {
+		const struct dfkv_hist_info *h = &lat->h[i];
+		json_object *o = json_object_new_object();
+		json_object *bs = json_object_new_array();
+
+		jadd(o, "op", json_object_new_string(dfkv_hist_op_name(h->op)));
+		if (dfkv_hist_has_transport(h->op) &&
+		    dfkv_hist_transport_name(h->transport))
+			jadd(o, "transport", json_object_new_string(
+				dfkv_hist_transport_name(h->transport)));
+		jadd(o, "count", json_object_new_uint64(h->count));
+		jadd(o, "sum_ns", json_object_new_uint64(h->sum_ns));
+		for (b = 0; b < DFKV_HIST_BUCKETS; b++) {
+			json_object *bo;
+
+			if (!h->buckets[b])
+				continue;
+			bo = json_object_new_object();
+			jadd(bo, "lt_ns", b + 1 < DFKV_HIST_BUCKETS ?
+			     json_object_new_uint64(dfkv_hist_bound_ns(b)) : NULL);
+			jadd(bo, "count", json_object_new_uint64(h->buckets[b]));
+			json_object_array_add(bs, bo);
+		}
+		jadd(o, "buckets", bs);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* A duration in ns, as "12.3 us". */
+static void fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.3g us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.3g ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3g s", ns / 1e9);
+}
+
+/* The bound of the bucket holding the q-quantile, as "< 16.4 us". */
+static void fmt_quantile(char *buf, size_t len, const struct dfkv_hist_info *h,
+			 double q)
+{
+	uint64_t seen = 0;
+	unsigned int b;
+	char t[32];
+
+	for (b = 0; b < DFKV_HIST_BUCKETS; b++) {
+		seen += h->buckets[b];
+		if ((double)seen >= q * (double)h->count)
+			break;
+	}
+	if (b + 1 >= DFKV_HIST_BUCKETS) {
+		fmt_ns(t, sizeof(t), (double)dfkv_hist_bound_ns(b - 1));
+		snprintf(buf, len, ">= %s", t);
+		return;
+	}
+	fmt_ns(t, sizeof(t), (double)dfkv_hist_bound_ns(b));
+	snprintf(buf, len, "< %s", t);
+}
+
+static void print_latency(FILE *f, const struct node_info *ni)
+{
+	const struct dfkv_latency *lat = &ni->latency;
+	size_t i;
+	unsigned int b;
+
+	fprintf(f, "node %s latency\n", ni->name);
+	if (!lat->n)
+		fprintf(f, "  no samples\n");
+	for (i = 0; i < lat->n; i++) {
+		const struct dfkv_hist_info *h = &lat->h[i];
+		char what[32], mean[32], p50[40], p99[40], bound[40];
+
+		if (dfkv_hist_has_transport(h->op))
+			snprintf(what, sizeof(what), "%s %s",
+				 dfkv_hist_op_name(h->op),
+				 dfkv_hist_transport_name(h->transport) ?: "?");
+		else
+			snprintf(what, sizeof(what), "%s",
+				 dfkv_hist_op_name(h->op));
+		fmt_ns(mean, sizeof(mean),
+		       h->count ? (double)h->sum_ns / (double)h->count : 0);
+		fmt_quantile(p50, sizeof(p50), h, 0.5);
+		fmt_quantile(p99, sizeof(p99), h, 0.99);
+		fprintf(f, "  %-10s count %llu  mean %s  p50 %s  p99 %s\n", what,
+			(unsigned long long)h->count, mean, p50, p99);
+		for (b = 0; b < DFKV_HIST_BUCKETS; b++) {
+			if (!h->buckets[b])
+				continue;
+			if (b + 1 < DFKV_HIST_BUCKETS) {
+				fmt_ns(mean, sizeof(mean),
+				       (double)dfkv_hist_bound_ns(b));
+				snprintf(bound, sizeof(bound), "< %s", mean);
+			} else {
+				snprintf(bound, sizeof(bound), "rest");
+			}
+			fprintf(f, "    %-12s %llu\n", bound,
+				(unsigned long long)h->buckets[b]);
+		}
+	}
 }
 
 json_object *stats_json(const struct node_info *ni)
@@ -178,6 +309,7 @@ json_object *stats_json(const struct node_info *ni)
 		jadd(ops, name, row);
 	}
 	jadd(st, "ops", ops);
+	jadd(st, "latency", latency_json(&ni->latency));
 	if (ni->n_numa_pages) {
 		json_object *numa = json_object_new_object();
 		size_t i;
@@ -260,23 +392,44 @@ void json_print(json_object *o)
 	json_object_put(o);
 }
 
+static json_object *node_latency_json(const struct node_info *ni)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "name", json_object_new_string(ni->name));
+	jadd(o, "latency", latency_json(&ni->latency));
+	return o;
+}
+
+static void node_print(const struct node_info *ni, bool json, bool raw,
+		       bool latency)
+{
+	if (json)
+		json_print(latency ? node_latency_json(ni) : node_json(ni));
+	else if (latency)
+		print_latency(stdout, ni);
+	else
+		print_node_report(stdout, ni, raw);
+}
+
 int stats_main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "tenants", no_argument, NULL, 't' },
 		{ "bytes", no_argument, NULL, 'b' },
+		{ "latency", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool json = false, tenants = false, raw = false;
+	bool json = false, tenants = false, raw = false, latency = false;
 	const char *node = NULL;
 	struct dfkv_genl g;
 	int c, ret;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jtbh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jtblh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -286,6 +439,9 @@ int stats_main(int argc, char *argv[])
 			break;
 		case 'b':
 			raw = true;
+			break;
+		case 'l':
+			latency = true;
 			break;
 		case 'h':
 			return print_help(help);
@@ -299,6 +455,8 @@ int stats_main(int argc, char *argv[])
 		return usage_error("stats", "unexpected argument '%s'", argv[optind]);
 	if (tenants && !node)
 		return usage_error("stats", "--tenants needs a NODE");
+	if (tenants && latency)
+		return usage_error("stats", "--tenants and --latency exclude each other");
 	if (node && strlen(node) >= DFKV_NODE_NAME_MAX)
 		return usage_error("stats", "node name '%s' is too long", node);
 
@@ -311,12 +469,8 @@ int stats_main(int argc, char *argv[])
 		struct node_info ni;
 
 		ret = node_fetch(&g, node, &ni);
-		if (!ret) {
-			if (json)
-				json_print(node_json(&ni));
-			else
-				print_node_report(stdout, &ni, raw);
-		}
+		if (!ret)
+			node_print(&ni, json, raw, latency);
 	} else {
 		struct node_info *v = NULL;
 		size_t n = 0, i;
@@ -327,7 +481,9 @@ int stats_main(int argc, char *argv[])
 			json_object *arr = json_object_new_array();
 
 			for (i = 0; i < n; i++)
-				json_object_array_add(arr, node_json(&v[i]));
+				json_object_array_add(arr, latency ?
+						      node_latency_json(&v[i]) :
+						      node_json(&v[i]));
 			jadd(o, "nodes", arr);
 			json_print(o);
 		} else if (!ret) {
@@ -336,7 +492,10 @@ int stats_main(int argc, char *argv[])
 			for (i = 0; i < n; i++) {
 				if (i)
 					putchar('\n');
-				print_node_report(stdout, &v[i], raw);
+				if (latency)
+					print_latency(stdout, &v[i]);
+				else
+					print_node_report(stdout, &v[i], raw);
 			}
 		}
 		free(v);

@@ -576,9 +576,51 @@ enum dfkv_stat {
 	DFKV_STAT_QUOTA_REJECTIONS,	/* PUTs answered QUOTA_EXCEEDED */
 	DFKV_STAT_CHARGED_BYTES,	/* gauge: quota usage (incl. PUTs filling) */
 	DFKV_STAT_LEASE_READS,		/* cold reads into RAM a LEASE started */
+	/* latency histograms (DFKV_A_NODE_STATS), see enum dfkv_hist_op */
+	DFKV_STAT_LATENCY,		/* nest of DFKV_STAT_HIST */
+	DFKV_STAT_HIST,			/* nest inside DFKV_STAT_LATENCY */
+	DFKV_STAT_HIST_OP,		/* u32: enum dfkv_hist_op */
+	DFKV_STAT_HIST_TRANSPORT,	/* u32: enum dfkv_hist_transport */
+	DFKV_STAT_HIST_COUNT,		/* u64: samples */
+	DFKV_STAT_HIST_SUM_NS,		/* u64: their total, ns */
+	DFKV_STAT_HIST_BUCKETS,		/* binary: u64 counts, host order */
+	DFKV_STAT_DISK_HITS,		/* GETs served after a cold read */
+	DFKV_STAT_TCP_DEADLINE_DROPS,	/* DFKV_STAT_DEADLINE_DROPS of TCP */
+	DFKV_STAT_RDMA_DEADLINE_DROPS,	/* and of RDMA */
+	DFKV_STAT_RAM_OBJECTS,		/* gauge: committed blocks in RAM */
+	DFKV_STAT_RAM_USED_BYTES,	/* gauge: their payload bytes */
 	__DFKV_STAT_MAX
 };
 
 #define DFKV_STAT_MAX (__DFKV_STAT_MAX - 1)
+
+/*
+ * Latency histograms (DFKV_STAT_LATENCY): one DFKV_STAT_HIST per kind,
+ * each with DFKV_STAT_HIST_OP, DFKV_STAT_HIST_TRANSPORT (GET and PUT
+ * only), DFKV_STAT_HIST_COUNT, DFKV_STAT_HIST_SUM_NS and
+ * DFKV_STAT_HIST_BUCKETS.  Bucket i < DFKV_HIST_BUCKETS - 1 counts the
+ * samples below 2^(DFKV_HIST_MIN_SHIFT + i) ns not counted by a lower
+ * bucket; the last one the rest.  GET and PUT run from the request's
+ * header to its reply sent; a cold read and a flush are the payload's
+ * disk I/O.  Userspace takes the number of buckets from the attribute's
+ * length.
+ */
+#define DFKV_HIST_MIN_SHIFT	10
+#define DFKV_HIST_BUCKETS	28
+
+enum dfkv_hist_op {
+	DFKV_HIST_GET = 1,
+	DFKV_HIST_PUT = 2,
+	DFKV_HIST_COLD_READ = 3,	/* a block read into RAM from a disk */
+	DFKV_HIST_FLUSH = 4,		/* a block's payload written to a disk */
+	__DFKV_HIST_OP_MAX
+};
+
+enum dfkv_hist_transport {
+	DFKV_HIST_DEV = 0,		/* /dev/dfkv */
+	DFKV_HIST_TCP = DFKV_LISTENER_TCP,
+	DFKV_HIST_RDMA = DFKV_LISTENER_RDMA,
+	__DFKV_HIST_TRANSPORT_MAX
+};
 
 #endif /* _UAPI_LINUX_DFKV_H */

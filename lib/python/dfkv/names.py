@@ -68,3 +68,14 @@ AUTH_MODE = {
     "OFF": 1,
     "REQUIRED": 2,
 }
+HIST_OP = {
+    "GET": 1,
+    "PUT": 2,
+    "COLD_READ": 3,
+    "FLUSH": 4,
+}
+HIST_TRANSPORT = {
+    "DEV": 0,
+    "TCP": 1,
+    "RDMA": 2,
+}
