@@ -769,7 +769,8 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 		cold = true;
 	} else if (e->where == DFKV_W_NONE) {
 		e->where = DFKV_W_LOADING;
-		load = cold = true;
+		load = true;
+		cold = true;
 	} else if (tiered) {
 		this_cpu_inc(st->stats->pcpu->ram_hits);
 	}

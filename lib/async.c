@@ -170,10 +170,9 @@ static void finish_data(struct dfkv_batch *b)
 		b->st[i] = r->status;
 		if (b->op == DFKV_OP_GET && r->status == DFKV_STATUS_OK)
 			b->len[i] = r->data_len;
-		else if (b->op == DFKV_OP_GET &&
-			 r->status == DFKV_STATUS_TOO_LARGE)
-			b->len[i] = r->stored_len;
-		else if (b->op == DFKV_OP_EXIST && r->status == DFKV_STATUS_OK)
+		else if ((b->op == DFKV_OP_GET &&
+			  r->status == DFKV_STATUS_TOO_LARGE) ||
+			 (b->op == DFKV_OP_EXIST && r->status == DFKV_STATUS_OK))
 			b->len[i] = r->stored_len;
 	}
 	b->status = DFKV_STATUS_OK;

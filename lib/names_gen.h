@@ -152,10 +152,10 @@ static inline const char *dfkv_auth_mode_str(uint32_t value)
 static inline const char *dfkv_hist_op_str(uint32_t value)
 {
 	static const char *const names[] = {
-		[DFKV_HIST_OP_GET] = "get",
-		[DFKV_HIST_OP_PUT] = "put",
-		[DFKV_HIST_OP_COLD_READ] = "cold_read",
-		[DFKV_HIST_OP_FLUSH] = "flush",
+		[DFKV_HIST_GET] = "get",
+		[DFKV_HIST_PUT] = "put",
+		[DFKV_HIST_COLD_READ] = "cold_read",
+		[DFKV_HIST_FLUSH] = "flush",
 	};
 
 	if (value >= sizeof(names) / sizeof(names[0]))
@@ -166,9 +166,9 @@ static inline const char *dfkv_hist_op_str(uint32_t value)
 static inline const char *dfkv_hist_transport_str(uint32_t value)
 {
 	static const char *const names[] = {
-		[DFKV_HIST_TRANSPORT_DEV] = "dev",
-		[DFKV_HIST_TRANSPORT_TCP] = "tcp",
-		[DFKV_HIST_TRANSPORT_RDMA] = "rdma",
+		[DFKV_HIST_DEV] = "dev",
+		[DFKV_HIST_TCP] = "tcp",
+		[DFKV_HIST_RDMA] = "rdma",
 	};
 
 	if (value >= sizeof(names) / sizeof(names[0]))
