@@ -326,6 +326,7 @@ TEST_F(dev, first_version_binaries)
 	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_EXIST, DFKV_IOC_OP_SIZE_VER0),
 			   &o));
 	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	o.op = 0;	/* EXIST wrote its op back */
 	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_REMOVE, DFKV_IOC_OP_SIZE_VER0),
 			   &o));
 	EXPECT_EQ(DFKV_STATUS_OK, o.status);
@@ -1022,7 +1023,7 @@ TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
 					   &o));
 		EXPECT_EQ(DFKV_STATUS_OK, o.status);
 		EXPECT_EQ(LEASE_LEN, o.data_len);
-		EXPECT_EQ(0, dfkv_test_verify(v, LEASE_LEN, &keys[i], 0));
+		EXPECT_TRUE(dfkv_test_verify(v, LEASE_LEN, &keys[i], 0));
 	}
 	EXPECT_EQ(LEASE_KEYS,
 		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_RAM_HITS));

@@ -94,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				data + 2, size - 2) ||
 		    dfkv_ioc_keys_check(&k, op))
 			return 0;
+		/* only TOUCH takes a flag: its walk */
 		if (k.flags & ~(op == DFKV_OP_TOUCH ? __DFKV_KEYS_F_ALL : 0) ||
 		    k.__reserved ||
 		    (op == DFKV_OP_RELEASE ? k.count != 0 :
