@@ -191,10 +191,10 @@ static int fill_numa_pages(struct sk_buff *skb, struct dfkv_arena *a)
 	return 0;
 }
 
-static int fill_tier_stats(struct sk_buff *skb, struct dfkv_store *st,
+static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 			   const struct dfkv_counters *s)
 {
-	struct dfkv_tier *t = &st->tier;
+	struct dfkv_tier *t = &node->tier;
 	struct dfkv_disk *d;
 	u32 disks = 0, failed = 0;
 
@@ -215,7 +215,7 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_store *st,
 		dfkv_nl_put_stat(skb, DFKV_STAT_PROMOTED, s->promoted) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_COALESCED, s->coalesced) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_DIRTY_BYTES,
-				 atomic64_read(&t->dirty_bytes)) ||
+				 atomic64_read(&node->store.dirty_bytes)) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_BACKLOG,
 				 atomic_read(&t->backlog)) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS, disks) ||
@@ -267,7 +267,7 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_BUSY,
 			     atomic64_read(&node->recv_refused)) ||
 	    dfkv_transports_fill_stats(skb, node) ||
-	    fill_tier_stats(skb, st, &s) ||
+	    fill_tier_stats(skb, node, &s) ||
 	    fill_numa_pages(skb, &st->arena))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
@@ -304,13 +304,13 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 	    nla_put_u32(skb, DFKV_A_NODE_MAX_CONNS,
 			READ_ONCE(node->limits.max_conns)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_POLICY,
-			READ_ONCE(node->store.tier.policy)) ||
+			READ_ONCE(node->tier.policy)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_ACK,
-			READ_ONCE(node->store.tier.ack)) ||
+			READ_ONCE(node->tier.ack)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_DIRTY_PCT,
-			READ_ONCE(node->store.tier.dirty_pct)) ||
+			READ_ONCE(node->tier.dirty_pct)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_FLUSH_WORKERS,
-			READ_ONCE(node->store.tier.workers)) ||
+			READ_ONCE(node->tier.workers)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_NUMA, node->store.arena.numa) ||
 	    nla_put_u32(skb, DFKV_A_NODE_AUTH,
 			READ_ONCE(node->tenants.auth_required) ?
@@ -354,7 +354,7 @@ static void get_u32(struct genl_info *info, int type, u32 *val)
 /* Apply the RAM tier's settings of a NODE_NEW or NODE_SET. */
 static void set_tier(struct dfkv_node *node, struct genl_info *info)
 {
-	struct dfkv_tier *t = &node->store.tier;
+	struct dfkv_tier *t = &node->tier;
 
 	if (info->attrs[DFKV_A_NODE_TIER_POLICY])
 		WRITE_ONCE(t->policy,

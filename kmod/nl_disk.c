@@ -148,7 +148,7 @@ int dfkv_nl_disk_add(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	if (info->attrs[DFKV_A_DISK_EXTENT_BYTES])
 		extent = nla_get_u64(info->attrs[DFKV_A_DISK_EXTENT_BYTES]);
-	err = dfkv_tier_disk_add(&node->store,
+	err = dfkv_tier_disk_add(&node->tier,
 				 nla_data(info->attrs[DFKV_A_DISK_PATH]),
 				 info->attrs[DFKV_A_DISK_NAME] ?
 				 nla_data(info->attrs[DFKV_A_DISK_NAME]) : NULL,
@@ -168,7 +168,7 @@ int dfkv_nl_disk_del(struct sk_buff *skb, struct genl_info *info)
 	node = disk_cmd_node(info);
 	if (!node)
 		return -ENOENT;
-	err = dfkv_tier_disk_del(&node->store,
+	err = dfkv_tier_disk_del(&node->tier,
 				 nla_data(info->attrs[DFKV_A_DISK_NAME]),
 				 info->extack);
 	disk_cmd_done(node);
@@ -187,7 +187,7 @@ int dfkv_nl_disk_get(struct sk_buff *skb, struct genl_info *info)
 	node = disk_cmd_node(info);
 	if (!node)
 		return -ENOENT;
-	d = dfkv_tier_disk_get(&node->store.tier,
+	d = dfkv_tier_disk_get(&node->tier,
 			       nla_data(info->attrs[DFKV_A_DISK_NAME]), 0);
 	if (!d) {
 		NL_SET_ERR_MSG(info->extack, "no disk of that name on this node");
@@ -235,7 +235,7 @@ int dfkv_nl_disk_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		if (!dfkv_node_enter(node))
 			continue;
-		while ((d = dfkv_tier_disk_get(&node->store.tier, NULL,
+		while ((d = dfkv_tier_disk_get(&node->tier, NULL,
 					       cb->args[1]))) {
 			err = fill_disk(skb, node, d,
 					NETLINK_CB(cb->skb).portid,

@@ -174,8 +174,8 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 			NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
 		goto err_tenants;
 	}
-	err = dfkv_tier_init(&node->store.tier, node->name, &node_tier_ops,
-			     node);
+	err = dfkv_tier_init(&node->tier, &node->store, node->name,
+			     &node_tier_ops, node);
 	if (err)
 		goto err_tier;
 	dfkv_leases_init(&node->leases, &node->store, &node->stats);
@@ -203,7 +203,7 @@ err_transports:
 	dfkv_transports_node_free(node);
 err_store:
 	dfkv_leases_shutdown(&node->leases);
-	dfkv_tier_destroy(&node->store.tier);	/* no disk yet */
+	dfkv_tier_destroy(&node->tier);	/* no disk yet */
 err_tier:
 	dfkv_store_destroy(&node->store);
 err_tenants:
@@ -224,12 +224,12 @@ static void node_shutdown(struct dfkv_node *node)
 	dfkv_transports_node_shutdown(node);
 	percpu_ref_kill(&node->active);
 	wait_for_completion(&node->drained);
-	dfkv_tier_stop(&node->store);
+	dfkv_tier_stop(&node->tier);
 	dfkv_leases_shutdown(&node->leases);
 	synchronize_rcu();
 	/* Entries first (their records stay), then the disks close clean. */
 	dfkv_store_destroy(&node->store);
-	dfkv_tier_destroy(&node->store.tier);
+	dfkv_tier_destroy(&node->tier);
 	atomic64_sub(node->ram_promised, &dfkv_ram_promised);
 	dfkv_node_put(node);
 }

@@ -17,6 +17,7 @@
 #include <linux/dfkv.h>
 
 #include "store.h"
+#include "tier.h"
 #include "stats.h"
 #include "tenant.h"
 #include "auth.h"
@@ -51,6 +52,7 @@ struct dfkv_node {
 	struct dfkv_stats stats;
 	struct dfkv_tenants tenants;
 	struct dfkv_store store;
+	struct dfkv_tier tier;		/* its disks, below the store */
 	struct dfkv_leases leases;
 	struct dfkv_conn_limits limits;
 	/* each registered transport's side: dfkv_transport_ops.node_size */

@@ -4,58 +4,38 @@
  * under RCU with kref_get_unless_zero; each entry's state, pins and recency
  * list membership change under its own spinlock.  Visibility is decided
  * here only: a GET sees an entry once its PUT leader committed it, never
- * while RESERVED, never after a REMOVE or an eviction made it DEAD.
+ * while RESERVED, never after a REMOVE or an eviction made it DEAD.  The
+ * entry state machine (store.h) is this file's: evict.c and tier.c change
+ * states only through the _locked primitives below.
  *
  * Whoever moves an entry to DEAD (a failed leader, REMOVE, eviction) unlinks
  * it from the index and drops the index's reference; the slots are freed
  * by the release of the last reference, so a slot is never reused while a
  * reader or a lease still holds the entry.
  *
- * Recency: every use stamps the entry with the monotonic clock, without a
- * lock.  Committed entries sit on one of several shard lists in the order
- * they were queued; eviction takes the shard whose head was queued first,
- * gives a second chance to a head used since it was queued, skips pinned
- * ones, and otherwise evicts it.  TOUCH re-queues at the tail in the
- * order of its keys, so a touched prefix ends most recently used.
+ * With disks (tier.c, below the store through st->lower) a write-back PUT
+ * commits into RAM as DIRTY and the tier flushes it to DURABLE; only a
+ * durable, unpinned entry may leave RAM (RAM eviction keeps the entry and
+ * its disk copy).  A GET of an entry that is not in RAM marks it LOADING
+ * and has the tier read the disk into RAM; GETs arriving meanwhile wait
+ * for that read.
  *
- * With disks (tier.c) a committed value is in RAM, on its disk, or both
- * (entry->tier).  A write-back PUT commits into RAM as DIRTY and queues a
- * flush: payload bios from the RAM pages, then the records; only then is it
- * DURABLE, and only a durable, unpinned entry may leave RAM (RAM eviction
- * keeps the entry and its disk copy).  A GET of an entry that is not in RAM
- * reserves RAM slots, marks it LOADING and reads the disk into them; GETs
- * arriving meanwhile wait for that read.  Disk eviction kills the entry.
- * The records of a killed entry are cleared by the release of its last
- * reference, before its disk slots are freed; a graceful stop marks the
- * entries KEEP first so their records survive.
- *
- * Lock order: entry lock, then shard lock or a disk's lru lock.  Nothing
- * sleeps under either; references are never dropped under them (the
- * release frees slots, which takes the slab's class locks, and may write
- * records).
+ * Lock order: entry lock, then a shard lock (evict.c) or a disk's lru
+ * lock (tier.c).  Nothing sleeps under either; references are never
+ * dropped under them (the release frees slots, which takes the slab's
+ * class locks, and may write records).
  */
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
-#include <linux/log2.h>
-#include <linux/cpumask.h>
-#include <linux/jhash.h>
 #include <linux/sizes.h>
-#include <linux/delay.h>
 
 #include "store.h"
-#include "disk.h"
-#include "ring.h"
-
-/* How many entries one eviction pass may look at before giving up. */
-#define EVICT_SCAN_MAX	256
-/* Evictions by recency before naming a whole extent to empty. */
-#define EVICT_BY_RECENCY 16
 
 static struct kmem_cache *entry_cache;
 
-static const struct rhashtable_params index_params = {
+const struct rhashtable_params dfkv_store_index_params = {
 	.key_len = sizeof(struct dfkv_key),
 	.key_offset = offsetof(struct dfkv_entry, key),
 	.head_offset = offsetof(struct dfkv_entry, hnode),
@@ -73,12 +53,16 @@ void dfkv_store_cache_exit(void)
 	kmem_cache_destroy(entry_cache);
 }
 
-static struct dfkv_lru_shard *entry_shard(struct dfkv_store *st,
-					  const struct dfkv_entry *e)
+void dfkv_store_set_lower(struct dfkv_store *st,
+			  const struct dfkv_store_lower_ops *ops, void *ctx)
 {
-	u32 h = jhash(&e->key, sizeof(e->key), 0);
+	st->lower = ops;
+	st->lower_ctx = ctx;
+}
 
-	return &st->shards[h & (st->nr_shards - 1)];
+static bool store_tiered(struct dfkv_store *st)
+{
+	return READ_ONCE(st->tiered);
 }
 
 static void entry_free_rcu(struct rcu_head *head)
@@ -102,10 +86,10 @@ static void ram_slots_free(struct dfkv_store *st, struct dfkv_slot *slots,
 
 /*
  * Take RAM slots out of e under its lock, to free after it.  A one-part
- * value's slot lives inline (e->slot0), which a promotion of e may refill
- * as soon as the lock is dropped: it is copied out, so the slot freed is
- * the one taken, never the new one (another entry would get it while the
- * promotion reads disk data into it).
+ * value's slot lives inline (e->slot0), which a cold read of e may
+ * refill as soon as the lock is dropped: it is copied out, so the slot
+ * freed is the one taken, never the new one (another entry would get it
+ * while the cold read fills it).
  */
 static struct dfkv_slot *ram_slots_take_locked(struct dfkv_entry *e,
 					       struct dfkv_slot *slots,
@@ -122,7 +106,7 @@ static struct dfkv_slot *ram_slots_take_locked(struct dfkv_entry *e,
  * Stage e's value outside the arena (every RAM slot pinned or dirty):
  * charged to the node's staged bytes, at most an eighth of its budget.
  */
-static int entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
+int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
 {
 	struct dfkv_stage *stage;
 
@@ -149,49 +133,46 @@ static void stage_free(struct dfkv_store *st, struct dfkv_stage *stage)
 	dfkv_stage_free(stage);
 }
 
-/*
- * Free disk slots taken out of entry e (slots of a rebuild that were never
- * found have extent U32_MAX), clearing their records first when asked,
- * and drop what they held of disk d.
- */
-static void disk_slots_free(struct dfkv_entry *e, struct dfkv_disk *d,
-			    struct dfkv_slot *slots, u32 nr, bool clear)
-{
-	u32 i, n = 0;
-
-	for (i = 0; i < nr; i++)
-		if (slots[i].extent != U32_MAX)
-			slots[n++] = slots[i];
-	if (clear && n)
-		dfkv_disk_rec_clear(d, slots, n);
-	for (i = 0; i < n; i++)
-		dfkv_slab_free(&d->slab, slots[i]);
-	if (slots != &e->dslot0)
-		kvfree(slots);
-	if (atomic_dec_and_test(&d->users))
-		wake_up_var(&d->users);
-	dfkv_disk_put(d);
-}
-
 static void entry_release(struct kref *ref)
 {
 	struct dfkv_entry *e = container_of(ref, struct dfkv_entry, ref);
+	struct dfkv_store *st = e->store;
 
-	ram_slots_free(e->store, e->slots, e->nr_slots,
-		       e->slots != &e->slot0);
-	stage_free(e->store, e->stage);
+	ram_slots_free(st, e->slots, e->nr_slots, e->slots != &e->slot0);
+	stage_free(st, e->stage);
 	if (e->disk)
-		disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
-				(e->tier & DFKV_T_RECS) &&
-				!(e->tier & DFKV_T_KEEP));
+		st->lower->release(e);
 	if (e->tenant)
-		dfkv_tenant_put(e->store->tenants, e->tenant);
+		dfkv_tenant_put(st->tenants, e->tenant);
 	call_rcu(&e->rcu, entry_free_rcu);
 }
 
-static void entry_put(struct dfkv_entry *e)
+void dfkv_entry_put(struct dfkv_entry *e)
 {
 	kref_put(&e->ref, entry_release);
+}
+
+struct dfkv_entry *dfkv_entry_new(struct dfkv_store *st,
+				  const struct dfkv_key *key, u64 len)
+{
+	struct dfkv_entry *e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
+
+	if (!e)
+		return NULL;
+	e->key = *key;
+	kref_init(&e->ref);
+	spin_lock_init(&e->lock);
+	INIT_LIST_HEAD(&e->lru);
+	INIT_LIST_HEAD(&e->parked);
+	INIT_LIST_HEAD(&e->dlru);
+	e->state = DFKV_E_RESERVED;
+	e->where = DFKV_W_NONE;
+	e->len = len;
+	e->store = st;
+	e->slots = &e->slot0;
+	e->dslots = &e->dslot0;
+	e->dcrcs = &e->dcrc0;
+	return e;
 }
 
 /* Look up a linked entry and take a reference, or NULL. */
@@ -201,7 +182,7 @@ static struct dfkv_entry *entry_lookup(struct dfkv_store *st,
 	struct dfkv_entry *e;
 
 	rcu_read_lock();
-	e = rhashtable_lookup(&st->index, key, index_params);
+	e = rhashtable_lookup(&st->index, key, dfkv_store_index_params);
 	if (e && !kref_get_unless_zero(&e->ref))
 		e = NULL;
 	rcu_read_unlock();
@@ -213,78 +194,24 @@ static u64 now_stamp(void)
 	return ktime_get_ns();
 }
 
-static void entry_clear_dirty_locked(struct dfkv_store *st,
-				     struct dfkv_entry *e)
+/* Leave DIRTY (to the state the caller sets): no longer dirty bytes. */
+static void entry_undirty_locked(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	if (e->tier & DFKV_T_DIRTY) {
-		e->tier &= ~DFKV_T_DIRTY;
-		atomic64_sub(e->len, &st->tier.dirty_bytes);
-	}
+	lockdep_assert_held(&e->lock);
+	if (e->state == DFKV_E_DIRTY)
+		atomic64_sub(e->len, &st->dirty_bytes);
 }
 
-static void entry_ram_lru_del_locked(struct dfkv_store *st,
-				     struct dfkv_entry *e)
+bool dfkv_entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	struct dfkv_lru_shard *sh = entry_shard(st, e);
-
-	spin_lock(&sh->lock);
-	list_del_init(&e->lru);
-	spin_unlock(&sh->lock);
-}
-
-static void entry_ram_lru_add_locked(struct dfkv_store *st,
-				     struct dfkv_entry *e)
-{
-	struct dfkv_lru_shard *sh = entry_shard(st, e);
-
-	spin_lock(&sh->lock);
-	e->queued = e->stamp;
-	list_add_tail(&e->lru, &sh->list);
-	spin_unlock(&sh->lock);
-}
-
-static void entry_disk_lru_del_locked(struct dfkv_entry *e)
-{
-	struct dfkv_disk *d = e->disk;
-
-	if (!d)
-		return;
-	spin_lock(&d->lru_lock);
-	if (!list_empty(&e->dlru)) {
-		list_del_init(&e->dlru);
-		atomic64_dec(&d->objects);
-		atomic64_sub(e->len, &d->used_bytes);
-	}
-	spin_unlock(&d->lru_lock);
-}
-
-/* e became durable on its disk: the most recently used there. */
-static void entry_disk_lru_add_locked(struct dfkv_entry *e)
-{
-	struct dfkv_disk *d = e->disk;
-
-	e->tier |= DFKV_T_DURABLE;
-	spin_lock(&d->lru_lock);
-	e->dqueued = READ_ONCE(e->stamp);
-	list_add_tail(&e->dlru, &d->lru);
-	atomic64_inc(&d->objects);
-	atomic64_add(e->len, &d->used_bytes);
-	spin_unlock(&d->lru_lock);
-}
-
-/*
- * Move a linked entry to DEAD.  Called with e->lock held; the caller then
- * calls entry_unlink() without the lock.  Returns false if it was already
- * dead (someone else unlinks it).
- */
-static bool entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
-{
+	lockdep_assert_held(&e->lock);
 	if (e->state == DFKV_E_DEAD)
 		return false;
-	if (e->state == DFKV_E_COMMITTED) {
-		entry_ram_lru_del_locked(st, e);
-		entry_disk_lru_del_locked(e);
-		entry_clear_dirty_locked(st, e);
+	if (dfkv_entry_visible(e->state)) {
+		dfkv_lru_del_locked(&st->lru, e);
+		if (e->state == DFKV_E_DURABLE)
+			st->lower->unlist_locked(e);
+		entry_undirty_locked(st, e);
 		atomic64_dec(&st->objects);
 		atomic64_sub(e->len, &st->used_bytes);
 		atomic64_dec(&e->tenant->objects);
@@ -298,18 +225,47 @@ static bool entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e)
 	return true;
 }
 
-static void entry_unlink(struct dfkv_store *st, struct dfkv_entry *e)
+void dfkv_entry_unlink(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	rhashtable_remove_fast(&st->index, &e->hnode, index_params);
-	entry_put(e);	/* the index's reference */
+	rhashtable_remove_fast(&st->index, &e->hnode, dfkv_store_index_params);
+	dfkv_entry_put(e);	/* the index's reference */
 }
 
-/*
- * Evict e (referenced by the caller) from RAM: a durable entry only leaves
- * RAM, one that has no disk copy (no disk, or its flush was given up) is
- * killed, a dirty or loading one stays.  True when RAM was freed.
- */
-static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
+bool dfkv_entry_durable_locked(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	lockdep_assert_held(&e->lock);
+	if (e->state != DFKV_E_DIRTY)
+		return false;
+	entry_undirty_locked(st, e);
+	e->state = DFKV_E_DURABLE;
+	return true;
+}
+
+void dfkv_entry_flush_failed_locked(struct dfkv_store *st,
+				    struct dfkv_entry *e, bool nospc)
+{
+	lockdep_assert_held(&e->lock);
+	if (nospc)
+		e->flags |= DFKV_EF_NOSPC;
+	if (e->state != DFKV_E_DIRTY)
+		return;
+	entry_undirty_locked(st, e);
+	e->state = DFKV_E_COMMITTED;
+}
+
+bool dfkv_entry_disk_lost_locked(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	lockdep_assert_held(&e->lock);
+	if (e->state != DFKV_E_DURABLE)
+		return false;
+	if (e->where == DFKV_W_RAM) {
+		e->state = DFKV_E_COMMITTED;
+		return false;
+	}
+	return dfkv_entry_kill_locked(st, e);
+}
+
+bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e)
 {
 	struct dfkv_slot *slots = NULL, one;
 	struct dfkv_stage *stage = NULL;
@@ -317,12 +273,11 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 	u32 nr = 0;
 
 	spin_lock(&e->lock);
-	if (e->state == DFKV_E_COMMITTED && !e->pins &&
-	    (e->tier & DFKV_T_RAM) &&
-	    !(e->tier & (DFKV_T_DIRTY | DFKV_T_LOADING))) {
-		if (e->tier & DFKV_T_DURABLE) {
-			entry_ram_lru_del_locked(st, e);
-			e->tier &= ~DFKV_T_RAM;
+	if ((e->state == DFKV_E_COMMITTED || e->state == DFKV_E_DURABLE) &&
+	    !e->pins && e->where == DFKV_W_RAM) {
+		if (e->state == DFKV_E_DURABLE) {
+			dfkv_lru_del_locked(&st->lru, e);
+			e->where = DFKV_W_NONE;
 			slots = ram_slots_take_locked(e, e->slots, &one);
 			nr = e->nr_slots;
 			e->slots = &e->slot0;
@@ -330,7 +285,7 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 			stage = e->stage;
 			e->stage = NULL;
 		} else {
-			killed = entry_kill_locked(st, e);
+			killed = dfkv_entry_kill_locked(st, e);
 		}
 	}
 	spin_unlock(&e->lock);
@@ -344,318 +299,30 @@ static bool entry_try_evict(struct dfkv_store *st, struct dfkv_entry *e)
 		return true;
 	}
 	if (killed) {
-		entry_unlink(st, e);
+		dfkv_entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
 	}
 	return killed;
 }
 
-/* Kill e (referenced by the caller) to free its disk slots. */
-static bool entry_try_evict_disk(struct dfkv_store *st, struct dfkv_entry *e)
+/* RAM eviction by recency (evict.c) over the store's own shards. */
+static struct dfkv_entry *ram_pick(void *ctx)
 {
-	bool killed = false;
+	struct dfkv_store *st = ctx;
 
-	spin_lock(&e->lock);
-	if (e->state == DFKV_E_COMMITTED && !e->pins &&
-	    (e->tier & DFKV_T_DURABLE) && !(e->tier & DFKV_T_LOADING))
-		killed = entry_kill_locked(st, e);
-	spin_unlock(&e->lock);
-	if (killed) {
-		/* DURABLE: e->disk is set for good; the caller's ref keeps it */
-		atomic64_inc(&e->disk->evictions);
-		entry_unlink(st, e);
-		this_cpu_inc(st->stats->pcpu->evictions);
-	}
-	return killed;
+	return dfkv_lru_pick(&st->lru);
 }
 
-/*
- * Pick the least recently queued entry over all shards, re-queueing heads
- * that were used since they were queued or are pinned.  Returns it with a
- * reference, or NULL when nothing is evictable.
- */
-static struct dfkv_entry *evict_pick(struct dfkv_store *st)
+static bool ram_evict(void *ctx, struct dfkv_entry *e)
 {
-	unsigned int scanned = 0;
-
-	while (scanned++ < EVICT_SCAN_MAX) {
-		struct dfkv_lru_shard *best = NULL;
-		struct dfkv_entry *e;
-		u64 best_q = U64_MAX;
-		u32 i;
-
-		for (i = 0; i < st->nr_shards; i++) {
-			struct dfkv_lru_shard *sh = &st->shards[i];
-
-			spin_lock(&sh->lock);
-			e = list_first_entry_or_null(&sh->list,
-						     struct dfkv_entry, lru);
-			if (e && e->queued < best_q) {
-				best_q = e->queued;
-				best = sh;
-			}
-			spin_unlock(&sh->lock);
-		}
-		if (!best)
-			return NULL;
-
-		spin_lock(&best->lock);
-		e = list_first_entry_or_null(&best->list, struct dfkv_entry,
-					     lru);
-		if (!e) {
-			spin_unlock(&best->lock);
-			continue;
-		}
-		if (READ_ONCE(e->stamp) > e->queued || READ_ONCE(e->pins) ||
-		    (READ_ONCE(e->tier) & (DFKV_T_DIRTY | DFKV_T_LOADING))) {
-			/* Used since queued, pinned or not durable: later. */
-			e->queued = max(READ_ONCE(e->stamp), now_stamp());
-			list_move_tail(&e->lru, &best->list);
-			spin_unlock(&best->lock);
-			continue;
-		}
-		if (!kref_get_unless_zero(&e->ref)) {
-			spin_unlock(&best->lock);
-			continue;
-		}
-		spin_unlock(&best->lock);
-		return e;
-	}
-	return NULL;
+	return dfkv_entry_evict_ram(ctx, e);
 }
 
-/*
- * Empty one extent of a cold class that the slab names, so the class in
- * need can bind it; true if any entry was evicted.  Pinned owners stay and
- * the extent goes back to its class.
- */
-static bool evict_extent(struct dfkv_store *st, struct dfkv_slab *slab,
-			 int cls, bool disk)
-{
-	void *owners[32];
-	unsigned int n, i;
-	bool any = false;
-	u32 extent, pos = 0;
-
-	if (dfkv_slab_victim_extent(slab, cls, &extent))
-		return false;
-	do {
-		rcu_read_lock();
-		n = dfkv_slab_extent_owners(slab, extent, &pos, owners,
-					    ARRAY_SIZE(owners));
-		for (i = 0; i < n; i++) {
-			struct dfkv_entry *e = owners[i];
-
-			if (!kref_get_unless_zero(&e->ref))
-				owners[i] = NULL;
-		}
-		rcu_read_unlock();
-		for (i = 0; i < n; i++) {
-			if (!owners[i])
-				continue;
-			if (disk)
-				any |= entry_try_evict_disk(st, owners[i]);
-			else
-				any |= entry_try_evict(st, owners[i]);
-			entry_put(owners[i]);
-		}
-	} while (n == ARRAY_SIZE(owners));
-	dfkv_slab_undrain(slab, extent);
-	return any;
-}
-
-/*
- * The least recently used evictable entry of a disk, with a reference, or
- * NULL; entries used since they were queued get a second chance.
- */
-static struct dfkv_entry *disk_evict_pick(struct dfkv_disk *d)
-{
-	unsigned int scanned = 0;
-	struct dfkv_entry *e;
-
-	spin_lock(&d->lru_lock);
-	while (scanned++ < EVICT_SCAN_MAX) {
-		e = list_first_entry_or_null(&d->lru, struct dfkv_entry, dlru);
-		if (!e)
-			break;
-		if (READ_ONCE(e->stamp) > e->dqueued || READ_ONCE(e->pins) ||
-		    (READ_ONCE(e->tier) & DFKV_T_LOADING)) {
-			e->dqueued = max(READ_ONCE(e->stamp), now_stamp());
-			list_move_tail(&e->dlru, &d->lru);
-			continue;
-		}
-		if (kref_get_unless_zero(&e->ref)) {
-			spin_unlock(&d->lru_lock);
-			return e;
-		}
-		list_del_init(&e->dlru);
-	}
-	spin_unlock(&d->lru_lock);
-	return NULL;
-}
-
-/*
- * Allocate a slot of len bytes for e in RAM (d == NULL) or on disk d,
- * evicting by recency when allowed (RAM: the node's evict flag; a disk is
- * a cache and always evicts).
- */
-static int store_alloc_slot(struct dfkv_store *st, struct dfkv_disk *d,
-			    struct dfkv_entry *e, u64 len,
-			    struct dfkv_slot *slot)
-{
-	struct dfkv_slab *slab = d ? &d->slab : &st->slab;
-	unsigned int evicted = 0;
-	int cls = dfkv_slab_class(slab, len);
-
-	if (cls < 0)
-		return cls;
-	for (;;) {
-		struct dfkv_entry *victim;
-		int err = dfkv_slab_alloc(slab, len, e, slot);
-
-		if (err != -ENOSPC)
-			return err;
-		if (!d && !READ_ONCE(st->evict))
-			return -ENOSPC;
-		if (evicted < EVICT_BY_RECENCY) {
-			victim = d ? disk_evict_pick(d) : evict_pick(st);
-			if (victim) {
-				if (d)
-					entry_try_evict_disk(st, victim);
-				else
-					entry_try_evict(st, victim);
-				entry_put(victim);
-				evicted++;
-				continue;
-			}
-		}
-		if (!evict_extent(st, slab, cls, d))
-			return -ENOSPC;
-		evicted = 0;
-		cond_resched();
-	}
-}
-
-/*
- * An array of n part slots; on disk (d != NULL) followed by the n parts'
- * payload CRCs (entry_dcrcs()), freed together.  A large value on a disk
- * of small extents has many parts: vmalloc when kmalloc cannot.
- */
-static struct dfkv_slot *entry_parts_array(u32 n, struct dfkv_disk *d)
-{
-	return kvcalloc(n, sizeof(struct dfkv_slot) + (d ? sizeof(u32) : 0),
-			GFP_KERNEL_ACCOUNT);
-}
-
-static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
-{
-	return slots == &e->dslot0 ? &e->dcrc0 : (u32 *)(slots + n);
-}
-
-/*
- * CRC32C of [off, off + len) of e's value in its RAM slots, as a record's
- * payload_crc (Documentation/ondisk.md).
- */
-static u32 entry_ram_crc(struct dfkv_entry *e, u64 off, u64 len)
-{
-	struct bio_vec bv[32];
-	u32 crc = ~0U;
-
-	while (len) {
-		size_t mapped;
-		unsigned int nr = dfkv_entry_map(e, off, len, bv,
-						 ARRAY_SIZE(bv), &mapped);
-
-		if (!nr || !mapped)
-			break;
-		crc = dfkv_disk_crc(crc, bv, nr, mapped);
-		off += mapped;
-		len -= mapped;
-	}
-	return ~crc;
-}
-
-/*
- * After a cold read: every disk part of e in RAM matches the CRC its
- * record carries.  A mismatch is a payload changed on the device.
- */
-static bool entry_parts_intact(struct dfkv_entry *e)
-{
-	u64 ext = e->disk->slab.extent_bytes;
-	u32 i;
-
-	for (i = 0; i < e->nr_dslots; i++)
-		if (entry_ram_crc(e, (u64)i * ext,
-				  dfkv_od_part_len(e->len, i, ext)) !=
-		    e->dcrcs[i])
-			return false;
-	return true;
-}
-
-/*
- * Give e the slots of its whole value in RAM (d == NULL) or on disk d, in
- * parts of one extent.  On failure the slots allocated so far stay in
- * (*slots, *nr) for the caller to free.
- */
-static int entry_alloc_parts(struct dfkv_store *st, struct dfkv_disk *d,
-			     struct dfkv_entry *e, struct dfkv_slot **slots,
-			     u32 *nr, struct dfkv_slot *slot0)
-{
-	u64 ext = d ? d->slab.extent_bytes : st->slab.extent_bytes;
-	u32 n = div64_u64(e->len + ext - 1, ext);
-	u32 i;
-	int err;
-
-	*slots = slot0;
-	*nr = 0;
-	if (n > 1) {
-		*slots = entry_parts_array(n, d);
-		if (!*slots) {
-			*slots = slot0;
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		u64 part = min_t(u64, ext, e->len - (u64)i * ext);
-
-		err = store_alloc_slot(st, d, e, part, &(*slots)[i]);
-		if (err)
-			return err;
-		*nr = i + 1;
-	}
-	return 0;
-}
-
-static int entry_alloc_slots(struct dfkv_store *st, struct dfkv_entry *e)
-{
-	return entry_alloc_parts(st, NULL, e, &e->slots, &e->nr_slots,
-				 &e->slot0);
-}
-
-/*
- * A new write-back value would take the dirty bytes over the watermark (a
- * watermark of 0 makes every PUT wait for its flush instead).
- */
-static bool store_over_watermark(struct dfkv_store *st, u64 len)
-{
-	struct dfkv_tier *t = &st->tier;
-	u32 pct = READ_ONCE(t->dirty_pct);
-
-	if (!dfkv_tier_on(t) || !pct ||
-	    READ_ONCE(t->policy) != DFKV_TIER_WRITEBACK)
-		return false;
-	return atomic64_read(&t->dirty_bytes) + len >
-		div_u64(st->capacity * pct, 100);
-}
-
-/* The PUT's caller waits for the disk commit before its OK. */
-static bool store_put_waits(struct dfkv_store *st)
-{
-	struct dfkv_tier *t = &st->tier;
-
-	return READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND ||
-		READ_ONCE(t->ack) == DFKV_ACK_DISK || !READ_ONCE(t->dirty_pct);
-}
+static const struct dfkv_evict_ops ram_evict_ops = {
+	.pick = ram_pick,
+	.evict = ram_evict,
+	.put = dfkv_entry_put,
+};
 
 /*
  * Charge a leader's new entry to its tenant's quota, before it takes any
@@ -700,31 +367,18 @@ int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 	if (!tenant)
 		return DFKV_STATUS_CACHE_FULL;
 
-	e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
+	e = dfkv_entry_new(st, key, len);
 	if (!e) {
 		dfkv_tenant_put(st->tenants, tenant);
 		return DFKV_STATUS_CACHE_FULL;
 	}
-	e->key = *key;
-	kref_init(&e->ref);
 	kref_get(&e->ref);	/* one for the index, one for the leader */
-	spin_lock_init(&e->lock);
-	INIT_LIST_HEAD(&e->lru);
-	INIT_LIST_HEAD(&e->parked);
-	e->state = DFKV_E_RESERVED;
-	e->len = len;
 	e->tenant = tenant;
-	e->store = st;
-	e->slots = &e->slot0;
-	e->dslots = &e->dslot0;
-	e->dcrcs = &e->dcrc0;
-	INIT_LIST_HEAD(&e->dlru);
-	INIT_WORK(&e->flush_work, dfkv_store_flush_work);
 
 retry:
 	rcu_read_lock();
 	old = rhashtable_lookup_get_insert_fast(&st->index, &e->hnode,
-						index_params);
+						dfkv_store_index_params);
 	if (IS_ERR(old)) {
 		rcu_read_unlock();
 		entry_discard(st, e);
@@ -740,15 +394,15 @@ retry:
 		spin_lock(&old->lock);
 		if (old->state == DFKV_E_DEAD) {
 			spin_unlock(&old->lock);
-			entry_put(old);
+			dfkv_entry_put(old);
 			cond_resched();
 			goto retry;
 		}
-		if (old->state == DFKV_E_COMMITTED) {
+		if (dfkv_entry_visible(old->state)) {
 			put->stored_len = old->len;
 			WRITE_ONCE(old->stamp, now_stamp());
 			spin_unlock(&old->lock);
-			entry_put(old);
+			dfkv_entry_put(old);
 			entry_discard(st, e);
 			return DFKV_STATUS_OK;
 		}
@@ -764,16 +418,17 @@ retry:
 	if (!entry_charge(st, e))
 		return dfkv_store_put_end(put, false,
 					  DFKV_STATUS_QUOTA_EXCEEDED);
-	if (store_over_watermark(st, len))
+	if (store_tiered(st) && st->lower->over_watermark(st->lower_ctx, len))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
-	err = entry_alloc_slots(st, e);
-	if (err == -ENOSPC && dfkv_tier_on(&st->tier)) {
+	err = dfkv_evict_alloc_parts(&st->ram, e, &e->slots, &e->nr_slots,
+				     &e->slot0, 0);
+	if (err == -ENOSPC && store_tiered(st)) {
 		/* Every RAM slot pinned or dirty: the synchronous disk path. */
 		ram_slots_free(st, e->slots, e->nr_slots,
 			       e->slots != &e->slot0);
 		e->slots = &e->slot0;
 		e->nr_slots = 0;
-		err = entry_stage(st, e);
+		err = dfkv_entry_stage(st, e);
 		if (!err)
 			this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	}
@@ -861,40 +516,6 @@ size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 	return entry_copy(e, off, len, from);
 }
 
-/*
- * Wait for a committed entry's flush (ack=disk, write-around, watermark
- * 0, staged): OK once durable; when the flush was given up, IO_ERROR (or
- * CACHE_FULL: no room on the disk) and the value is removed, so a PUT
- * that failed leaves nothing readable.  Write-around then lets a durable
- * value leave RAM; a staged value leaves its stage.
- */
-static int store_put_wait_disk(struct dfkv_store *st, struct dfkv_entry *e,
-			       bool staged)
-{
-	bool durable, nospc, unlink = false;
-
-	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_DIRTY));
-	spin_lock(&e->lock);
-	durable = e->tier & DFKV_T_DURABLE || e->state == DFKV_E_DEAD;
-	nospc = e->tier & DFKV_T_NOSPC;
-	/* The flush was given up: the PUT fails, so its value goes too. */
-	if (!durable)
-		unlink = entry_kill_locked(st, e);
-	spin_unlock(&e->lock);
-	if (unlink)
-		entry_unlink(st, e);
-	if (!durable)
-		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
-	if (staged) {
-		/* durable: frees the stage unless a reader holds it */
-		entry_try_evict(st, e);
-	} else if (READ_ONCE(st->tier.policy) == DFKV_TIER_WRITEAROUND &&
-		   entry_try_evict(st, e)) {
-		this_cpu_inc(st->stats->pcpu->ram_bypasses);
-	}
-	return DFKV_STATUS_OK;
-}
-
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 {
 	struct dfkv_entry *e = put->e;
@@ -904,15 +525,16 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	spin_lock(&e->lock);
 	if (e->state == DFKV_E_RESERVED) {
 		if (ok) {
-			e->state = DFKV_E_COMMITTED;
 			e->stamp = now_stamp();
-			e->tier |= DFKV_T_RAM;
+			e->where = DFKV_W_RAM;
 			staged = e->stage;
-			if (dfkv_tier_on(&st->tier) || staged) {
-				e->tier |= DFKV_T_DIRTY;
-				atomic64_add(e->len, &st->tier.dirty_bytes);
+			if (store_tiered(st) || staged) {
+				e->state = DFKV_E_DIRTY;
+				atomic64_add(e->len, &st->dirty_bytes);
 				kref_get(&e->ref);	/* the flush's */
 				flush = true;
+			} else {
+				e->state = DFKV_E_COMMITTED;
 			}
 			atomic64_inc(&st->objects);
 			atomic64_add(e->len, &st->used_bytes);
@@ -921,10 +543,10 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 			atomic64_inc(&e->tenant->puts);
 			atomic64_add(e->len, &e->tenant->bytes_in);
 			this_cpu_add(st->stats->pcpu->bytes_in, e->len);
-			entry_ram_lru_add_locked(st, e);
+			dfkv_lru_add_locked(&st->lru, e);
 			status = DFKV_STATUS_OK;
 		} else {
-			unlink = entry_kill_locked(st, e);
+			unlink = dfkv_entry_kill_locked(st, e);
 		}
 	} else if (ok) {
 		/* Removed while being filled: the PUT happened before it. */
@@ -944,25 +566,23 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	spin_unlock(&e->lock);
 	wake_up_all(&st->waitq);
 	if (unlink)
-		entry_unlink(st, e);
+		dfkv_entry_unlink(st, e);
 	if (flush) {
 		if (!staged)
 			this_cpu_inc(st->stats->pcpu->ram_puts);
-		dfkv_tier_queue_flush(&st->tier, e);
-		if (staged || store_put_waits(st)) {
-			status = store_put_wait_disk(st, e, staged);
-			if (status != DFKV_STATUS_OK)
-				put->stored_len = 0;
-		}
+		/* the tier queues the flush, and waits for it when it must */
+		status = st->lower->commit(st->lower_ctx, e, staged);
+		if (status != DFKV_STATUS_OK)
+			put->stored_len = 0;
 	}
-	entry_put(e);
+	dfkv_entry_put(e);
 	put->e = NULL;
 	return status;
 }
 
 void dfkv_store_put_drop(struct dfkv_put *put)
 {
-	entry_put(put->e);
+	dfkv_entry_put(put->e);
 	put->e = NULL;
 }
 
@@ -975,7 +595,7 @@ int dfkv_store_put_result(struct dfkv_put *put)
 	status = e->result;
 	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
 	spin_unlock(&e->lock);
-	entry_put(e);
+	dfkv_entry_put(e);
 	put->e = NULL;
 	return status;
 }
@@ -1024,9 +644,9 @@ struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
 	if (!e)
 		return NULL;
 	spin_lock(&e->lock);
-	if (e->state != DFKV_E_COMMITTED) {
+	if (!dfkv_entry_visible(e->state)) {
 		spin_unlock(&e->lock);
-		entry_put(e);
+		dfkv_entry_put(e);
 		return NULL;
 	}
 	e->pins++;
@@ -1048,71 +668,40 @@ void dfkv_store_unpin(struct dfkv_entry *e)
 	atomic64_dec(&st->pins);
 	/* A stage lives no longer than its readers (a PUT's waits for disk). */
 	if (staged)
-		entry_try_evict(st, e);
-	entry_put(e);
+		dfkv_entry_evict_ram(st, e);
+	dfkv_entry_put(e);
 }
 
-/*
- * Read a pinned, durable entry that is not in RAM back into RAM: new RAM
- * slots (a stage when every slot is pinned or dirty, freed with the last
- * reader), then the disk straight into them.  The caller set LOADING;
- * GETs of the key wait for it meanwhile (read coalescing).
- */
-static int store_promote(struct dfkv_store *st, struct dfkv_entry *e)
+void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
+		       struct dfkv_slot *slots, u32 nr, bool staged)
 {
-	struct dfkv_slot *slots, one;
 	struct dfkv_stage *stage = NULL;
-	bool staged = false;
-	u32 nr;
-	int err;
+	struct dfkv_slot one;
 
-	err = entry_alloc_parts(st, NULL, e, &slots, &nr, &e->slot0);
-	if (err == -ENOSPC) {
-		/* Every RAM slot pinned or dirty: read into a stage. */
-		ram_slots_free(st, slots, nr, slots != &e->slot0);
-		slots = NULL;
-		err = entry_stage(st, e);
-		staged = !err;
-	} else if (!err) {
-		/* Nobody reads e->slots while LOADING: publish them early. */
-		spin_lock(&e->lock);
-		e->slots = slots;
-		e->nr_slots = nr;
-		spin_unlock(&e->lock);
-	}
-	if (!err) {
-		err = dfkv_tier_io(st, e, REQ_OP_READ);
-		if (!err && !entry_parts_intact(e)) {
-			pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
-					    e->disk->name);
-			err = -EBADMSG;
-		}
-	}
 	spin_lock(&e->lock);
 	if (!err) {
-		e->tier |= DFKV_T_RAM;
-		if (e->state == DFKV_E_COMMITTED)
-			entry_ram_lru_add_locked(st, e);
+		e->where = DFKV_W_RAM;
+		if (dfkv_entry_visible(e->state))
+			dfkv_lru_add_locked(&st->lru, e);
 		slots = NULL;
-	} else if (staged) {
-		stage = e->stage;
-		e->stage = NULL;
-	} else if (e->slots == slots) {
-		e->slots = &e->slot0;
-		e->nr_slots = 0;
+	} else {
+		e->where = DFKV_W_NONE;
+		if (staged) {
+			stage = e->stage;
+			e->stage = NULL;
+		} else if (e->slots == slots) {
+			e->slots = &e->slot0;
+			e->nr_slots = 0;
+		}
 	}
 	if (slots)
 		slots = ram_slots_take_locked(e, slots, &one);
 	e->load_err = err >= S8_MIN ? err : -EIO;
-	e->tier &= ~DFKV_T_LOADING;
 	spin_unlock(&e->lock);
 	wake_up_all(&st->waitq);
 	if (slots)
 		ram_slots_free(st, slots, nr, slots != &one);
 	stage_free(st, stage);
-	if (!err && !staged)
-		this_cpu_inc(st->stats->pcpu->promoted);
-	return err;
 }
 
 /*
@@ -1123,27 +712,25 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 					const struct dfkv_key *key)
 {
 	struct dfkv_entry *e = entry_lookup(st, key);
-	bool load = false, tiered = dfkv_tier_on(&st->tier);
+	bool load = false, tiered = store_tiered(st);
 	int err = 0;
 
 	if (!e)
 		return NULL;
 	spin_lock(&e->lock);
-	if (e->state != DFKV_E_COMMITTED ||
-	    (!(e->tier & (DFKV_T_RAM | DFKV_T_LOADING)) &&
-	     (!(e->tier & DFKV_T_DURABLE) || !dfkv_disk_up(e->disk)))) {
+	if (!dfkv_entry_visible(e->state) ||
+	    (e->where == DFKV_W_NONE &&
+	     (e->state != DFKV_E_DURABLE || !st->lower->readable_locked(e)))) {
 		spin_unlock(&e->lock);
-		entry_put(e);
+		dfkv_entry_put(e);
 		return NULL;
 	}
 	e->pins++;
-	if (!(e->tier & DFKV_T_RAM)) {
-		if (e->tier & DFKV_T_LOADING) {
-			this_cpu_inc(st->stats->pcpu->coalesced);
-		} else {
-			e->tier |= DFKV_T_LOADING;
-			load = true;
-		}
+	if (e->where == DFKV_W_LOADING) {
+		this_cpu_inc(st->stats->pcpu->coalesced);
+	} else if (e->where == DFKV_W_NONE) {
+		e->where = DFKV_W_LOADING;
+		load = true;
 	} else if (tiered) {
 		this_cpu_inc(st->stats->pcpu->ram_hits);
 	}
@@ -1152,21 +739,21 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 	WRITE_ONCE(e->stamp, now_stamp());
 	if (load) {
 		this_cpu_inc(st->stats->pcpu->ram_misses);
-		err = store_promote(st, e);
+		err = st->lower->load(st->lower_ctx, e);
 	} else {
-		wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
+		wait_event(st->waitq, READ_ONCE(e->where) != DFKV_W_LOADING);
 		err = READ_ONCE(e->load_err);
 	}
-	if (!(READ_ONCE(e->tier) & DFKV_T_RAM)) {
+	if (READ_ONCE(e->where) != DFKV_W_RAM) {
 		bool unlink = false;
 
 		/* A corrupt payload: the block is gone, never served. */
 		if (err == -EBADMSG && load) {
 			spin_lock(&e->lock);
-			unlink = entry_kill_locked(st, e);
+			unlink = dfkv_entry_kill_locked(st, e);
 			spin_unlock(&e->lock);
 			if (unlink)
-				entry_unlink(st, e);
+				dfkv_entry_unlink(st, e);
 		}
 		dfkv_store_unpin(e);
 		if (err == -EBADMSG)
@@ -1237,9 +824,9 @@ u64 dfkv_store_exist(struct dfkv_store *st, const struct dfkv_key *key)
 
 	if (!e)
 		return 0;
-	if (READ_ONCE(e->state) == DFKV_E_COMMITTED)
+	if (dfkv_entry_visible(READ_ONCE(e->state)))
 		len = e->len;
-	entry_put(e);
+	dfkv_entry_put(e);
 	return len;
 }
 
@@ -1251,11 +838,11 @@ int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key)
 	if (!e)
 		return DFKV_STATUS_OK;
 	spin_lock(&e->lock);
-	unlink = entry_kill_locked(st, e);
+	unlink = dfkv_entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
 	if (unlink)
-		entry_unlink(st, e);
-	entry_put(e);
+		dfkv_entry_unlink(st, e);
+	dfkv_entry_put(e);
 	return DFKV_STATUS_OK;
 }
 
@@ -1267,346 +854,26 @@ bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key)
 	if (!e)
 		return false;
 	spin_lock(&e->lock);
-	if (e->state == DFKV_E_COMMITTED) {
+	if (dfkv_entry_visible(e->state)) {
 		/* Strictly increasing, so a TOUCH list keeps its order. */
 		e->stamp = max(now_stamp(), e->stamp + 1);
-		if (e->tier & DFKV_T_RAM) {
-			entry_ram_lru_del_locked(st, e);
-			entry_ram_lru_add_locked(st, e);
+		if (e->where == DFKV_W_RAM) {
+			dfkv_lru_del_locked(&st->lru, e);
+			dfkv_lru_add_locked(&st->lru, e);
 		}
-		if (e->tier & DFKV_T_DURABLE) {
-			spin_lock(&e->disk->lru_lock);
-			e->dqueued = e->stamp;
-			list_move_tail(&e->dlru, &e->disk->lru);
-			spin_unlock(&e->disk->lru_lock);
-		}
+		if (e->state == DFKV_E_DURABLE)
+			st->lower->touch_locked(e);
 		hit = true;
 	}
 	spin_unlock(&e->lock);
-	entry_put(e);
+	dfkv_entry_put(e);
 	return hit;
 }
 
-/* ---------------------------------------------------------------- disks */
-
-static void flush_done(struct dfkv_store *st, struct dfkv_entry *e)
-{
-	wake_up_all(&st->waitq);
-	atomic_dec(&st->tier.flushing);
-	entry_put(e);	/* the flush's reference */
-}
-
-/* Give up flushing e: it stays in RAM only, evictable like without disk. */
-static void flush_drop(struct dfkv_store *st, struct dfkv_entry *e, int err)
-{
-	spin_lock(&e->lock);
-	entry_clear_dirty_locked(st, e);
-	if (err == -ENOSPC)
-		e->tier |= DFKV_T_NOSPC;
-	spin_unlock(&e->lock);
-	this_cpu_inc(st->stats->pcpu->flush_drops);
-}
-
-/*
- * One attempt at making e durable on disk d: disk slots, payload bios from
- * the RAM pages, then the records.  The slots are attached to e first, so
- * whatever happens the release of e frees them (and clears the records
- * once written).  Returns 0, -EAGAIN (the payload failed: retry) or
- * another error (give up).
- */
-static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
-		    struct dfkv_disk *d)
-{
-	struct dfkv_od_rec *recs;
-	struct dfkv_slot *slots;
-	u32 nr, i;
-	int err;
-
-	u64 ext = d->slab.extent_bytes;
-	u32 *crcs;
-
-	err = entry_alloc_parts(st, d, e, &slots, &nr, &e->dslot0);
-	crcs = entry_dcrcs(e, slots, dfkv_od_nr_parts(e->len, ext));
-	atomic_inc(&d->users);
-	dfkv_disk_get(d);
-	spin_lock(&e->lock);
-	e->disk = d;
-	e->dslots = slots;
-	e->dcrcs = crcs;
-	e->nr_dslots = nr;
-	spin_unlock(&e->lock);
-	if (err)
-		return err == -ENOMEM ? -EAGAIN : err;
-
-	err = dfkv_tier_io(st, e, REQ_OP_WRITE);
-	if (err)
-		return -EAGAIN;
-	recs = kcalloc(nr, sizeof(*recs), GFP_KERNEL);
-	if (!recs)
-		return -EAGAIN;
-	for (i = 0; i < nr; i++) {
-		crcs[i] = entry_ram_crc(e, (u64)i * ext,
-					dfkv_od_part_len(e->len, i, ext));
-		recs[i].payload_crc = crcs[i];
-		recs[i].key = e->key;
-		recs[i].length = e->len;
-		recs[i].extent = slots[i].extent;
-		recs[i].slot = slots[i].index;
-		recs[i].part = i;
-		recs[i].cls = dfkv_slot_class(&d->slab, slots[i]);
-	}
-	spin_lock(&e->lock);
-	e->tier |= DFKV_T_RECS;	/* from here on, release clears them */
-	spin_unlock(&e->lock);
-	/*
-	 * A REMOVE that came in meanwhile made e DEAD: writing its records
-	 * now is harmless, the release of e clears them before the slots
-	 * are reused, and no lookup can find e.
-	 */
-	err = dfkv_disk_rec_write(d, recs, nr);
-	kfree(recs);
-	return err;
-}
-
-/* Undo a failed attempt: back to RAM only, still dirty. */
-static void flush_detach(struct dfkv_entry *e)
-{
-	struct dfkv_disk *d;
-	struct dfkv_slot *slots;
-	bool recs;
-	u32 nr;
-
-	spin_lock(&e->lock);
-	d = e->disk;
-	slots = e->dslots;
-	nr = e->nr_dslots;
-	recs = e->tier & DFKV_T_RECS;
-	e->disk = NULL;
-	e->dslots = &e->dslot0;
-	e->dcrcs = &e->dcrc0;
-	e->nr_dslots = 0;
-	e->tier &= ~DFKV_T_RECS;
-	spin_unlock(&e->lock);
-	if (d)
-		disk_slots_free(e, d, slots, nr, recs && dfkv_disk_up(d));
-}
-
-void dfkv_store_flush_work(struct work_struct *work)
-{
-	struct dfkv_entry *e = container_of(work, struct dfkv_entry,
-					    flush_work);
-	struct dfkv_store *st = e->store;
-	struct dfkv_tier *t = &st->tier;
-	struct dfkv_disk *d;
-	int err;
-
-	atomic_dec(&t->backlog);
-	for (;;) {
-		if (READ_ONCE(e->state) == DFKV_E_DEAD)
-			break;
-		d = READ_ONCE(t->abandon) ? NULL :
-			dfkv_tier_route(t, e->key.id);
-		if (!d || !dfkv_disk_up(d)) {
-			if (d)
-				dfkv_disk_put(d);
-			flush_drop(st, e, -EIO);
-			break;
-		}
-		err = flush_to(st, e, d);
-		if (!err) {
-			bool durable;
-
-			/*
-			 * Durable only on a disk still up, checked under the
-			 * lock dfkv_store_fail_disk() takes: either it sees e
-			 * DURABLE, or e sees the disk failed and its flush is
-			 * given up, as when the record write itself fails.
-			 */
-			spin_lock(&e->lock);
-			durable = dfkv_disk_up(d);
-			if (durable) {
-				entry_clear_dirty_locked(st, e);
-				if (e->state == DFKV_E_COMMITTED)
-					entry_disk_lru_add_locked(e);
-			}
-			spin_unlock(&e->lock);
-			if (durable) {
-				dfkv_disk_put(d);
-				this_cpu_inc(st->stats->pcpu->flushed);
-				break;
-			}
-			err = -EIO;
-		}
-		flush_detach(e);
-		/* A full disk (all pinned) is retried too, never unhealthy. */
-		if ((err != -EAGAIN && err != -ENOSPC) ||
-		    ++e->flush_tries >= DFKV_TIER_FLUSH_TRIES) {
-			flush_drop(st, e, err);
-			if (err == -EAGAIN) {
-				/* a device that cannot write: closed */
-				dfkv_disk_fail(d, "payload writes keep failing");
-				t->ops->unhealthy(t->ops_ctx);
-			}
-			dfkv_disk_put(d);
-			break;
-		}
-		dfkv_disk_put(d);
-		this_cpu_inc(st->stats->pcpu->flush_retries);
-		msleep(10 << (2 * e->flush_tries));
-	}
-	flush_done(st, e);
-}
-
-/* Rebuild: entries assembled from one disk's records, then published. */
-struct rebuild {
-	struct dfkv_store *st;
-	struct dfkv_disk *d;
-	struct rhashtable parts;	/* key -> entry being assembled */
-	u64 restored, dropped;
-	int err;
-};
-
-static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
-{
-	struct rebuild *rb = ctx;
-	struct dfkv_disk *d = rb->d;
-	u64 ext = d->slab.extent_bytes;
-	u32 nparts = div64_u64(rec->length + ext - 1, ext), i;
-	struct dfkv_slot slot = { rec->extent, rec->slot };
-	struct dfkv_entry *e;
-
-	/*
-	 * A value larger than the RAM budget can never be served (nor was
-	 * it PUT on this node: TOO_LARGE): the record goes alone, before
-	 * its claimed parts cost an allocation.
-	 */
-	if (rec->length > rb->st->capacity)
-		return DFKV_OD_SCAN_REFUSE;
-	e = rhashtable_lookup_fast(&rb->parts, &rec->key, index_params);
-	if (e && e->state == DFKV_E_DEAD)
-		return DFKV_OD_SCAN_REFUSE;
-	if (!e) {
-		e = kmem_cache_zalloc(entry_cache, GFP_KERNEL);
-		if (!e)
-			return -ENOMEM;
-		e->key = rec->key;
-		kref_init(&e->ref);
-		spin_lock_init(&e->lock);
-		INIT_LIST_HEAD(&e->lru);
-		INIT_LIST_HEAD(&e->parked);
-		INIT_LIST_HEAD(&e->dlru);
-		INIT_WORK(&e->flush_work, dfkv_store_flush_work);
-		e->state = DFKV_E_RESERVED;
-		e->len = rec->length;
-		e->store = rb->st;
-		e->slots = &e->slot0;
-		e->dslots = &e->dslot0;
-		e->stamp = rec->gen;	/* older epochs are colder */
-		if (nparts > 1) {
-			e->dslots = entry_parts_array(nparts, d);
-			if (!e->dslots) {
-				kmem_cache_free(entry_cache, e);
-				return -ENOMEM;
-			}
-		}
-		e->dcrcs = entry_dcrcs(e, e->dslots, nparts);
-		for (i = 0; i < nparts; i++)
-			e->dslots[i].extent = U32_MAX;
-		e->nr_dslots = nparts;
-		e->disk = d;
-		e->tier = DFKV_T_RECS;
-		dfkv_disk_get(d);
-		atomic_inc(&d->users);
-		if (rhashtable_insert_fast(&rb->parts, &e->hnode,
-					   index_params)) {
-			entry_put(e);
-			return -ENOMEM;
-		}
-	}
-	if (e->len != rec->length || e->stamp != rec->gen ||
-	    e->dslots[rec->part].extent != U32_MAX) {
-		e->state = DFKV_E_DEAD;	/* two copies, or parts disagree */
-		return DFKV_OD_SCAN_REFUSE;
-	}
-	if (dfkv_slab_claim(&d->slab, slot, rec->cls, e))
-		return DFKV_OD_SCAN_REFUSE;
-	e->dslots[rec->part] = slot;
-	e->dcrcs[rec->part] = rec->payload_crc;
-	return 0;
-}
-
-/* Publish a complete entry, or drop it (its release clears its records). */
-static void rebuild_publish(void *ptr, void *arg)
-{
-	struct dfkv_entry *e = ptr, *old;
-	struct rebuild *rb = arg;
-	struct dfkv_store *st = rb->st;
-	u32 i;
-
-	for (i = 0; i < e->nr_dslots; i++)
-		if (e->dslots[i].extent == U32_MAX)
-			e->state = DFKV_E_DEAD;
-	e->tenant = e->state == DFKV_E_DEAD ? NULL :
-		dfkv_tenant_get(st->tenants, e->key.tenant);
-	if (!e->tenant)
-		goto drop;
-	/* A PUT that finds it before it is COMMITTED follows a done leader. */
-	e->result = DFKV_STATUS_OK;
-	e->done = true;
-	kref_get(&e->ref);	/* the index's */
-	old = rhashtable_lookup_get_insert_fast(&st->index, &e->hnode,
-						index_params);
-	if (old) {
-		/* The key was PUT since the disk came up: that one wins. */
-		kref_put(&e->ref, entry_release);
-		goto drop;
-	}
-	spin_lock(&e->lock);
-	e->state = DFKV_E_COMMITTED;
-	atomic64_inc(&st->objects);
-	atomic64_add(e->len, &st->used_bytes);
-	atomic64_inc(&e->tenant->objects);
-	atomic64_add(e->len, &e->tenant->used_bytes);
-	dfkv_tenant_charge(st->tenants, e->tenant, e->len, true);
-	e->charged = true;
-	entry_disk_lru_add_locked(e);
-	spin_unlock(&e->lock);
-	rb->restored++;
-	entry_put(e);	/* the rebuild's */
-	return;
-drop:
-	rb->dropped++;
-	entry_put(e);
-}
-
-int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d)
-{
-	struct rebuild rb = { .st = st, .d = d };
-	int err;
-
-	err = rhashtable_init(&rb.parts, &index_params);
-	if (err)
-		return err;
-	err = dfkv_disk_rebuild(d, rebuild_found, &rb);
-	/* Publish or drop every assembled entry, even after an error. */
-	rhashtable_free_and_destroy(&rb.parts, rebuild_publish, &rb);
-	if (!err)
-		pr_info("dfkv: disk %s: %llu blocks restored, %llu dropped\n",
-			d->name, rb.restored, rb.dropped);
-	return err;
-}
-
-/*
- * One walk over the index for the entries of disk d: act() runs on each
- * (referenced, the walk paused, so it may sleep) and tells whether it
- * changed something and whether the entry must be unlinked.  Unlinking
- * the entry a walk stopped at can make the walk skip its bucket's next
- * ones, so callers walk again until a pass changes nothing.
- */
-static bool disk_entries_pass(struct dfkv_store *st, struct dfkv_disk *d,
-			      bool (*act)(struct dfkv_store *st,
-					  struct dfkv_entry *e,
-					  struct dfkv_disk *d, bool *unlink))
+bool dfkv_store_walk(struct dfkv_store *st,
+		     bool (*act)(struct dfkv_store *st, struct dfkv_entry *e,
+				 void *arg, bool *unlink),
+		     void *arg)
 {
 	struct rhashtable_iter it;
 	struct dfkv_entry *e;
@@ -1617,14 +884,13 @@ static bool disk_entries_pass(struct dfkv_store *st, struct dfkv_disk *d,
 	while ((e = rhashtable_walk_next(&it))) {
 		bool unlink = false;
 
-		if (IS_ERR(e) || READ_ONCE(e->disk) != d ||
-		    !kref_get_unless_zero(&e->ref))
+		if (IS_ERR(e) || !kref_get_unless_zero(&e->ref))
 			continue;
 		rhashtable_walk_stop(&it);
-		any |= act(st, e, d, &unlink);
+		any |= act(st, e, arg, &unlink);
 		if (unlink)
-			entry_unlink(st, e);
-		entry_put(e);
+			dfkv_entry_unlink(st, e);
+		dfkv_entry_put(e);
 		rhashtable_walk_start(&it);
 	}
 	rhashtable_walk_stop(&it);
@@ -1632,62 +898,36 @@ static bool disk_entries_pass(struct dfkv_store *st, struct dfkv_disk *d,
 	return any;
 }
 
-/* Kill an entry of a disk going away gracefully (its records kept). */
-static bool drop_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
-			    struct dfkv_disk *d, bool *unlink)
+int dfkv_store_insert(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	spin_lock(&e->lock);
-	if (e->disk == d) {
-		e->tier |= DFKV_T_KEEP;
-		*unlink = entry_kill_locked(st, e);
+	struct dfkv_entry *old;
+
+	/* A PUT that finds it before it is visible follows a done leader. */
+	e->result = DFKV_STATUS_OK;
+	e->done = true;
+	kref_get(&e->ref);	/* the index's */
+	old = rhashtable_lookup_get_insert_fast(&st->index, &e->hnode,
+						dfkv_store_index_params);
+	if (old) {
+		/* IS_ERR(old) too: no room in the table for it */
+		kref_put(&e->ref, entry_release);
+		return -EEXIST;
 	}
-	spin_unlock(&e->lock);
-	return *unlink;
+	return 0;
 }
 
-/*
- * A disk goes away gracefully: every entry on it is killed (its records
- * kept for a later attach) and the call returns once none holds its
- * slots.  The caller unrouted the disk and drained its flushes first.
- */
-void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d)
+void dfkv_entry_publish_durable_locked(struct dfkv_store *st,
+				       struct dfkv_entry *e)
 {
-	while (disk_entries_pass(st, d, drop_disk_entry))
-		cond_resched();
-	wait_var_event(&d->users, !atomic_read(&d->users));
-}
-
-/*
- * A failed disk's copy of an entry is gone: one in RAM stays, one that is
- * not is killed.  A cold read of the disk still running is waited for
- * first (no new one starts: the disk is not up), so its outcome decides.
- */
-static bool fail_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
-			    struct dfkv_disk *d, bool *unlink)
-{
-	bool changed = false;
-
-	if (!(READ_ONCE(e->tier) & DFKV_T_DURABLE))
-		return false;
-	wait_event(st->waitq, !(READ_ONCE(e->tier) & DFKV_T_LOADING));
-	spin_lock(&e->lock);
-	if (e->tier & DFKV_T_LOADING) {
-		changed = true;	/* not decided yet: the next pass */
-	} else if (e->disk == d && (e->tier & DFKV_T_DURABLE)) {
-		entry_disk_lru_del_locked(e);
-		e->tier &= ~DFKV_T_DURABLE;
-		if (!(e->tier & DFKV_T_RAM))
-			*unlink = entry_kill_locked(st, e);
-		changed = true;
-	}
-	spin_unlock(&e->lock);
-	return changed;
-}
-
-void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d)
-{
-	while (disk_entries_pass(st, d, fail_disk_entry))
-		cond_resched();
+	lockdep_assert_held(&e->lock);
+	e->state = DFKV_E_DURABLE;
+	e->where = DFKV_W_NONE;
+	atomic64_inc(&st->objects);
+	atomic64_add(e->len, &st->used_bytes);
+	atomic64_inc(&e->tenant->objects);
+	atomic64_add(e->len, &e->tenant->used_bytes);
+	dfkv_tenant_charge(st->tenants, e->tenant, e->len, true);
+	e->charged = true;
 }
 
 static const struct dfkv_slab_ops arena_slab_ops = {
@@ -1699,7 +939,7 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 		    u32 numa)
 {
 	u64 ext = SZ_4M;
-	u32 i, nr;
+	u32 nr;
 	int err;
 
 	/* At least 16 extents, so several size classes can coexist. */
@@ -1715,32 +955,30 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 	st->evict = evict;
 	st->capacity = (u64)nr * ext;
 	init_waitqueue_head(&st->waitq);
-	st->nr_shards = clamp_t(u32, roundup_pow_of_two(2 * num_possible_cpus()),
-				4, 64);
-	st->shards = kcalloc(st->nr_shards, sizeof(*st->shards), GFP_KERNEL);
-	if (!st->shards)
-		return -ENOMEM;
-	for (i = 0; i < st->nr_shards; i++) {
-		spin_lock_init(&st->shards[i].lock);
-		INIT_LIST_HEAD(&st->shards[i].list);
-	}
+	err = dfkv_lru_init(&st->lru);
+	if (err)
+		return err;
 	err = dfkv_arena_init(&st->arena, ext, nr, numa);
 	if (err)
-		goto err_shards;
+		goto err_lru;
 	err = dfkv_slab_init(&st->slab, ext, nr, &arena_slab_ops, &st->arena);
 	if (err)
 		goto err_arena;
-	err = rhashtable_init(&st->index, &index_params);
+	err = rhashtable_init(&st->index, &dfkv_store_index_params);
 	if (err)
 		goto err_slab;
+	st->ram.slab = &st->slab;
+	st->ram.ops = &ram_evict_ops;
+	st->ram.ctx = st;
+	st->ram.enabled = &st->evict;
 	return 0;
 
 err_slab:
 	dfkv_slab_destroy(&st->slab);
 err_arena:
 	dfkv_arena_destroy(&st->arena);
-err_shards:
-	kfree(st->shards);
+err_lru:
+	dfkv_lru_destroy(&st->lru);
 	return err;
 }
 
@@ -1750,10 +988,10 @@ static void store_drop_entry(void *ptr, void *arg)
 	struct dfkv_store *st = arg;
 
 	spin_lock(&e->lock);
-	e->tier |= DFKV_T_KEEP;	/* a graceful stop: its records stay */
-	entry_kill_locked(st, e);
+	e->flags |= DFKV_EF_KEEP;	/* a graceful stop: its records stay */
+	dfkv_entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
-	entry_put(e);	/* the index's reference */
+	dfkv_entry_put(e);	/* the index's reference */
 }
 
 void dfkv_store_destroy(struct dfkv_store *st)
@@ -1763,5 +1001,5 @@ void dfkv_store_destroy(struct dfkv_store *st)
 	rcu_barrier();
 	dfkv_slab_destroy(&st->slab);
 	dfkv_arena_destroy(&st->arena);
-	kfree(st->shards);
+	dfkv_lru_destroy(&st->lru);
 }

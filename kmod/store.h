@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The store of a node: the index of block keys to entries, the entry state
- * machine (RESERVED -> COMMITTED -> DEAD), pins, recency and eviction, over
- * a RAM arena carved by the slab allocator, and, when the node has disks,
- * where each committed value lives (the tier flags: in RAM, dirty, durable
- * on a disk, being loaded).  Transports never touch entries directly: they
- * call the begin/copy/end pairs below, which hand back one of enum
- * dfkv_status.
+ * machine and pins, over a RAM arena carved by the slab allocator.
+ * Transports never touch entries directly: they call the begin/copy/end
+ * pairs below, which hand back one of enum dfkv_status.  Recency and RAM
+ * eviction are in evict.c; a node's disks (flush, cold reads, rebuild)
+ * are below the store in tier.c, which the store reaches only through
+ * the dfkv_store_lower_ops it registered: the store never names a disk.
  */
 #ifndef _DFKV_STORE_H
 #define _DFKV_STORE_H
@@ -17,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/uio.h>
 #include <linux/bvec.h>
+#include <linux/workqueue.h>
 #include <linux/sched/mm.h>
 #include <linux/dfkv.h>
 
@@ -24,23 +25,57 @@
 #include "arena.h"
 #include "stats.h"
 #include "tenant.h"
-#include "tier.h"
 #include "stage.h"
+#include "evict.h"
 
+/*
+ * The one state machine of an entry (Documentation/store.md), under
+ * entry->lock:
+ *
+ *   RESERVED -> DIRTY -> DURABLE -> DEAD      (a node with disks)
+ *   RESERVED -> COMMITTED -> DEAD             (RAM only)
+ *   DIRTY -> COMMITTED      a flush given up: in RAM only from then on
+ *   DURABLE -> COMMITTED    its disk failed while the value was in RAM
+ *   RESERVED -> DEAD        a failed PUT, or REMOVE while it was filled
+ *
+ * DIRTY is the design's "COMMITTED, dirty": visible, in RAM, a flush queued
+ * or running, counted in the store's dirty bytes, never evicted.
+ * COMMITTED is visible and in RAM with no disk copy (a node without disks
+ * treats it as durable).  DURABLE has its records on its disk and is on
+ * that disk's recency list; its bytes may also be in RAM (entry->where).
+ */
 enum dfkv_entry_state {
 	DFKV_E_RESERVED,	/* a PUT leader is filling the slots */
-	DFKV_E_COMMITTED,	/* visible, evictable when unpinned */
+	DFKV_E_DIRTY,		/* committed, in RAM, its flush pending */
+	DFKV_E_COMMITTED,	/* committed, in RAM only, nothing pending */
+	DFKV_E_DURABLE,		/* committed, on its disk (maybe in RAM) */
 	DFKV_E_DEAD,		/* unlinked; slots freed with the last ref */
 };
 
-/* Where a committed value lives (entry->tier, under entry->lock). */
-#define DFKV_T_RAM	BIT(0)	/* the RAM slots hold the value */
-#define DFKV_T_DIRTY	BIT(1)	/* not durable yet: a flush is queued */
-#define DFKV_T_DURABLE	BIT(2)	/* its records on ->disk name ->dslots */
-#define DFKV_T_LOADING	BIT(3)	/* a cold read is filling RAM slots */
-#define DFKV_T_RECS	BIT(4)	/* records were written: clear when freed */
-#define DFKV_T_KEEP	BIT(5)	/* freed by a graceful stop: keep them */
-#define DFKV_T_NOSPC	BIT(6)	/* the flush was given up: disk full */
+static inline bool dfkv_entry_visible(u8 state)
+{
+	return state == DFKV_E_DIRTY || state == DFKV_E_COMMITTED ||
+		state == DFKV_E_DURABLE;
+}
+
+/*
+ * Where a committed value's bytes are (entry->where, under entry->lock):
+ * orthogonal to the state only for DURABLE, whose value may be on disk
+ * alone; DIRTY and COMMITTED are always DFKV_W_RAM.
+ */
+enum dfkv_entry_where {
+	DFKV_W_NONE,		/* not in RAM: a cold read brings it */
+	DFKV_W_LOADING,		/* a cold read is filling RAM slots */
+	DFKV_W_RAM,		/* its RAM slots (or stage) hold the value */
+};
+
+/*
+ * Flags about the records of the disk copy, orthogonal to the state
+ * (entry->flags, under entry->lock).
+ */
+#define DFKV_EF_RECS	BIT(0)	/* records were written: clear when freed */
+#define DFKV_EF_KEEP	BIT(1)	/* freed by a graceful stop: keep them */
+#define DFKV_EF_NOSPC	BIT(2)	/* the flush was given up: disk full */
 
 struct dfkv_store;
 struct dfkv_disk;
@@ -49,8 +84,10 @@ struct dfkv_entry {
 	struct rhash_head hnode;
 	struct dfkv_key key;
 	struct kref ref;	/* the index holds one while linked */
-	spinlock_t lock;	/* state, pins, done, lru membership */
-	u8 state;
+	spinlock_t lock;	/* state, where, pins, done, lru membership */
+	u8 state;		/* enum dfkv_entry_state */
+	u8 where;		/* enum dfkv_entry_where */
+	u8 flags;		/* DFKV_EF_* */
 	u8 result;		/* leader's status, for followers */
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
@@ -67,8 +104,7 @@ struct dfkv_entry {
 	struct dfkv_slot *slots;
 	struct dfkv_slot slot0;
 	struct dfkv_stage *stage; /* instead of RAM slots: arena was full */
-	/* the disk copy, with a tiered store (tier.c) */
-	u8 tier;		/* DFKV_T_* */
+	/* the disk copy: tier.c's alone, the store never reads it */
 	u8 flush_tries;
 	u32 nr_dslots;
 	struct dfkv_disk *disk;	/* holds a reference while set */
@@ -82,11 +118,30 @@ struct dfkv_entry {
 	struct rcu_head rcu;
 };
 
-/* One recency list; entries are sharded by key so no lock is global. */
-struct dfkv_lru_shard {
-	spinlock_t lock;	/* list and its entries' queued stamps */
-	struct list_head list;
-} ____cacheline_aligned_in_smp;
+/*
+ * What the store needs from the tier below it (tier.c registers these
+ * with dfkv_store_set_lower()).  Unless named _locked they run without
+ * the entry's lock and may sleep.
+ */
+struct dfkv_store_lower_ops {
+	/* A new value of len bytes would take the dirty bytes too high. */
+	bool (*over_watermark)(void *ctx, u64 len);
+	/*
+	 * e was just committed DIRTY and holds a reference for its flush:
+	 * queue the flush and, when the PUT must wait for the disk, wait;
+	 * returns the PUT's status.
+	 */
+	int (*commit)(void *ctx, struct dfkv_entry *e, bool staged);
+	/* Read pinned, DURABLE e (where LOADING) from its disk into RAM. */
+	int (*load)(void *ctx, struct dfkv_entry *e);
+	/* Under e->lock: e's disk can serve a cold read now. */
+	bool (*readable_locked)(struct dfkv_entry *e);
+	/* Under e->lock: DURABLE e was used, or leaves DURABLE. */
+	void (*touch_locked)(struct dfkv_entry *e);
+	void (*unlist_locked)(struct dfkv_entry *e);
+	/* The last reference to e, which has a disk copy, is gone. */
+	void (*release)(struct dfkv_entry *e);
+};
 
 struct dfkv_store {
 	struct rhashtable index;
@@ -94,17 +149,19 @@ struct dfkv_store {
 	struct dfkv_arena arena;
 	struct dfkv_stats *stats;
 	struct dfkv_tenants *tenants;
-	wait_queue_head_t waitq;	/* PUT followers */
-	struct dfkv_lru_shard *shards;
-	u32 nr_shards;
-	u32 evict_cursor;
+	wait_queue_head_t waitq;	/* PUT followers, flushes, cold reads */
+	struct dfkv_lru lru;		/* RAM recency (evict.c) */
+	struct dfkv_evictor ram;	/* RAM slots, evicting by recency */
 	bool evict;			/* READ_ONCE: evict when full */
+	bool tiered;			/* READ_ONCE: the lower tier has disks */
 	u64 capacity;
 	atomic64_t objects;
 	atomic64_t used_bytes;
 	atomic64_t pins;
 	atomic64_t staged_bytes;	/* in stages, at most capacity / 8 */
-	struct dfkv_tier tier;		/* disks behind the RAM arena */
+	atomic64_t dirty_bytes;		/* of DIRTY entries */
+	const struct dfkv_store_lower_ops *lower;
+	void *lower_ctx;
 };
 
 /*
@@ -218,20 +275,71 @@ int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key);
 /* Mark the key most recently used; returns whether it was present. */
 bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key);
 
-/*
- * Disks (tier.c): rebuild the index from a newly attached disk's records,
- * drop every entry on a disk that is going away, forget the disk copies
- * on a disk that failed (entries not in RAM leave the index, those in RAM
- * stay there only), flush one dirty entry.
- */
-int dfkv_store_rebuild(struct dfkv_store *st, struct dfkv_disk *d);
-void dfkv_store_drop_disk(struct dfkv_store *st, struct dfkv_disk *d);
-void dfkv_store_fail_disk(struct dfkv_store *st, struct dfkv_disk *d);
-void dfkv_store_flush_work(struct work_struct *work);
-
 /* Pin / unpin a committed entry for a lease (pin takes a reference). */
 struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
 				  const struct dfkv_key *key);
 void dfkv_store_unpin(struct dfkv_entry *e);
+
+/* Set the tier below the store, before any traffic. */
+void dfkv_store_set_lower(struct dfkv_store *st,
+			  const struct dfkv_store_lower_ops *ops, void *ctx);
+
+/*
+ * For the store's own layers (evict.c, tier.c): the primitives of the
+ * state machine.  Functions named _locked take e->lock held; the others
+ * run without it.
+ */
+extern const struct rhashtable_params dfkv_store_index_params;
+
+/* A new, unlinked RESERVED entry with one reference; NULL without memory. */
+struct dfkv_entry *dfkv_entry_new(struct dfkv_store *st,
+				  const struct dfkv_key *key, u64 len);
+void dfkv_entry_put(struct dfkv_entry *e);
+/* Move e to DEAD; false if it was already (someone else unlinks it). */
+bool dfkv_entry_kill_locked(struct dfkv_store *st, struct dfkv_entry *e);
+/* Unlink a killed entry from the index and drop the index's reference. */
+void dfkv_entry_unlink(struct dfkv_store *st, struct dfkv_entry *e);
+/* DIRTY -> DURABLE; false when e is no longer DIRTY (it was killed). */
+bool dfkv_entry_durable_locked(struct dfkv_store *st, struct dfkv_entry *e);
+/* DIRTY -> COMMITTED: the flush was given up (nospc: the disk was full). */
+void dfkv_entry_flush_failed_locked(struct dfkv_store *st,
+				    struct dfkv_entry *e, bool nospc);
+/*
+ * DURABLE e lost its disk copy: COMMITTED when in RAM, else killed
+ * (true: the caller unlinks it).
+ */
+bool dfkv_entry_disk_lost_locked(struct dfkv_store *st, struct dfkv_entry *e);
+/*
+ * Free e's RAM (a durable one stays on its disk) or kill it (no disk
+ * copy); dirty, loading and pinned entries stay.  True when RAM was freed.
+ */
+bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e);
+/* Give e a stage outside the arena for its value; 0 or -ENOSPC. */
+int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
+/*
+ * A cold read of e into RAM ended (err 0: the value is in e->slots or its
+ * stage): publish the outcome and wake the GETs waiting for it.
+ */
+void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
+		       struct dfkv_slot *slots, u32 nr, bool staged);
+/*
+ * Link a rebuilt entry (done, result OK) into the index, still RESERVED;
+ * -EEXIST when the key is stored already.  Then, under e->lock,
+ * dfkv_entry_publish_durable_locked() makes it visible.
+ */
+int dfkv_store_insert(struct dfkv_store *st, struct dfkv_entry *e);
+void dfkv_entry_publish_durable_locked(struct dfkv_store *st,
+				       struct dfkv_entry *e);
+/*
+ * Walk every entry: act() runs on each (referenced, outside the walk, so
+ * it may sleep), says whether it changed something and sets *unlink when
+ * the entry must leave the index.  Returns whether any act() changed
+ * something; unlinking can make a walk skip entries, so callers walk again
+ * until a pass changes nothing.
+ */
+bool dfkv_store_walk(struct dfkv_store *st,
+		     bool (*act)(struct dfkv_store *st, struct dfkv_entry *e,
+				 void *arg, bool *unlink),
+		     void *arg);
 
 #endif /* _DFKV_STORE_H */

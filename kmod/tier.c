@@ -1,19 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The disks behind a node's RAM arena (tier.h): attach with rebuild, detach
+ * The disks below a node's store (tier.h): attach with rebuild, detach
  * with a graceful flush, the ring that routes blocks to disks, the flush
- * workqueue and the byte mover between RAM slots and disk slots.
+ * workqueue and the byte mover between RAM slots and disk slots; and the
+ * entries' disk side, which the store hands down through its lower ops:
+ * flushing DIRTY entries to DURABLE, cold reads of DURABLE ones into RAM
+ * (coalesced: GETs arriving meanwhile wait for the one read), each disk's
+ * recency list and eviction, and the entries of a disk that is attached
+ * (rebuild), deleted or failed.  Entry states change only through the
+ * store's _locked primitives.
+ *
+ * Write-back: a DIRTY entry's flush allocates disk slots, writes the
+ * payload with bios straight from the RAM pages, then the records, and
+ * only then makes it DURABLE.  The records of a killed entry are cleared
+ * by the release of its last reference, before its disk slots are freed;
+ * a graceful stop marks the entries KEEP first so their records survive.
  *
  * Disk add and delete serialize on the tier's mutex; the data path reads
  * the ring under RCU only.  A disk in the list holds one reference, the
  * ring one per member, each entry with slots on the disk one more (and
  * counts in d->users, which a delete waits to fall to zero).
  */
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bvec.h>
 #include <linux/highmem.h>
 #include <linux/wait_bit.h>
+#include <linux/delay.h>
+#include <linux/timekeeping.h>
 #include <net/netlink.h>
 
 #include "store.h"
@@ -21,9 +36,12 @@
 #include "disk.h"
 #include "ring.h"
 
-int dfkv_tier_init(struct dfkv_tier *t, const char *name,
-		   const struct dfkv_tier_ops *ops, void *ctx)
+static const struct dfkv_store_lower_ops tier_lower_ops;
+
+int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
+		   const char *name, const struct dfkv_tier_ops *ops, void *ctx)
 {
+	t->st = st;
 	mutex_init(&t->lock);
 	INIT_LIST_HEAD(&t->disks);
 	RCU_INIT_POINTER(t->ring, NULL);
@@ -32,12 +50,19 @@ int dfkv_tier_init(struct dfkv_tier *t, const char *name,
 	t->policy = DFKV_TIER_WRITEBACK;
 	t->ack = DFKV_ACK_RAM;
 	t->dirty_pct = DFKV_TIER_DIRTY_PCT_DEFAULT;
-	atomic64_set(&t->dirty_bytes, 0);
 	atomic_set(&t->backlog, 0);
 	atomic_set(&t->flushing, 0);
 	t->wq = alloc_workqueue("dfkv_flush/%s", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				DFKV_TIER_WORKERS_PER_DISK, name);
-	return t->wq ? 0 : -ENOMEM;
+	if (!t->wq)
+		return -ENOMEM;
+	dfkv_store_set_lower(st, &tier_lower_ops, t);
+	return 0;
+}
+
+static bool tier_on(struct dfkv_tier *t)
+{
+	return rcu_access_pointer(t->ring);
 }
 
 /* Flush workers: as set, or 4 per disk; at most 16. */
@@ -88,6 +113,7 @@ static int tier_publish_ring(struct dfkv_tier *t)
 			return PTR_ERR(ring);
 	}
 	old = rcu_replace_pointer(t->ring, ring, lockdep_is_held(&t->lock));
+	WRITE_ONCE(t->st->tiered, !!ring);
 	synchronize_rcu();
 	dfkv_ring_free(old);
 	tier_apply_workers(t);
@@ -100,6 +126,8 @@ static int tier_publish_ring(struct dfkv_tier *t)
  * teardown began (dfkv_tier_stop()) the store is left alone: it is about
  * to be destroyed, and nothing reads it any more.
  */
+static void tier_fail_disk(struct dfkv_tier *t, struct dfkv_disk *d);
+
 static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 {
 	struct dfkv_tier *t = ctx;
@@ -109,8 +137,7 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 		pr_warn("dfkv: disk %s failed; the ring still names it (no memory)\n",
 			d->name);
 	if (!t->stopped)
-		dfkv_store_fail_disk(container_of(t, struct dfkv_store, tier),
-				     d);
+		tier_fail_disk(t, d);
 	mutex_unlock(&t->lock);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
 }
@@ -125,11 +152,13 @@ static struct dfkv_disk *tier_find(struct dfkv_tier *t, const char *name)
 	return NULL;
 }
 
-int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
+static int tier_rebuild(struct dfkv_tier *t, struct dfkv_disk *d);
+static void tier_drop_disk(struct dfkv_tier *t, struct dfkv_disk *d);
+
+int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		       const char *name, bool format, u64 extent_bytes,
 		       struct netlink_ext_ack *extack)
 {
-	struct dfkv_tier *t = &st->tier;
 	struct dfkv_disk *d;
 	int err;
 
@@ -143,7 +172,7 @@ int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
 		err = -EEXIST;
 		goto err_close;
 	}
-	err = dfkv_store_rebuild(st, d);
+	err = tier_rebuild(t, d);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "rebuilding the index from the disk failed");
 		goto err_drop;
@@ -161,7 +190,7 @@ int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
 	return 0;
 
 err_drop:
-	dfkv_store_drop_disk(st, d);
+	tier_drop_disk(t, d);
 err_close:
 	mutex_unlock(&t->lock);
 	dfkv_disk_close(d, !err || err == -EEXIST);
@@ -169,10 +198,9 @@ err_close:
 	return err;
 }
 
-int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
+int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 		       struct netlink_ext_ack *extack)
 {
-	struct dfkv_tier *t = &st->tier;
 	struct dfkv_disk *d;
 	int err;
 
@@ -201,7 +229,7 @@ int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
 	}
 	/* No flush can route to d now: let the ones that did finish. */
 	flush_workqueue(t->wq);
-	dfkv_store_drop_disk(st, d);
+	tier_drop_disk(t, d);
 	mutex_unlock(&t->lock);
 	dfkv_disk_close(d, true);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
@@ -227,7 +255,8 @@ struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 	return found;
 }
 
-struct dfkv_disk *dfkv_tier_route(struct dfkv_tier *t, const u8 *object_id)
+/* The disk a key goes to, with a reference, or NULL. */
+static struct dfkv_disk *tier_route(struct dfkv_tier *t, const u8 *object_id)
 {
 	struct dfkv_disk *d;
 
@@ -239,16 +268,9 @@ struct dfkv_disk *dfkv_tier_route(struct dfkv_tier *t, const u8 *object_id)
 	return d;
 }
 
-void dfkv_tier_queue_flush(struct dfkv_tier *t, struct dfkv_entry *e)
+void dfkv_tier_stop(struct dfkv_tier *t)
 {
-	atomic_inc(&t->flushing);
-	atomic_inc(&t->backlog);
-	queue_work(t->wq, &e->flush_work);
-}
-
-void dfkv_tier_stop(struct dfkv_store *st)
-{
-	struct dfkv_tier *t = &st->tier;
+	struct dfkv_store *st = t->st;
 	long left;
 
 	left = wait_event_timeout(st->waitq, !atomic_read(&t->flushing),
@@ -314,8 +336,8 @@ static void tier_zero_tail(const struct bio_vec *bv, unsigned int nr,
  * multiples, so every chunk is whole pages on both sides; a write zeroes
  * the part of the last page beyond the value first.
  */
-int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
-		 enum req_op op)
+static int tier_io(struct dfkv_store *st, struct dfkv_entry *e,
+		   enum req_op op)
 {
 	struct dfkv_disk *d = e->disk;
 	u64 rext = st->slab.extent_bytes, dext = d->slab.extent_bytes;
@@ -345,3 +367,655 @@ int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 		WRITE_ONCE(io.error, -EIO);
 	return dfkv_dio_wait(&io);
 }
+
+/* ------------------------------------------------- the entries' disk side */
+
+static struct dfkv_tier *tier_of(struct dfkv_entry *e)
+{
+	return e->store->lower_ctx;
+}
+
+/*
+ * Free disk slots taken out of entry e (slots of a rebuild that were never
+ * found have extent U32_MAX), clearing their records first when asked,
+ * and drop what they held of disk d.
+ */
+static void disk_slots_free(struct dfkv_entry *e, struct dfkv_disk *d,
+			    struct dfkv_slot *slots, u32 nr, bool clear)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < nr; i++)
+		if (slots[i].extent != U32_MAX)
+			slots[n++] = slots[i];
+	if (clear && n)
+		dfkv_disk_rec_clear(d, slots, n);
+	for (i = 0; i < n; i++)
+		dfkv_slab_free(&d->slab, slots[i]);
+	if (slots != &e->dslot0)
+		kvfree(slots);
+	if (atomic_dec_and_test(&d->users))
+		wake_up_var(&d->users);
+	dfkv_disk_put(d);
+}
+
+static void tier_release(struct dfkv_entry *e)
+{
+	disk_slots_free(e, e->disk, e->dslots, e->nr_dslots,
+			(e->flags & DFKV_EF_RECS) && !(e->flags & DFKV_EF_KEEP));
+}
+
+/* e became DURABLE on its disk: the most recently used there. */
+static void disk_lru_add_locked(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d = e->disk;
+
+	spin_lock(&d->lru_lock);
+	e->dqueued = READ_ONCE(e->stamp);
+	list_add_tail(&e->dlru, &d->lru);
+	atomic64_inc(&d->objects);
+	atomic64_add(e->len, &d->used_bytes);
+	spin_unlock(&d->lru_lock);
+}
+
+static void tier_unlist_locked(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d = e->disk;
+
+	if (!d)
+		return;
+	spin_lock(&d->lru_lock);
+	if (!list_empty(&e->dlru)) {
+		list_del_init(&e->dlru);
+		atomic64_dec(&d->objects);
+		atomic64_sub(e->len, &d->used_bytes);
+	}
+	spin_unlock(&d->lru_lock);
+}
+
+static void tier_touch_locked(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d = e->disk;
+
+	spin_lock(&d->lru_lock);
+	e->dqueued = e->stamp;
+	if (!list_empty(&e->dlru))
+		list_move_tail(&e->dlru, &d->lru);
+	spin_unlock(&d->lru_lock);
+}
+
+static bool tier_readable_locked(struct dfkv_entry *e)
+{
+	return dfkv_disk_up(e->disk);
+}
+
+/*
+ * The least recently used evictable entry of a disk, with a reference, or
+ * NULL; entries used since they were queued get a second chance.
+ */
+static struct dfkv_entry *disk_evict_pick(void *ctx)
+{
+	struct dfkv_disk *d = ctx;
+	unsigned int scanned = 0;
+	struct dfkv_entry *e;
+
+	spin_lock(&d->lru_lock);
+	while (scanned++ < 256) {
+		e = list_first_entry_or_null(&d->lru, struct dfkv_entry, dlru);
+		if (!e)
+			break;
+		if (READ_ONCE(e->stamp) > e->dqueued || READ_ONCE(e->pins) ||
+		    READ_ONCE(e->where) == DFKV_W_LOADING) {
+			e->dqueued = max(READ_ONCE(e->stamp), ktime_get_ns());
+			list_move_tail(&e->dlru, &d->lru);
+			continue;
+		}
+		if (kref_get_unless_zero(&e->ref)) {
+			spin_unlock(&d->lru_lock);
+			return e;
+		}
+		list_del_init(&e->dlru);
+	}
+	spin_unlock(&d->lru_lock);
+	return NULL;
+}
+
+/* Kill e (referenced by the caller) to free its disk slots. */
+static bool disk_evict(void *ctx, struct dfkv_entry *e)
+{
+	struct dfkv_store *st = e->store;
+	bool killed = false;
+
+	spin_lock(&e->lock);
+	if (e->state == DFKV_E_DURABLE && !e->pins &&
+	    e->where != DFKV_W_LOADING)
+		killed = dfkv_entry_kill_locked(st, e);
+	spin_unlock(&e->lock);
+	if (killed) {
+		/* DURABLE: e->disk is set for good; the caller's ref keeps it */
+		atomic64_inc(&e->disk->evictions);
+		dfkv_entry_unlink(st, e);
+		this_cpu_inc(st->stats->pcpu->evictions);
+	}
+	return killed;
+}
+
+static const struct dfkv_evict_ops disk_evict_ops = {
+	.pick = disk_evict_pick,
+	.evict = disk_evict,
+	.put = dfkv_entry_put,
+};
+
+/* An array of n disk part slots followed by their payload CRCs. */
+static struct dfkv_slot *disk_parts_array(u32 n)
+{
+	return kvcalloc(n, sizeof(struct dfkv_slot) + sizeof(u32),
+			GFP_KERNEL_ACCOUNT);
+}
+
+static u32 *entry_dcrcs(struct dfkv_entry *e, struct dfkv_slot *slots, u32 n)
+{
+	return slots == &e->dslot0 ? &e->dcrc0 : (u32 *)(slots + n);
+}
+
+/*
+ * CRC32C of [off, off + len) of e's value in its RAM slots, as a record's
+ * payload_crc (Documentation/ondisk.md).
+ */
+static u32 entry_ram_crc(struct dfkv_entry *e, u64 off, u64 len)
+{
+	struct bio_vec bv[32];
+	u32 crc = ~0U;
+
+	while (len) {
+		size_t mapped;
+		unsigned int nr = dfkv_entry_map(e, off, len, bv,
+						 ARRAY_SIZE(bv), &mapped);
+
+		if (!nr || !mapped)
+			break;
+		crc = dfkv_disk_crc(crc, bv, nr, mapped);
+		off += mapped;
+		len -= mapped;
+	}
+	return ~crc;
+}
+
+/*
+ * After a cold read: every disk part of e in RAM matches the CRC its
+ * record carries.  A mismatch is a payload changed on the device.
+ */
+static bool entry_parts_intact(struct dfkv_entry *e)
+{
+	u64 ext = e->disk->slab.extent_bytes;
+	u32 i;
+
+	for (i = 0; i < e->nr_dslots; i++)
+		if (entry_ram_crc(e, (u64)i * ext,
+				  dfkv_od_part_len(e->len, i, ext)) !=
+		    e->dcrcs[i])
+			return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------- flush */
+
+static void flush_done(struct dfkv_tier *t, struct dfkv_entry *e)
+{
+	wake_up_all(&t->st->waitq);
+	atomic_dec(&t->flushing);
+	dfkv_entry_put(e);	/* the flush's reference */
+}
+
+/* Give up flushing e: it stays in RAM only, evictable like without disk. */
+static void flush_drop(struct dfkv_store *st, struct dfkv_entry *e, int err)
+{
+	spin_lock(&e->lock);
+	dfkv_entry_flush_failed_locked(st, e, err == -ENOSPC);
+	spin_unlock(&e->lock);
+	this_cpu_inc(st->stats->pcpu->flush_drops);
+}
+
+/*
+ * One attempt at making e durable on disk d: disk slots, payload bios from
+ * the RAM pages, then the records.  The slots are attached to e first, so
+ * whatever happens the release of e frees them (and clears the records
+ * once written).  Returns 0, -EAGAIN (the payload failed: retry) or
+ * another error (give up).
+ */
+static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
+		    struct dfkv_disk *d)
+{
+	struct dfkv_evictor ev = {
+		.slab = &d->slab, .ops = &disk_evict_ops, .ctx = d,
+	};
+	u64 ext = d->slab.extent_bytes;
+	struct dfkv_od_rec *recs;
+	struct dfkv_slot *slots;
+	u32 nr, i, *crcs;
+	int err;
+
+	err = dfkv_evict_alloc_parts(&ev, e, &slots, &nr, &e->dslot0,
+				     sizeof(u32));
+	crcs = entry_dcrcs(e, slots, dfkv_od_nr_parts(e->len, ext));
+	atomic_inc(&d->users);
+	dfkv_disk_get(d);
+	spin_lock(&e->lock);
+	e->disk = d;
+	e->dslots = slots;
+	e->dcrcs = crcs;
+	e->nr_dslots = nr;
+	spin_unlock(&e->lock);
+	if (err)
+		return err == -ENOMEM ? -EAGAIN : err;
+
+	err = tier_io(st, e, REQ_OP_WRITE);
+	if (err)
+		return -EAGAIN;
+	recs = kcalloc(nr, sizeof(*recs), GFP_KERNEL);
+	if (!recs)
+		return -EAGAIN;
+	for (i = 0; i < nr; i++) {
+		crcs[i] = entry_ram_crc(e, (u64)i * ext,
+					dfkv_od_part_len(e->len, i, ext));
+		recs[i].payload_crc = crcs[i];
+		recs[i].key = e->key;
+		recs[i].length = e->len;
+		recs[i].extent = slots[i].extent;
+		recs[i].slot = slots[i].index;
+		recs[i].part = i;
+		recs[i].cls = dfkv_slot_class(&d->slab, slots[i]);
+	}
+	spin_lock(&e->lock);
+	e->flags |= DFKV_EF_RECS;	/* from here on, release clears them */
+	spin_unlock(&e->lock);
+	/*
+	 * A REMOVE that came in meanwhile made e DEAD: writing its records
+	 * now is harmless, the release of e clears them before the slots
+	 * are reused, and no lookup can find e.
+	 */
+	err = dfkv_disk_rec_write(d, recs, nr);
+	kfree(recs);
+	return err;
+}
+
+/* Undo a failed attempt: back to RAM only, still dirty. */
+static void flush_detach(struct dfkv_entry *e)
+{
+	struct dfkv_disk *d;
+	struct dfkv_slot *slots;
+	bool recs;
+	u32 nr;
+
+	spin_lock(&e->lock);
+	d = e->disk;
+	slots = e->dslots;
+	nr = e->nr_dslots;
+	recs = e->flags & DFKV_EF_RECS;
+	e->disk = NULL;
+	e->dslots = &e->dslot0;
+	e->dcrcs = &e->dcrc0;
+	e->nr_dslots = 0;
+	e->flags &= ~DFKV_EF_RECS;
+	spin_unlock(&e->lock);
+	if (d)
+		disk_slots_free(e, d, slots, nr, recs && dfkv_disk_up(d));
+}
+
+static void tier_flush_work(struct work_struct *work)
+{
+	struct dfkv_entry *e = container_of(work, struct dfkv_entry,
+					    flush_work);
+	struct dfkv_store *st = e->store;
+	struct dfkv_tier *t = tier_of(e);
+	struct dfkv_disk *d;
+	int err;
+
+	atomic_dec(&t->backlog);
+	for (;;) {
+		if (READ_ONCE(e->state) == DFKV_E_DEAD)
+			break;
+		d = READ_ONCE(t->abandon) ? NULL : tier_route(t, e->key.id);
+		if (!d || !dfkv_disk_up(d)) {
+			if (d)
+				dfkv_disk_put(d);
+			flush_drop(st, e, -EIO);
+			break;
+		}
+		err = flush_to(st, e, d);
+		if (!err) {
+			bool durable;
+
+			/*
+			 * Durable only on a disk still up, checked under the
+			 * lock tier_fail_disk() takes: either it sees e
+			 * DURABLE, or e sees the disk failed and its flush is
+			 * given up, as when the record write itself fails.
+			 */
+			spin_lock(&e->lock);
+			durable = dfkv_disk_up(d);
+			if (durable && dfkv_entry_durable_locked(st, e))
+				disk_lru_add_locked(e);
+			spin_unlock(&e->lock);
+			if (durable) {
+				dfkv_disk_put(d);
+				this_cpu_inc(st->stats->pcpu->flushed);
+				break;
+			}
+			err = -EIO;
+		}
+		flush_detach(e);
+		/* A full disk (all pinned) is retried too, never unhealthy. */
+		if ((err != -EAGAIN && err != -ENOSPC) ||
+		    ++e->flush_tries >= DFKV_TIER_FLUSH_TRIES) {
+			flush_drop(st, e, err);
+			if (err == -EAGAIN) {
+				/* a device that cannot write: closed */
+				dfkv_disk_fail(d, "payload writes keep failing");
+				t->ops->unhealthy(t->ops_ctx);
+			}
+			dfkv_disk_put(d);
+			break;
+		}
+		dfkv_disk_put(d);
+		this_cpu_inc(st->stats->pcpu->flush_retries);
+		msleep(10 << (2 * e->flush_tries));
+	}
+	flush_done(t, e);
+}
+
+/*
+ * A new write-back value would take the dirty bytes over the watermark (a
+ * watermark of 0 makes every PUT wait for its flush instead).
+ */
+static bool tier_over_watermark(void *ctx, u64 len)
+{
+	struct dfkv_tier *t = ctx;
+	u32 pct = READ_ONCE(t->dirty_pct);
+
+	if (!tier_on(t) || !pct ||
+	    READ_ONCE(t->policy) != DFKV_TIER_WRITEBACK)
+		return false;
+	return atomic64_read(&t->st->dirty_bytes) + len >
+		div_u64(t->st->capacity * pct, 100);
+}
+
+/* The PUT's caller waits for the disk commit before its OK. */
+static bool tier_put_waits(struct dfkv_tier *t)
+{
+	return READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND ||
+		READ_ONCE(t->ack) == DFKV_ACK_DISK || !READ_ONCE(t->dirty_pct);
+}
+
+/*
+ * Queue a DIRTY entry's flush and, when the PUT waits for it (ack=disk,
+ * write-around, watermark 0, staged), wait: OK once durable; when the
+ * flush was given up, IO_ERROR (or CACHE_FULL: no room on the disk) and
+ * the value is removed, so a PUT that failed leaves nothing readable.
+ * Write-around then lets a durable value leave RAM; a staged value
+ * leaves its stage.
+ */
+static int tier_commit(void *ctx, struct dfkv_entry *e, bool staged)
+{
+	struct dfkv_tier *t = ctx;
+	struct dfkv_store *st = t->st;
+	bool durable, nospc, unlink = false;
+
+	INIT_WORK(&e->flush_work, tier_flush_work);
+	atomic_inc(&t->flushing);
+	atomic_inc(&t->backlog);
+	queue_work(t->wq, &e->flush_work);
+	if (!staged && !tier_put_waits(t))
+		return DFKV_STATUS_OK;
+
+	wait_event(st->waitq, READ_ONCE(e->state) != DFKV_E_DIRTY);
+	spin_lock(&e->lock);
+	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
+	nospc = e->flags & DFKV_EF_NOSPC;
+	/* The flush was given up: the PUT fails, so its value goes too. */
+	if (!durable)
+		unlink = dfkv_entry_kill_locked(st, e);
+	spin_unlock(&e->lock);
+	if (unlink)
+		dfkv_entry_unlink(st, e);
+	if (!durable)
+		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
+	if (staged) {
+		/* durable: frees the stage unless a reader holds it */
+		dfkv_entry_evict_ram(st, e);
+	} else if (READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND &&
+		   dfkv_entry_evict_ram(st, e)) {
+		this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	}
+	return DFKV_STATUS_OK;
+}
+
+/*
+ * Read a pinned, durable entry that is not in RAM back into RAM: new RAM
+ * slots (a stage when every slot is pinned or dirty, freed with the last
+ * reader), then the disk straight into them.  The store set LOADING;
+ * GETs of the key wait for it meanwhile (read coalescing).
+ */
+static int tier_load(void *ctx, struct dfkv_entry *e)
+{
+	struct dfkv_tier *t = ctx;
+	struct dfkv_store *st = t->st;
+	struct dfkv_slot *slots;
+	bool staged = false;
+	u32 nr;
+	int err;
+
+	err = dfkv_evict_alloc_parts(&st->ram, e, &slots, &nr, &e->slot0, 0);
+	if (err == -ENOSPC) {
+		/* Every RAM slot pinned or dirty: read into a stage. */
+		for (; nr; nr--)
+			dfkv_slab_free(&st->slab, slots[nr - 1]);
+		if (slots != &e->slot0)
+			kvfree(slots);
+		slots = NULL;
+		err = dfkv_entry_stage(st, e);
+		staged = !err;
+	} else if (!err) {
+		/* Nobody reads e->slots while LOADING: publish them early. */
+		spin_lock(&e->lock);
+		e->slots = slots;
+		e->nr_slots = nr;
+		spin_unlock(&e->lock);
+	}
+	if (!err) {
+		err = tier_io(st, e, REQ_OP_READ);
+		if (!err && !entry_parts_intact(e)) {
+			pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
+					    e->disk->name);
+			err = -EBADMSG;
+		}
+	}
+	dfkv_entry_loaded(st, e, err, slots, nr, staged);
+	if (!err && !staged)
+		this_cpu_inc(st->stats->pcpu->promoted);
+	return err;
+}
+
+/* -------------------------------------------------------------- rebuild */
+
+/* Rebuild: entries assembled from one disk's records, then published. */
+struct rebuild {
+	struct dfkv_store *st;
+	struct dfkv_disk *d;
+	struct rhashtable parts;	/* key -> entry being assembled */
+	u64 restored, dropped;
+};
+
+static int rebuild_found(void *ctx, const struct dfkv_od_rec *rec)
+{
+	struct rebuild *rb = ctx;
+	struct dfkv_disk *d = rb->d;
+	u64 ext = d->slab.extent_bytes;
+	u32 nparts = div64_u64(rec->length + ext - 1, ext), i;
+	struct dfkv_slot slot = { rec->extent, rec->slot };
+	struct dfkv_entry *e;
+
+	/*
+	 * A value larger than the RAM budget can never be served (nor was
+	 * it PUT on this node: TOO_LARGE): the record goes alone, before
+	 * its claimed parts cost an allocation.
+	 */
+	if (rec->length > rb->st->capacity)
+		return DFKV_OD_SCAN_REFUSE;
+	e = rhashtable_lookup_fast(&rb->parts, &rec->key,
+				   dfkv_store_index_params);
+	if (e && e->state == DFKV_E_DEAD)
+		return DFKV_OD_SCAN_REFUSE;
+	if (!e) {
+		e = dfkv_entry_new(rb->st, &rec->key, rec->length);
+		if (!e)
+			return -ENOMEM;
+		e->stamp = rec->gen;	/* older epochs are colder */
+		if (nparts > 1) {
+			e->dslots = disk_parts_array(nparts);
+			if (!e->dslots) {
+				e->dslots = &e->dslot0;
+				dfkv_entry_put(e);
+				return -ENOMEM;
+			}
+		}
+		e->dcrcs = entry_dcrcs(e, e->dslots, nparts);
+		for (i = 0; i < nparts; i++)
+			e->dslots[i].extent = U32_MAX;
+		e->nr_dslots = nparts;
+		e->disk = d;
+		e->flags = DFKV_EF_RECS;
+		dfkv_disk_get(d);
+		atomic_inc(&d->users);
+		if (rhashtable_insert_fast(&rb->parts, &e->hnode,
+					   dfkv_store_index_params)) {
+			dfkv_entry_put(e);
+			return -ENOMEM;
+		}
+	}
+	if (e->len != rec->length || e->stamp != rec->gen ||
+	    e->dslots[rec->part].extent != U32_MAX) {
+		e->state = DFKV_E_DEAD;	/* two copies, or parts disagree */
+		return DFKV_OD_SCAN_REFUSE;
+	}
+	if (dfkv_slab_claim(&d->slab, slot, rec->cls, e))
+		return DFKV_OD_SCAN_REFUSE;
+	e->dslots[rec->part] = slot;
+	e->dcrcs[rec->part] = rec->payload_crc;
+	return 0;
+}
+
+/* Publish a complete entry, or drop it (its release clears its records). */
+static void rebuild_publish(void *ptr, void *arg)
+{
+	struct dfkv_entry *e = ptr;
+	struct rebuild *rb = arg;
+	struct dfkv_store *st = rb->st;
+	u32 i;
+
+	for (i = 0; i < e->nr_dslots; i++)
+		if (e->dslots[i].extent == U32_MAX)
+			e->state = DFKV_E_DEAD;
+	e->tenant = e->state == DFKV_E_DEAD ? NULL :
+		dfkv_tenant_get(st->tenants, e->key.tenant);
+	/* A key PUT since the disk came up wins over the disk's copy. */
+	if (!e->tenant || dfkv_store_insert(st, e)) {
+		rb->dropped++;
+		dfkv_entry_put(e);
+		return;
+	}
+	spin_lock(&e->lock);
+	dfkv_entry_publish_durable_locked(st, e);
+	disk_lru_add_locked(e);
+	spin_unlock(&e->lock);
+	rb->restored++;
+	dfkv_entry_put(e);	/* the rebuild's */
+}
+
+static int tier_rebuild(struct dfkv_tier *t, struct dfkv_disk *d)
+{
+	struct rebuild rb = { .st = t->st, .d = d };
+	int err;
+
+	err = rhashtable_init(&rb.parts, &dfkv_store_index_params);
+	if (err)
+		return err;
+	err = dfkv_disk_rebuild(d, rebuild_found, &rb);
+	/* Publish or drop every assembled entry, even after an error. */
+	rhashtable_free_and_destroy(&rb.parts, rebuild_publish, &rb);
+	if (!err)
+		pr_info("dfkv: disk %s: %llu blocks restored, %llu dropped\n",
+			d->name, rb.restored, rb.dropped);
+	return err;
+}
+
+/* ------------------------------------------------ a disk going away */
+
+/* Kill an entry of a disk going away gracefully (its records kept). */
+static bool drop_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
+			    void *arg, bool *unlink)
+{
+	if (READ_ONCE(e->disk) != arg)
+		return false;
+	spin_lock(&e->lock);
+	if (e->disk == arg) {
+		e->flags |= DFKV_EF_KEEP;
+		*unlink = dfkv_entry_kill_locked(st, e);
+	}
+	spin_unlock(&e->lock);
+	return *unlink;
+}
+
+/*
+ * A disk goes away gracefully: every entry on it is killed (its records
+ * kept for a later attach) and the call returns once none holds its
+ * slots.  The caller unrouted the disk and drained its flushes first.
+ */
+static void tier_drop_disk(struct dfkv_tier *t, struct dfkv_disk *d)
+{
+	while (dfkv_store_walk(t->st, drop_disk_entry, d))
+		cond_resched();
+	wait_var_event(&d->users, !atomic_read(&d->users));
+}
+
+/*
+ * A failed disk's copy of an entry is gone: one in RAM stays, one that is
+ * not is killed.  A cold read of the disk still running is waited for
+ * first (no new one starts: the disk is not up), so its outcome decides.
+ */
+static bool fail_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
+			    void *arg, bool *unlink)
+{
+	bool changed = false;
+
+	if (READ_ONCE(e->disk) != arg ||
+	    READ_ONCE(e->state) != DFKV_E_DURABLE)
+		return false;
+	wait_event(st->waitq, READ_ONCE(e->where) != DFKV_W_LOADING);
+	spin_lock(&e->lock);
+	if (e->where == DFKV_W_LOADING) {
+		changed = true;	/* not decided yet: the next pass */
+	} else if (e->disk == arg && e->state == DFKV_E_DURABLE) {
+		tier_unlist_locked(e);
+		*unlink = dfkv_entry_disk_lost_locked(st, e);
+		changed = true;
+	}
+	spin_unlock(&e->lock);
+	return changed;
+}
+
+static void tier_fail_disk(struct dfkv_tier *t, struct dfkv_disk *d)
+{
+	while (dfkv_store_walk(t->st, fail_disk_entry, d))
+		cond_resched();
+}
+
+static const struct dfkv_store_lower_ops tier_lower_ops = {
+	.over_watermark = tier_over_watermark,
+	.commit = tier_commit,
+	.load = tier_load,
+	.readable_locked = tier_readable_locked,
+	.touch_locked = tier_touch_locked,
+	.unlist_locked = tier_unlist_locked,
+	.release = tier_release,
+};

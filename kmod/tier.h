@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The disks of a node behind its RAM arena: the list of disks and their
- * ring (which disk a block goes to), the write policy, the dirty-byte
- * watermark and the flush workers.  The entry logic (admission, flush,
- * promotion, eviction) is in store.c; this is the configuration and the
- * machinery it runs on.
+ * The disks of a node below its store: the list of disks and their ring
+ * (which disk a block goes to), the write policy, the dirty-byte
+ * watermark, the flush workers, and what the store hands down through
+ * its dfkv_store_lower_ops: flushing dirty entries, cold reads into RAM,
+ * the disks' recency lists and eviction, rebuilding the index from a
+ * disk and dropping a disk's entries.  The only user of disk.c and
+ * ondisk.c; the store never calls into this file.
  */
 #ifndef _DFKV_TIER_H
 #define _DFKV_TIER_H
@@ -14,10 +16,8 @@
 #include <linux/atomic.h>
 #include <linux/rcupdate.h>
 #include <linux/workqueue.h>
-#include <linux/blk_types.h>
 
 struct dfkv_store;
-struct dfkv_entry;
 struct dfkv_disk;
 struct dfkv_ring;
 struct netlink_ext_ack;
@@ -36,6 +36,7 @@ struct dfkv_tier_ops {
 };
 
 struct dfkv_tier {
+	struct dfkv_store *st;		/* the store above, for good */
 	struct mutex lock;		/* disk add/del, ring rebuilds */
 	struct list_head disks;		/* under lock */
 	u32 nr_disks;
@@ -49,43 +50,30 @@ struct dfkv_tier {
 	u32 workers;			/* 0: per disk default */
 	bool abandon;			/* READ_ONCE: stop flushing, drop */
 	bool stopped;			/* under lock: the store is going */
-	atomic64_t dirty_bytes;
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
 };
 
-int dfkv_tier_init(struct dfkv_tier *t, const char *name,
-		   const struct dfkv_tier_ops *ops, void *ctx);
+/* Set up the tier below st and register it with st, before any traffic. */
+int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
+		   const char *name, const struct dfkv_tier_ops *ops, void *ctx);
 /*
  * Flush every dirty block (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported
  * if it fires); no new flush may be queued after it, and a disk failing
  * after it no longer touches the store.
  */
-void dfkv_tier_stop(struct dfkv_store *st);
+void dfkv_tier_stop(struct dfkv_tier *t);
 /* Close every disk (clean) after the store dropped its entries. */
 void dfkv_tier_destroy(struct dfkv_tier *t);
 
-int dfkv_tier_disk_add(struct dfkv_store *st, const char *path,
+int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		       const char *name, bool format, u64 extent_bytes,
 		       struct netlink_ext_ack *extack);
-int dfkv_tier_disk_del(struct dfkv_store *st, const char *name,
+int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 		       struct netlink_ext_ack *extack);
 /* The disk named name with a reference, or NULL; *pos-th for dumps. */
 struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 				     u32 pos);
 int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers);
-
-static inline bool dfkv_tier_on(struct dfkv_tier *t)
-{
-	return rcu_access_pointer(t->ring);
-}
-
-/* The disk a key goes to, with a reference, or NULL. */
-struct dfkv_disk *dfkv_tier_route(struct dfkv_tier *t, const u8 *object_id);
-/* Queue e's flush (the caller gave e a reference for the work). */
-void dfkv_tier_queue_flush(struct dfkv_tier *t, struct dfkv_entry *e);
-/* Move a value between its RAM slots and its disk slots; 0 or -EIO. */
-int dfkv_tier_io(struct dfkv_store *st, struct dfkv_entry *e,
-		 enum req_op op);
 
 #endif /* _DFKV_TIER_H */
