@@ -96,9 +96,19 @@ class HubCache:
             f.write(rev)
 
 
+def _age():
+    """Seconds since this process started (/proc/self/stat)."""
+    with open("/proc/self/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        up = float(f.read().split()[0])
+    return up - start / os.sysconf("SC_CLK_TCK")
+
+
 def main(tests):
     """Run the named test functions in order; any failure fails the
     whole program (one TAP case of dfkv_connectors.sh)."""
+    step("engine imported %.1f s after start" % _age())
     for fn in tests:
         t = time.monotonic()
         fn()
