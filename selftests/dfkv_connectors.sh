@@ -35,7 +35,11 @@ t_node() {
 engine() {
 	py=$VENVS/venv-$1/bin/python
 	[ -x "$py" ] || { echo "no $py: make deps (tools/engines/setup-venvs)"; return 1; }
+	start=$(date +%s)
 	"$py" "$DFKV_REPO/selftests/connectors/$2"
+	rc=$?
+	echo "$1: $(($(date +%s) - start)) s"
+	return $rc
 }
 
 t_teardown() {

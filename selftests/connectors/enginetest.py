@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.environ.get("DFKV_REPO") or os.path.abspath(
@@ -20,6 +21,36 @@ NODE = os.environ.get("DFKV_CONN_NODE", "cn")
 ADDR = os.environ.get("DFKV_CONN_ADDR", "127.0.0.1:7460")
 MEMBERS = "%s=%s" % (NODE, ADDR)
 DOC = os.path.join(REPO, "Documentation", "connectors.md")
+
+
+def private_hub(prefix):
+    """A private temporary directory with an offline Hugging Face hub
+    cache in it ($HF_HUB_CACHE, set before the engine is imported)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.environ["HF_HUB_CACHE"] = os.path.join(tmp, "hub")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return tmp
+
+
+def check_pin(layout_id, fields, pinned):
+    """A connector's layout id is pinned with the digest of its field
+    list (pinned: {layout id: digest})."""
+    from dfkv.connectors import common
+    assert layout_id in pinned, "new layout id %s: pin it" % layout_id
+    got = common.fields_digest(layout_id, fields)
+    assert got == pinned[layout_id], (
+        "LAYOUT_FIELDS of %s changed (digest %s): a layout change needs a "
+        "new LAYOUT_ID" % (layout_id, got))
+
+
+def distinct(base, variants):
+    """Every namespace of variants ({what: namespace}) differs from base
+    and from the others."""
+    seen = {base}
+    for what, n in variants.items():
+        assert n != base, "%s does not change the namespace" % what
+        assert n not in seen, "%s gives another change's namespace" % what
+        seen.add(n)
 
 
 def step(msg):
@@ -96,9 +127,19 @@ class HubCache:
             f.write(rev)
 
 
+def _age():
+    """Seconds since this process started (/proc/self/stat)."""
+    with open("/proc/self/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        up = float(f.read().split()[0])
+    return up - start / os.sysconf("SC_CLK_TCK")
+
+
 def main(tests):
     """Run the named test functions in order; any failure fails the
     whole program (one TAP case of dfkv_connectors.sh)."""
+    step("engine imported %.1f s after start" % _age())
     for fn in tests:
         t = time.monotonic()
         fn()

@@ -16,12 +16,11 @@ import asyncio
 import os
 import re
 import sys
-import tempfile
 import threading
 
-_tmp = tempfile.mkdtemp(prefix="dfkv-lmcache-")
-os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
-os.environ["HF_HUB_OFFLINE"] = "1"
+from enginetest import private_hub
+
+_tmp = private_hub("dfkv-lmcache-")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

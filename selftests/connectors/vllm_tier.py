@@ -13,11 +13,10 @@ tier's host memory), then a second engine loads them back.
 
 import os
 import sys
-import tempfile
 
-_tmp = tempfile.mkdtemp(prefix="dfkv-vllm-")
-os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
-os.environ["HF_HUB_OFFLINE"] = "1"
+from enginetest import private_hub
+
+_tmp = private_hub("dfkv-vllm-")
 
 import numpy as np  # noqa: E402
 

@@ -9,16 +9,15 @@ are the connector's.
 
 import os
 import sys
-import tempfile
 
-_tmp = tempfile.mkdtemp(prefix="dfkv-unit-lmcache-")
-os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
-os.environ["HF_HUB_OFFLINE"] = "1"
+from enginetest import private_hub
+
+_tmp = private_hub("dfkv-unit-lmcache-")
 
 import torch  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import HubCache, doc_block  # noqa: E402
+from enginetest import HubCache, check_pin, distinct, doc_block  # noqa: E402
 from unittap import run, test  # noqa: E402
 from lmcache.utils import CacheEngineKey  # noqa: E402
 from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
@@ -66,11 +65,7 @@ def key(md_over=None, h=0x1234abcd, worker=0, **kw):
 
 @test("the layout id and its field list are pinned")
 def t_pin():
-    assert dl.LAYOUT_ID in PINNED, "new layout id %s: pin it" % dl.LAYOUT_ID
-    got = common.fields_digest(dl.LAYOUT_ID, dl.LAYOUT_FIELDS)
-    assert got == PINNED[dl.LAYOUT_ID], (
-        "LAYOUT_FIELDS of %s changed (digest %s): a layout change needs a "
-        "new LAYOUT_ID" % (dl.LAYOUT_ID, got))
+    check_pin(dl.LAYOUT_ID, dl.LAYOUT_FIELDS, PINNED)
     assert set(ident().values) == set(dl.LAYOUT_FIELDS)
 
 
@@ -96,18 +91,10 @@ CHANGES = {
 @test("every layout-bearing field of LMCache's metadata changes the "
       "namespace")
 def t_fields():
-    base = ns()
-    seen = {base}
-    for what, over in CHANGES.items():
-        n = ns(**over)
-        assert n != base, "%s does not change the namespace" % what
-        seen.add(n)
-    for what, cfg in (("serde", config_with(remote_serde="cachegen")),
-                      ("layerwise", config_with(use_layerwise=True))):
-        n = ns(cfg)
-        assert n != base, "%s does not change the namespace" % what
-        seen.add(n)
-    assert len(seen) == len(CHANGES) + 3
+    variants = {what: ns(**over) for what, over in CHANGES.items()}
+    variants["serde"] = ns(config_with(remote_serde="cachegen"))
+    variants["layerwise"] = ns(config_with(use_layerwise=True))
+    distinct(ns(), variants)
     covered = set(CHANGES) | {"serde", "layerwise", "use_mla"}
     assert set(dl.LAYOUT_FIELDS) <= covered, set(dl.LAYOUT_FIELDS) - covered
 

@@ -10,16 +10,15 @@ TieringOffloadingSpec its factory builds from the docs'
 import dataclasses
 import os
 import sys
-import tempfile
 
-_tmp = tempfile.mkdtemp(prefix="dfkv-unit-vllm-")
-os.environ["HF_HUB_CACHE"] = os.path.join(_tmp, "hub")
-os.environ["HF_HUB_OFFLINE"] = "1"
+from enginetest import private_hub
+
+_tmp = private_hub("dfkv-unit-vllm-")
 
 import numpy as np  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import HubCache, doc_json  # noqa: E402
+from enginetest import HubCache, check_pin, distinct, doc_json  # noqa: E402
 from unittap import run, test  # noqa: E402
 from vllm.v1.kv_offload.config import (OffloadingCacheConfig,  # noqa: E402
                                        OffloadingConfig,
@@ -93,11 +92,7 @@ def ns(**over):
 
 @test("the layout id and its field list are pinned")
 def t_pin():
-    assert dv.LAYOUT_ID in PINNED, "new layout id %s: pin it" % dv.LAYOUT_ID
-    got = common.fields_digest(dv.LAYOUT_ID, dv.LAYOUT_FIELDS)
-    assert got == PINNED[dv.LAYOUT_ID], (
-        "LAYOUT_FIELDS of %s changed (digest %s): a layout change needs a "
-        "new LAYOUT_ID" % (dv.LAYOUT_ID, got))
+    check_pin(dv.LAYOUT_ID, dv.LAYOUT_FIELDS, PINNED)
     assert set(layout().values) == set(dv.LAYOUT_FIELDS)
 
 
@@ -126,13 +121,7 @@ CHANGES = {
 
 @test("every layout-bearing field of vLLM's config changes the namespace")
 def t_fields():
-    base = ns()
-    seen = {base}
-    for what, over in CHANGES.items():
-        n = ns(**over)
-        assert n != base, "%s does not change the namespace" % what
-        seen.add(n)
-    assert len(seen) == len(CHANGES) + 1
+    distinct(ns(), {what: ns(**over) for what, over in CHANGES.items()})
     # Every fingerprint field is covered by a change above (slice_bytes
     # and copies move with worker_kv_bytes_per_block / replicated_layout).
     covered = set(CHANGES) | {"slice_bytes", "copies"}
