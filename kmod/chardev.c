@@ -481,6 +481,9 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 	req.nr_keys = k.count;
 	req.length = k.ttl_ms;
 	req.offset = k.lease_id;	/* RELEASE */
+	if (op == DFKV_OP_TOUCH)
+		req.offset = k.flags & DFKV_TOUCH_REVERSE ?
+			DFKV_TOUCH_WALK_REVERSE : DFKV_TOUCH_WALK_FORWARD;
 	if (!dfkv_req_begin(&req)) {
 		dfkv_req_done(&req);
 		ret = -ENODEV;

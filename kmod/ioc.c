@@ -42,7 +42,9 @@ int dfkv_ioc_op_check(const struct dfkv_ioc_op *o, u32 op)
 
 int dfkv_ioc_keys_check(const struct dfkv_ioc_keys *k, u32 op)
 {
-	if (k->flags || k->__reserved)
+	u32 flags = op == DFKV_OP_TOUCH ? __DFKV_KEYS_F_ALL : 0;
+
+	if (k->flags & ~flags || k->__reserved)
 		return -EINVAL;
 	if (op == DFKV_OP_RELEASE)
 		return k->count ? -EINVAL : 0;

@@ -230,7 +230,7 @@ int dfkv_lease_grant(struct dfkv_leases *l, struct dfkv_lease_owner *owner,
 	struct dfkv_lease *ls;
 	int status;
 	bool arm;
-	u32 hits = 0;
+	u32 hits = 0, i;
 
 	*nr_hits = 0;
 	*id = 0;
@@ -269,6 +269,12 @@ int dfkv_lease_grant(struct dfkv_leases *l, struct dfkv_lease_owner *owner,
 		lease_free(ls);
 		return status;
 	}
+	/*
+	 * Hits only on disk start their reads into RAM now (SPEC.md 6),
+	 * while ls is still ours alone; each read holds its own pin.
+	 */
+	for (i = 0; i < hits; i++)
+		dfkv_store_prefetch(l->store, ls->e[i]);
 
 	mutex_lock(&l->lock);
 	status = lease_link(l, ls, jiffies + msecs_to_jiffies(ttl_ms));

@@ -214,6 +214,7 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_DROPS, s->flush_drops) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_PROMOTED, s->promoted) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_COALESCED, s->coalesced) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_READS, s->lease_reads) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_DIRTY_BYTES,
 				 atomic64_read(&node->store.dirty_bytes)) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_BACKLOG,

@@ -157,16 +157,19 @@ int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_auth *auth,
 }
 
 int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_auth *auth,
-		  const struct dfkv_key *keys, u32 n)
+		  const struct dfkv_key *keys, u32 n, u64 walk)
 {
+	bool reverse = walk == DFKV_TOUCH_WALK_REVERSE;
 	u32 i;
 
-	if (!n || n > DFKV_KEYS_MAX)
+	if (!n || n > DFKV_KEYS_MAX ||
+	    (walk != DFKV_TOUCH_WALK_FORWARD && !reverse))
 		return done(node, DFKV_OP_TOUCH, DFKV_STATUS_INVALID);
 	if (!dfkv_auth_allows(node, auth, keys, n))
 		return done(node, DFKV_OP_TOUCH, DFKV_STATUS_FORBIDDEN);
+	/* The key touched last ends most recently used. */
 	for (i = 0; i < n; i++)
-		dfkv_store_touch(&node->store, &keys[i]);
+		dfkv_store_touch(&node->store, &keys[reverse ? n - 1 - i : i]);
 	return done(node, DFKV_OP_TOUCH, DFKV_STATUS_OK);
 }
 

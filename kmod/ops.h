@@ -65,8 +65,9 @@ int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  const struct dfkv_key *key, u64 *stored_len);
 int dfkv_op_remove(struct dfkv_node *node, const struct dfkv_auth *auth,
 		   const struct dfkv_key *key);
+/* walk: enum dfkv_touch_walk, any other value is INVALID */
 int dfkv_op_touch(struct dfkv_node *node, const struct dfkv_auth *auth,
-		  const struct dfkv_key *keys, u32 n);
+		  const struct dfkv_key *keys, u32 n, u64 walk);
 int dfkv_op_probe(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  const struct dfkv_key *keys, u32 n, u64 *lens);
 int dfkv_op_lease(struct dfkv_node *node, const struct dfkv_auth *auth,

@@ -163,7 +163,7 @@ static int exec_keys_native(struct dfkv_req *req)
 	switch (req->op) {
 	case DFKV_OP_TOUCH:
 		return dfkv_op_touch(req->node, req->auth, req->keys,
-				     req->nr_keys);
+				     req->nr_keys, req->offset);
 	case DFKV_OP_PROBE:
 		status = dfkv_op_probe(req->node, req->auth, req->keys,
 				       req->nr_keys, req->lens);
@@ -199,7 +199,8 @@ static int exec_keys_wire(struct dfkv_req *req)
 	dfkv_wire_get_keys(req->payload, n, keys);
 	switch (req->op) {
 	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(req->node, req->auth, keys, n);
+		status = dfkv_op_touch(req->node, req->auth, keys, n,
+				       req->offset);
 		kfree(lens);
 		lens = NULL;
 		break;

@@ -83,7 +83,7 @@ struct dfkv_req {
 	/* the request, as decoded by the transport */
 	u8 op;
 	struct dfkv_key key;
-	u64 offset;		/* GET range; RELEASE: the lease id */
+	u64 offset;		/* GET range; RELEASE: the lease id; TOUCH: walk */
 	u64 length;		/* GET range; LEASE: ttl_ms */
 	u64 payload_len;
 	u64 cap;		/* GET: most data the reply can carry */

@@ -44,6 +44,7 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->flush_drops += READ_ONCE(p->flush_drops);
 		snap->promoted += READ_ONCE(p->promoted);
 		snap->coalesced += READ_ONCE(p->coalesced);
+		snap->lease_reads += READ_ONCE(p->lease_reads);
 		snap->auth_ok += READ_ONCE(p->auth_ok);
 		snap->auth_failures += READ_ONCE(p->auth_failures);
 		snap->forbidden += READ_ONCE(p->forbidden);

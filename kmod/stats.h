@@ -32,6 +32,7 @@ struct dfkv_counters {
 	u64 flush_drops;
 	u64 promoted;
 	u64 coalesced;
+	u64 lease_reads;
 	/* tenants */
 	u64 auth_ok;
 	u64 auth_failures;

@@ -673,12 +673,21 @@ void dfkv_store_unpin(struct dfkv_entry *e)
 }
 
 void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
-		       struct dfkv_slot *slots, u32 nr, bool staged)
+		       struct dfkv_slot *slots, u32 nr, bool staged,
+		       bool leased)
 {
 	struct dfkv_stage *stage = NULL;
+	bool unlink = false;
 	struct dfkv_slot one;
 
 	spin_lock(&e->lock);
+	/*
+	 * A LEASE announced the block: one its disk cannot give back is
+	 * gone, so the GETs that follow are misses, never errors.  No RAM
+	 * to read it into is no such failure: those GETs read it.
+	 */
+	if (leased && err && err != -ENOSPC && err != -ENOMEM)
+		unlink = dfkv_entry_kill_locked(st, e);
 	if (!err) {
 		e->where = DFKV_W_RAM;
 		if (dfkv_entry_visible(e->state))
@@ -698,10 +707,36 @@ void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 		slots = ram_slots_take_locked(e, slots, &one);
 	e->load_err = err >= S8_MIN ? err : -EIO;
 	spin_unlock(&e->lock);
+	if (unlink)
+		dfkv_entry_unlink(st, e);
 	wake_up_all(&st->waitq);
 	if (slots)
 		ram_slots_free(st, slots, nr, slots != &one);
 	stage_free(st, stage);
+}
+
+void dfkv_store_prefetch(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	bool load = false;
+
+	spin_lock(&e->lock);
+	if (e->state == DFKV_E_DURABLE && e->where == DFKV_W_NONE &&
+	    st->lower->readable_locked(e)) {
+		/* the read's own pin and reference, until it ended */
+		e->where = DFKV_W_LOADING;
+		e->pins++;
+		kref_get(&e->ref);
+		load = true;
+	}
+	spin_unlock(&e->lock);
+	if (!load)
+		return;
+	atomic64_inc(&st->pins);
+	this_cpu_inc(st->stats->pcpu->lease_reads);
+	if (st->lower->load_async(st->lower_ctx, e)) {
+		dfkv_entry_loaded(st, e, -ENOMEM, NULL, 0, false, true);
+		dfkv_store_unpin(e);
+	}
 }
 
 /*
@@ -756,7 +791,8 @@ static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
 				dfkv_entry_unlink(st, e);
 		}
 		dfkv_store_unpin(e);
-		if (err == -EBADMSG)
+		/* ... or one a failed LEASE read removed: a miss as well. */
+		if (err == -EBADMSG || READ_ONCE(e->state) == DFKV_E_DEAD)
 			return NULL;
 		/* No RAM or stage to read it into now: the block is fine. */
 		if (err == -ENOSPC || err == -ENOMEM)

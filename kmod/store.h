@@ -134,6 +134,12 @@ struct dfkv_store_lower_ops {
 	int (*commit)(void *ctx, struct dfkv_entry *e, bool staged);
 	/* Read pinned, DURABLE e (where LOADING) from its disk into RAM. */
 	int (*load)(void *ctx, struct dfkv_entry *e);
+	/*
+	 * The same for a LEASE, without waiting: e is pinned and referenced
+	 * for the read, which unpins it (dfkv_store_unpin()) once ended.
+	 * 0 when started, -ENOMEM when it could not be.
+	 */
+	int (*load_async)(void *ctx, struct dfkv_entry *e);
 	/* Under e->lock: e's disk can serve a cold read now. */
 	bool (*readable_locked)(struct dfkv_entry *e);
 	/* Under e->lock: DURABLE e was used, or leaves DURABLE. */
@@ -275,6 +281,13 @@ int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key);
 /* Mark the key most recently used; returns whether it was present. */
 bool dfkv_store_touch(struct dfkv_store *st, const struct dfkv_key *key);
 
+/*
+ * A leased entry held only on disk: start reading it into RAM now, so the
+ * GET that follows is served from RAM (SPEC.md 6, "Leases"); counted in
+ * lease_reads.  A read that fails removes the block: that GET is a miss.
+ */
+void dfkv_store_prefetch(struct dfkv_store *st, struct dfkv_entry *e);
+
 /* Pin / unpin a committed entry for a lease (pin takes a reference). */
 struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
 				  const struct dfkv_key *key);
@@ -318,10 +331,14 @@ bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e);
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
 /*
  * A cold read of e into RAM ended (err 0: the value is in e->slots or its
- * stage): publish the outcome and wake the GETs waiting for it.
+ * stage): publish the outcome and wake the GETs waiting for it.  leased:
+ * a LEASE started it, and a disk that could not give the value back (an
+ * I/O error, a payload not matching its record) removes the block first,
+ * so the GETs are misses.
  */
 void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
-		       struct dfkv_slot *slots, u32 nr, bool staged);
+		       struct dfkv_slot *slots, u32 nr, bool staged,
+		       bool leased);
 /*
  * Link a rebuilt entry (done, result OK) into the index, still RESERVED;
  * -EEXIST when the key is stored already.  Then, under e->lock,

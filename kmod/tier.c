@@ -796,9 +796,8 @@ static int tier_commit(void *ctx, struct dfkv_entry *e, bool staged)
  * reader), then the disk straight into them.  The store set LOADING;
  * GETs of the key wait for it meanwhile (read coalescing).
  */
-static int tier_load(void *ctx, struct dfkv_entry *e)
+static int tier_read(struct dfkv_tier *t, struct dfkv_entry *e, bool leased)
 {
-	struct dfkv_tier *t = ctx;
 	struct dfkv_store *st = t->st;
 	struct dfkv_slot *slots;
 	bool staged = false;
@@ -830,10 +829,51 @@ static int tier_load(void *ctx, struct dfkv_entry *e)
 			err = -EBADMSG;
 		}
 	}
-	dfkv_entry_loaded(st, e, err, slots, nr, staged);
+	dfkv_entry_loaded(st, e, err, slots, nr, staged, leased);
 	if (!err && !staged)
 		this_cpu_inc(st->stats->pcpu->promoted);
 	return err;
+}
+
+static int tier_load(void *ctx, struct dfkv_entry *e)
+{
+	return tier_read(ctx, e, false);
+}
+
+/* A cold read a LEASE started, run by the flush workers. */
+struct tier_load_work {
+	struct work_struct work;
+	struct dfkv_tier *t;
+	struct dfkv_entry *e;
+};
+
+static void tier_load_work(struct work_struct *work)
+{
+	struct tier_load_work *lw = container_of(work, struct tier_load_work,
+						 work);
+	struct mem_cgroup *old = dfkv_store_charge(lw->t->st);
+
+	tier_read(lw->t, lw->e, true);
+	set_active_memcg(old);
+	dfkv_store_unpin(lw->e);	/* the read's pin and reference */
+	kfree(lw);
+}
+
+/*
+ * Queued on the tier's workqueue, so a disk delete and the node's stop
+ * (flush_workqueue()) wait for it like for a flush.
+ */
+static int tier_load_async(void *ctx, struct dfkv_entry *e)
+{
+	struct tier_load_work *lw = kmalloc(sizeof(*lw), GFP_KERNEL_ACCOUNT);
+
+	if (!lw)
+		return -ENOMEM;
+	INIT_WORK(&lw->work, tier_load_work);
+	lw->t = ctx;
+	lw->e = e;
+	queue_work(lw->t->wq, &lw->work);
+	return 0;
 }
 
 /* -------------------------------------------------------------- rebuild */
@@ -1014,6 +1054,7 @@ static const struct dfkv_store_lower_ops tier_lower_ops = {
 	.over_watermark = tier_over_watermark,
 	.commit = tier_commit,
 	.load = tier_load,
+	.load_async = tier_load_async,
 	.readable_locked = tier_readable_locked,
 	.touch_locked = tier_touch_locked,
 	.unlist_locked = tier_unlist_locked,

@@ -441,6 +441,98 @@ TEST_F(dev, probe_and_touch)
 	EXPECT_EQ(EFAULT, errno);
 }
 
+static int touch_ioctl(int fd, struct dfkv_key *keys, uint32_t n,
+		       uint32_t flags, struct dfkv_ioc_keys *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	out->flags = flags;
+	out->keys = (uintptr_t)keys;
+	out->count = n;
+	return ioctl(fd, DFKV_IOC_TOUCH, out);
+}
+
+#define WALK_KEYS	32
+#define WALK_LEN	(256 << 10)
+
+/*
+ * The TOUCH walks seen through eviction order: an 8 MiB node (16 extents
+ * of 512 KiB, two 256 KiB slots each) holds exactly WALK_KEYS values; all
+ * are touched with the walk of flags, then one more PUT evicts the least
+ * recently used.  Returns the index of the touched key that went, -1 when
+ * not exactly one did.
+ */
+static int touch_walk_evicts(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(dev) *self, uint32_t flags)
+{
+	struct dfkv_key keys[WALK_KEYS], extra = dfkv_test_key(10, 999);
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	int i, gone = -1, nr_gone = 0;
+	char *v = malloc(WALK_LEN);
+
+	ASSERT_NE(NULL, v);
+	memset(v, 0x5a, WALK_LEN);
+	close(self->fd);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 8 << 20, 0, 1));
+	self->fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < WALK_KEYS; i++) {
+		keys[i] = dfkv_test_key(10, i);
+		ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[i], v, WALK_LEN,
+					   &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	ASSERT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_EVICTIONS));
+	ASSERT_EQ(0, touch_ioctl(self->fd, keys, WALK_KEYS, flags, &r));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, dfkv_test_put(self->fd, &extra, v, WALK_LEN, &o));
+	ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	EXPECT_EQ(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_EVICTIONS));
+	for (i = 0; i < WALK_KEYS; i++) {
+		ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST,
+					      &keys[i], &o));
+		if (o.status == DFKV_STATUS_NOT_FOUND) {
+			gone = i;
+			nr_gone++;
+		}
+	}
+	free(v);
+	return nr_gone == 1 ? gone : -1;
+}
+
+/* Forward (0): the first key ends least recently used, and goes first. */
+TEST_F(dev, touch_forward_walk_evicts_the_first_key)
+{
+	EXPECT_EQ(0, touch_walk_evicts(_metadata, self, 0));
+}
+
+/* Reverse: the first key (the shared prefix) ends most recently used. */
+TEST_F(dev, touch_reverse_walk_evicts_the_last_key)
+{
+	EXPECT_EQ(WALK_KEYS - 1,
+		  touch_walk_evicts(_metadata, self, DFKV_TOUCH_REVERSE));
+}
+
+/* The walk is TOUCH's flag alone; unknown flags are refused. */
+TEST_F(dev, touch_flags_checked)
+{
+	struct dfkv_key k = dfkv_test_key(10, 1000);
+	struct dfkv_ioc_keys r;
+	uint64_t len;
+
+	EXPECT_EQ(0, touch_ioctl(self->fd, &k, 1, DFKV_TOUCH_REVERSE, &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(-1, touch_ioctl(self->fd, &k, 1, DFKV_TOUCH_REVERSE << 1,
+				  &r));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_PROBE, &k, 1, &len, 0, &r));
+	r.flags = DFKV_TOUCH_REVERSE;
+	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_PROBE, &r));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 #define FLOOD_FILES	20
 
 /*
@@ -810,3 +902,173 @@ TEST_F_TIMEOUT(dev, slow_faulting_buffer_holds_no_node, 300)
 }
 
 TEST_HARNESS_MAIN
+
+#define LEASE_NODE	"t-lease-rd"
+#define LEASE_KEYS	4
+#define LEASE_LEN	(64 << 10)
+
+/* Wait (up to 30 s, a bound only) for a node counter to reach want. */
+static int stat_reaches(struct dfkv_genl *g, const char *node, int stat,
+			int64_t want)
+{
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (dfkv_test_stat(g, node, stat) == want)
+			return 1;
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
+/*
+ * LEASE_KEYS blocks on disk dev only: PUT into a node with a RAM tier in
+ * front of it, flushed, then the node restarted gracefully (the rebuilt
+ * blocks are not in RAM).  Returns a file bound to the new node.
+ */
+static int disk_only_blocks(struct __test_metadata *_metadata,
+			    struct dfkv_genl *g, const char *dev,
+			    struct dfkv_key *keys)
+{
+	struct dfkv_ioc_op o;
+	char *v = malloc(LEASE_LEN);
+	int fd, i;
+
+	ASSERT_NE(NULL, v);
+	dfkv_test_node_del(g, LEASE_NODE);
+	ASSERT_EQ(0, dfkv_test_node_add(g, LEASE_NODE, 16 << 20, 0, 1));
+	ASSERT_EQ(0, dfkv_test_disk_add(g, LEASE_NODE, dev, "d0", 1))
+		TH_LOG("%s", g->errmsg);
+	fd = dfkv_test_open(LEASE_NODE);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < LEASE_KEYS; i++) {
+		keys[i] = dfkv_test_key(11, i);
+		dfkv_test_fill(v, LEASE_LEN, &keys[i], 0);
+		ASSERT_EQ(0, dfkv_test_put(fd, &keys[i], v, LEASE_LEN, &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	free(v);
+	ASSERT_TRUE(stat_reaches(g, LEASE_NODE, DFKV_STAT_FLUSHED,
+				 LEASE_KEYS));
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_del(g, LEASE_NODE));
+	ASSERT_EQ(0, dfkv_test_node_add(g, LEASE_NODE, 16 << 20, 0, 1));
+	ASSERT_EQ(0, dfkv_test_disk_add(g, LEASE_NODE, dev, "d0", 0))
+		TH_LOG("%s", g->errmsg);
+	fd = dfkv_test_open(LEASE_NODE);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, dfkv_test_stat(g, LEASE_NODE, DFKV_STAT_PROMOTED));
+	return fd;
+}
+
+/*
+ * A LEASE of blocks held only on disk starts their reads into RAM at
+ * once (SPEC.md 6): counted in LEASE_READS, and once they are promoted
+ * the GETs that follow are RAM hits, byte-exact, with no disk read of
+ * their own.  Blocks already in RAM start nothing.
+ */
+TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
+{
+	const char *img = "/tmp/dfkv-ioctl-lease.img";
+	struct dfkv_key keys[LEASE_KEYS];
+	uint64_t lens[LEASE_KEYS];
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	char dev[64], cmd[128], *v = malloc(LEASE_LEN + 1);
+	int fd, i;
+
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	fd = disk_only_blocks(_metadata, &self->g, dev, keys);
+	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+				&r));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(LEASE_KEYS, r.nr_hits);
+	EXPECT_EQ(LEASE_KEYS,
+		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_LEASE_READS));
+	EXPECT_TRUE(stat_reaches(&self->g, LEASE_NODE, DFKV_STAT_PROMOTED,
+				 LEASE_KEYS));
+	for (i = 0; i < LEASE_KEYS; i++) {
+		ASSERT_EQ(0, dfkv_test_get(fd, &keys[i], v, LEASE_LEN + 1, 0, 0,
+					   &o));
+		EXPECT_EQ(DFKV_STATUS_OK, o.status);
+		EXPECT_EQ(LEASE_LEN, o.data_len);
+		EXPECT_EQ(0, dfkv_test_verify(v, LEASE_LEN, &keys[i], 0));
+	}
+	EXPECT_EQ(LEASE_KEYS,
+		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_RAM_HITS));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_RAM_MISSES));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_COALESCED));
+	EXPECT_EQ(LEASE_KEYS,
+		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_PROMOTED));
+	/* in RAM now: a second LEASE reads nothing */
+	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+				&r));
+	EXPECT_EQ(LEASE_KEYS, r.nr_hits);
+	EXPECT_EQ(LEASE_KEYS,
+		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_LEASE_READS));
+	close(fd);
+	free(v);
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, LEASE_NODE));
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/*
+ * The read a LEASE started fails (the disk's table swapped to dm-error):
+ * the GETs that follow are misses, never errors or wrong bytes.
+ */
+TEST_F_TIMEOUT(dev, failed_lease_read_makes_a_miss, 180)
+{
+	const char *img = "/tmp/dfkv-ioctl-lease-err.img";
+	const char *dm = "/dev/mapper/dfkvleaserr";
+	struct dfkv_key keys[LEASE_KEYS];
+	uint64_t lens[LEASE_KEYS];
+	struct dfkv_ioc_keys r;
+	struct dfkv_ioc_op o;
+	char dev[64], cmd[256], *v = malloc(LEASE_LEN + 1);
+	int fd, i, gone;
+
+	ASSERT_NE(NULL, v);
+	setenv("DM_DISABLE_UDEV", "1", 1);	/* no udev in the VM */
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe dm_mod 2>/dev/null; dmsetup create dfkvleaserr --table '0 131072 linear %s 0'",
+		 dev);
+	ASSERT_EQ(0, system(cmd));
+	fd = disk_only_blocks(_metadata, &self->g, dm, keys);
+	ASSERT_EQ(0, system("dmsetup suspend dfkvleaserr && dmsetup reload dfkvleaserr --table '0 131072 error' && dmsetup resume dfkvleaserr"));
+	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+				&r));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(LEASE_KEYS, r.nr_hits);
+	EXPECT_EQ(LEASE_KEYS,
+		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_LEASE_READS));
+	/* The failed reads remove their blocks: wait until all are gone. */
+	for (i = 0, gone = 0; i < 300 && gone < LEASE_KEYS; i++) {
+		int j;
+
+		for (j = 0, gone = 0; j < LEASE_KEYS; j++) {
+			ASSERT_EQ(0, dfkv_test_simple(fd, DFKV_IOC_EXIST,
+						      &keys[j], &o));
+			gone += o.status == DFKV_STATUS_NOT_FOUND;
+		}
+		if (gone < LEASE_KEYS)
+			usleep(100 * 1000);
+	}
+	EXPECT_EQ(LEASE_KEYS, gone);
+	for (i = 0; i < LEASE_KEYS; i++) {
+		ASSERT_EQ(0, dfkv_test_get(fd, &keys[i], v, LEASE_LEN + 1, 0, 0,
+					   &o));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+		EXPECT_EQ(0, o.data_len);
+	}
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_PROMOTED));
+	close(fd);
+	free(v);
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, LEASE_NODE));
+	snprintf(cmd, sizeof(cmd),
+		 "dmsetup remove --retry dfkvleaserr; losetup -d %s; rm -f %s",
+		 dev, img);
+	EXPECT_EQ(0, system(cmd));
+}

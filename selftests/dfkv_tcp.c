@@ -323,6 +323,15 @@ TEST_F(tcp, keys_ops_hello_stats)
 	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
 	EXPECT_EQ(0, r.data_len);
+	/* offset is the walk: 1 reverse; any other value is INVALID */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_TOUCH, NULL,
+			      DFKV_TOUCH_WALK_REVERSE, 0, keys, 72));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_TOUCH, NULL, 2, 0, keys, 72));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
+	EXPECT_EQ(DFKV_STATUS_INVALID, r.status);
+	EXPECT_EQ(0, r.data_len);
 
 	/* LEASE: id, then the leading hits only (stops at k[1]). */
 	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_LEASE, NULL, 0, 0, keys, 72));

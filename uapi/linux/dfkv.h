@@ -118,6 +118,17 @@ enum dfkv_status {
 #define DFKV_LEASE_TTL_DEFAULT_MS	10000
 /* Longest lease a client may ask for. */
 #define DFKV_LEASE_TTL_MAX_MS		600000
+/*
+ * TOUCH walks (SPEC.md 2 and 6), in the request's offset: forward marks
+ * the keys used first to last (the last ends most recently used: a
+ * sliding window), reverse last to first (the first, the shared prefix,
+ * ends most recently used: full attention).  Other values are INVALID.
+ */
+enum dfkv_touch_walk {
+	DFKV_TOUCH_WALK_FORWARD = 0,
+	DFKV_TOUCH_WALK_REVERSE = 1,
+};
+
 /* Most keys one TOUCH, PROBE or LEASE may carry. */
 #define DFKV_KEYS_MAX			4096
 /* Most operations one BATCH may carry. */
@@ -186,7 +197,9 @@ enum dfkv_op_flags {
  * DFKV_IOC_TOUCH, _PROBE, _LEASE, _RELEASE.
  *
  * keys points at count struct dfkv_key (1 <= count <= DFKV_KEYS_MAX).
- * TOUCH:   marks the keys used, in order (the last one most recent).
+ * TOUCH:   marks the keys used, first to last (the last one most
+ *          recent), or last to first with DFKV_TOUCH_REVERSE (the first
+ *          one most recent): the walks of enum dfkv_touch_walk.
  * PROBE:   results[i] = stored length of keys[i], 0 when absent.
  * LEASE:   pins the leading present keys for ttl_ms (0 = default);
  *          results[i] = their stored lengths, nr_hits = how many;
@@ -196,7 +209,7 @@ enum dfkv_op_flags {
  */
 struct dfkv_ioc_keys {
 	__u32 size;
-	__u32 flags;		/* none defined: must be 0 */
+	__u32 flags;		/* enum dfkv_keys_flags; others: -EINVAL */
 	__u32 count;
 	__u32 status;		/* out: enum dfkv_status */
 	__u64 keys;		/* user pointer */
@@ -208,6 +221,11 @@ struct dfkv_ioc_keys {
 };
 
 #define DFKV_IOC_KEYS_SIZE_VER0	56
+
+enum dfkv_keys_flags {
+	DFKV_TOUCH_REVERSE = 1U << 0,	/* TOUCH only: the reverse walk */
+	__DFKV_KEYS_F_ALL = DFKV_TOUCH_REVERSE
+};
 
 /*
  * DFKV_IOC_BATCH: ops points at count entries of op_size bytes each
@@ -517,6 +535,7 @@ enum dfkv_stat {
 	DFKV_STAT_FORBIDDEN,		/* requests answered FORBIDDEN */
 	DFKV_STAT_QUOTA_REJECTIONS,	/* PUTs answered QUOTA_EXCEEDED */
 	DFKV_STAT_CHARGED_BYTES,	/* gauge: quota usage (incl. PUTs filling) */
+	DFKV_STAT_LEASE_READS,		/* cold reads into RAM a LEASE started */
 	__DFKV_STAT_MAX
 };
 
