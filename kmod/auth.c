@@ -9,8 +9,8 @@
  */
 #include <linux/random.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "auth.h"
 #include "node.h"
 

@@ -45,12 +45,12 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <linux/uio.h>
-#include <asm/unaligned.h>
 #include <net/genetlink.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 
+#include "compat.h"
 #include "rdma.h"
 #include "listener.h"
 #include "node.h"
@@ -62,8 +62,6 @@
 #define RW_WRS			8
 #define RW_SGES			128
 #define RW_SGE_PER_WR		16
-/* Request: prefix, u32 descriptor count, descriptors or inline payload. */
-#define REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
 
 static struct workqueue_struct *dfkv_rdma_wq;
 /*
@@ -402,7 +400,7 @@ static int round_post(struct rdma_cmd *cmd)
 
 	while (planned < cmd->xfer_total && nwr < RW_WRS && nsge < RW_SGES) {
 		const u8 *d = cmd->desc + (size_t)cmd->d_idx * DFKV_RDMA_DESC_LEN;
-		u32 dlen = get_unaligned_le32(d + 12);
+		u32 dlen = get_unaligned_le32(d + DFKV_RDMA_DESC_BYTES);
 		u64 want = min_t(u64, dlen - cmd->d_off,
 				 cmd->xfer_total - planned);
 		u32 room = min_t(u32, per_wr, RW_SGES - nsge), first = nsge;
@@ -449,8 +447,9 @@ static int round_post(struct rdma_cmd *cmd)
 		wr->wr.wr_cqe = &cmd->rw_cqe;
 		wr->wr.sg_list = &cmd->sges[first];
 		wr->wr.num_sge = nsge - first;
-		wr->remote_addr = get_unaligned_le64(d) + cmd->d_off;
-		wr->rkey = get_unaligned_le32(d + 8);
+		wr->remote_addr = get_unaligned_le64(d + DFKV_RDMA_DESC_ADDR) +
+			cmd->d_off;
+		wr->rkey = get_unaligned_le32(d + DFKV_RDMA_DESC_RKEY);
 		if (nwr)
 			cmd->wrs[nwr - 1].wr.next = &wr->wr;
 		nwr++;
@@ -636,21 +635,22 @@ static int check_desc(struct rdma_cmd *cmd, u32 len)
 	u32 i;
 
 	cmd->ndesc = get_unaligned_le32(buf + DFKV_REQ_PREFIX_LEN);
-	cmd->desc = buf + REQ_HDR_LEN;
+	cmd->desc = buf + DFKV_RDMA_REQ_HDR_LEN;
 	cmd->desc_total = 0;
 	if (!cmd->ndesc) {
 		/* the payload, if any, is inline */
 		if (payload_len > conn->inline_max ||
-		    len != REQ_HDR_LEN + payload_len)
+		    len != DFKV_RDMA_REQ_HDR_LEN + payload_len)
 			return DFKV_STATUS_INVALID;
 		return DFKV_STATUS_OK;
 	}
 	if (cmd->ndesc > conn->max_desc ||
-	    len != REQ_HDR_LEN + cmd->ndesc * DFKV_RDMA_DESC_LEN)
+	    len != DFKV_RDMA_REQ_HDR_LEN + cmd->ndesc * DFKV_RDMA_DESC_LEN)
 		return DFKV_STATUS_INVALID;
 	for (i = 0; i < cmd->ndesc; i++) {
 		u32 dl = get_unaligned_le32(cmd->desc +
-					    i * DFKV_RDMA_DESC_LEN + 12);
+					    i * DFKV_RDMA_DESC_LEN +
+					    DFKV_RDMA_DESC_BYTES);
 
 		if (!dl)
 			return DFKV_STATUS_INVALID;
@@ -708,7 +708,7 @@ static void cmd_start(struct rdma_cmd *cmd)
 	struct dfkv_wire_req wr;
 	int status;
 
-	if (rv->len < REQ_HDR_LEN ||
+	if (rv->len < DFKV_RDMA_REQ_HDR_LEN ||
 	    dfkv_wire_parse_req(rv->buf, DFKV_EPOCH_RDMA,
 				READ_ONCE(conn->node->max_value), &wr)) {
 		dfkv_req_fail(req, DFKV_STATUS_INVALID);
@@ -726,7 +726,7 @@ static void cmd_start(struct rdma_cmd *cmd)
 	}
 	req->cap = cmd->ndesc ? cmd->desc_total : conn->inline_max;
 	if (!cmd->ndesc && req->payload_len)
-		req->payload = rv->buf + REQ_HDR_LEN;
+		req->payload = rv->buf + DFKV_RDMA_REQ_HDR_LEN;
 	if (!dfkv_req_begin(req)) {
 		dfkv_req_exec(req, 0);
 		return;
@@ -1060,12 +1060,12 @@ static void hello_put(u8 *h, u8 status, u32 depth, u32 inl, u32 ndesc,
 		      u64 max_value)
 {
 	memset(h, 0, DFKV_RDMA_HELLO_LEN);
-	h[0] = DFKV_EPOCH_RDMA;
-	h[1] = status;
-	put_unaligned_le16(depth, h + 2);
-	put_unaligned_le32(inl, h + 4);
-	put_unaligned_le32(ndesc, h + 8);
-	put_unaligned_le64(max_value, h + 24);
+	h[DFKV_RDMA_HELLO_EPOCH] = DFKV_EPOCH_RDMA;
+	h[DFKV_RDMA_HELLO_STATUS] = status;
+	put_unaligned_le16(depth, h + DFKV_RDMA_HELLO_DEPTH);
+	put_unaligned_le32(inl, h + DFKV_RDMA_HELLO_INLINE_MAX);
+	put_unaligned_le32(ndesc, h + DFKV_RDMA_HELLO_DESC_MAX);
+	put_unaligned_le64(max_value, h + DFKV_RDMA_HELLO_MAX_VALUE);
 }
 
 static int conn_reject(struct rdma_cm_id *id, struct dfkv_node *node,
@@ -1082,8 +1082,9 @@ static int conn_reject(struct rdma_cm_id *id, struct dfkv_node *node,
 /* The client's HELLO: epoch 7, a queue depth and descriptors. */
 static bool hello_valid(const u8 *h)
 {
-	return h[0] == DFKV_EPOCH_RDMA && get_unaligned_le16(h + 2) &&
-		get_unaligned_le32(h + 8);
+	return h[DFKV_RDMA_HELLO_EPOCH] == DFKV_EPOCH_RDMA &&
+		get_unaligned_le16(h + DFKV_RDMA_HELLO_DEPTH) &&
+		get_unaligned_le32(h + DFKV_RDMA_HELLO_DESC_MAX);
 }
 
 /* Size the connection from the client's valid HELLO and the device. */
@@ -1091,9 +1092,9 @@ static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 			   const u8 *h)
 {
 	const struct ib_device_attr *at = &ibdev->attrs;
-	u32 depth = get_unaligned_le16(h + 2);
-	u32 inl = get_unaligned_le32(h + 4);
-	u32 ndesc = get_unaligned_le32(h + 8);
+	u32 depth = get_unaligned_le16(h + DFKV_RDMA_HELLO_DEPTH);
+	u32 inl = get_unaligned_le32(h + DFKV_RDMA_HELLO_INLINE_MAX);
+	u32 ndesc = get_unaligned_le32(h + DFKV_RDMA_HELLO_DESC_MAX);
 	u32 sq;
 
 	depth = min_t(u32, depth, DFKV_RDMA_DEPTH_MAX);
@@ -1106,7 +1107,7 @@ static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	conn->nr_cmds = 2 * depth;
 	conn->inline_max = min_t(u32, inl, DFKV_RDMA_INLINE_MAX);
 	conn->max_desc = min_t(u32, ndesc, DFKV_RDMA_DESC_MAX);
-	conn->recv_len = REQ_HDR_LEN + max_t(u32, conn->inline_max,
+	conn->recv_len = DFKV_RDMA_REQ_HDR_LEN + max_t(u32, conn->inline_max,
 					     conn->max_desc * DFKV_RDMA_DESC_LEN);
 	conn->sbuf_len = DFKV_RESP_PREFIX_LEN + conn->inline_max;
 	conn->sge_wr = min_t(u32, RW_SGE_PER_WR, at->max_send_sge);

@@ -11,8 +11,8 @@
  */
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "req.h"
 #include "node.h"
 #include "ops.h"

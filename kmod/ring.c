@@ -10,8 +10,8 @@
 #include <linux/kernel.h>
 #include <crypto/hash.h>
 #include <crypto/md5.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "ring.h"
 #include "disk.h"
 

@@ -38,11 +38,11 @@
 #include <linux/net.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/genetlink.h>
 
+#include "compat.h"
 #include "tcp.h"
 #include "listener.h"
 #include "node.h"

@@ -6,8 +6,8 @@
  */
 #include <linux/errno.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "wire.h"
 
 /* Largest payload op may carry, 0 when it carries none; -1: unknown op. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The wire frames of SPEC.md sections 2 and 3: parsing and checking a
- * request prefix, encoding a reply prefix and block-key lists.  Pure code,
- * shared by the TCP and (later) RDMA transports and built natively for
- * unit tests and fuzzing.
+ * request prefix, encoding a reply prefix and block-key lists, and the
+ * TCP server's frame receiver.  Pure code, shared by the TCP and RDMA
+ * transports (RDMA's own HELLO, request header and descriptor layouts are
+ * in uapi/linux/dfkv.h) and built natively for unit tests and fuzzing.
  */
 #ifndef _DFKV_WIRE_H
 #define _DFKV_WIRE_H

@@ -9,11 +9,8 @@
 
 #include "client.h"
 
-/* The HELLO of the CM private data (kmod/rdma.h has the layout). */
-#define DFKV_RDMA_HELLO_LEN		32
-#define DFKV_RDMA_DESC_LEN		16
-#define DFKV_RDMA_REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
-#define DFKV_RDMA_REPLY_DATA_MAX	(8 * (DFKV_KEYS_MAX + 1))
+/* The HELLO, request and descriptor layouts: uapi/linux/dfkv.h. */
+
 /* What the client asks for. */
 #define DFKV_RDMA_INLINE_WANT		4096
 #define DFKV_RDMA_DESC_WANT		256

@@ -210,7 +210,8 @@ TEST_F(dev, struct_sizes)
 
 /*
  * A binary built against the first version of each struct issues ioctl
- * numbers encoding that version's size: they work, with VER0 sizes.
+ * numbers encoding that version's size: every ioctl works, with VER0
+ * sizes (the node dispatches on type, number and direction).
  */
 #define IOC_VER0(cmd, size) \
 	(((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT)) | \
@@ -272,6 +273,31 @@ TEST_F(dev, first_version_binaries)
 	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_PROBE,
 					DFKV_IOC_KEYS_SIZE_VER0), &r));
 	EXPECT_EQ(sizeof(val), lens[0]);
+	r.results = 0;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_TOUCH,
+					DFKV_IOC_KEYS_SIZE_VER0), &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	r.results = (uintptr_t)lens;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_LEASE,
+					DFKV_IOC_KEYS_SIZE_VER0), &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(1, r.nr_hits);
+	EXPECT_NE(0, r.lease_id);
+	r.keys = 0;
+	r.count = 0;
+	r.results = 0;
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_RELEASE,
+					DFKV_IOC_KEYS_SIZE_VER0), &r));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	{
+		/* no tenant of that hash on the node: refused, not ENOTTY */
+		struct dfkv_ioc_auth au = { .size = DFKV_IOC_AUTH_SIZE_VER0,
+					    .tenant_hash = 0x1234 };
+
+		EXPECT_EQ(-1, ioctl(fd, IOC_VER0(DFKV_IOC_AUTH,
+						 DFKV_IOC_AUTH_SIZE_VER0), &au));
+		EXPECT_EQ(EACCES, errno);
+	}
 
 	/* A batch of two VER0 entries, packed at 88 bytes each. */
 	memset(&o, 0, sizeof(o));
@@ -300,6 +326,9 @@ TEST_F(dev, first_version_binaries)
 	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_EXIST, DFKV_IOC_OP_SIZE_VER0),
 			   &o));
 	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	ASSERT_EQ(0, ioctl(fd, IOC_VER0(DFKV_IOC_REMOVE, DFKV_IOC_OP_SIZE_VER0),
+			   &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
 	/* Same number, other direction: not an ioctl of dfkv. */
 	EXPECT_EQ(-1, ioctl(fd, _IOR(DFKV_IOC_MAGIC, _IOC_NR(DFKV_IOC_GET),
 				     struct dfkv_ioc_op), &o));

@@ -33,14 +33,21 @@
  *   Returns DFKV_A_VERSION and DFKV_A_ABI_VERSION.
  * DFKV_CMD_NODE_NEW (admin)
  *   DFKV_A_NODE_NAME (required), DFKV_A_NODE_RAM_BYTES (required),
- *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_AUTH,
- *   DFKV_A_NODE_TENANT_QUOTA.
+ *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_NUMA, the
+ *   limits DFKV_A_NODE_FIRST_REQUEST_MS, DFKV_A_NODE_IDLE_MS,
+ *   DFKV_A_NODE_MAX_CONNS, the RAM tier's DFKV_A_NODE_TIER_POLICY,
+ *   DFKV_A_NODE_TIER_ACK, DFKV_A_NODE_DIRTY_PCT,
+ *   DFKV_A_NODE_FLUSH_WORKERS, and DFKV_A_NODE_AUTH,
+ *   DFKV_A_NODE_TENANT_QUOTA.  A new node starts UP: DFKV_A_NODE_STATE
+ *   is refused (-EINVAL).
  * DFKV_CMD_NODE_DEL (admin)
  *   DFKV_A_NODE_NAME.
  * DFKV_CMD_NODE_SET (admin)
- *   DFKV_A_NODE_NAME plus any of DFKV_A_NODE_RAM_BYTES,
- *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_STATE,
- *   DFKV_A_NODE_AUTH, DFKV_A_NODE_TENANT_QUOTA.
+ *   DFKV_A_NODE_NAME plus any of DFKV_A_NODE_MAX_VALUE,
+ *   DFKV_A_NODE_FLAGS, DFKV_A_NODE_STATE, the limits and the RAM tier's
+ *   settings (as for NODE_NEW), DFKV_A_NODE_AUTH and
+ *   DFKV_A_NODE_TENANT_QUOTA.  DFKV_A_NODE_RAM_BYTES and DFKV_A_NODE_NUMA
+ *   are fixed at creation: -EOPNOTSUPP.
  * DFKV_CMD_NODE_GET
  *   doit with DFKV_A_NODE_NAME, or a dump of every node of the netns.
  *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS.
@@ -83,6 +90,39 @@
 #define DFKV_RESP_PREFIX_LEN	18
 #define DFKV_BLOCK_KEY_LEN	24
 #define DFKV_OBJECT_ID_LEN	16
+
+/*
+ * RDMA (SPEC.md section 3, epoch 7).  The HELLO carried in the CM private
+ * data, both ways, little-endian, DFKV_RDMA_HELLO_LEN bytes:
+ *  0 u8  epoch (7)          1 u8  status (reply: enum dfkv_status)
+ *  2 u16 queue depth        4 u32 inline_max
+ *  8 u32 max descriptors   12 u32 reserved (0)
+ * 16 u64 capabilities      24 u64 max_value_bytes (reply; 0 in the request)
+ */
+#define DFKV_RDMA_HELLO_LEN		32
+#define DFKV_RDMA_HELLO_EPOCH		0
+#define DFKV_RDMA_HELLO_STATUS		1
+#define DFKV_RDMA_HELLO_DEPTH		2
+#define DFKV_RDMA_HELLO_INLINE_MAX	4
+#define DFKV_RDMA_HELLO_DESC_MAX	8
+#define DFKV_RDMA_HELLO_CAPS		16
+#define DFKV_RDMA_HELLO_MAX_VALUE	24
+/*
+ * A request SEND: the DFKV_REQ_PREFIX_LEN prefix, u32le descriptor count,
+ * then that many descriptors (u64le addr, u32le rkey, u32le len; the
+ * client's registered memory the node RDMA-READs a PUT's value from or
+ * RDMA-WRITEs a GET's into), or with none the payload inline.
+ */
+#define DFKV_RDMA_REQ_HDR_LEN		(DFKV_REQ_PREFIX_LEN + 4)
+#define DFKV_RDMA_DESC_LEN		16
+#define DFKV_RDMA_DESC_ADDR		0
+#define DFKV_RDMA_DESC_RKEY		8
+#define DFKV_RDMA_DESC_BYTES		12
+/*
+ * Reply data other than GET's is always inline; a client's receive
+ * buffers hold this much after the prefix (PROBE/LEASE of DFKV_KEYS_MAX).
+ */
+#define DFKV_RDMA_REPLY_DATA_MAX	(8 * (DFKV_KEYS_MAX + 1))
 
 enum dfkv_op {
 	DFKV_OP_PUT = 1,

@@ -94,7 +94,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				data + 2, size - 2) ||
 		    dfkv_ioc_keys_check(&k, op))
 			return 0;
-		if (k.flags || k.__reserved ||
+		/* only TOUCH takes a flag: its walk */
+		if (k.flags & ~(op == DFKV_OP_TOUCH ? __DFKV_KEYS_F_ALL : 0) ||
+		    k.__reserved ||
 		    (op == DFKV_OP_RELEASE ? k.count != 0 :
 		     !k.count || k.count > DFKV_KEYS_MAX))
 			abort();
