@@ -16,9 +16,11 @@ import threading
 
 import torch
 from sglang.srt.mem_cache.device_pool_info import (KVBufferLayout,
-                                                   KVBuffers, MHABufferInfo)
+                                                   KVBuffers, MHABufferInfo,
+                                                   MLABufferInfo)
 from sglang.srt.mem_cache.hicache_storage import HiCacheStorageConfig
 from sglang.srt.mem_cache.pool_host.mha import MHATokenToKVPoolHost
+from sglang.srt.mem_cache.pool_host.mla import MLATokenToKVPoolHost
 from sglang.srt.mem_cache.storage.backend_factory import StorageBackendFactory
 
 import cases
@@ -54,6 +56,24 @@ def host_pool(layout="page_first"):
                                 device="cpu",
                                 device_capacity_tokens=DEV_TOKENS,
                                 start_layer=0, end_layer=LAYERS,
+                                host_token_capacity=2 * NPAGES * PAGE)
+
+
+def mla_pool():
+    """SGLang's MLA host pool (latent 64 + rope 16, bfloat16) on CPU."""
+    rows = tuple(torch.zeros(DEV_TOKENS, 1, 80, dtype=torch.bfloat16)
+                 for _ in range(LAYERS))
+    info = MLABufferInfo(
+        buffers=rows, data_ptrs=torch.tensor([r.data_ptr() for r in rows],
+                                             dtype=torch.uint64),
+        layer_indices=tuple(range(LAYERS)), device_layer_num=LAYERS,
+        page_size=PAGE, kv_lora_rank=64, qk_rope_head_dim=16,
+        kv_cache_dim=80, dtype=torch.bfloat16, device=torch.device("cpu"))
+    return MLATokenToKVPoolHost(info, 0, 0, PAGE, "page_first",
+                                pin_memory=False, device="cpu",
+                                device_capacity_tokens=DEV_TOKENS,
+                                start_layer=0, end_layer=LAYERS,
+                                target_layer_num=LAYERS,
                                 host_token_capacity=2 * NPAGES * PAGE)
 
 
@@ -179,6 +199,25 @@ def head_shards_do_not_share_mla_ranks_do():
     assert m1.batch_exists(KEYS[:2]) == 2
     for b in (r0, r1, m0, m1):
         b.close()
+
+
+@case
+def mla_pool_ranks_share_pages():
+    pool = mla_pool()
+    raw = pool.kv_buffer.view(torch.uint8)
+    raw[SRC] = torch.randint(0, 256, raw[SRC].shape, dtype=torch.uint8)
+    raw[DST] = 0
+    writer = backend(pool, tp_rank=0, tp_size=2, mla=True)
+    reader = backend(pool, tp_rank=1, tp_size=2, mla=True)
+    assert writer.fields["kind"] == "mla" and writer.ns == reader.ns
+    assert writer.ns != B.ns
+    hs = [hashlib.sha256(b"mla %d" % i).hexdigest() for i in range(8)]
+    assert writer.batch_set_v1(hs, SRC[:8 * PAGE]) == [True] * 8
+    assert reader.batch_exists(hs) == 8
+    assert reader.batch_get_v1(hs, DST[:8 * PAGE]) == [True] * 8
+    assert torch.equal(raw[DST[:8 * PAGE]], raw[SRC[:8 * PAGE]])
+    writer.close()
+    reader.close()
 
 
 @case
