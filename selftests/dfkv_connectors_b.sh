@@ -4,9 +4,10 @@
 # The SGLang HiCache and MAX connectors (lib/python/dfkv/connectors) against
 # dfkv.ko nodes, inside the test VM as root: two nodes with TCP listeners
 # on loopback, each engine's test (selftests/connectors_b/*.py) run with
-# the python of its venv (build/venv-sglang, build/venv-max: the pinned
-# engine packages of tools/engines/*.txt).  One TAP case per test case; an
-# engine whose venv is missing is skipped, naming the venv.
+# the python of its venv (venv-sglang, venv-max under $DFKV_VENVS, default
+# /opt/dfkv/venvs: the pinned engine packages of tools/engines/*.txt, made
+# by tools/engines/setup-venvs).  One TAP case per test case; an engine
+# whose venv is missing fails, naming the venv.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -48,15 +49,15 @@ nodes() {
 }
 
 # engine VENV TEST CASES: run TEST (connectors_b/TEST.py) once with
-# build/venv-VENV's python, then one TAP case per case in CASES and one
+# the python of VENVS/venv-VENV (tools/engines/setup-venvs), then one TAP case per case in CASES and one
 # that it ran no other.
 engine() {
 	venv=$1 name=$2 list=$3
-	py=$DFKV_REPO/build/venv-$venv/bin/python
+	py=${DFKV_VENVS:-/opt/dfkv/venvs}/venv-$venv/bin/python
 	if [ ! -x "$py" ]; then
 		for c in $list ran_the_listed_cases; do
 			tap_n=$((tap_n + 1))
-			echo "ok $tap_n $name: $c # SKIP no build/venv-$venv (make deps)"
+			echo "not ok $tap_n $name: $c # no $py (make deps: tools/engines/setup-venvs)"
 		done
 		return
 	fi

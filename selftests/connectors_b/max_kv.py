@@ -13,7 +13,7 @@ units are one copy, sharded ones one per shard; a deleted node's blocks
 are misses until it is back; and the touch walks are seen through
 eviction order on an 8 MiB node (reverse for a full leaf, forward over
 the window for a sliding one).  Run by dfkv_connectors_b.sh with
-build/venv-max's python."""
+venv-max's python (tools/engines/setup-venvs)."""
 
 import hashlib
 import os

@@ -9,7 +9,7 @@ hits, misses stay misses, a node deleted mid-batch turns its pages into
 misses and the backend recovers when it is back, another revision's
 namespace misses everything, control settings do not change identity,
 MHA head shards do not share pages and MLA ranks do.  Run by
-dfkv_connectors_b.sh with build/venv-sglang's python."""
+dfkv_connectors_b.sh with venv-sglang's python (tools/engines/setup-venvs)."""
 
 import hashlib
 import threading
