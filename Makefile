@@ -9,6 +9,7 @@
 #   make deps         install the Debian packages everything needs
 #   make check        native unit tests, then the kselftests in a VM
 #   make demo         the main job: a node in a VM storing and loading blocks
+#   make check-connectors  the engine connectors against real engines, in a VM
 #   make lint         checkpatch --strict and sparse on kmod/; clang-tidy
 #                     (.clang-tidy) and cppcheck on lib/ and tools/
 #   make nlgen        regenerate the code generated from uapi/dfkv.yaml
@@ -30,7 +31,7 @@ VM_RUN := tools/vm/vm-run
 
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
-.PHONY: all module lib tools selftests ksrc deps unit vmtest check lint nlgen tidy cppcheck \
+.PHONY: all module lib tools selftests ksrc deps unit vmtest check check-connectors lint nlgen tidy cppcheck \
 	demo bench soak vm-shell install dkms-install clean
 
 all: module lib tools selftests
@@ -114,6 +115,18 @@ cppcheck:
 		--inconclusive --error-exitcode=1 --inline-suppr -j2 \
 		--suppress=missingIncludeSystem --include=tools/lint/cppcheck.h \
 		-Iuapi -Ilib -Itools/common lib tools
+
+# Not part of check yet: the engine connectors against the engines' real
+# packages (tools/engines/setup-venvs) and dfkv.ko nodes; importing torch
+# and the engines under software emulation takes minutes per engine.
+check-connectors: all
+	@mkdir -p build
+	$(VM_RUN) --numa 2 --mem 3072 --disk 256M --timeout 3600 -- \
+		sh -c 'export DFKV_REPO=$(CURDIR) DFKV_KO=$(CURDIR)/kmod/dfkv.ko; \
+		cd selftests && for t in dfkv_connectors.sh dfkv_connectors_b.sh; do \
+		echo "# unit: $$t"; sh ./$$t; done' \
+		2>&1 | tee build/connectors-tap.log; \
+	tools/tap-summary build/connectors-tap.log
 
 lint: ksrc tidy cppcheck
 	@command -v sparse >/dev/null || { echo "sparse missing: make deps"; exit 1; }
