@@ -142,6 +142,7 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_FORBIDDEN] = "forbidden",
 	[DFKV_STAT_QUOTA_REJECTIONS] = "quota_rejections",
 	[DFKV_STAT_CHARGED_BYTES] = "charged_bytes",
+	[DFKV_STAT_LEASE_READS] = "lease_reads",
 	[DFKV_STAT_DISK_HITS] = "disk_hits",
 	[DFKV_STAT_TCP_DEADLINE_DROPS] = "tcp_deadline_drops",
 	[DFKV_STAT_RDMA_DEADLINE_DROPS] = "rdma_deadline_drops",

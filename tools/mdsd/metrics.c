@@ -243,6 +243,8 @@ static const struct {
 				     "Leases granted." },
 	[DFKV_STAT_LEASE_EXPIRIES] = { "dfkv_lease_expiries_total", "counter",
 				       "Leases expired." },
+	[DFKV_STAT_LEASE_READS] = { "dfkv_lease_reads_total", "counter",
+				    "Cold reads into RAM started by a LEASE of a disk-only block." },
 	[DFKV_STAT_TENANTS] = { "dfkv_tenants", "gauge",
 				"Tenants registered or with blocks." },
 	[DFKV_STAT_EXTENTS_BOUND] = { "dfkv_slab_extents_bound", "gauge",
