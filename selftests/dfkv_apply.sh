@@ -20,6 +20,13 @@ N=n0
 SZ=65536
 disk_modules
 DEV=$(main_dev) || { echo "Bail out! no block device for the disk"; exit 1; }
+# The file formats d0 only while it is blank: start from a blank device
+# (the suite's earlier disk tests leave their format on the shared disk).
+mib=$(( $(blockdev --getsize64 "$DEV") / 1048576 ))
+dd if=/dev/zero of="$DEV" bs=1M count=1 conv=fsync 2>/dev/null &&
+	dd if=/dev/zero of="$DEV" bs=1M count=1 seek=$((mib - 1)) conv=fsync \
+		2>/dev/null ||
+	{ echo "Bail out! cannot blank $DEV"; exit 1; }
 K=$($BLK key 2 0)	# the key of a 1 MiB file put and got with dfkvctl
 UNIT=$DFKV_REPO/tools/systemd/dfkv-node.service
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
