@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the engine connector tests (selftests/dfkv_connectors.sh) share:
-their steps as TAP comments, the node they use (dfkvctl, killed and
-brought back), the configuration the docs give, a private Hugging Face
-cache whose "main" revision a test can move, and bounded polling.
-Each test runs with its engine's venv python; PYTHONPATH holds
-lib/python and this directory."""
+"""What the engine connector tests share: their cases as TAP (run by
+selftests/connectors/run, each with its engine's venv python; PYTHONPATH
+holds lib/python and this directory), the nodes the runner set up
+(dfkvctl: deleted, added back, their counters), the configuration the
+docs give, a private Hugging Face cache whose "main" revision a test can
+move, and bounded polling."""
 
 import json
 import os
@@ -13,14 +13,19 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 REPO = os.environ.get("DFKV_REPO") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 DFKVCTL = os.environ.get("DFKVCTL", os.path.join(REPO, "build/tools/dfkvctl"))
-NODE = os.environ.get("DFKV_CONN_NODE", "cn")
-ADDR = os.environ.get("DFKV_CONN_ADDR", "127.0.0.1:7460")
-MEMBERS = "%s=%s" % (NODE, ADDR)
+# "name=host:port,..." of the nodes selftests/connectors/run set up, the
+# address their listeners bind (the guest's side of the forwarded ports)
+# and their sizes.
+MEMBERS = os.environ.get("DFKV_MEMBERS", "cn=127.0.0.1:7460")
+LISTEN_HOST = os.environ.get("DFKV_LISTEN_HOST")
+NODE_RAM = os.environ.get("DFKV_NODE_RAM", "64M")
 DOC = os.path.join(REPO, "Documentation", "connectors.md")
+_cases = []
 
 
 def private_hub(prefix):
@@ -76,36 +81,55 @@ def doc_json(marker):
     return json.loads(m.group(1) if m else block)
 
 
-def dfkvctl(*args):
-    subprocess.run([DFKVCTL] + list(args), check=True,
-                   stdout=subprocess.DEVNULL)
+def ctl(*args):
+    """dfkvctl ARGS (the guest's, through tools/vm/guest-ctl); its output."""
+    return subprocess.run([DFKVCTL, *args], check=True, capture_output=True,
+                          text=True).stdout
 
 
-def node_del():
-    dfkvctl("node", "del", NODE)
+def member(name):
+    """(host, port) of node name in MEMBERS."""
+    for m in MEMBERS.split(","):
+        n, addr = m.split("=")
+        if n == name:
+            host, port = addr.rsplit(":", 1)
+            return host, port
+    raise KeyError(name)
 
 
-def node_add():
-    host, port = ADDR.rsplit(":", 1)
-    dfkvctl("node", "add", NODE, "--ram", "96M")
-    dfkvctl("listener", "add", NODE, host, "--port", port)
+def node_del(name):
+    ctl("node", "del", name)
 
 
-def node_stat(name):
-    out = subprocess.run([DFKVCTL, "stats", NODE, "--json"], check=True,
-                         capture_output=True, text=True).stdout
-    return int(json.loads(out)["stats"][name])
+def node_add(name, ram=None):
+    host, port = member(name)
+    ctl("node", "add", name, "--ram", ram or NODE_RAM, "--max-value", "4M")
+    ctl("listener", "add", name, LISTEN_HOST or host, "--port", port)
 
 
-def until(what, fn, tries=600, pause=0.01):
-    """fn() until it is true, at most `tries` times (the bound is a
-    count, not a time limit); its last value."""
+def stats(name):
+    return json.loads(ctl("stats", name, "--json"))["stats"]
+
+
+def until(what, fn, tries=1500, pause=0.04):
+    """fn() until it is true, at most `tries` times (a bound on a wait
+    for recovery, not a timing assertion); its last value."""
     for _ in range(tries):
         v = fn()
         if v:
             return v
         time.sleep(pause)
     raise AssertionError("never: " + what)
+
+
+def client_ops(client, op):
+    """Requests of op a dfkv.Client sent, over every result
+    (dfkv_client_ops_total of client.stats())."""
+    n = 0
+    for line in client.stats().splitlines():
+        if line.startswith(f'dfkv_client_ops_total{{op="{op}",'):
+            n += int(line.rsplit(" ", 1)[1])
+    return n
 
 
 class HubCache:
@@ -136,12 +160,33 @@ def _age():
     return up - start / os.sysconf("SC_CLK_TCK")
 
 
-def main(tests):
-    """Run the named test functions in order; any failure fails the
-    whole program (one TAP case of dfkv_connectors.sh)."""
+def case(fn):
+    """Register fn as a test case; cases run in definition order."""
+    _cases.append(fn)
+    return fn
+
+
+def main(cleanup=None):
+    """Run the registered cases as TAP (a failure's traceback as "#"
+    lines, the next case still runs), then cleanup(); exit 1 if any
+    failed."""
+    print("1..%d" % len(_cases))
     step("engine imported %.1f s after start" % _age())
-    for fn in tests:
-        t = time.monotonic()
-        fn()
-        step("ok: %s (%.1f s)" % (fn.__name__, time.monotonic() - t))
-    sys.stdout.flush()
+    failed = 0
+    try:
+        for i, fn in enumerate(_cases, 1):
+            t = time.monotonic()
+            try:
+                fn()
+                print("ok %d %s (%.1f s)" % (i, fn.__name__,
+                                             time.monotonic() - t))
+            except Exception:  # noqa: BLE001  (every failure is reported)
+                failed += 1
+                for line in traceback.format_exc().splitlines():
+                    print("# " + line)
+                print("not ok %d %s" % (i, fn.__name__))
+            sys.stdout.flush()
+    finally:
+        if cleanup:
+            cleanup()
+    sys.exit(1 if failed else 0)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""LMCache: dfkv as a remote storage plugin, against a dfkv node, inside
-the test VM.
+"""LMCache: dfkv as a remote storage plugin, against a dfkv.ko node in the
+test VM, from the host (selftests/connectors/run).
 
 LMCache builds everything: LMCacheEngineConfig.from_file() reads the
 docs' configuration (Documentation/connectors.md, its members pointed at
@@ -15,7 +15,6 @@ batched_contains, batched_async_contains(pin=...), batched gets.
 import asyncio
 import os
 import re
-import sys
 import threading
 
 from enginetest import private_hub
@@ -26,8 +25,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import (MEMBERS, HubCache, doc_block, main, node_add,  # noqa
-                        node_del, step, until)
+from enginetest import (MEMBERS, HubCache, doc_block, case, main,  # noqa
+                        node_add, node_del, step, until)
 from lmcache.utils import CacheEngineKey  # noqa: E402
 from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
 from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
@@ -116,6 +115,7 @@ def run(loop, coro):
     return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
+@case
 def t_store_load():
     s = stack()
     remote, cpu, md, loop, conn = s
@@ -140,6 +140,7 @@ def t_store_load():
     step("leased lookup then non-blocking get; unpinned lookup")
 
 
+@case
 def t_leading_hits():
     s = stack()
     remote, cpu, md, loop, _ = s
@@ -156,6 +157,7 @@ def t_leading_hits():
     step("3 leading hits before a removed chunk; unknown chunks miss")
 
 
+@case
 def t_other_revision():
     HUB.set_main(REV2)
     try:
@@ -167,6 +169,7 @@ def t_other_revision():
     step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
 
 
+@case
 def t_mla():
     """MLA workers hold the same latent: what worker 0 stores, worker 1
     finds under the same (tp rank -1) key."""
@@ -189,6 +192,7 @@ def t_mla():
     step("MLA: worker 1 reads worker 0's chunks; TP shards stay apart")
 
 
+@case
 def t_node_killed():
     s = stack()
     remote, cpu, md, loop, _ = s
@@ -199,14 +203,14 @@ def t_node_killed():
         fill(o, k)
         objs.append(o)
     remote.batched_submit_put_task(keys, objs)
-    node_del()
+    node_del("cn")
     for o in objs:
         o.ref_count_down()
     until("puts done", lambda: not remote.put_tasks)
     assert remote.batched_contains(keys_of(md, 1, 2)) == 0
     assert remote.batched_get_blocking(keys_of(md, 1, 1)) == [None]
     step("node gone mid-batch: the puts end, lookups and gets miss")
-    node_add()
+    node_add("cn")
     again = keys_of(md, 4, 4)
 
     def back():
@@ -229,9 +233,4 @@ def close_all():
 
 
 if __name__ == "__main__":
-    try:
-        main([t_store_load, t_leading_hits, t_other_revision, t_mla,
-              t_node_killed])
-    finally:
-        close_all()
-    sys.exit(0)
+    main(close_all)

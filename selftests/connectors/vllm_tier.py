@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """vLLM: dfkv as a secondary tier of the OffloadingConnector's
-TieringOffloadingSpec, against a dfkv node, inside the test VM.
+TieringOffloadingSpec, against a dfkv.ko node in the test VM,
+from the host (selftests/connectors/run).
 
 The tier is built by vLLM itself: OffloadingSpecFactory.create_spec()
 with the kv_connector_extra_config of Documentation/connectors.md (its
@@ -12,7 +13,6 @@ tier's host memory), then a second engine loads them back.
 """
 
 import os
-import sys
 
 from enginetest import private_hub
 
@@ -21,8 +21,8 @@ _tmp = private_hub("dfkv-vllm-")
 import numpy as np  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import (MEMBERS, HubCache, doc_json, main, node_add,  # noqa
-                        node_del, step, until)
+from enginetest import (MEMBERS, HubCache, doc_json, case, main,  # noqa
+                        node_add, node_del, step, until)
 from vllm.v1.kv_offload.base import (LookupResult, ReqContext,  # noqa: E402
                                      ScheduleEndContext, make_offload_key)
 from vllm.v1.kv_offload.config import (OffloadingCacheConfig,  # noqa: E402
@@ -152,6 +152,7 @@ def check_loaded(mgr, tier, ctx, keys):
 KEYS = keys_of(1, 8)
 
 
+@case
 def t_store_load():
     a, ta = engine("a")
     assert ta.block_size_bytes >= TP * BLOCK
@@ -171,6 +172,7 @@ def t_store_load():
     b.on_request_finished(ctx)
 
 
+@case
 def t_leading_hits():
     """A chunk gone from the node: the tier reports the chunks before it
     as hits and everything from it on as misses."""
@@ -188,6 +190,7 @@ def t_leading_hits():
     step("5 leading hits, then misses; unknown chunks miss")
 
 
+@case
 def t_other_revision():
     """Another revision of the model is another namespace: nothing hits."""
     HUB.set_main(REV2)
@@ -202,6 +205,7 @@ def t_other_revision():
     step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
 
 
+@case
 def t_node_killed():
     """The node goes away with a store batch in flight: the job ends
     (failed or not), lookups miss, no call raises; a node brought back
@@ -212,14 +216,14 @@ def t_node_killed():
     e.on_new_request(ctx)
     out = e.prepare_store(keys, ctx)
     e.complete_store(keys, ctx)     # the tier's batch is submitted here
-    node_del()
+    node_del("cn")
     settle(e)
     e.on_request_finished(ctx)
     step("store batch with the node gone: %s" % te.stats)
     ctx, res = lookup_all(e, keys_of(1, 2), "k2")
     assert res == [LookupResult.MISS], res
     e.on_request_finished(ctx)
-    node_add()
+    node_add("cn")
     f, tf = engine("f")
 
     def stored():
@@ -235,6 +239,7 @@ def t_node_killed():
     step("node back: stores and loads again")
 
 
+@case
 def t_replicated():
     """vLLM's replicated (MLA) layout: one object per chunk, tp rank -1."""
     h, th = engine("h", replicated=True)
@@ -251,11 +256,10 @@ def t_replicated():
     step("replicated layout stored and loaded as one object per chunk")
 
 
+def _shutdown():
+    for m in _engines:
+        m.shutdown()
+
+
 if __name__ == "__main__":
-    try:
-        main([t_store_load, t_leading_hits, t_other_revision,
-              t_node_killed, t_replicated])
-    finally:
-        for m in _engines:
-            m.shutdown()
-    sys.exit(0)
+    main(_shutdown)

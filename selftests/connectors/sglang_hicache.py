@@ -9,7 +9,8 @@ hits, misses stay misses, a node deleted mid-batch turns its pages into
 misses and the backend recovers when it is back, another revision's
 namespace misses everything, control settings do not change identity,
 MHA head shards do not share pages and MLA ranks do.  Run by
-dfkv_connectors_b.sh with venv-sglang's python (tools/engines/setup-venvs)."""
+selftests/connectors/run with venv-sglang's python
+(tools/engines/setup-venvs)."""
 
 import hashlib
 import threading
@@ -23,8 +24,8 @@ from sglang.srt.mem_cache.pool_host.mha import MHATokenToKVPoolHost
 from sglang.srt.mem_cache.pool_host.mla import MLATokenToKVPoolHost
 from sglang.srt.mem_cache.storage.backend_factory import StorageBackendFactory
 
-import cases
-from cases import case
+import enginetest
+from enginetest import case
 
 from dfkv.connectors.sglang_hicache import DfkvHiCacheStorage
 
@@ -33,7 +34,7 @@ NPAGES = 24
 # The extra config of Documentation/connectors.md (members: the test's).
 EXTRA = {"backend_name": "dfkv", "module_path": "dfkv.connectors.sglang_hicache",
          "class_name": "DfkvHiCacheStorage", "tenant": "team-a",
-         "members": cases.MEMBERS, "transport": "tcp",
+         "members": enginetest.MEMBERS, "transport": "tcp",
          "connect_timeout_ms": 1000, "io_timeout_ms": 3000,
          "model_revision": "rev-a"}
 
@@ -148,10 +149,10 @@ def leading_hits():
 
 @case
 def leading_hits_are_one_probe():
-    before = {op: cases.client_ops(B.client, op)
+    before = {op: enginetest.client_ops(B.client, op)
               for op in ("exist", "get", "probe", "lease")}
     assert B.batch_exists(KEYS) == NPAGES
-    after = {op: cases.client_ops(B.client, op) for op in before}
+    after = {op: enginetest.client_ops(B.client, op) for op in before}
     assert after["exist"] == before["exist"], after
     assert after["get"] == before["get"], after
     assert after["lease"] == before["lease"], after
@@ -256,10 +257,10 @@ def node_deleted_mid_batch_then_recovery():
     t.start()
     try:
         first.wait(60)
-        cases.node_del(victim)
+        enginetest.node_del(victim)
         n = len(rounds)
-        cases.until(lambda: len(rounds) >= n + 2 or errors,
-                    "reads after the delete")
+        enginetest.until("reads after the delete",
+                         lambda: len(rounds) >= n + 2 or errors)
     finally:
         stop.set()
         t.join(60)
@@ -268,14 +269,14 @@ def node_deleted_mid_batch_then_recovery():
     # victim's pages are misses and the others still load.
     assert rounds[-1] == [not v for v in on_victim], rounds[-1]
     assert page_bytes(DST[:PAGE]) == page_bytes(SRC[:PAGE]) or on_victim[0]
-    cases.node_add(victim)
+    enginetest.node_add(victim)
 
     def recovered():
         return all(B.batch_set_v1(KEYS, SRC)) and \
             B.batch_get_v1(KEYS, DST) == [True] * NPAGES
-    cases.until(recovered, "stores and loads after the node is back")
+    enginetest.until("stores and loads after the node is back", recovered)
     assert page_bytes(DST) == page_bytes(SRC)
     assert B.batch_exists(KEYS) == NPAGES
 
 
-cases.main()
+enginetest.main()

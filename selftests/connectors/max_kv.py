@@ -12,7 +12,7 @@ revision misses everything; control settings keep identity; replicated
 units are one copy, sharded ones one per shard; a deleted node's blocks
 are misses until it is back; and the touch walks are seen through
 eviction order on an 8 MiB node (reverse for a full leaf, forward over
-the window for a sliding one).  Run by dfkv_connectors_b.sh with
+the window for a sliding one).  Run by selftests/connectors/run with
 venv-max's python (tools/engines/setup-venvs)."""
 
 import hashlib
@@ -29,8 +29,8 @@ from max.pipelines.kv_cache.kv_connector import KVLoadRefused
 from max.pipelines.kv_cache.paged_kv_cache.jenga_cache_manager import \
     JengaKVCacheManager
 
-import cases
-from cases import case
+import enginetest
+from enginetest import case
 
 import dfkv
 from dfkv.connectors import max_kv
@@ -39,7 +39,7 @@ max_kv.install()
 # The kv_connector_config of Documentation/connectors.md (members: the
 # test's nodes).
 CONFIG = {"type": "dkv", "block_store_endpoint": "dfkv", "tenant": "team-a",
-          "members": cases.MEMBERS, "transport": "tcp",
+          "members": enginetest.MEMBERS, "transport": "tcp",
           "connect_timeout_ms": 1000, "io_timeout_ms": 3000,
           "model_id": "org/tiny-llama", "model_revision": "rev-a"}
 N = 24
@@ -66,7 +66,7 @@ def hashes(tag, n):
 
 
 def nodes_stat(what, names=("kv-a", "kv-b")):
-    return sum(cases.stats(n)[what] for n in names)
+    return sum(enginetest.stats(n)[what] for n in names)
 
 
 M = manager()
@@ -229,7 +229,7 @@ def direct(replicated, shards=2, members=None, group=None, pages=64,
     mem = KVCacheMemory(replicated=replicated, buffers=bufs)
     g = group or KVCacheGroupId("full")
     p = params(**kw)
-    cfg = KVConnectorConfig(**dict(CONFIG, members=members or cases.MEMBERS))
+    cfg = KVConnectorConfig(**dict(CONFIG, members=members or enginetest.MEMBERS))
     return max_kv.DfkvConnector({"leaf": g}, [{"leaf": mem}], p, cfg)
 
 
@@ -260,17 +260,17 @@ def node_deleted_then_recovery():
                  for k in C._keys(LEAF, H)]
     assert any(on_victim) and not all(on_victim)
     lead = on_victim.index(True)
-    cases.node_del(victim)
+    enginetest.node_del(victim)
     assert C.lookup(H) == {LEAF: [i < lead for i in range(N)]}
     ROWS[DST] = 0
     C.load({LEAF: DST[:lead]}, {LEAF: H[:lead]})
     assert rows(DST[:lead]) == rows(SRC[:lead])
-    cases.node_add(victim)
+    enginetest.node_add(victim)
 
     def back():
         C.offload({LEAF: SRC}, {LEAF: H})
         return C.lookup(H) == {LEAF: [True] * N}
-    cases.until(back, "every block stored again")
+    enginetest.until("every block stored again", back)
     C.load({LEAF: DST}, {LEAF: H})
     assert rows(DST) == rows(SRC)
 
@@ -283,11 +283,11 @@ def small_node_connector(group):
     256 KiB blocks each, so it holds exactly WALK blocks (as
     dfkv_ioctl's touch walk tests)."""
     try:
-        cases.node_del("kv-small")
+        enginetest.node_del("kv-small")
     except Exception:  # noqa: BLE001  (not there yet)
         pass
-    cases.MEMBERS += "," + SMALL if SMALL not in cases.MEMBERS else ""
-    cases.node_add("kv-small", ram="8M")
+    enginetest.MEMBERS += "," + SMALL if SMALL not in enginetest.MEMBERS else ""
+    enginetest.node_add("kv-small", ram="8M")
     # 2 layers x K,V x 16 tokens x 2 heads x 1024 x bfloat16 = 256 KiB.
     return direct(False, shards=1, members=SMALL, group=group, pages=80,
                   page_bytes=WALK_LEN, head_dim=1024)
@@ -306,10 +306,10 @@ def touch_order_through_eviction():
     c = small_node_connector(KVCacheGroupId("full"))
     hs = hashes(b"walk full", WALK + 1)
     c.offload({"leaf": list(range(WALK))}, {"leaf": hs[:WALK]})
-    assert cases.stats("kv-small")["evictions"] == 0
+    assert enginetest.stats("kv-small")["evictions"] == 0
     c.touch(hs[:WALK])
     c.offload({"leaf": [WALK]}, {"leaf": hs[WALK:]})
-    assert cases.stats("kv-small")["evictions"] == 1
+    assert enginetest.stats("kv-small")["evictions"] == 1
     assert survivors(c, hs[:WALK]) == list(range(WALK - 1))
     c.shutdown()
     # A sliding window of 8 blocks: touch() is handed the sequence up to
@@ -325,7 +325,7 @@ def touch_order_through_eviction():
     assert survivors(c, hs[:WALK]) == list(range(17, 24)), \
         survivors(c, hs[:WALK])
     c.shutdown()
-    cases.node_del("kv-small")
+    enginetest.node_del("kv-small")
 
 
-cases.main()
+enginetest.main()
