@@ -7,9 +7,11 @@
 #
 #   make              module, libdfkv, tools, selftests
 #   make deps         install the Debian packages everything needs
-#   make check        native unit tests, then the kselftests in a VM
+#   make check        native unit tests, the kselftests in a VM, the disk
+#                     crash test, then the engine connectors
 #   make demo         the main job: a node in a VM storing and loading blocks
-#   make check-connectors  the engine connectors against real engines, in a VM
+#   make check-connectors  only the engine connectors (real engine packages
+#                     on the host, dfkv.ko nodes in a VM)
 #   make lint         checkpatch --strict and sparse on kmod/; clang-tidy
 #                     (.clang-tidy) and cppcheck on lib/ and tools/
 #   make nlgen        regenerate the code generated from uapi/dfkv.yaml
@@ -79,13 +81,15 @@ vmtest: all
 
 check:
 	@mkdir -p build
-	@rm -f build/unit-tap.log build/vm-tap.log build/crash-tap.log
+	@rm -f build/unit-tap.log build/vm-tap.log build/crash-tap.log \
+		build/connectors-tap.log
 	@$(MAKE) --no-print-directory unit 2>&1 | tee build/unit-tap.log; \
 	unit=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory vmtest; vm=$$?; \
+	selftests/connectors/run build/connectors-tap.log; conn=$$?; \
 	tools/tap-summary build/unit-tap.log build/vm-tap.log \
-		build/crash-tap.log; sum=$$?; \
-	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$sum -eq 0 ]
+		build/crash-tap.log build/connectors-tap.log; sum=$$?; \
+	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$conn -eq 0 ] && [ $$sum -eq 0 ]
 
 # The netlink family's policies, ops table and enum names come from its
 # YNL spec (tools/ynl-gen/dfkv-nlgen.py); the output is checked in, and
@@ -116,17 +120,13 @@ cppcheck:
 		--suppress=missingIncludeSystem --include=tools/lint/cppcheck.h \
 		-Iuapi -Ilib -Itools/common lib tools
 
-# Not part of check yet: the engine connectors against the engines' real
-# packages (tools/engines/setup-venvs) and dfkv.ko nodes; importing torch
-# and the engines under software emulation takes minutes per engine.
+# The engine connectors alone: the engines' real packages
+# (tools/engines/setup-venvs) on the host, dfkv.ko nodes in a VM
+# (selftests/connectors/run).
 check-connectors: all
 	@mkdir -p build
-	$(VM_RUN) --numa 2 --mem 3072 --disk 256M --timeout 3600 -- \
-		sh -c 'export DFKV_REPO=$(CURDIR) DFKV_KO=$(CURDIR)/kmod/dfkv.ko; \
-		cd selftests && for t in dfkv_connectors.sh dfkv_connectors_b.sh; do \
-		echo "# unit: $$t"; sh ./$$t; done' \
-		2>&1 | tee build/connectors-tap.log; \
-	tools/tap-summary build/connectors-tap.log
+	selftests/connectors/run build/connectors-tap.log; conn=$$?; \
+	tools/tap-summary build/connectors-tap.log && [ $$conn -eq 0 ]
 
 lint: ksrc tidy cppcheck
 	@command -v sparse >/dev/null || { echo "sparse missing: make deps"; exit 1; }

@@ -96,18 +96,29 @@ def fill(obj, key):
     return bytes(obj.byte_array)
 
 
+def submit(s, keys, objs, meanwhile=None):
+    """LMCache's batched put of objs, waited for through its per-key
+    completion callback (a batched put keeps no put_tasks); meanwhile()
+    runs while it is in flight."""
+    remote = s[0]
+    done = set()
+    remote.batched_submit_put_task(keys, objs, on_complete_callback=done.add)
+    if meanwhile:
+        meanwhile()
+    for o in objs:
+        o.ref_count_down()
+    until("puts done", lambda: len(done) == len(keys))
+
+
 def put(s, keys):
-    remote, cpu, md, loop, _ = s
+    _, cpu, md, _, _ = s
     objs, want = [], []
     for k in keys:
         o = cpu.allocate(md.get_shapes(), md.get_dtypes())
         assert o is not None, "CPU buffer full"
         want.append(fill(o, k))
         objs.append(o)
-    remote.batched_submit_put_task(keys, objs)
-    for o in objs:
-        o.ref_count_down()
-    until("puts done", lambda: not remote.put_tasks)
+    submit(s, keys, objs)
     return want
 
 
@@ -202,11 +213,7 @@ def t_node_killed():
         o = cpu.allocate(md.get_shapes(), md.get_dtypes())
         fill(o, k)
         objs.append(o)
-    remote.batched_submit_put_task(keys, objs)
-    node_del("cn")
-    for o in objs:
-        o.ref_count_down()
-    until("puts done", lambda: not remote.put_tasks)
+    submit(s, keys, objs, meanwhile=lambda: node_del("cn"))
     assert remote.batched_contains(keys_of(md, 1, 2)) == 0
     assert remote.batched_get_blocking(keys_of(md, 1, 1)) == [None]
     step("node gone mid-batch: the puts end, lookups and gets miss")
