@@ -36,12 +36,10 @@ import dfkv
 from dfkv.connectors import max_kv
 
 max_kv.install()
-# The kv_connector_config of Documentation/connectors.md (members: the
-# test's nodes).
-CONFIG = {"type": "dkv", "block_store_endpoint": "dfkv", "tenant": "team-a",
-          "members": enginetest.MEMBERS, "transport": "tcp",
-          "connect_timeout_ms": 1000, "io_timeout_ms": 3000,
-          "model_id": "org/tiny-llama", "model_revision": "rev-a"}
+# The kv_connector_config of Documentation/connectors.md, at the test's
+# nodes, its tenant (MODULAR_DKV_TENANT_ID there) in the config.
+CONFIG = dict(enginetest.doc_json("max-serve"), tenant="team-a",
+              members=enginetest.MEMBERS)
 N = 24
 SMALL = "kv-small=127.0.0.1:7533"
 
@@ -229,7 +227,8 @@ def direct(replicated, shards=2, members=None, group=None, pages=64,
     mem = KVCacheMemory(replicated=replicated, buffers=bufs)
     g = group or KVCacheGroupId("full")
     p = params(**kw)
-    cfg = KVConnectorConfig(**dict(CONFIG, members=members or enginetest.MEMBERS))
+    cfg = KVConnectorConfig(**dict(CONFIG,
+                                   members=members or enginetest.MEMBERS))
     return max_kv.DfkvConnector({"leaf": g}, [{"leaf": mem}], p, cfg)
 
 

@@ -31,12 +31,10 @@ from dfkv.connectors.sglang_hicache import DfkvHiCacheStorage
 
 LAYERS, HEADS, DIM, PAGE, DEV_TOKENS = 4, 2, 64, 16, 256
 NPAGES = 24
-# The extra config of Documentation/connectors.md (members: the test's).
-EXTRA = {"backend_name": "dfkv", "module_path": "dfkv.connectors.sglang_hicache",
-         "class_name": "DfkvHiCacheStorage", "tenant": "team-a",
-         "members": enginetest.MEMBERS, "transport": "tcp",
-         "connect_timeout_ms": 1000, "io_timeout_ms": 3000,
-         "model_revision": "rev-a"}
+# The extra config of Documentation/connectors.md, at the test's nodes;
+# no server process publishes its --revision, so it comes as a setting.
+EXTRA = dict(enginetest.doc_json("sglang-launch-server"),
+             members=enginetest.MEMBERS, model_revision="rev-a")
 
 
 def host_pool(layout="page_first"):
