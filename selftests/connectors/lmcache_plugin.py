@@ -13,6 +13,8 @@ batched_contains, batched_async_contains(pin=...), batched gets.
 """
 
 import asyncio
+import subprocess
+import sys
 import os
 import re
 import threading
@@ -230,6 +232,27 @@ def t_node_killed():
     for o in got:
         o.ref_count_down()
     step("node back: stores and loads again")
+
+
+@case
+def t_lmcache_basic_check():
+    """LMCache's own check tool (lmcache.v1.basic_check --mode
+    test_remote) against the plugin: exists on unknown keys, puts, exists,
+    gets compared with what was put."""
+    path = config_file()
+    with open(path, "a") as f:
+        f.write('remote_url: "plugin://dfkv"\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "lmcache.v1.basic_check", "--mode",
+         "test_remote", "--num-keys", "8", "--model", MODEL],
+        env=dict(os.environ, LMCACHE_CONFIG_FILE=path), capture_output=True,
+        text=True, timeout=600).stdout
+    rows = re.findall(r"^\| (EXISTS \(non-exist\)|PUT|EXISTS \(exist\)|GET) "
+                      r".*\| +(\d+)/(\d+) \|", out, re.M)
+    assert len(rows) == 4 and all(a == b == "8" for _, a, b in rows), out
+    assert "Validation (content correct): 8/8 passed" in out, out
+    step("LMCache's check tool: %s" % ", ".join(
+        "%s %s/%s" % r for r in rows))
 
 
 def close_all():
