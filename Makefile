@@ -136,8 +136,11 @@ lint: ksrc tidy cppcheck
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules 2>&1 | tee build/sparse.log; \
 	! grep -E 'warning:|error:' build/sparse.log
 
+# The main job in the VM, then an engine connector (LMCache, on the host)
+# against a node in a second boot.
 demo: all
 	$(VM_RUN) --disk 256M -- tools/demo --transport $(or $(TRANSPORT),tcp)
+	tools/demo-connector
 
 bench: all
 	$(VM_RUN) --mem 2048 --disk 2G --timeout 3600 -- tools/bench/run build/bench.json
