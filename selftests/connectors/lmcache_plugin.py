@@ -225,8 +225,7 @@ def t_node_killed():
     def back():
         want = put(s, again)
         return remote.batched_contains(again) == 4 and want
-    want = until("stores after the node is back", back, tries=100,
-                 pause=0.05)
+    want = until("stores after the node is back", back)
     got = remote.batched_get_blocking(again)
     assert [bytes(o.byte_array) for o in got] == want
     for o in got:

@@ -229,7 +229,7 @@ def t_node_killed():
     def stored():
         store(f, tf, keys_of(4, 4), req="again%d" % tf.stats["stores"])
         return tf.stats["store_failures"] < tf.stats["stores"]
-    until("a store after the node is back", stored, tries=100, pause=0.05)
+    until("a store after the node is back", stored)
     g, tg = engine("g")
     ctx, res = lookup_all(g, keys_of(4, 4), "k3")
     assert res == [LookupResult.HIT] * 4, res
