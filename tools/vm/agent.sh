@@ -8,8 +8,8 @@
 # (tools/vm/guest-ctl).  Nodes inside listen on $DFKV_LISTEN_HOST.
 # Set DFKV_REPO to the repository first.
 #
-#   agent_start OUT PORT...  boot, wait for the agent (up to 15 min under
-#                            emulation); the VM's console goes to OUT
+#   agent_start OUT PORT...  boot, wait for the agent (while the VM runs,
+#                            up to 15 min); the VM's console goes to OUT
 #   agent_stop               power the guest off; vm-run's status (it
 #                            fails on any kernel error report)
 #   agent_kill               kill the VM (no agent to ask)
@@ -21,24 +21,30 @@ agent_ctl=$agent_repo/tools/vm/guest-ctl
 agent_vm=""
 
 agent_start() {
-	out=$1
+	agent_out=$1
 	shift
 	agent_dir=$(mktemp -d)
 	ln -s "$agent_ctl" "$agent_dir/dfkvctl"
 	export DFKVCTL=$agent_dir/dfkvctl
-	fwd="--fwd $DFKV_GUEST_PORT"
-	for p in "$@"; do fwd="$fwd --fwd $p"; done
+	agent_fwd="--fwd $DFKV_GUEST_PORT"
+	for agent_p in "$@"; do agent_fwd="$agent_fwd --fwd $agent_p"; done
 	# Its own process group, so a VM whose agent never answers is killed
 	# whole (vm-run, timeout, qemu).
 	# shellcheck disable=SC2086
-	setsid "$agent_repo/tools/vm/vm-run" $fwd --timeout 3000 \
+	setsid "$agent_repo/tools/vm/vm-run" $agent_fwd --timeout 3000 \
 		--log "$agent_repo/build/vm/agent-dmesg.log" -- \
 		env DFKV_REPO="$agent_repo" "$agent_repo/tools/vm/guest-agent" \
-		"$DFKV_GUEST_PORT" >"$out" 2>&1 &
+		"$DFKV_GUEST_PORT" >"$agent_out" 2>&1 &
 	agent_vm=$!
-	"$agent_ctl" --wait 900 dmesg >/dev/null && return 0
-	agent_kill
-	return 1
+	agent_t=0
+	until "$agent_ctl" dmesg >/dev/null 2>&1; do
+		if ! kill -0 "$agent_vm" 2>/dev/null || [ $agent_t -ge 900 ]; then
+			agent_kill
+			return 1
+		fi
+		sleep 1
+		agent_t=$((agent_t + 1))
+	done
 }
 
 agent_kill() {
@@ -52,8 +58,8 @@ agent_stop() {
 	[ -n "$agent_vm" ] || return 1
 	"$agent_ctl" quit || { agent_kill; return 1; }
 	wait "$agent_vm"
-	rc=$?
+	agent_rc=$?
 	agent_vm=""
 	rm -rf "$agent_dir"
-	return $rc
+	return $agent_rc
 }
