@@ -13,6 +13,7 @@ batched_contains, batched_async_contains(pin=...), batched gets.
 """
 
 import asyncio
+import json
 import subprocess
 import sys
 import os
@@ -27,8 +28,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import (MEMBERS, HubCache, doc_block, case, main,  # noqa
-                        node_add, node_del, step, until)
+from enginetest import (LISTEN_HOST, MEMBERS, REPO, HubCache, case,  # noqa
+                        ctl, doc_block, main, node_add, node_del, step,
+                        until)
 from lmcache.utils import CacheEngineKey  # noqa: E402
 from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
 from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
@@ -46,12 +48,14 @@ KV_SHAPE = (2, 2, CHUNK, 4, 32)
 _stacks = []
 
 
-def config_file():
-    """The docs' LMCache configuration, at the test node, 64 MiB of CPU
-    buffer."""
+def config_file(members=None, secret=None):
+    """The docs' LMCache configuration, at the test node (or members),
+    64 MiB of CPU buffer; with secret, the tenant's secret file."""
     text = doc_block("lmcache-config")
     text = re.sub(r"(remote_storage_plugin\.dfkv\.members:).*",
-                  r"\1 " + MEMBERS, text)
+                  r"\1 " + (members or MEMBERS), text)
+    if secret:
+        text += "\n  remote_storage_plugin.dfkv.tenant_secret_file: " + secret
     text = re.sub(r"max_local_cpu_size:.*", "max_local_cpu_size: 0.0625",
                   text)
     path = os.path.join(_tmp, "lmcache-%d.yaml" % len(_stacks))
@@ -62,10 +66,10 @@ def config_file():
     return path
 
 
-def stack(worker=0, use_mla=False):
+def stack(worker=0, use_mla=False, **conf):
     """LMCache's backends for one worker: (RemoteBackend, LocalCPUBackend,
-    metadata, loop)."""
-    cfg = LMCacheEngineConfig.from_file(config_file())
+    metadata, loop); conf goes to config_file()."""
+    cfg = LMCacheEngineConfig.from_file(config_file(**conf))
     shape = (KV_SHAPE[0], 1, CHUNK, 1, 128) if use_mla else KV_SHAPE
     md = LMCacheMetadata(model_name=MODEL, world_size=2, local_world_size=2,
                          worker_id=worker, local_worker_id=worker,
@@ -231,6 +235,48 @@ def t_node_killed():
     for o in got:
         o.ref_count_down()
     step("node back: stores and loads again")
+
+
+@case
+def t_tenant_secret():
+    """On a node that requires authentication, the plugin with the docs'
+    tenant and its secret file (tenant_secret_file) stores and loads; the
+    same configuration without the secret is refused (FORBIDDEN, counted
+    by the node), which LMCache sees as misses."""
+    name, port = "ca", "7533"
+    secret = os.path.join(REPO, "build", "connectors", "acme.secret")
+    os.makedirs(os.path.dirname(secret), exist_ok=True)
+    if os.path.exists(secret):
+        os.unlink(secret)
+    ctl("node", "add", name, "--ram", "32M", "--auth", "required")
+    try:
+        ctl("listener", "add", name, LISTEN_HOST or "127.0.0.1",
+            "--port", port)
+        # The guest writes the secret into the repository, the same path
+        # on both sides.
+        ctl("tenant", "add", name, "--ns", "acme", "--generate-secret",
+            secret)
+        members = "%s=127.0.0.1:%s" % (name, port)
+        s = stack(members=members, secret=secret)
+        keys = keys_of(s[2], 9, 4)
+        want = put(s, keys)
+        assert s[0].batched_contains(keys) == 4
+        got = s[0].batched_get_blocking(keys)
+        assert [bytes(o.byte_array) for o in got] == want
+        for o in got:
+            o.ref_count_down()
+        step("with the tenant's secret: 4 chunks stored and loaded")
+        other = stack(members=members)
+        put(other, keys_of(other[2], 10, 2))
+        assert other[0].batched_contains(keys) == 0
+        assert other[0].batched_get_blocking(keys[:1]) == [None]
+        acme = json.loads(ctl("tenant", "list", name, "--json"))["tenants"]
+        forbidden = sum(t["forbidden"] for t in acme)
+        assert forbidden > 0, acme
+        step("without it: refused (%d FORBIDDEN on the node), misses to "
+             "LMCache" % forbidden)
+    finally:
+        ctl("node", "del", name)
 
 
 @case
