@@ -142,8 +142,11 @@ demo: all
 	$(VM_RUN) --disk 256M -- tools/demo --transport $(or $(TRANSPORT),tcp)
 	tools/demo-connector
 
+# The VM stage (tools/bench/run), then the connectors on the host against
+# a VM of their own (tools/bench/connectors: "connectors" in the JSON).
 bench: all
 	$(VM_RUN) --mem 2048 --disk 2G --timeout 3600 -- tools/bench/run build/bench.json
+	tools/bench/connectors build/bench.json
 
 # Not part of check: ten minutes of mixed load with disk faults and
 # restarts (tools/soak/run); SOAK_SECONDS shortens or lengthens it.

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The connector bench of `make bench` (driven by tools/bench/connectors):
+the store and load rate of one batch of an engine's blocks through its
+dfkv connector, next to the same objects through dfkv.Client and through
+libdfkv in C (dfkv-batchrate), in the same run against the same node.
+
+  connectors.py run ENGINE --members M --out FILE [--rounds R --warmup W]
+      with ENGINE's venv python (vllm, lmcache, sglang, max): the engine
+      set-up of its connector test (selftests/connectors: the connector
+      built by the engine's own factory over host memory shaped like the
+      engine's pool; PYTHONPATH holds that directory), then the three
+      columns; FILE gets one JSON object of figures.
+  connectors.py report --json BENCH_JSON --tmp DIR --vm-status N ENGINE...
+      with any python3: the table of DIR/ENGINE.json, the "connectors"
+      object written to build/bench-connectors.json and merged into
+      BENCH_JSON when that exists.  Any failure refuses the figures (no
+      JSON written, exit 1), as peers.py does.
+
+Each column runs warm-up rounds, then timed rounds; every round stores
+fresh keys and loads them back (whole values, checked); a rate is the
+median round's.  Loads exclude the engine's lookup (done untimed first
+where the connector needs one).  No timing threshold decides anything.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BATCHRATE = os.path.join(REPO, "build", "bench", "dfkv-batchrate")
+ENGINES = ("vllm", "lmcache", "sglang", "max")
+
+
+def timed(fn, *args):
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
+# ------------------------------------------------- engine set-ups
+#
+# Each returns a dict: blocks, page (bytes of one engine block), objects
+# and object_bytes (what the connector writes for them), store(r) and
+# load(r) (timed calls for round r's fresh blocks) and close().
+
+def vllm_tier():
+    import numpy as np
+    import vllm_tier as t
+    from vllm.v1.kv_offload.base import ReqContext
+    from vllm.v1.kv_offload.tiering.base import TransferJob
+    mgr, tier = t.engine("bench")
+    lay = tier._layouts[0]
+    n = 32          # stored from chunks 0..n-1, loaded into n..2n-1
+    view = np.asarray(mgr.primary_tier.get_kv_memoryview()).view(np.uint8)
+    view[:n] = np.random.default_rng(1).integers(0, 256, view[:n].shape,
+                                                 dtype=np.uint8)
+    ctx = ReqContext(req_id="bench")
+    jobs = iter(range(1 << 30))
+
+    def move(r, load):
+        job = TransferJob(next(jobs), t.keys_of(100 + r, n),
+                          np.arange(n, 2 * n) if load else np.arange(n),
+                          load, ctx)
+        (tier.submit_load if load else tier.submit_store)(job)
+        tier.drain_jobs()
+        done = tier.get_finished_jobs()
+        assert [j.success for j in done] == [True], done
+    return dict(blocks=n, page=lay.slice_bytes * lay.copies,
+                objects=n * lay.copies, object_bytes=lay.slice_bytes,
+                store=lambda r: timed(move, r, False),
+                load=lambda r: timed(move, r, True), close=t._shutdown)
+
+
+def lmcache_plugin():
+    import numpy as np
+    import lmcache_plugin as t
+    _, cpu, md, loop, conn = t.stack()
+    n = 32
+    objs = [cpu.allocate(md.get_shapes(), md.get_dtypes()) for _ in range(n)]
+    rng = np.random.default_rng(1)
+    for o in objs:
+        b = np.frombuffer(o.byte_array, np.uint8)
+        b[:] = rng.integers(0, 256, len(b), dtype=np.uint8)
+    size = len(objs[0].byte_array)
+
+    def store(r):
+        keys = t.keys_of(md, 100 + r, n)
+        s = timed(t.run, loop, conn.batched_put(keys, objs))
+        assert conn.batched_contains(keys) == n
+        return s
+
+    def load(r):
+        t0 = time.perf_counter()
+        got = t.run(loop, conn.batched_get(t.keys_of(md, 100 + r, n)))
+        s = time.perf_counter() - t0
+        assert all(o is not None for o in got), got
+        for o in got:
+            o.ref_count_down()
+        return s
+
+    def close():
+        for o in objs:
+            o.ref_count_down()
+        t.close_all()
+    return dict(blocks=n, page=size, objects=n, object_bytes=size,
+                store=store, load=load, close=close)
+
+
+def sglang_hicache():
+    import sglang_hicache as t
+    n = t.NPAGES
+    page = sum(int(x) for x in t.B.fields["regions"].split(","))
+
+    def keys(r):
+        return [hashlib.sha256(b"bench %d %d" % (r, i)).hexdigest()
+                for i in range(n)]
+
+    def store(r):
+        t0 = time.perf_counter()
+        ok = t.B.batch_set_v1(keys(r), t.SRC)
+        s = time.perf_counter() - t0
+        assert ok == [True] * n, ok
+        return s
+
+    def load(r):
+        t0 = time.perf_counter()
+        ok = t.B.batch_get_v1(keys(r), t.DST)
+        s = time.perf_counter() - t0
+        assert ok == [True] * n, ok
+        return s
+    return dict(blocks=n, page=page, objects=n, object_bytes=page,
+                store=store, load=load, close=t.B.close)
+
+
+def max_kv():
+    import max_kv as t
+    c, leaf, n = t.C, t.LEAF, t.N
+    copies = len(c._ranks[leaf])
+
+    def store(r):
+        h = t.hashes(b"bench %d" % r, n)
+        t0 = time.perf_counter()
+        done = c.offload({leaf: t.SRC}, {leaf: h})
+        s = time.perf_counter() - t0
+        assert list(done.g0_blocks_per_leaf[leaf]) == t.SRC
+        return s
+
+    def load(r):
+        h = t.hashes(b"bench %d" % r, n)
+        assert c.lookup(h) == {leaf: [True] * n}       # the lease, untimed
+        return timed(c.load, {leaf: t.DST}, {leaf: h})
+    return dict(blocks=n, page=t.PAGE * copies, objects=n * copies,
+                object_bytes=t.PAGE, store=store, load=load,
+                close=c.shutdown)
+
+
+SETUPS = {"vllm": vllm_tier, "lmcache": lmcache_plugin,
+          "sglang": sglang_hicache, "max": max_kv}
+
+
+# ------------------------------------------------------- library columns
+
+def client_column(members, count, size):
+    """dfkv.Client put_batch/get_batch of count values of size bytes:
+    store(r), load(r) as the engines'."""
+    import numpy as np
+    import dfkv
+    c = dfkv.Client(members, b"dfkv-bench-client", transport="tcp")
+    src = np.random.default_rng(2).integers(0, 256, (count, size),
+                                            dtype=np.uint8)
+    dst = np.zeros_like(src)
+    vals, outs = list(src), list(dst)
+
+    def keys(r):
+        return [b"bc:%d:%d:%d" % (os.getpid(), r, i) for i in range(count)]
+
+    def store(r):
+        k = keys(r)
+        t0 = time.perf_counter()
+        st = c.put_batch(k, vals)
+        s = time.perf_counter() - t0
+        assert st == [dfkv.OK] * count, st
+        return s
+
+    def load(r):
+        k = keys(r)
+        dst[:] = 0
+        t0 = time.perf_counter()
+        res = c.get_batch(k, outs)
+        s = time.perf_counter() - t0
+        assert res == [(dfkv.OK, size)] * count, res
+        assert np.array_equal(src, dst)
+        return s
+    return dict(store=store, load=load, close=c.close)
+
+
+def c_column(members, count, size):
+    """dfkv-batchrate, one process a round (its own warm-up round first,
+    then the timed one): round(r) as the other columns'."""
+    def round_(r):
+        cp = subprocess.run([BATCHRATE, "--members", members, "--size",
+                             str(size), "--count", str(count), "--rounds",
+                             "1", "--warmup", "1"], capture_output=True,
+                            text=True)
+        if cp.returncode:
+            raise RuntimeError("dfkv-batchrate exited %d: %s %s" % (
+                cp.returncode, cp.stdout.strip(), cp.stderr.strip()))
+        j = json.loads(cp.stdout)
+        return j["store_s"][0], j["load_s"][0]
+    return dict(round=round_, close=lambda: None)
+
+
+def measure(cols, warmup, n, nbytes):
+    """Warm-up rounds, then n timed ones, the columns interleaved in
+    every round (so that the drift of an emulated machine hits them
+    alike); per column its seconds and median GB/s (1e9 bytes/s)."""
+    out = {name: {"store_s": [], "load_s": []} for name in cols}
+    for r in range(warmup + n):
+        for name, col in cols.items():
+            st, ld = col["round"](r) if "round" in col else \
+                (col["store"](r), col["load"](r))
+            if r >= warmup:
+                out[name]["store_s"].append(st)
+                out[name]["load_s"].append(ld)
+    for fig in out.values():
+        for op in ("store", "load"):
+            fig[op + "_gbps"] = nbytes / statistics.median(
+                fig[op + "_s"]) / 1e9
+    return out
+
+
+def run(a):
+    e = SETUPS[a.engine]()
+    count, size = e["objects"], e["object_bytes"]
+    out = {"engine": a.engine, "page_bytes": e["page"],
+           "blocks": e["blocks"], "objects": count, "object_bytes": size,
+           "warmup": a.warmup, "rounds": a.rounds}
+    cols = {"libdfkv": c_column(a.members, count, size),
+            "client": client_column(a.members, count, size),
+            "connector": e}
+    try:
+        out.update(measure(cols, a.warmup, a.rounds, count * size))
+    finally:
+        for col in cols.values():
+            col["close"]()
+    for op in ("store", "load"):
+        for lib in ("client", "libdfkv"):
+            out["%s_ratio_%s" % (op, lib)] = (
+                out["connector"][op + "_gbps"] / out[lib][op + "_gbps"])
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+# ---------------------------------------------------------------- report
+
+def result_of(tmp, engine):
+    """DIR/ENGINE.json, or {"engine": .., "error": ..} from its run's
+    status and stderr."""
+    path = os.path.join(tmp, engine + ".json")
+    rc = open(os.path.join(tmp, engine + ".rc")).read().strip() \
+        if os.path.exists(os.path.join(tmp, engine + ".rc")) else "not run"
+    if rc == "0" and os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    err = ""
+    if os.path.exists(os.path.join(tmp, engine + ".err")):
+        with open(os.path.join(tmp, engine + ".err")) as f:
+            lines = [ln for ln in f.read().splitlines() if ln.strip()]
+        err = lines[-1] if lines else ""
+    return {"engine": engine, "error": "exit %s%s" % (rc, ": " + err
+                                                      if err else "")}
+
+
+def table(res, accel):
+    print("Connectors, accel %s: one batch of an engine's blocks through "
+          "its connector (conn), dfkv.Client (py) and libdfkv in C (C), "
+          "interleaved rounds, medians; GB/s = 1e9 bytes/s; ratios: "
+          "conn/py, conn/C" % accel)
+    half = "%6s %6s %6s %7s %6s"
+    head = ("%-8s %7s %6s | " + half + " | " + half) % (
+        "engine", "page B", "blocks", "conn", "py", "C", "conn/py",
+        "conn/C", "conn", "py", "C", "conn/py", "conn/C")
+    print("%-23s | %-35s | %s" % ("", "store", "load"))
+    print(head)
+    print("-" * len(head))
+    for r in res:
+        if "error" in r:
+            print("%-8s FAILED: %s" % (r["engine"], r["error"]))
+            continue
+        cols = []
+        for op in ("store", "load"):
+            g = [r[c][op + "_gbps"] for c in ("connector", "client",
+                                              "libdfkv")]
+            cols.append("%6.3f %6.3f %6.3f %6.0f%% %5.0f%%" % (
+                *g, 100 * r[op + "_ratio_client"],
+                100 * r[op + "_ratio_libdfkv"]))
+        print("%-8s %7d %6d | %s | %s" % (r["engine"], r["page_bytes"],
+                                          r["blocks"], cols[0], cols[1]))
+
+
+def report(a):
+    res = [result_of(a.tmp, e) for e in a.engines]
+    accel_file = os.path.join(REPO, "build", "vm", "accel")
+    accel = open(accel_file).read().strip() if os.path.exists(accel_file) \
+        else "unknown"
+    table(res, accel)
+    failed = [r["engine"] for r in res if "error" in r]
+    if a.vm_status:
+        print("bench/connectors: the VM's run failed (vm-run exit %d, "
+              "kernel log or teardown)" % a.vm_status)
+    if failed or a.vm_status:
+        print("bench/connectors: REFUSED (%s), no JSON written" %
+              ", ".join(failed or ["vm"]))
+        return 1
+    doc = {"accel": accel, "where": "engines on the host, dfkv.ko node in "
+           "the VM over a forwarded TCP port", "engines": res}
+    out = os.path.join(REPO, "build", "bench-connectors.json")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            bench = json.load(f)
+        bench["connectors"] = doc
+        with open(a.json + ".tmp", "w") as f:
+            json.dump(bench, f, indent=1)
+        os.replace(a.json + ".tmp", a.json)
+        print("bench/connectors: figures in %s and %s" % (out, a.json))
+    else:
+        print("bench/connectors: figures in %s (no %s to merge into)" %
+              (out, a.json))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("engine", choices=ENGINES)
+    r.add_argument("--members", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--rounds", type=int, default=15)
+    r.add_argument("--warmup", type=int, default=2)
+    p = sub.add_parser("report")
+    p.add_argument("--json", required=True)
+    p.add_argument("--tmp", required=True)
+    p.add_argument("--vm-status", type=int, default=0)
+    p.add_argument("engines", nargs="+")
+    a = ap.parse_args()
+    if a.cmd == "run":
+        run(a)
+        return 0
+    return report(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
