@@ -25,6 +25,7 @@ where the connector needs one).  No timing threshold decides anything.
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import statistics
@@ -39,9 +40,18 @@ ENGINES = ("vllm", "lmcache", "sglang", "max")
 
 
 def timed(fn, *args):
+    """(seconds, result) of fn(*args)."""
     t = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t
+    v = fn(*args)
+    return time.perf_counter() - t, v
+
+
+def checked(want, fn, *args):
+    """Seconds of fn(*args), whose result must be want (checked after
+    the clock stopped)."""
+    s, v = timed(fn, *args)
+    assert v == want, v
+    return s
 
 
 # ------------------------------------------------- engine set-ups
@@ -62,7 +72,8 @@ def vllm_tier():
     view[:n] = np.random.default_rng(1).integers(0, 256, view[:n].shape,
                                                  dtype=np.uint8)
     ctx = ReqContext(req_id="bench")
-    jobs = iter(range(1 << 30))
+    jobs = itertools.count()
+    m = lay.slice_bytes * lay.copies
 
     def move(r, load):
         job = TransferJob(next(jobs), t.keys_of(100 + r, n),
@@ -72,10 +83,16 @@ def vllm_tier():
         tier.drain_jobs()
         done = tier.get_finished_jobs()
         assert [j.success for j in done] == [True], done
-    return dict(blocks=n, page=lay.slice_bytes * lay.copies,
-                objects=n * lay.copies, object_bytes=lay.slice_bytes,
-                store=lambda r: timed(move, r, False),
-                load=lambda r: timed(move, r, True), close=t._shutdown)
+
+    def load(r):
+        view[n:2 * n] = 0
+        s = timed(move, r, True)[0]
+        assert np.array_equal(view[n:2 * n, :m], view[:n, :m])
+        return s
+    return dict(blocks=n, page=m, objects=n * lay.copies,
+                object_bytes=lay.slice_bytes,
+                store=lambda r: timed(move, r, False)[0], load=load,
+                close=t._shutdown)
 
 
 def lmcache_plugin():
@@ -92,15 +109,15 @@ def lmcache_plugin():
 
     def store(r):
         keys = t.keys_of(md, 100 + r, n)
-        s = timed(t.run, loop, conn.batched_put(keys, objs))
+        s = timed(t.run, loop, conn.batched_put(keys, objs))[0]
         assert conn.batched_contains(keys) == n
         return s
 
     def load(r):
-        t0 = time.perf_counter()
-        got = t.run(loop, conn.batched_get(t.keys_of(md, 100 + r, n)))
-        s = time.perf_counter() - t0
-        assert all(o is not None for o in got), got
+        s, got = timed(t.run, loop,
+                       conn.batched_get(t.keys_of(md, 100 + r, n)))
+        assert [bytes(o.byte_array) for o in got] == \
+            [bytes(o.byte_array) for o in objs]
         for o in got:
             o.ref_count_down()
         return s
@@ -115,28 +132,24 @@ def lmcache_plugin():
 
 def sglang_hicache():
     import sglang_hicache as t
+    import torch
     n = t.NPAGES
+    raw = t.POOL.kv_buffer.view(torch.uint8)
     page = sum(int(x) for x in t.B.fields["regions"].split(","))
 
     def keys(r):
         return [hashlib.sha256(b"bench %d %d" % (r, i)).hexdigest()
                 for i in range(n)]
 
-    def store(r):
-        t0 = time.perf_counter()
-        ok = t.B.batch_set_v1(keys(r), t.SRC)
-        s = time.perf_counter() - t0
-        assert ok == [True] * n, ok
-        return s
-
     def load(r):
-        t0 = time.perf_counter()
-        ok = t.B.batch_get_v1(keys(r), t.DST)
-        s = time.perf_counter() - t0
-        assert ok == [True] * n, ok
+        raw[:, t.DST] = 0
+        s = checked([True] * n, t.B.batch_get_v1, keys(r), t.DST)
+        assert torch.equal(raw[:, t.DST], raw[:, t.SRC])
         return s
     return dict(blocks=n, page=page, objects=n, object_bytes=page,
-                store=store, load=load, close=t.B.close)
+                store=lambda r: checked([True] * n, t.B.batch_set_v1,
+                                        keys(r), t.SRC),
+                load=load, close=t.B.close)
 
 
 def max_kv():
@@ -146,16 +159,17 @@ def max_kv():
 
     def store(r):
         h = t.hashes(b"bench %d" % r, n)
-        t0 = time.perf_counter()
-        done = c.offload({leaf: t.SRC}, {leaf: h})
-        s = time.perf_counter() - t0
+        s, done = timed(c.offload, {leaf: t.SRC}, {leaf: h})
         assert list(done.g0_blocks_per_leaf[leaf]) == t.SRC
         return s
 
     def load(r):
         h = t.hashes(b"bench %d" % r, n)
         assert c.lookup(h) == {leaf: [True] * n}       # the lease, untimed
-        return timed(c.load, {leaf: t.DST}, {leaf: h})
+        t.ROWS[t.DST] = 0
+        s = timed(c.load, {leaf: t.DST}, {leaf: h})[0]
+        assert t.rows(t.DST) == t.rows(t.SRC)
+        return s
     return dict(blocks=n, page=t.PAGE * copies, objects=n * copies,
                 object_bytes=t.PAGE, store=store, load=load,
                 close=c.shutdown)
@@ -181,24 +195,14 @@ def client_column(members, count, size):
     def keys(r):
         return [b"bc:%d:%d:%d" % (os.getpid(), r, i) for i in range(count)]
 
-    def store(r):
-        k = keys(r)
-        t0 = time.perf_counter()
-        st = c.put_batch(k, vals)
-        s = time.perf_counter() - t0
-        assert st == [dfkv.OK] * count, st
-        return s
-
     def load(r):
-        k = keys(r)
         dst[:] = 0
-        t0 = time.perf_counter()
-        res = c.get_batch(k, outs)
-        s = time.perf_counter() - t0
-        assert res == [(dfkv.OK, size)] * count, res
+        s = checked([(dfkv.OK, size)] * count, c.get_batch, keys(r), outs)
         assert np.array_equal(src, dst)
         return s
-    return dict(store=store, load=load, close=c.close)
+    return dict(store=lambda r: checked([dfkv.OK] * count, c.put_batch,
+                                        keys(r), vals),
+                load=load, close=c.close)
 
 
 def c_column(members, count, size):
