@@ -17,9 +17,9 @@ libdfkv in C (dfkv-batchrate), in the same run against the same node.
       BENCH_JSON when that exists.  Any failure refuses the figures (no
       JSON written, exit 1), as peers.py does.
 
-Each column runs warm-up rounds, then timed rounds; every round stores
-fresh keys and loads them back (whole values, checked); a rate is the
-median round's.  Loads exclude the engine's lookup (done untimed first
+Warm-up rounds, then timed rounds, the three columns interleaved in each;
+every round stores fresh keys and loads them back (whole values,
+checked); a rate is the median round's.  Loads exclude the engine's lookup (done untimed first
 where the connector needs one).  No timing threshold decides anything.
 """
 
@@ -266,20 +266,19 @@ def run(a):
 
 def result_of(tmp, engine):
     """DIR/ENGINE.json, or {"engine": .., "error": ..} from its run's
-    status and stderr."""
-    path = os.path.join(tmp, engine + ".json")
-    rc = open(os.path.join(tmp, engine + ".rc")).read().strip() \
-        if os.path.exists(os.path.join(tmp, engine + ".rc")) else "not run"
-    if rc == "0" and os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)
-    err = ""
-    if os.path.exists(os.path.join(tmp, engine + ".err")):
-        with open(os.path.join(tmp, engine + ".err")) as f:
-            lines = [ln for ln in f.read().splitlines() if ln.strip()]
-        err = lines[-1] if lines else ""
-    return {"engine": engine, "error": "exit %s%s" % (rc, ": " + err
-                                                      if err else "")}
+    status (ENGINE.rc) and the last line of its output (ENGINE.err)."""
+    def text(ext):
+        p = os.path.join(tmp, engine + ext)
+        if not os.path.exists(p):
+            return ""
+        with open(p) as f:
+            return f.read()
+    rc = text(".rc").strip() or "not run"
+    if rc == "0" and text(".json"):
+        return json.loads(text(".json"))
+    lines = [ln for ln in text(".err").splitlines() if ln.strip()]
+    return {"engine": engine, "error": "exit %s%s" % (
+        rc, ": " + lines[-1] if lines else "")}
 
 
 def table(res, accel):
