@@ -309,6 +309,9 @@ def table(res, accel):
 
 
 def report(a):
+    out = os.path.join(REPO, "build", "bench-connectors.json")
+    if os.path.exists(out):
+        os.unlink(out)          # a stale one would pass for this run's
     res = [result_of(a.tmp, e) for e in a.engines]
     accel_file = os.path.join(REPO, "build", "vm", "accel")
     accel = open(accel_file).read().strip() if os.path.exists(accel_file) \
@@ -324,7 +327,6 @@ def report(a):
         return 1
     doc = {"accel": accel, "where": "engines on the host, dfkv.ko node in "
            "the VM over a forwarded TCP port", "engines": res}
-    out = os.path.join(REPO, "build", "bench-connectors.json")
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     if os.path.exists(a.json):
@@ -348,7 +350,7 @@ def main():
     r.add_argument("engine", choices=ENGINES)
     r.add_argument("--members", required=True)
     r.add_argument("--out", required=True)
-    r.add_argument("--rounds", type=int, default=15)
+    r.add_argument("--rounds", type=int, default=25)
     r.add_argument("--warmup", type=int, default=2)
     p = sub.add_parser("report")
     p.add_argument("--json", required=True)
