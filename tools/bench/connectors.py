@@ -19,8 +19,8 @@ libdfkv in C (dfkv-batchrate), in the same run against the same node.
 
 Warm-up rounds, then timed rounds, the three columns interleaved in each;
 every round stores fresh keys and loads them back (whole values,
-checked); a rate is the median round's.  Loads exclude the engine's lookup (done untimed first
-where the connector needs one).  No timing threshold decides anything.
+checked); a rate is the median round's.  Loads exclude the engine's
+lookup (done untimed first where the connector needs one).  No timing threshold decides anything.
 """
 
 import argparse
