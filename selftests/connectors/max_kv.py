@@ -327,4 +327,5 @@ def touch_order_through_eviction():
     enginetest.node_del("kv-small")
 
 
-enginetest.main()
+if __name__ == "__main__":
+    enginetest.main()

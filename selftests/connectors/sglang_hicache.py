@@ -277,4 +277,5 @@ def node_deleted_mid_batch_then_recovery():
     assert B.batch_exists(KEYS) == NPAGES
 
 
-enginetest.main()
+if __name__ == "__main__":
+    enginetest.main()
