@@ -13,6 +13,8 @@
 #   agent_stop               power the guest off; vm-run's status (it
 #                            fails on any kernel error report)
 #   agent_kill               kill the VM (no agent to ask)
+#   agent_node NAME PORT OPT...  a node NAME (dfkvctl node add OPTs) with a
+#                            TCP listener on the forwarded PORT
 
 agent_repo=${DFKV_REPO:?set DFKV_REPO (the repository) before sourcing agent.sh}
 DFKV_GUEST_PORT=${DFKV_GUEST_PORT:-7399}
@@ -62,4 +64,11 @@ agent_stop() {
 	agent_vm=""
 	rm -rf "$agent_dir"
 	return $agent_rc
+}
+
+agent_node() {
+	agent_name=$1 agent_port=$2
+	shift 2
+	"$DFKVCTL" node add "$agent_name" "$@" &&
+	"$DFKVCTL" listener add "$agent_name" "$DFKV_LISTEN_HOST" --port "$agent_port"
 }
