@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Authentication of connections and files for tenants (SPEC.md section 9;
- * see auth.h).  A HELLO draws a fresh nonce from the kernel's random
- * source; an AUTH's proof is checked by the node's tenants (tenant.c) over
- * DFKV_AUTH_DOMAIN || nonce || u64le(tenant).  With auth=required every
+ * Authentication of connections and files for tenants (SPEC.md section 9,
+ * AUTH2; see auth.h).  A HELLO keeps the client's nonce, draws a fresh
+ * server nonce from the kernel's random source and tells the node's name;
+ * an AUTH's proof is checked by the node's tenants (tenant.c) over the
+ * transcript that binds the name, both nonces and the tenant, and the
+ * node proves the same secret back.  With auth=required every
  * tenant-scoped operation asks dfkv_auth_allows() first (ops.c), the one
  * place every transport goes through.
  */
@@ -26,36 +28,64 @@ void dfkv_auth_destroy(struct dfkv_auth *a)
 	mutex_destroy(&a->lock);
 }
 
-void dfkv_auth_hello(struct dfkv_node *node, struct dfkv_auth *a, u8 *reply)
+size_t dfkv_auth_hello(struct dfkv_node *node, struct dfkv_auth *a,
+		       const u8 *payload, u64 len, u8 *reply)
 {
-	u64 caps = DFKV_CAP_AUTH;
+	u64 caps = DFKV_CAP_AUTH | DFKV_CAP_AUTH2;
+	size_t name_len = strlen(node->name);
+	bool cn = len >= DFKV_HELLO_REQ_LEN &&
+		  (get_unaligned_le64(payload) & DFKV_CAP_AUTH2);
 
 	if (READ_ONCE(node->tenants.auth_required))
 		caps |= DFKV_CAP_AUTH_REQUIRED;
 	put_unaligned_le64(caps, reply);
 	put_unaligned_le64(READ_ONCE(node->max_value), reply + 8);
 	mutex_lock(&a->lock);
-	get_random_bytes(a->nonce, sizeof(a->nonce));
-	a->nonce_set = true;
-	memcpy(reply + 16, a->nonce, sizeof(a->nonce));
+	get_random_bytes(a->server_nonce, sizeof(a->server_nonce));
+	if (cn)
+		memcpy(a->client_nonce, payload + 8, sizeof(a->client_nonce));
+	a->nonces_set = cn;
+	memcpy(reply + 16, a->server_nonce, sizeof(a->server_nonce));
 	mutex_unlock(&a->lock);
+	reply[16 + DFKV_AUTH_NONCE_LEN] = name_len;
+	memcpy(reply + DFKV_HELLO_REPLY_MIN, node->name, name_len);
+	return DFKV_HELLO_REPLY_MIN + name_len;
+}
+
+/* T = DFKVAUTH2 || u8 name_len || name || sn || cn || u64le tenant. */
+static size_t auth_transcript(const struct dfkv_node *node,
+			      const struct dfkv_auth *a, u64 tenant, u8 *t)
+{
+	size_t name_len = strlen(node->name), n = 0;
+
+	memcpy(t, DFKV_AUTH2_DOMAIN, DFKV_AUTH2_DOMAIN_LEN);
+	n += DFKV_AUTH2_DOMAIN_LEN;
+	t[n++] = name_len;
+	memcpy(t + n, node->name, name_len);
+	n += name_len;
+	memcpy(t + n, a->server_nonce, DFKV_AUTH_NONCE_LEN);
+	n += DFKV_AUTH_NONCE_LEN;
+	memcpy(t + n, a->client_nonce, DFKV_AUTH_NONCE_LEN);
+	n += DFKV_AUTH_NONCE_LEN;
+	put_unaligned_le64(tenant, t + n);
+	return n + 8;
 }
 
 /* Record a grant; false when the connection has all it may have. */
-static bool auth_grant_locked(struct dfkv_auth *a, u64 tenant, u64 reg_id)
+static bool auth_grant_locked(struct dfkv_auth *a, u64 tenant, u64 secret_id)
 {
 	u32 i;
 
 	for (i = 0; i < a->nr; i++) {
 		if (a->grants[i].hash == tenant) {
-			WRITE_ONCE(a->grants[i].reg_id, reg_id);
+			WRITE_ONCE(a->grants[i].secret_id, secret_id);
 			return true;
 		}
 	}
 	if (a->nr == DFKV_AUTH_TENANTS_MAX)
 		return false;
 	a->grants[a->nr].hash = tenant;
-	a->grants[a->nr].reg_id = reg_id;
+	a->grants[a->nr].secret_id = secret_id;
 	/* Publish the grant whole to lockless dfkv_auth_allows(). */
 	smp_store_release(&a->nr, a->nr + 1);
 	return true;
@@ -70,41 +100,43 @@ static void auth_count(struct dfkv_node *node, bool ok)
 }
 
 int dfkv_auth_proof(struct dfkv_node *node, struct dfkv_auth *a, u64 tenant,
-		    const u8 *proof, bool *close)
+		    const u8 *proof, u8 *server_proof, bool *close)
 {
-	u8 msg[DFKV_AUTH_MSG_LEN];
-	bool ok = false;
-	u64 reg_id;
+	u8 t[DFKV_AUTH2_TRANSCRIPT_MAX];
+	int status = DFKV_STATUS_FORBIDDEN;
+	u64 secret_id;
+	size_t len;
+	int err;
 
 	mutex_lock(&a->lock);
-	if (a->nonce_set) {
-		memcpy(msg, DFKV_AUTH_DOMAIN, DFKV_AUTH_DOMAIN_LEN);
-		memcpy(msg + DFKV_AUTH_DOMAIN_LEN, a->nonce, sizeof(a->nonce));
-		put_unaligned_le64(tenant, msg + DFKV_AUTH_DOMAIN_LEN +
-				   DFKV_AUTH_NONCE_LEN);
-		ok = dfkv_tenant_verify(&node->tenants, tenant, msg,
-					sizeof(msg), proof, NULL, &reg_id) &&
-		     auth_grant_locked(a, tenant, reg_id);
+	if (a->nonces_set) {
+		len = auth_transcript(node, a, tenant, t);
+		err = dfkv_tenant_prove(&node->tenants, tenant, t, len, proof,
+					server_proof, &secret_id);
+		if (!err && auth_grant_locked(a, tenant, secret_id))
+			status = DFKV_STATUS_OK;
+		else if (err && err != -EACCES)
+			status = DFKV_STATUS_BUSY;	/* no transform: retry */
 	}
-	if (!ok)
+	if (status == DFKV_STATUS_FORBIDDEN)
 		a->failures++;
 	*close = a->failures >= DFKV_AUTH_FAILURES_MAX;
 	mutex_unlock(&a->lock);
-	auth_count(node, ok);
-	return ok ? DFKV_STATUS_OK : DFKV_STATUS_FORBIDDEN;
+	auth_count(node, status == DFKV_STATUS_OK);
+	return status;
 }
 
 int dfkv_auth_secret(struct dfkv_node *node, struct dfkv_auth *a, u64 tenant,
 		     const u8 *secret)
 {
+	u64 secret_id;
 	int err = 0;
-	u64 reg_id;
 
 	mutex_lock(&a->lock);
-	if (!dfkv_tenant_verify(&node->tenants, tenant, NULL, 0, NULL, secret,
-				&reg_id))
+	if (!dfkv_tenant_check_secret(&node->tenants, tenant, secret,
+				      &secret_id))
 		err = -EACCES;
-	else if (!auth_grant_locked(a, tenant, reg_id))
+	else if (!auth_grant_locked(a, tenant, secret_id))
 		err = -ENOSPC;
 	mutex_unlock(&a->lock);
 	auth_count(node, !err);
@@ -119,7 +151,7 @@ static bool auth_granted(struct dfkv_node *node, const struct dfkv_auth *a,
 	for (i = 0; i < nr; i++)
 		if (a->grants[i].hash == tenant)
 			return dfkv_tenant_granted(&node->tenants, tenant,
-						   READ_ONCE(a->grants[i].reg_id));
+						   READ_ONCE(a->grants[i].secret_id));
 	return false;
 }
 
@@ -146,5 +178,20 @@ bool dfkv_auth_allows(struct dfkv_node *node, const struct dfkv_auth *a,
 	if (t)
 		atomic64_inc(&t->forbidden);
 	rcu_read_unlock();
+	return false;
+}
+
+bool dfkv_auth_any(struct dfkv_node *node, const struct dfkv_auth *a)
+{
+	u32 i, nr;
+
+	if (a->all || !READ_ONCE(node->tenants.auth_required))
+		return true;
+	nr = smp_load_acquire(&a->nr);	/* pairs with auth_grant_locked() */
+	for (i = 0; i < nr; i++)
+		if (dfkv_tenant_granted(&node->tenants, a->grants[i].hash,
+					READ_ONCE(a->grants[i].secret_id)))
+			return true;
+	this_cpu_inc(node->stats.pcpu->forbidden);
 	return false;
 }

@@ -99,11 +99,13 @@ static const struct nla_policy dfkv_disk_del_nl_policy[DFKV_A_DISK_NAME + 1] = {
 };
 
 /* DFKV_CMD_TENANT_SET - do */
-static const struct nla_policy dfkv_tenant_set_nl_policy[DFKV_A_TENANT_QUOTA + 1] = {
+static const struct nla_policy dfkv_tenant_set_nl_policy[DFKV_A_TENANT_SECRET_DROP + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_TENANT_HASH] = { .type = NLA_U64, },
 	[DFKV_A_TENANT_SECRET] = NLA_POLICY_EXACT_LEN(32),
 	[DFKV_A_TENANT_QUOTA] = { .type = NLA_U64, },
+	[DFKV_A_TENANT_SECRET_ADD] = NLA_POLICY_EXACT_LEN(32),
+	[DFKV_A_TENANT_SECRET_DROP] = NLA_POLICY_EXACT_LEN(32),
 };
 
 /* Ops table for dfkv */
@@ -190,7 +192,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_TENANT_SET,
 		.doit		= dfkv_nl_tenant_set_doit,
 		.policy		= dfkv_tenant_set_nl_policy,
-		.maxattr	= DFKV_A_TENANT_QUOTA,
+		.maxattr	= DFKV_A_TENANT_SECRET_DROP,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

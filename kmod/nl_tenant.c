@@ -2,8 +2,9 @@
 /*
  * The tenant commands of the "dfkv" family: register or change a tenant
  * (TENANT_SET), unregister it (TENANT_DEL), get one or dump a node's
- * tenants (TENANT_GET).  A secret only ever comes in: no reply carries
- * it, and the request's copy is wiped once the tenant took it.
+ * tenants (TENANT_GET).  A secret only ever comes in (to set, add or
+ * drop one): no reply carries it, and the request's copies are wiped once
+ * the tenant took them.
  */
 #include <linux/rhashtable.h>
 #include <linux/string.h>
@@ -25,9 +26,21 @@ static struct dfkv_node *tenant_req(struct genl_info *info, u64 *hash,
 	return dfkv_nl_req_node(info);
 }
 
+static const u8 *secret_attr(struct genl_info *info, int type)
+{
+	return info->attrs[type] ? nla_data(info->attrs[type]) : NULL;
+}
+
+static void secret_attr_wipe(struct genl_info *info, int type)
+{
+	struct nlattr *a = info->attrs[type];
+
+	if (a)
+		memzero_explicit(nla_data(a), nla_len(a));
+}
+
 int dfkv_nl_tenant_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr *secret = info->attrs[DFKV_A_TENANT_SECRET];
 	struct dfkv_tenant_cfg cfg = {};
 	struct dfkv_node *node;
 	u64 quota;
@@ -36,8 +49,9 @@ int dfkv_nl_tenant_set_doit(struct sk_buff *skb, struct genl_info *info)
 	node = tenant_req(info, &cfg.hash, &err);
 	if (!node)
 		goto wipe;
-	if (secret)
-		cfg.secret = nla_data(secret);
+	cfg.secret = secret_attr(info, DFKV_A_TENANT_SECRET);
+	cfg.add_secret = secret_attr(info, DFKV_A_TENANT_SECRET_ADD);
+	cfg.drop_secret = secret_attr(info, DFKV_A_TENANT_SECRET_DROP);
 	if (info->attrs[DFKV_A_TENANT_QUOTA]) {
 		quota = nla_get_u64(info->attrs[DFKV_A_TENANT_QUOTA]);
 		cfg.quota = &quota;
@@ -45,8 +59,9 @@ int dfkv_nl_tenant_set_doit(struct sk_buff *skb, struct genl_info *info)
 	err = dfkv_tenant_register(&node->tenants, &cfg, info->extack);
 	dfkv_node_put(node);
 wipe:
-	if (secret)
-		memzero_explicit(nla_data(secret), nla_len(secret));
+	secret_attr_wipe(info, DFKV_A_TENANT_SECRET);
+	secret_attr_wipe(info, DFKV_A_TENANT_SECRET_ADD);
+	secret_attr_wipe(info, DFKV_A_TENANT_SECRET_DROP);
 	return err;
 }
 
@@ -72,7 +87,7 @@ static int fill_tenant(struct sk_buff *skb, struct dfkv_node *node,
 {
 	struct dfkv_tenants *ts = &node->tenants;
 	struct nlattr *nest;
-	u32 flags = 0;
+	u32 flags = 0, secrets = dfkv_tenant_secrets(t);
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
@@ -83,13 +98,14 @@ static int fill_tenant(struct sk_buff *skb, struct dfkv_node *node,
 		genl_dump_check_consistent(cb, hdr);
 	if (READ_ONCE(t->registered))
 		flags |= DFKV_TENANT_F_REGISTERED;
-	if (READ_ONCE(t->has_secret))
+	if (secrets)
 		flags |= DFKV_TENANT_F_SECRET;
 	if (READ_ONCE(t->has_quota))
 		flags |= DFKV_TENANT_F_QUOTA;
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
 	    nla_put_u64_64bit(skb, DFKV_A_TENANT_HASH, t->hash, DFKV_A_PAD) ||
 	    nla_put_u32(skb, DFKV_A_TENANT_FLAGS, flags) ||
+	    nla_put_u32(skb, DFKV_A_TENANT_SECRETS, secrets) ||
 	    nla_put_u64_64bit(skb, DFKV_A_TENANT_QUOTA,
 			      dfkv_tenant_quota(ts, t), DFKV_A_PAD))
 		goto cancel;

@@ -212,23 +212,34 @@ int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    dfkv_lease_release(&node->leases, owner, lease_id));
 }
 
-int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply)
+int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth,
+		  const u8 *payload, u64 len, u8 **reply, size_t *reply_len)
 {
-	*reply = kmalloc(DFKV_HELLO_REPLY_LEN, GFP_KERNEL);
+	*reply = kmalloc(DFKV_HELLO_REPLY_MAX, GFP_KERNEL);
 	if (!*reply)
 		return done(node, DFKV_OP_HELLO, DFKV_STATUS_BUSY);
-	dfkv_auth_hello(node, auth, *reply);
+	*reply_len = dfkv_auth_hello(node, auth, payload, len, *reply);
 	return done(node, DFKV_OP_HELLO, DFKV_STATUS_OK);
 }
 
 int dfkv_op_auth(struct dfkv_node *node, struct dfkv_auth *auth, u64 tenant,
-		 const u8 *proof, u64 len, bool *close)
+		 const u8 *proof, u64 len, u8 **reply, bool *close)
 {
+	int status;
+
 	*close = false;
+	*reply = NULL;
 	if (len != DFKV_AUTH_PROOF_LEN)
 		return done(node, DFKV_OP_AUTH, DFKV_STATUS_INVALID);
-	return done(node, DFKV_OP_AUTH,
-		    dfkv_auth_proof(node, auth, tenant, proof, close));
+	*reply = kmalloc(DFKV_AUTH_PROOF_LEN, GFP_KERNEL);
+	if (!*reply)
+		return done(node, DFKV_OP_AUTH, DFKV_STATUS_BUSY);
+	status = dfkv_auth_proof(node, auth, tenant, proof, *reply, close);
+	if (status != DFKV_STATUS_OK) {
+		kfree_sensitive(*reply);
+		*reply = NULL;
+	}
+	return done(node, DFKV_OP_AUTH, status);
 }
 
 static const char *const op_names[__DFKV_OP_MAX] = {
@@ -240,7 +251,8 @@ static const char *const op_names[__DFKV_OP_MAX] = {
 	[DFKV_OP_AUTH] = "auth",
 };
 
-int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len)
+int dfkv_op_stats(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  char **text, size_t *len)
 {
 	struct dfkv_store *st = &node->store;
 	struct dfkv_counters *s;
@@ -250,6 +262,8 @@ int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len)
 
 	*text = NULL;
 	*len = 0;
+	if (!dfkv_auth_any(node, auth))
+		return done(node, DFKV_OP_STATS, DFKV_STATUS_FORBIDDEN);
 	s = kmalloc(sizeof(*s), GFP_KERNEL);
 	buf = kmalloc(size, GFP_KERNEL);
 	if (!s || !buf) {

@@ -58,8 +58,12 @@ int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
 		      u64 *data_len);
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
-/* STATS: "name value\n" lines in a kmalloc'd buffer the caller frees. */
-int dfkv_op_stats(struct dfkv_node *node, char **text, size_t *len);
+/*
+ * STATS: "name value\n" lines in a kmalloc'd buffer the caller frees;
+ * with auth=required only for a caller with at least one grant.
+ */
+int dfkv_op_stats(struct dfkv_node *node, const struct dfkv_auth *auth,
+		  char **text, size_t *len);
 
 int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  const struct dfkv_key *key, u64 *stored_len);
@@ -75,13 +79,18 @@ int dfkv_op_lease(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  u32 n, u64 ttl_ms, u64 *lens, u32 *nr_hits, u64 *lease_id);
 int dfkv_op_release(struct dfkv_node *node, struct dfkv_lease_owner *owner,
 		    u64 lease_id);
-/* HELLO: *reply is its DFKV_HELLO_REPLY_LEN bytes (kmalloc'd) on OK. */
-int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth, u8 **reply);
 /*
- * AUTH with a proof of len bytes; *close tells whether this failure is
- * the one that closes the connection (after its reply).
+ * HELLO with its payload of len bytes: on OK, *reply (kmalloc'd) holds
+ * its *reply_len bytes.
+ */
+int dfkv_op_hello(struct dfkv_node *node, struct dfkv_auth *auth,
+		  const u8 *payload, u64 len, u8 **reply, size_t *reply_len);
+/*
+ * AUTH with a proof of len bytes: on OK, *reply (kmalloc'd) holds the
+ * server proof, DFKV_AUTH_PROOF_LEN bytes; *close tells whether this
+ * failure is the one that closes the connection (after its reply).
  */
 int dfkv_op_auth(struct dfkv_node *node, struct dfkv_auth *auth, u64 tenant,
-		 const u8 *proof, u64 len, bool *close);
+		 const u8 *proof, u64 len, u8 **reply, bool *close);
 
 #endif /* _DFKV_OPS_H */

@@ -239,22 +239,30 @@ static int exec_keys_wire(struct dfkv_req *req)
 
 static void exec_hello(struct dfkv_req *req)
 {
+	size_t len;
 	u8 *buf;
-	int status = dfkv_op_hello(req->node, req->auth, &buf);
+	int status = dfkv_op_hello(req->node, req->auth, req->payload,
+				   req->payload_len, &buf, &len);
 
 	answer(req, status, 0);
 	if (status == DFKV_STATUS_OK) {
 		req->rsp.data = buf;
-		req->rsp.data_len = DFKV_HELLO_REPLY_LEN;
+		req->rsp.data_len = len;
 	}
 }
 
 /* The failure that closes the connection is answered first. */
 static void exec_auth(struct dfkv_req *req)
 {
+	u8 *proof;
+
 	answer(req, dfkv_op_auth(req->node, req->auth, req->key.tenant,
-				 req->payload, req->payload_len,
+				 req->payload, req->payload_len, &proof,
 				 &req->rsp.close), 0);
+	if (proof) {
+		req->rsp.data = proof;
+		req->rsp.data_len = DFKV_AUTH_PROOF_LEN;
+	}
 }
 
 static void exec_stats(struct dfkv_req *req)
@@ -262,7 +270,7 @@ static void exec_stats(struct dfkv_req *req)
 	size_t len;
 	char *text;
 
-	answer(req, dfkv_op_stats(req->node, &text, &len), 0);
+	answer(req, dfkv_op_stats(req->node, req->auth, &text, &len), 0);
 	req->rsp.data = text;
 	req->rsp.data_len = text ? len : 0;
 }

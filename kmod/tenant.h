@@ -5,8 +5,9 @@
  * exists while the store has an entry of it (each holds a reference) or
  * while it is registered (the registration holds one), so the table holds
  * what an operator listed and what has blocks, never every hash a peer
- * named.  A registered tenant may have a secret, which authenticates
- * connections and files for it (auth.c), and its own quota; the others
+ * named.  A registered tenant may have one secret, or two during a
+ * rotation, which authenticate connections and files for it (auth.c),
+ * and its own quota; the others
  * have the node's default quota.  Quotas charge the payload bytes of a
  * tenant's entries from the moment a PUT leader reserves one until it is
  * dead (aborted, removed, evicted, lost with its disk), so usage is exact
@@ -22,20 +23,32 @@
 #include <linux/mutex.h>
 #include <linux/dfkv.h>
 
-struct crypto_shash;
 struct netlink_ext_ack;
+
+/*
+ * One secret of a tenant.  id names it for the grants made with it (0: the
+ * slot is empty); ids are never reused, so a grant whose id no slot holds
+ * any more was revoked.
+ */
+struct dfkv_tenant_secret {
+	u64 id;
+	u8 key[DFKV_TENANT_SECRET_LEN];
+};
 
 struct dfkv_tenant {
 	struct rhash_head node;
 	u64 hash;
 	refcount_t refs;		/* entries, and the registration */
-	/* registration, under dfkv_tenants.reg_lock (READ_ONCE outside) */
+	/*
+	 * Registration, under dfkv_tenants.reg_lock.  registered and the
+	 * secrets' ids are published with smp_store_release() and read
+	 * with smp_load_acquire() outside it; has_quota and quota with
+	 * READ_ONCE().
+	 */
 	bool registered;
-	bool has_secret;
 	bool has_quota;
-	u64 reg_id;			/* this registration, for grants */
 	u64 quota;			/* bytes, 0 = unlimited */
-	u8 secret[DFKV_TENANT_SECRET_LEN];
+	struct dfkv_tenant_secret secrets[DFKV_TENANT_SECRETS_MAX];
 	atomic64_t charged;		/* quota usage: reserved + committed */
 	atomic64_t objects;
 	atomic64_t used_bytes;
@@ -64,8 +77,9 @@ struct dfkv_tenants {
 	 * the AUTH of a connection, never a data-path operation.
 	 */
 	struct mutex reg_lock;
-	u64 next_reg_id;
-	struct crypto_shash *hmac;	/* hmac(sha256), keyed per proof */
+	u64 next_secret_id;
+	/* the key of the HMACs an unknown tenant's proof is checked with */
+	u8 decoy[DFKV_TENANT_SECRET_LEN];
 };
 
 int dfkv_tenants_init(struct dfkv_tenants *ts);
@@ -91,31 +105,45 @@ bool dfkv_tenant_charge(struct dfkv_tenants *ts, struct dfkv_tenant *t,
 void dfkv_tenant_uncharge(struct dfkv_tenant *t, u64 len);
 
 /*
- * Register a tenant or change a registered one: a secret (NULL: keep) and
- * a quota (NULL: keep; on creation, none: the default applies).
+ * Register a tenant or change a registered one: its secrets (secret: the
+ * only one; add_secret: a second one; drop_secret: the one to drop; NULL:
+ * keep) and a quota (NULL: keep; on creation, none: the default applies).
  */
 struct dfkv_tenant_cfg {
 	u64 hash;
 	const u8 *secret;
+	const u8 *add_secret;
+	const u8 *drop_secret;
 	const u64 *quota;
 };
 
 int dfkv_tenant_register(struct dfkv_tenants *ts,
 			 const struct dfkv_tenant_cfg *cfg,
 			 struct netlink_ext_ack *extack);
-/* Unregister: wipes the secret; its blocks stay.  -ENOENT if not listed. */
+/* Unregister: wipes the secrets; its blocks stay.  -ENOENT if not listed. */
 int dfkv_tenant_unregister(struct dfkv_tenants *ts, u64 hash);
+/* How many secrets t holds. */
+u32 dfkv_tenant_secrets(const struct dfkv_tenant *t);
 
 /*
- * Check a proof of the tenant's secret over msg (SPEC.md section 9), or
- * the secret itself (proof NULL, /dev/dfkv), in constant time.  On
- * success *reg_id names the registration that granted it.  Counts the
- * outcome on the tenant.
+ * An AUTH2 proof (SPEC.md section 9): is client_proof HMAC-SHA256(secret,
+ * "C" || transcript) for one of the tenant's secrets?  Then server_proof
+ * is HMAC-SHA256(that secret, "S" || transcript), *secret_id names it and
+ * the result is 0; -EACCES otherwise, after the same HMACs (an unknown
+ * tenant's are keyed with the decoy), so the time taken does not tell
+ * which tenants exist.  Each call keys a transform of its own and frees
+ * it.  Counts the outcome on the tenant.
  */
-bool dfkv_tenant_verify(struct dfkv_tenants *ts, u64 hash, const u8 *msg,
-			size_t msg_len, const u8 *proof, const u8 *secret,
-			u64 *reg_id);
-/* Is the registration that granted reg_id for hash still in force? */
-bool dfkv_tenant_granted(struct dfkv_tenants *ts, u64 hash, u64 reg_id);
+int dfkv_tenant_prove(struct dfkv_tenants *ts, u64 hash,
+		      const u8 *transcript, size_t len,
+		      const u8 *client_proof, u8 *server_proof, u64 *secret_id);
+/*
+ * /dev/dfkv: is secret one of the tenant's secrets (constant time)?  On
+ * success *secret_id names it.  Counts the outcome on the tenant.
+ */
+bool dfkv_tenant_check_secret(struct dfkv_tenants *ts, u64 hash,
+			      const u8 *secret, u64 *secret_id);
+/* Does the tenant still hold the secret a grant of secret_id was made with? */
+bool dfkv_tenant_granted(struct dfkv_tenants *ts, u64 hash, u64 secret_id);
 
 #endif /* _DFKV_TENANT_H */

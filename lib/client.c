@@ -176,6 +176,7 @@ static void peer_slot_init(struct dfkv_peer *p)
 	pthread_rwlock_init(&p->local_lock, NULL);
 	atomic_init(&p->down_until_ms, 0);
 	atomic_init(&p->max_value, 0);
+	atomic_init(&p->auth_failures, 0);
 }
 
 /* Set up p over transport t (its fini runs at close even on failure). */
@@ -1244,6 +1245,13 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 	     "# HELP dfkv_client_local_members Members reached through "
 	     "/dev/dfkv.\n# TYPE dfkv_client_local_members gauge\n"
 	     "dfkv_client_local_members %zu\n", c->npeers - down, down, local);
+	emit(&b, "# HELP dfkv_client_node_auth_failures_total Handshakes the "
+	     "member failed: its name, AUTH or proof (SPEC.md 9).\n"
+	     "# TYPE dfkv_client_node_auth_failures_total counter\n");
+	for (size_t i = 0; i < c->npeers; i++)
+		emit(&b, "dfkv_client_node_auth_failures_total{node=\"%s\"} "
+		     "%llu\n", c->peers[i].name, (unsigned long long)
+		     atomic_load(&c->peers[i].auth_failures));
 	if (c->disc) {
 		char d[2048];
 

@@ -55,6 +55,7 @@ struct dfkv_peer {
 	_Atomic uint64_t max_value;	/* the node's max_value_bytes from
 					 * HELLO (0: not known): a longer PUT
 					 * is TOO_LARGE without being sent */
+	_Atomic uint64_t auth_failures;	/* handshakes the node failed */
 };
 
 /* One routed operation. */
@@ -115,28 +116,35 @@ struct dfkv_client {
 };
 
 /*
- * The handshake of a network connection (auth.c, SPEC.md 9): the HELLO
- * request, then, when dfkv_handshake_hello() says so, the AUTH request.
- * A transport sends each one on the fresh connection ahead of any other
- * request and waits for the HELLO reply before it sends the rest.
+ * The AUTH2 handshake of a network connection (auth.c, SPEC.md 9): the
+ * HELLO request, then, when dfkv_handshake_hello() says so, the AUTH
+ * request.  A transport sends each one alone on the fresh connection,
+ * ahead of any other request, and sends the rest only once the handshake
+ * is DONE; FAILED fails the connection as unreachable (the node's reads
+ * are misses, its writes dropped, for the cooldown).
  */
 struct dfkv_handshake {
 	struct dfkv_req hello, auth;
-	uint8_t caps[8];			/* HELLO payload: ours, none */
-	uint8_t reply[DFKV_HELLO_REPLY_LEN];
-	uint8_t proof[DFKV_AUTH_PROOF_LEN];
-	bool required;				/* the node requires AUTH */
+	uint8_t hello_payload[DFKV_HELLO_REQ_LEN];	/* caps, client nonce */
+	uint8_t reply[DFKV_HELLO_REPLY_MAX];
+	uint8_t proof[DFKV_AUTH_PROOF_LEN];		/* ours */
+	uint8_t server_proof[DFKV_AUTH_PROOF_LEN];	/* the node's, expected */
+	uint8_t auth_reply[DFKV_AUTH_PROOF_LEN];	/* the node's, received */
 };
 
-/* Set up the HELLO request for a connection to p. */
-void dfkv_handshake_start(struct dfkv_handshake *h, struct dfkv_peer *p);
-/*
- * HELLO was answered: remember the node's max_value_bytes; true when
- * h->auth is to be sent (a secret is set and the node verifies AUTH).
- */
-bool dfkv_handshake_hello(struct dfkv_client *c, struct dfkv_handshake *h);
-/* AUTH was refused by a node that requires it. */
-bool dfkv_handshake_refused(const struct dfkv_handshake *h);
+enum dfkv_hs_next {
+	DFKV_HS_DONE,		/* the connection may carry requests */
+	DFKV_HS_AUTH,		/* send h->auth, then dfkv_handshake_auth() */
+	DFKV_HS_FAILED,		/* close it: the node is not who it must be */
+};
+
+/* Set up the HELLO request for a connection to p; false: no nonce. */
+bool dfkv_handshake_start(struct dfkv_handshake *h, struct dfkv_peer *p);
+/* HELLO was answered: check the node's name, remember max_value_bytes. */
+enum dfkv_hs_next dfkv_handshake_hello(struct dfkv_client *c,
+				       struct dfkv_handshake *h);
+/* AUTH was answered: check the node's server proof. */
+enum dfkv_hs_next dfkv_handshake_auth(struct dfkv_handshake *h);
 
 /* members.c: parse opts->members into c->peers (names, hosts, weights). */
 int dfkv_members_parse(const char *spec, struct dfkv_peer **peers,

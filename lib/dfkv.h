@@ -202,14 +202,23 @@ DFKV_API int dfkv_block_key(const void *ns, uint64_t ns_len,
 /* -------------------------------------------------------- authentication */
 
 /*
- * The AUTH proof of SPEC.md 9: HMAC-SHA256(secret, "DFKVAUTH1" || nonce ||
- * u64le(tenant_hash)), nonce from the node's HELLO reply.  0, or
- * DFKV_E_INVAL (a null pointer) / DFKV_E_SYS (libcrypto failed).
+ * The AUTH2 proofs of SPEC.md 9, over the transcript
+ *   T = "DFKVAUTH2" || u8(name_len) || name || server_nonce ||
+ *       client_nonce || u64le(tenant_hash)
+ * where name is the node's (1..DFKV_AUTH2_NAME_MAX bytes), server_nonce
+ * comes in its HELLO reply and client_nonce went in the HELLO:
+ *   client_proof = HMAC-SHA256(secret, "C" || T)  (the AUTH payload)
+ *   server_proof = HMAC-SHA256(secret, "S" || T)  (the AUTH reply's data)
+ * 0, or DFKV_E_INVAL (a null pointer, a bad name length) / DFKV_E_SYS
+ * (libcrypto failed).
  */
-DFKV_API int dfkv_auth_proof(const uint8_t secret[DFKV_TENANT_SECRET_LEN],
-			     const uint8_t nonce[DFKV_AUTH_NONCE_LEN],
-			     uint64_t tenant_hash,
-			     uint8_t proof[DFKV_AUTH_PROOF_LEN]);
+DFKV_API int dfkv_auth2_proofs(const uint8_t secret[DFKV_TENANT_SECRET_LEN],
+			       const char *name, size_t name_len,
+			       const uint8_t server_nonce[DFKV_AUTH_NONCE_LEN],
+			       const uint8_t client_nonce[DFKV_AUTH_NONCE_LEN],
+			       uint64_t tenant_hash,
+			       uint8_t client_proof[DFKV_AUTH_PROOF_LEN],
+			       uint8_t server_proof[DFKV_AUTH_PROOF_LEN]);
 
 /* -------------------------------------------------------------- routing */
 
@@ -312,11 +321,15 @@ enum dfkv_rdma_expose {
  *   64 hex digits (one trailing newline allowed; mode 0600 or 0400, as
  *   mds_token_file); at most one of the two.  Both are read once at open
  *   (an unusable file fails it with DFKV_E_AUTH).  Every connection then
- *   authenticates before its first request: TCP and RDMA with HELLO and
- *   AUTH, /dev/dfkv with DFKV_IOC_AUTH.  A refused AUTH leaves the
- *   connection unauthorized; a node with auth=required answers its
- *   requests DFKV_STATUS_FORBIDDEN (RDMA: the connection attempt fails
- *   with it).  Without a secret the client still sends HELLO on TCP.
+ *   authenticates before its first request: TCP and RDMA with the AUTH2
+ *   handshake (HELLO, AUTH, and the node's proof back, checked before any
+ *   tenant request is sent, whatever the node's auth setting), /dev/dfkv
+ *   with DFKV_IOC_AUTH.  A node whose name is not the member's, that
+ *   refuses AUTH or whose proof is wrong is unavailable to the client for
+ *   cooldown_ms, as an unreachable one is: its reads are misses, its
+ *   writes dropped, and it is counted
+ *   (dfkv_client_node_auth_failures_total).  Without a secret the client
+ *   still sends HELLO and checks the node's name when it answers.
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */

@@ -40,10 +40,11 @@
  * every peer from one poll() loop on their completion channels, under
  * the batch's single deadline.
  *
- * Tenants (SPEC.md 9): with a tenant secret, a new connection sends HELLO
- * and then AUTH (SENDs with inline payloads, as key lists) and waits for
- * each reply before it is used; a node that requires auth and refuses it
- * fails the connection attempt with DFKV_STATUS_FORBIDDEN.
+ * Tenants (SPEC.md 9): a new connection runs the AUTH2 handshake, HELLO
+ * and, with a tenant secret, AUTH (SENDs with inline payloads, as key
+ * lists), and waits for each reply before it is used; a node that fails
+ * it (a name not the member's, a refused AUTH, a wrong proof) fails the
+ * connection attempt as an unreachable node does.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* sched_getcpu */
@@ -788,11 +789,11 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	if (!conn->smr)
 		goto fail;
 	atomic_store(&p->max_value, conn->max_value);
-	err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+	err = conn_handshake(c, conn, deadline);
 	if (!err)
 		return conn;
 fail:
-	if (err == DFKV_E_NODEV || err == DFKV_STATUS_FORBIDDEN)
+	if (err == DFKV_E_NODEV)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
 	conn_close(conn);
@@ -1030,8 +1031,10 @@ static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 	    ((r->op == DFKV_OP_GET && (resp.data_len > r->cap ||
 				       (!it->ndesc && inl != resp.data_len))) ||
 	     ((r->op == DFKV_OP_PROBE || r->op == DFKV_OP_LEASE ||
-	       r->op == DFKV_OP_HELLO) && inl != resp.data_len) ||
-	     (r->op == DFKV_OP_HELLO && inl > r->cap)))
+	       r->op == DFKV_OP_HELLO || r->op == DFKV_OP_AUTH) &&
+	      inl != resp.data_len) ||
+	     ((r->op == DFKV_OP_HELLO || r->op == DFKV_OP_AUTH) &&
+	      inl > r->cap)))
 		return DFKV_E_PROTO;
 	dfkv_req_answer(r, &resp, data);
 	if (r->status != DFKV_STATUS_OK)
@@ -1040,7 +1043,7 @@ static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 		data_scatter(r, data, inl);
 	else if (r->op == DFKV_OP_GET && it->bounce)
 		data_scatter(r, it->bounce, resp.data_len);
-	else if (r->op == DFKV_OP_HELLO)
+	else if (r->op == DFKV_OP_HELLO || r->op == DFKV_OP_AUTH)
 		memcpy(r->buf, data, inl);
 	return 0;
 }
@@ -1207,21 +1210,30 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 	return err;
 }
 
-/* HELLO, then AUTH for the client's tenant (SPEC.md 9). */
+/*
+ * The AUTH2 handshake (SPEC.md 9): HELLO, then AUTH for the client's
+ * tenant; DFKV_E_UNAVAILABLE when the node failed it.
+ */
 static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			  uint64_t deadline)
 {
 	struct dfkv_handshake h;
+	enum dfkv_hs_next next;
 	int err;
 
-	dfkv_handshake_start(&h, conn->base.peer);
+	if (!dfkv_handshake_start(&h, conn->base.peer))
+		return DFKV_E_SYS;
 	err = conn_call(c, conn, &h.hello, deadline);
-	if (err || !dfkv_handshake_hello(c, &h))
+	if (err)
 		return err;
-	err = conn_call(c, conn, &h.auth, deadline);
-	if (!err && dfkv_handshake_refused(&h))
-		err = DFKV_STATUS_FORBIDDEN;
-	return err;
+	next = dfkv_handshake_hello(c, &h);
+	if (next == DFKV_HS_AUTH) {
+		err = conn_call(c, conn, &h.auth, deadline);
+		if (err)
+			return err;
+		next = dfkv_handshake_auth(&h);
+	}
+	return next == DFKV_HS_DONE ? 0 : DFKV_E_UNAVAILABLE;
 }
 
 static bool conn_sends_busy(const struct rconn *conn)
@@ -1261,8 +1273,8 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		for (size_t i = 0; i < n; i++)
 			if (items[i].r->peer == p)
 				items[i].r->status = status;
-		/* no device, or not authorized: the node is not down */
-		if (status != DFKV_E_NODEV && status != DFKV_STATUS_FORBIDDEN)
+		/* no device: the node is not down */
+		if (status != DFKV_E_NODEV)
 			dfkv_peer_failed(c, p);
 		return 0;
 	}

@@ -12,12 +12,12 @@
  * (readv-style recvmsg) by a cursor walking the segments.  A
  * connection that fails is closed and its peer reported unhealthy; a
  * pooled connection that the node had closed while idle is retried once
- * on a fresh one.  A fresh connection first carries the handshake of
- * SPEC.md 9 (auth.c): its HELLO goes out alone, and when the reply came,
- * the AUTH (if any) and the exec's requests follow it back to back, so a
- * connection costs one round trip more.  A connection whose AUTH a node
- * requiring it refused is closed after the exec instead of pooled (its
- * requests were answered FORBIDDEN), so the next one authenticates anew.
+ * on a fresh one.  A fresh connection first carries the AUTH2 handshake
+ * of SPEC.md 9 (auth.c): its HELLO goes out alone, then (with a tenant
+ * secret) its AUTH alone, and the exec's requests follow only once the
+ * node's name and proof checked out, so a connection costs one or two
+ * round trips more.  A node that fails the handshake fails the
+ * connection as an unreachable one does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,8 +74,7 @@ struct tconn {
 	/* the handshake of a fresh connection: HELLO, then maybe AUTH */
 	struct dfkv_handshake hs;
 	struct item hs_item[2];	/* HELLO, AUTH */
-	bool hello_wait;	/* q[0] is HELLO, its reply not in yet */
-	bool refused;		/* the node requires AUTH and refused it */
+	bool hs_wait;		/* q[recvd] is HELLO or AUTH, not answered */
 };
 
 /* --------------------------------------------------------------- pool */
@@ -279,20 +278,28 @@ static bool conn_insert(struct tconn *conn, size_t at, struct item *it,
 /* A fresh connection's HELLO goes first, alone (SPEC.md 9). */
 static bool conn_hello(struct tconn *conn)
 {
-	dfkv_handshake_start(&conn->hs, conn->base.peer);
-	conn->refused = false;
-	conn->hello_wait = conn_insert(conn, 0, &conn->hs_item[0],
-				       &conn->hs.hello);
-	return conn->hello_wait;
+	conn->hs_wait = dfkv_handshake_start(&conn->hs, conn->base.peer) &&
+			conn_insert(conn, 0, &conn->hs_item[0],
+				    &conn->hs.hello);
+	return conn->hs_wait;
 }
 
-/* HELLO was answered: its AUTH, if any, goes next, then the work. */
-static bool conn_hello_done(struct dfkv_client *c, struct tconn *conn)
+/*
+ * HELLO or AUTH (it) was answered: the AUTH, if any, goes next, alone,
+ * then the work; DFKV_E_UNAVAILABLE when the node failed the handshake.
+ */
+static int conn_hs_next(struct dfkv_client *c, struct tconn *conn,
+			const struct item *it)
 {
-	conn->hello_wait = false;
-	return !dfkv_handshake_hello(c, &conn->hs) ||
-	       conn_insert(conn, conn->recvd, &conn->hs_item[1],
-			   &conn->hs.auth);
+	enum dfkv_hs_next next = it == &conn->hs_item[0] ?
+		dfkv_handshake_hello(c, &conn->hs) :
+		dfkv_handshake_auth(&conn->hs);
+
+	if (next == DFKV_HS_AUTH)
+		return conn_insert(conn, conn->recvd, &conn->hs_item[1],
+				   &conn->hs.auth) ? 0 : DFKV_E_NOMEM;
+	conn->hs_wait = false;
+	return next == DFKV_HS_DONE ? 0 : DFKV_E_UNAVAILABLE;
 }
 
 /* ------------------------------------------------------------- replies */
@@ -360,12 +367,12 @@ static bool payload_iov(const struct item *it, uint64_t po,
 }
 
 /*
- * Send as much as the in-flight window allows (while a HELLO is waiting
- * for its reply, nothing behind it); <0 on a socket error.
+ * Send as much as the in-flight window allows (while a HELLO or AUTH is
+ * waiting for its reply, nothing behind it); <0 on a socket error.
  */
 static int conn_send(struct dfkv_client *c, struct tconn *conn)
 {
-	size_t end = conn->hello_wait ? 1 : conn->nq;
+	size_t end = conn->hs_wait ? conn->recvd + 1 : conn->nq;
 
 	while (conn->sent < end &&
 	       conn->sent - conn->recvd < c->opt.batch_concurrency) {
@@ -510,7 +517,8 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 						  &it->w, &conn->resp))
 				return DFKV_E_PROTO;
 			if ((it->r->op == DFKV_OP_GET ||
-			     it->r->op == DFKV_OP_HELLO) &&
+			     it->r->op == DFKV_OP_HELLO ||
+			     it->r->op == DFKV_OP_AUTH) &&
 			    conn->resp.data_len > it->r->cap)
 				return DFKV_E_PROTO;
 			conn->rpos += DFKV_RESP_PREFIX_LEN;
@@ -560,10 +568,12 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 		item_complete(conn, it);
 		conn->have_hdr = false;
 		conn->recvd++;
-		if (it == &conn->hs_item[0] && !conn_hello_done(c, conn))
-			return DFKV_E_NOMEM;
-		if (it == &conn->hs_item[1])
-			conn->refused = dfkv_handshake_refused(&conn->hs);
+		if (it == &conn->hs_item[0] || it == &conn->hs_item[1]) {
+			int err = conn_hs_next(c, conn, it);
+
+			if (err)
+				return err;
+		}
 	}
 }
 
@@ -718,8 +728,7 @@ static void tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 out:
 	for (size_t i = 0; i < nc; i++) {
 		struct tconn *conn = conns[i];
-		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq &&
-			       !conn->refused;
+		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq;
 		bool keep = false;
 
 		/* a granted TCP lease keeps its connection until RELEASE */

@@ -122,6 +122,8 @@ int dfkv_wire_resp_decode(const uint8_t *buf, size_t len,
 	case DFKV_OP_STATS:
 	case DFKV_OP_HELLO:
 		return d <= DFKV_WIRE_TEXT_MAX ? 0 : DFKV_E_PROTO;
+	case DFKV_OP_AUTH:
+		return !d || d == DFKV_AUTH_PROOF_LEN ? 0 : DFKV_E_PROTO;
 	default:
 		return d ? DFKV_E_PROTO : 0;
 	}

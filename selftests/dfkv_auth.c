@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -46,50 +47,73 @@ static int register_tenant(struct dfkv_genl *g, const char *node, uint64_t t)
 	return dfkv_test_tenant_set(g, node, t, s, sizeof(s), NULL);
 }
 
-/* HELLO: the reply's nonce (and capabilities); its status or -1. */
-static int hello(int fd, uint8_t nonce[DFKV_AUTH_NONCE_LEN], uint64_t *caps)
+/*
+ * HELLO with a fresh client nonce: hs (server nonce || client nonce) and
+ * the capabilities; its status, or -1 when the reply is not AUTH2's or
+ * does not name NODE.
+ */
+static int hello(int fd, uint8_t hs[DFKV_HS_LEN], uint64_t *caps)
 {
-	uint8_t d[DFKV_HELLO_REPLY_LEN], c[8] = { 0 };
+	uint8_t d[DFKV_HELLO_REPLY_MAX], c[DFKV_HELLO_REQ_LEN] = { 0 };
+	size_t nl = strlen(NODE);
 	struct dfkv_test_resp r;
-	int st = dfkv_test_tcp_call(fd, DFKV_OP_HELLO, NULL, 0, 0, c, sizeof(c),
-				    &r, d, sizeof(d));
+	int st;
 
+	c[0] = DFKV_CAP_AUTH2;
+	if (getrandom(c + 8, DFKV_AUTH_NONCE_LEN, 0) != DFKV_AUTH_NONCE_LEN)
+		return -1;
+	st = dfkv_test_tcp_call(fd, DFKV_OP_HELLO, NULL, 0, 0, c, sizeof(c),
+				&r, d, sizeof(d));
 	if (st != DFKV_STATUS_OK)
 		return st;
-	if (r.data_len != DFKV_HELLO_REPLY_LEN)
+	if (r.data_len != DFKV_HELLO_REPLY_MIN + nl ||
+	    d[DFKV_HELLO_REPLY_MIN - 1] != nl ||
+	    memcmp(d + DFKV_HELLO_REPLY_MIN, NODE, nl))
 		return -1;
 	if (caps)
 		*caps = dfkv_test_rd64(d);
-	memcpy(nonce, d + 16, DFKV_AUTH_NONCE_LEN);
+	memcpy(hs, d + 16, DFKV_AUTH_NONCE_LEN);
+	memcpy(hs + DFKV_AUTH_NONCE_LEN, c + 8, DFKV_AUTH_NONCE_LEN);
 	return st;
 }
 
-/* AUTH as t with the proof of secret over nonce; the status or -1. */
+/*
+ * AUTH as t with the client proof of secret over hs; its status, or -1
+ * when an OK does not carry the server proof of the same secret.
+ */
 static int auth(int fd, uint64_t t, const uint8_t *secret,
-		const uint8_t *nonce)
+		const uint8_t *hs)
 {
+	uint8_t proof[DFKV_AUTH_PROOF_LEN], sproof[DFKV_AUTH_PROOF_LEN];
+	uint8_t d[DFKV_AUTH_PROOF_LEN];
 	struct dfkv_key k = { .tenant = t };
-	uint8_t proof[DFKV_AUTH_PROOF_LEN];
 	struct dfkv_test_resp r;
+	int st;
 
-	dfkv_proof(proof, secret, nonce, t);
-	return dfkv_test_tcp_call(fd, DFKV_OP_AUTH, &k, 0, 0, proof,
-				  sizeof(proof), &r, NULL, 0);
+	dfkv_proof(proof, sproof, secret, NODE, hs, t);
+	st = dfkv_test_tcp_call(fd, DFKV_OP_AUTH, &k, 0, 0, proof,
+				sizeof(proof), &r, d, sizeof(d));
+	if (st == DFKV_STATUS_OK &&
+	    (r.data_len != sizeof(d) || memcmp(d, sproof, sizeof(d))))
+		return -1;
+	if (st != DFKV_STATUS_OK && r.data_len)
+		return -1;
+	return st;
 }
 
-/* AUTH as t with its own secret over the connection's nonce. */
-static int auth_as(int fd, uint64_t t, const uint8_t *nonce)
+/* AUTH as t with its own secret over the connection's nonces. */
+static int auth_as(int fd, uint64_t t, const uint8_t *hs)
 {
 	uint8_t s[DFKV_TENANT_SECRET_LEN];
 
 	dfkv_test_secret(t, s);
-	return auth(fd, t, s, nonce);
+	return auth(fd, t, s, hs);
 }
 
 /* A connection authorized for t (HELLO, AUTH); fd or -1. */
 static int conn_as(uint64_t t)
 {
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN];
 	int fd = dfkv_test_tcp_connect(PORT);
 
 	if (fd < 0)
@@ -163,14 +187,24 @@ static void expect_b_intact(struct __test_metadata *_metadata,
 	close(fd);
 }
 
-/* STATS replies carry text: read it away. */
-static int stats_ok(int fd)
+/* STATS replies carry text: read it away.  Its status. */
+static int stats(int fd)
 {
 	struct dfkv_test_resp r;
 	static char text[65536];
 
 	return dfkv_test_tcp_call(fd, DFKV_OP_STATS, NULL, 0, 0, NULL, 0, &r,
-				  text, sizeof(text)) == DFKV_STATUS_OK;
+				  text, sizeof(text));
+}
+
+/* The connection still answers (a refusal is an answer). */
+static int stream_ok(int fd)
+{
+	struct dfkv_key k = dfkv_test_key(TA, 0x57);
+	struct dfkv_test_resp r;
+
+	return dfkv_test_tcp_call(fd, DFKV_OP_EXIST, &k, 0, 0, NULL, 0, &r,
+				  NULL, 0) >= 0;
 }
 
 /* Key lists on the wire: keys[0..n) into p. */
@@ -231,7 +265,7 @@ static int expect_forbidden_tcp(struct __test_metadata *_metadata, int fd,
 		EXPECT_EQ(0, r.data_len) TH_LOG("case %u", i);
 	}
 	/* Not tenant-scoped: still served, so the stream was kept. */
-	EXPECT_TRUE(stats_ok(fd));
+	EXPECT_TRUE(stream_ok(fd));
 	return (int)(sizeof(t) / sizeof(t[0]));
 }
 
@@ -275,7 +309,7 @@ TEST_F(auth, tcp_authenticated_as_a_cannot_touch_b)
 TEST_F(auth, tcp_without_auth_is_forbidden_everything)
 {
 	struct dfkv_key ka = dfkv_test_key(TA, 1), fresh = dfkv_test_key(TB, 9);
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN];
 	int fd = dfkv_test_tcp_connect(PORT);
 
 	/* Not even a HELLO, then a HELLO but no AUTH. */
@@ -290,33 +324,50 @@ TEST_F(auth, tcp_without_auth_is_forbidden_everything)
 
 TEST_F(auth, hello_reply_and_nonce)
 {
-	uint8_t n1[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN];
-	uint8_t n3[DFKV_AUTH_NONCE_LEN], zero[DFKV_AUTH_NONCE_LEN] = { 0 };
-	uint8_t d[DFKV_HELLO_REPLY_LEN];
+	uint8_t n1[DFKV_HS_LEN], n2[DFKV_HS_LEN], n3[DFKV_HS_LEN];
+	uint8_t zero[DFKV_HELLO_REQ_LEN] = { 0 }, d[DFKV_HELLO_REPLY_MAX];
 	struct dfkv_test_resp r;
 	uint64_t caps = 0;
 	int fd = dfkv_test_tcp_connect(PORT), fd2 = dfkv_test_tcp_connect(PORT);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
+	/* Capabilities without AUTH2: the same reply, name included. */
 	ASSERT_EQ(DFKV_STATUS_OK, dfkv_test_tcp_call(fd, DFKV_OP_HELLO, NULL,
 						     0, 0, zero, 8, &r, d,
 						     sizeof(d)));
-	EXPECT_EQ(48, r.data_len);
-	EXPECT_EQ(DFKV_CAP_AUTH | DFKV_CAP_AUTH_REQUIRED,
-		  dfkv_test_rd64(d) & 3);
+	EXPECT_EQ(DFKV_HELLO_REPLY_MIN + strlen(NODE), r.data_len);
+	EXPECT_EQ(DFKV_CAP_AUTH | DFKV_CAP_AUTH_REQUIRED | DFKV_CAP_AUTH2,
+		  dfkv_test_rd64(d) & 7);
 	EXPECT_EQ(64 << 20, dfkv_test_rd64(d + 8));
-	memcpy(n1, d + 16, sizeof(n1));
+	EXPECT_EQ(strlen(NODE), d[DFKV_HELLO_REPLY_MIN - 1]);
+	EXPECT_EQ(0, memcmp(d + DFKV_HELLO_REPLY_MIN, NODE, strlen(NODE)));
+	memcpy(n1, d + 16, DFKV_AUTH_NONCE_LEN);
+	memset(n1 + DFKV_AUTH_NONCE_LEN, 0, DFKV_AUTH_NONCE_LEN);
+	/* Without a client nonce any AUTH is FORBIDDEN, even a right one. */
+	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, TA, n1));
 	ASSERT_EQ(DFKV_STATUS_OK, hello(fd, n2, &caps));
 	ASSERT_EQ(DFKV_STATUS_OK, hello(fd2, n3, NULL));
-	EXPECT_NE(0, memcmp(n1, zero, sizeof(n1)));
-	EXPECT_NE(0, memcmp(n1, n2, sizeof(n1)));
-	EXPECT_NE(0, memcmp(n2, n3, sizeof(n1)));
-	/* The later HELLO replaced the nonce: a proof over n1 is stale. */
+	EXPECT_NE(0, memcmp(n1, zero, DFKV_AUTH_NONCE_LEN));
+	EXPECT_NE(0, memcmp(n1, n2, DFKV_AUTH_NONCE_LEN));
+	EXPECT_NE(0, memcmp(n2, n3, DFKV_AUTH_NONCE_LEN));
+	/* The later HELLO replaced the nonces: a proof over n1 is stale. */
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, TA, n1));
 	EXPECT_EQ(DFKV_STATUS_OK, auth_as(fd, TA, n2));
 	/* Re-AUTH of a granted tenant is OK. */
 	EXPECT_EQ(DFKV_STATUS_OK, auth_as(fd, TA, n2));
+	/* A proof bound to another node's name does not pass here. */
+	{
+		uint8_t cp[DFKV_AUTH_PROOF_LEN], sp[DFKV_AUTH_PROOF_LEN];
+		uint8_t sec[DFKV_TENANT_SECRET_LEN];
+		struct dfkv_key k = { .tenant = TA };
+
+		dfkv_test_secret(TA, sec);
+		dfkv_proof(cp, sp, sec, NODE "x", n3, TA);
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_test_tcp_call(fd2, DFKV_OP_AUTH, &k, 0, 0, cp,
+					     sizeof(cp), &r, NULL, 0));
+	}
 	close(fd);
 	close(fd2);
 
@@ -326,8 +377,30 @@ TEST_F(auth, hello_reply_and_nonce)
 	fd = dfkv_test_tcp_connect(PORT);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(DFKV_STATUS_OK, hello(fd, n1, &caps));
-	EXPECT_EQ(DFKV_CAP_AUTH, caps & 3);
+	EXPECT_EQ(DFKV_CAP_AUTH | DFKV_CAP_AUTH2, caps & 7);
 	close(fd);
+}
+
+/* A fixed-length hex string field of a vector into b; its length. */
+static size_t vec_hex(const char *p, const char *field, uint8_t *b,
+		      size_t cap)
+{
+	char key[40];
+	const char *q;
+	size_t n = 0;
+	unsigned int x;
+
+	snprintf(key, sizeof(key), "\"%s\"", field);
+	q = strstr(p, key);
+	if (!q)
+		return 0;
+	q = strchr(q + strlen(key), '"') + 1;
+	for (; q[2 * n] != '"' && n < cap; n++) {
+		if (sscanf(q + 2 * n, "%2x", &x) != 1)
+			return 0;
+		b[n] = (uint8_t)x;
+	}
+	return n;
 }
 
 /* No node needed: the client's own HMAC against the spec's vectors. */
@@ -338,7 +411,7 @@ TEST(proof_vectors)
 	int n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/selftests/auth-vectors.json",
+	snprintf(path, sizeof(path), "%s/selftests/auth2-vectors.json",
 		 repo ? repo : "..");
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f) TH_LOG("%s", path);
@@ -347,40 +420,31 @@ TEST(proof_vectors)
 	ASSERT_LT(0, fread(json, 1, (1 << 16) - 1, f));
 	fclose(f);
 	for (p = strstr(json, "\"name\""); p; p = strstr(p + 1, "\"name\"")) {
-		static const char *const field[] = {
-			"secret_hex", "nonce_hex", "tenant", "message_hex",
-			"proof_hex",
-		};
-		uint8_t v[5][64], msg[DFKV_AUTH_MSG_LEN];
-		uint8_t proof[DFKV_AUTH_PROOF_LEN];
+		uint8_t sec[32], hs[DFKV_HS_LEN], tb[8], t[256], want[256];
+		uint8_t cp[32], sp[32], wcp[32], wsp[32];
+		char name[DFKV_AUTH2_NAME_MAX + 1] = "", *q;
 		uint64_t tenant = 0;
-		size_t len[5];
+		size_t tl, wl;
 
-		for (int i = 0; i < 5; i++) {
-			char key[32], *q;
-
-			snprintf(key, sizeof(key), "\"%s\"", field[i]);
-			q = strstr(p, key);
-			ASSERT_NE(NULL, q) TH_LOG("no %s", key);
-			q = strchr(q + strlen(key), '"') + 1;
-			for (len[i] = 0; q[2 * len[i]] != '"'; len[i]++) {
-				unsigned int b;
-
-				ASSERT_EQ(1, sscanf(q + 2 * len[i], "%2x", &b));
-				v[i][len[i]] = (uint8_t)b;
-			}
-		}
-		ASSERT_EQ(32, len[0]);
-		ASSERT_EQ(32, len[1]);
-		ASSERT_EQ(8, len[2]);
+		q = strstr(p, "\"node_name\"");
+		ASSERT_NE(NULL, q);
+		q = strchr(q + 11, '"') + 1;
+		ASSERT_EQ(1, sscanf(q, "%63[^\"]", name));
+		ASSERT_EQ(32, vec_hex(p, "secret_hex", sec, 32));
+		ASSERT_EQ(32, vec_hex(p, "server_nonce_hex", hs, 32));
+		ASSERT_EQ(32, vec_hex(p, "client_nonce_hex", hs + 32, 32));
+		ASSERT_EQ(8, vec_hex(p, "tenant", tb, 8));
+		ASSERT_EQ(32, vec_hex(p, "client_proof_hex", wcp, 32));
+		ASSERT_EQ(32, vec_hex(p, "server_proof_hex", wsp, 32));
+		wl = vec_hex(p, "transcript_hex", want, sizeof(want));
 		for (int i = 0; i < 8; i++)	/* big-endian rendering */
-			tenant = tenant << 8 | v[2][i];
-		dfkv_proof_msg(msg, v[1], tenant);
-		EXPECT_EQ(sizeof(msg), len[3]);
-		EXPECT_EQ(0, memcmp(msg, v[3], sizeof(msg))) TH_LOG("vector %d", n);
-		dfkv_proof(proof, v[0], v[1], tenant);
-		EXPECT_EQ(sizeof(proof), len[4]);
-		EXPECT_EQ(0, memcmp(proof, v[4], sizeof(proof))) TH_LOG("vector %d", n);
+			tenant = tenant << 8 | tb[i];
+		tl = dfkv_proof_transcript(t, name, hs, tenant);
+		EXPECT_EQ(wl, tl) TH_LOG("vector %d", n);
+		EXPECT_EQ(0, memcmp(t, want, tl)) TH_LOG("vector %d", n);
+		dfkv_proof(cp, sp, sec, name, hs, tenant);
+		EXPECT_EQ(0, memcmp(cp, wcp, 32)) TH_LOG("vector %d", n);
+		EXPECT_EQ(0, memcmp(sp, wsp, 32)) TH_LOG("vector %d", n);
 		n++;
 	}
 	EXPECT_LE(3, n);
@@ -389,8 +453,8 @@ TEST(proof_vectors)
 
 TEST_F(auth, wrong_replayed_early_and_unknown_proofs)
 {
-	uint8_t n1[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN];
-	uint8_t wrong[DFKV_TENANT_SECRET_LEN], zero[DFKV_AUTH_NONCE_LEN] = { 0 };
+	uint8_t n1[DFKV_HS_LEN], n2[DFKV_HS_LEN];
+	uint8_t wrong[DFKV_TENANT_SECRET_LEN], zero[DFKV_HS_LEN] = { 0 };
 	struct dfkv_key ka = dfkv_test_key(TA, 1), none = { .tenant = TA };
 	int64_t fails = dfkv_test_stat(&self->g, NODE, DFKV_STAT_AUTH_FAILURES);
 	int64_t oks = dfkv_test_stat(&self->g, NODE, DFKV_STAT_AUTH_OK);
@@ -443,7 +507,7 @@ TEST_F(auth, wrong_replayed_early_and_unknown_proofs)
 
 TEST_F(auth, third_failure_closes_the_connection)
 {
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN], stale[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN], stale[DFKV_HS_LEN];
 	int fd = dfkv_test_tcp_connect(PORT);
 
 	ASSERT_LE(0, fd);
@@ -451,9 +515,9 @@ TEST_F(auth, third_failure_closes_the_connection)
 	ASSERT_EQ(DFKV_STATUS_OK, hello(fd, nonce, NULL));
 	/* Three kinds of failure: unknown tenant, stale nonce, wrong secret */
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, 0x5eed, nonce));
-	EXPECT_TRUE(stats_ok(fd));
+	EXPECT_TRUE(stream_ok(fd));
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, TA, stale));
-	EXPECT_TRUE(stats_ok(fd));
+	EXPECT_TRUE(stream_ok(fd));
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, auth_as(fd, TB, stale));
 	EXPECT_TRUE(dfkv_test_peer_closed(fd));
 	close(fd);
@@ -468,7 +532,7 @@ TEST_F(auth, third_failure_closes_the_connection)
 
 TEST_F(auth, seventeen_tenants_on_one_connection)
 {
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN];
 	struct dfkv_test_resp r;
 	struct dfkv_key k;
 	int fd = dfkv_test_tcp_connect(PORT), i;
@@ -499,7 +563,7 @@ TEST_F(auth, seventeen_tenants_on_one_connection)
 
 TEST_F(auth, auth_off_still_verifies)
 {
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN], wrong[DFKV_TENANT_SECRET_LEN];
+	uint8_t nonce[DFKV_HS_LEN], wrong[DFKV_TENANT_SECRET_LEN];
 	struct dfkv_test_resp r;
 	char out[VAL];
 	int fd;
@@ -537,7 +601,7 @@ TEST_F(auth, auth_off_still_verifies)
 TEST_F(auth, tenant_del_revokes_on_open_connections)
 {
 	struct dfkv_key ka = dfkv_test_key(TA, 1);
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN];
 	struct dfkv_test_resp r;
 	int fd = dfkv_test_tcp_connect(PORT);
 
@@ -1001,6 +1065,107 @@ static void expect_not_logged(struct __test_metadata *_metadata,
  * A secret is exactly 32 bytes: the policy refuses any other length with
  * -ERANGE and an extended ack, as every out-of-range attribute.
  */
+/* An EXIST of t's key 1 on fd: its status. */
+static int exist_as(int fd, uint64_t t)
+{
+	struct dfkv_key k = dfkv_test_key(t, 1);
+	struct dfkv_test_resp r;
+
+	return dfkv_test_tcp_call(fd, DFKV_OP_EXIST, &k, 0, 0, NULL, 0, &r,
+				  NULL, 0);
+}
+
+/* A connection authorized for TA with secret s; fd or -1. */
+static int conn_with(const uint8_t *s)
+{
+	uint8_t hs[DFKV_HS_LEN];
+	int fd = dfkv_test_tcp_connect(PORT);
+
+	if (fd >= 0 && (hello(fd, hs, NULL) != DFKV_STATUS_OK ||
+			auth(fd, TA, s, hs) != DFKV_STATUS_OK)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+TEST_F(auth, rotation_with_two_secrets)
+{
+	uint8_t s1[DFKV_TENANT_SECRET_LEN], s2[DFKV_TENANT_SECRET_LEN];
+	uint8_t s3[DFKV_TENANT_SECRET_LEN];
+	struct dfkv_test_tenant t;
+	int old, new, fd;
+
+	dfkv_test_secret(TA, s1);
+	memcpy(s2, "R0tat3d-s3cret-of-A-0123456789ab", sizeof(s2));
+	memcpy(s3, "Th1rd-s3cret-of-A-0123456789abcd", sizeof(s3));
+	old = conn_with(s1);
+	ASSERT_LE(0, old);
+	/* Add the successor: both authorize, the old grant stays. */
+	ASSERT_EQ(0, dfkv_test_tenant_secret(&self->g, NODE, TA,
+					     DFKV_A_TENANT_SECRET_ADD, s2))
+		TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, dfkv_test_tenant_get(&self->g, NODE, TA, &t));
+	EXPECT_EQ(2, t.secrets);
+	new = conn_with(s2);
+	ASSERT_LE(0, new);
+	fd = conn_with(s1);
+	EXPECT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, exist_as(old, TA));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, exist_as(new, TA));
+	/* Adding what it holds changes nothing; a third one is refused. */
+	EXPECT_EQ(0, dfkv_test_tenant_secret(&self->g, NODE, TA,
+					     DFKV_A_TENANT_SECRET_ADD, s2));
+	EXPECT_EQ(-ENOSPC, dfkv_test_tenant_secret(&self->g, NODE, TA,
+						   DFKV_A_TENANT_SECRET_ADD,
+						   s3));
+	EXPECT_NE(NULL, strstr(self->g.errmsg, "two secrets"));
+	EXPECT_EQ(-ENOENT, dfkv_test_tenant_secret(&self->g, NODE, TA,
+						   DFKV_A_TENANT_SECRET_DROP,
+						   s3));
+	/* Drop the old one: its grants go at once, the new ones stay. */
+	ASSERT_EQ(0, dfkv_test_tenant_secret(&self->g, NODE, TA,
+					     DFKV_A_TENANT_SECRET_DROP, s1));
+	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, exist_as(old, TA));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, exist_as(new, TA));
+	EXPECT_EQ(-1, conn_with(s1));
+	ASSERT_EQ(0, dfkv_test_tenant_get(&self->g, NODE, TA, &t));
+	EXPECT_EQ(1, t.secrets);
+	/* The only secret is not dropped (replace it, or delete the tenant). */
+	EXPECT_EQ(-EBUSY, dfkv_test_tenant_secret(&self->g, NODE, TA,
+						  DFKV_A_TENANT_SECRET_DROP,
+						  s2));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, exist_as(new, TA));
+	/* Setting the secret it holds keeps that secret's grants. */
+	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TA, s2, sizeof(s2),
+					   NULL));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, exist_as(new, TA));
+	close(old);
+	close(new);
+	expect_no_secret_in_replies(_metadata, &self->g, s2);
+}
+
+TEST_F(auth, stats_needs_a_grant)
+{
+	int fd = dfkv_test_tcp_connect(PORT);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, stats(fd));
+	EXPECT_TRUE(stream_ok(fd));
+	close(fd);
+	fd = conn_as(TB);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DFKV_STATUS_OK, stats(fd));
+	close(fd);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE, DFKV_A_NODE_AUTH,
+					    DFKV_AUTH_OFF));
+	fd = dfkv_test_tcp_connect(PORT);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DFKV_STATUS_OK, stats(fd));
+	close(fd);
+}
+
 TEST_F(auth, tenant_secret_of_another_length_is_refused)
 {
 	uint8_t s[DFKV_TENANT_SECRET_LEN + 1] = { 0 };
@@ -1024,7 +1189,7 @@ TEST_F(auth, tenant_secret_of_another_length_is_refused)
 TEST_F(auth, tenant_commands_and_secrets_never_shown)
 {
 	uint8_t s1[DFKV_TENANT_SECRET_LEN], s2[DFKV_TENANT_SECRET_LEN];
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN];
+	uint8_t nonce[DFKV_HS_LEN], n2[DFKV_HS_LEN];
 	struct dfkv_test_tenant t;
 	uint64_t q = 12345;
 	int old, fd;
@@ -1049,8 +1214,8 @@ TEST_F(auth, tenant_commands_and_secrets_never_shown)
 	old = conn_as(TA);
 	ASSERT_LE(0, old);
 	expect_no_secret_in_replies(_metadata, &self->g, s1);
-	/* Rotation: the old secret no longer works, the new one does, and
-	 * a connection granted before keeps its grant. */
+	/* Replacing the secret: the old one no longer works, the new one
+	 * does, and a connection granted with the old one loses that. */
 	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TA, s2, sizeof(s2),
 					   NULL));
 	fd = dfkv_test_tcp_connect(PORT);
@@ -1063,7 +1228,7 @@ TEST_F(auth, tenant_commands_and_secrets_never_shown)
 		struct dfkv_key ka = dfkv_test_key(TA, 1);
 		struct dfkv_test_resp r;
 
-		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
 			  dfkv_test_tcp_call(old, DFKV_OP_EXIST, &ka, 0, 0,
 					     NULL, 0, &r, NULL, 0));
 	}

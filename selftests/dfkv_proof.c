@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The AUTH proof (see dfkv_proof.h), on OpenSSL's libcrypto.
+ * The AUTH2 transcript and proofs (see dfkv_proof.h), on OpenSSL's
+ * libcrypto.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,27 +10,48 @@
 
 #include "dfkv_proof.h"
 
-void dfkv_proof_msg(uint8_t msg[DFKV_AUTH_MSG_LEN],
-		    const uint8_t nonce[DFKV_AUTH_NONCE_LEN], uint64_t tenant)
+size_t dfkv_proof_transcript(uint8_t t[DFKV_AUTH2_TRANSCRIPT_MAX],
+			     const char *name, const uint8_t hs[DFKV_HS_LEN],
+			     uint64_t tenant)
 {
-	memcpy(msg, DFKV_AUTH_DOMAIN, DFKV_AUTH_DOMAIN_LEN);
-	memcpy(msg + DFKV_AUTH_DOMAIN_LEN, nonce, DFKV_AUTH_NONCE_LEN);
+	size_t nl = strlen(name), n = 0;
+
+	memcpy(t, DFKV_AUTH2_DOMAIN, DFKV_AUTH2_DOMAIN_LEN);
+	n += DFKV_AUTH2_DOMAIN_LEN;
+	t[n++] = (uint8_t)nl;
+	memcpy(t + n, name, nl);
+	n += nl;
+	memcpy(t + n, hs, DFKV_HS_LEN);
+	n += DFKV_HS_LEN;
 	for (int i = 0; i < 8; i++)
-		msg[DFKV_AUTH_DOMAIN_LEN + DFKV_AUTH_NONCE_LEN + i] =
-			(uint8_t)(tenant >> (8 * i));
+		t[n++] = (uint8_t)(tenant >> (8 * i));
+	return n;
 }
 
-void dfkv_proof(uint8_t proof[DFKV_AUTH_PROOF_LEN],
-		const uint8_t secret[DFKV_TENANT_SECRET_LEN],
-		const uint8_t nonce[DFKV_AUTH_NONCE_LEN], uint64_t tenant)
+static void hmac_tagged(uint8_t out[DFKV_AUTH_PROOF_LEN],
+			const uint8_t secret[DFKV_TENANT_SECRET_LEN], char tag,
+			const uint8_t *t, size_t n)
 {
-	uint8_t msg[DFKV_AUTH_MSG_LEN];
+	uint8_t msg[1 + DFKV_AUTH2_TRANSCRIPT_MAX];
 	unsigned int len = DFKV_AUTH_PROOF_LEN;
 
-	dfkv_proof_msg(msg, nonce, tenant);
-	if (!HMAC(EVP_sha256(), secret, DFKV_TENANT_SECRET_LEN, msg,
-		  sizeof(msg), proof, &len))
-		memset(proof, 0, DFKV_AUTH_PROOF_LEN);
+	msg[0] = (uint8_t)tag;
+	memcpy(msg + 1, t, n);
+	if (!HMAC(EVP_sha256(), secret, DFKV_TENANT_SECRET_LEN, msg, n + 1,
+		  out, &len))
+		memset(out, 0, DFKV_AUTH_PROOF_LEN);
+}
+
+void dfkv_proof(uint8_t client[DFKV_AUTH_PROOF_LEN],
+		uint8_t server[DFKV_AUTH_PROOF_LEN],
+		const uint8_t secret[DFKV_TENANT_SECRET_LEN], const char *name,
+		const uint8_t hs[DFKV_HS_LEN], uint64_t tenant)
+{
+	uint8_t t[DFKV_AUTH2_TRANSCRIPT_MAX];
+	size_t n = dfkv_proof_transcript(t, name, hs, tenant);
+
+	hmac_tagged(client, secret, 'C', t, n);
+	hmac_tagged(server, secret, 'S', t, n);
 }
 
 void dfkv_test_secret(uint64_t t, uint8_t secret[DFKV_TENANT_SECRET_LEN])

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The AUTH proof of SPEC.md section 9, computed from the spec alone with
- * OpenSSL's HMAC (not dfkv's code): what the selftests' hostile clients
- * send, and checked against auth-vectors.json.  Link with -lcrypto.
+ * The AUTH2 transcript and proofs of SPEC.md section 9, computed from the
+ * spec alone with OpenSSL's HMAC (not dfkv's code): what the selftests'
+ * hostile clients send and check, and checked against auth2-vectors.json.
+ * A handshake's nonces travel as hs = server nonce || client nonce.  Link
+ * with -lcrypto.
  */
 #ifndef DFKV_PROOF_H
 #define DFKV_PROOF_H
@@ -11,13 +13,17 @@
 #include <stdint.h>
 #include <linux/dfkv.h>
 
-/* "DFKVAUTH1" || nonce || u64le(tenant) into msg. */
-void dfkv_proof_msg(uint8_t msg[DFKV_AUTH_MSG_LEN],
-		    const uint8_t nonce[DFKV_AUTH_NONCE_LEN], uint64_t tenant);
-/* HMAC-SHA256(secret, that message) into proof. */
-void dfkv_proof(uint8_t proof[DFKV_AUTH_PROOF_LEN],
-		const uint8_t secret[DFKV_TENANT_SECRET_LEN],
-		const uint8_t nonce[DFKV_AUTH_NONCE_LEN], uint64_t tenant);
+#define DFKV_HS_LEN	(2 * DFKV_AUTH_NONCE_LEN)
+
+/* T = "DFKVAUTH2" || u8 len || name || hs || u64le(tenant); its length. */
+size_t dfkv_proof_transcript(uint8_t t[DFKV_AUTH2_TRANSCRIPT_MAX],
+			     const char *name, const uint8_t hs[DFKV_HS_LEN],
+			     uint64_t tenant);
+/* HMAC-SHA256(secret, "C" || T) into client, ("S" || T) into server. */
+void dfkv_proof(uint8_t client[DFKV_AUTH_PROOF_LEN],
+		uint8_t server[DFKV_AUTH_PROOF_LEN],
+		const uint8_t secret[DFKV_TENANT_SECRET_LEN], const char *name,
+		const uint8_t hs[DFKV_HS_LEN], uint64_t tenant);
 /* The selftests' secret of tenant t: 32 printable bytes (a leak shows). */
 void dfkv_test_secret(uint64_t t, uint8_t secret[DFKV_TENANT_SECRET_LEN]);
 

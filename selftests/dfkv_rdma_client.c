@@ -82,6 +82,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -1060,39 +1061,57 @@ static int cmd_limit(const char *host)
 #define AUTH_TA		0x0a0a0a0a00000001ULL
 #define AUTH_TB		0x0b0b0b0b00000002ULL
 
-/* HELLO as a SEND: the reply's capabilities and nonce; a status or -1. */
-static int raw_hello(struct raw *r, int s, uint64_t *caps, uint8_t *nonce)
+/*
+ * HELLO as a SEND with a fresh client nonce: the reply's capabilities and
+ * hs (server nonce || client nonce); a status, or -1 when the reply does
+ * not name AUTH_NODE.
+ */
+static int raw_hello(struct raw *r, int s, uint64_t *caps, uint8_t *hs)
 {
-	uint8_t c[8] = { 0 };
+	uint8_t c[DFKV_HELLO_REQ_LEN] = { DFKV_CAP_AUTH2 };
+	size_t nl = strlen(AUTH_NODE);
 	const uint8_t *d;
 	uint64_t dl = 0;
 	int st;
 
-	if (raw_send_inline(r, s, DFKV_OP_HELLO, "", 0, c, sizeof(c)))
+	if (getrandom(c + 8, DFKV_AUTH_NONCE_LEN, 0) != DFKV_AUTH_NONCE_LEN ||
+	    raw_send_inline(r, s, DFKV_OP_HELLO, "", 0, c, sizeof(c)))
 		return -1;
 	st = raw_reply_data(r, 10000, NULL, &d, &dl);
 	if (st != DFKV_STATUS_OK)
 		return st;
-	if (dl != DFKV_HELLO_REPLY_LEN)
+	if (dl != DFKV_HELLO_REPLY_MIN + nl ||
+	    memcmp(d + DFKV_HELLO_REPLY_MIN, AUTH_NODE, nl))
 		return -1;
 	memcpy(caps, d, 8);
-	memcpy(nonce, d + 16, DFKV_AUTH_NONCE_LEN);
+	memcpy(hs, d + 16, DFKV_AUTH_NONCE_LEN);
+	memcpy(hs + DFKV_AUTH_NONCE_LEN, c + 8, DFKV_AUTH_NONCE_LEN);
 	return st;
 }
 
-/* AUTH as tenant t with secret's proof over nonce; a status or -1. */
+/*
+ * AUTH as tenant t with secret's proof over hs; a status, or -1 when an
+ * OK does not carry the node's proof of the same secret.
+ */
 static int raw_auth(struct raw *r, int s, uint64_t t, const uint8_t *secret,
-		    const uint8_t *nonce)
+		    const uint8_t *hs)
 {
-	uint8_t proof[DFKV_AUTH_PROOF_LEN];
-	uint64_t saved = r->tenant;
+	uint8_t proof[DFKV_AUTH_PROOF_LEN], sproof[DFKV_AUTH_PROOF_LEN];
+	uint64_t saved = r->tenant, dl = 0;
+	const uint8_t *d;
 	int st;
 
-	dfkv_proof(proof, secret, nonce, t);
+	dfkv_proof(proof, sproof, secret, AUTH_NODE, hs, t);
 	r->tenant = t;
 	st = raw_send_inline(r, s, DFKV_OP_AUTH, "", 0, proof, sizeof(proof));
 	r->tenant = saved;
-	return st ? -1 : raw_reply(r, 10000, NULL);
+	if (st)
+		return -1;
+	st = raw_reply_data(r, 10000, NULL, &d, &dl);
+	if (st == DFKV_STATUS_OK &&
+	    (dl != sizeof(sproof) || memcmp(d, sproof, sizeof(sproof))))
+		return -1;
+	return st;
 }
 
 /* Request slot s's inline request as tenant t; its status or -1. */
@@ -1140,7 +1159,8 @@ static void expect_b_block(struct raw *rb, int s, const char *what)
 
 /*
  * With node kvr at auth=required and tenants A and B registered: HELLO
- * and AUTH ride as SENDs (48-byte HELLO reply, fresh nonce); requests of
+ * and AUTH ride as SENDs (HELLO reply with the node's name and a fresh
+ * nonce, AUTH reply with the node's proof); requests of
  * an unauthenticated connection are FORBIDDEN, a wrong or replayed proof
  * too; B's AUTH'd connection stores and reads, A's cannot reach B's
  * blocks.  The node is back at auth=off, tenants gone, on return.
@@ -1148,7 +1168,7 @@ static void expect_b_block(struct raw *rb, int s, const char *what)
 static int cmd_auth(const char *host)
 {
 	uint8_t sa[DFKV_TENANT_SECRET_LEN], sb[DFKV_TENANT_SECRET_LEN];
-	uint8_t n1[DFKV_AUTH_NONCE_LEN], n2[DFKV_AUTH_NONCE_LEN], key[24];
+	uint8_t n1[DFKV_HS_LEN] = { 0 }, n2[DFKV_HS_LEN], key[24];
 	struct raw rb = { 0 }, ra = { 0 }, rc = { 0 };
 	struct rdma_cm_event *ev;
 	struct dfkv_genl g;
@@ -1182,7 +1202,8 @@ static int cmd_auth(const char *host)
 	EXPECT_ST(DFKV_STATUS_FORBIDDEN, raw_auth(&rb, 2, AUTH_TB, sb, n1),
 		  "AUTH before HELLO");
 	st = raw_hello(&rb, 3, &caps, n1);
-	if (st || (caps & 3) != (DFKV_CAP_AUTH | DFKV_CAP_AUTH_REQUIRED))
+	if (st || (caps & 7) != (DFKV_CAP_AUTH | DFKV_CAP_AUTH_REQUIRED |
+				 DFKV_CAP_AUTH2))
 		FAIL("HELLO: status %d caps %" PRIx64 "\n", st, caps);
 	st = raw_hello(&ra, 0, &caps, n2);
 	if (st || !memcmp(n1, n2, sizeof(n1)))

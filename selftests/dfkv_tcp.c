@@ -367,7 +367,8 @@ TEST_F(tcp, keys_ops_hello_stats)
 	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_HELLO, NULL, 0, 0, "\1\0\0\0\0\0\0\0", 8));
 	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out)));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
-	ASSERT_EQ(DFKV_HELLO_REPLY_LEN, r.data_len);
+	ASSERT_EQ(DFKV_HELLO_REPLY_MIN + strlen(NODE), r.data_len);
+	EXPECT_EQ(0, memcmp(out + DFKV_HELLO_REPLY_MIN, NODE, strlen(NODE)));
 	EXPECT_EQ(64 << 20, rd64(out + 8));
 	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_STATS, NULL, 0, 0, NULL, 0));
 	ASSERT_EQ(0, recv_resp(self->fd, &r, out, sizeof(out) - 1));

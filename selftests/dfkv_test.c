@@ -264,6 +264,17 @@ int dfkv_test_tenant_set(struct dfkv_genl *g, const char *node,
 	return dfkv_genl_talk(g, nlh, NULL, NULL);
 }
 
+int dfkv_test_tenant_secret(struct dfkv_genl *g, const char *node,
+			    uint64_t tenant, int attr, const void *secret)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = tenant_msg(g, buf, DFKV_CMD_TENANT_SET, node,
+					  tenant);
+
+	mnl_attr_put(nlh, (uint16_t)attr, DFKV_TENANT_SECRET_LEN, secret);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
 int dfkv_test_tenant_del(struct dfkv_genl *g, const char *node,
 			 uint64_t tenant)
 {
@@ -282,6 +293,8 @@ static int tenant_get_cb(const struct nlmsghdr *nlh, void *data)
 	dfkv_genl_parse(nlh, tb);
 	if (tb[DFKV_A_TENANT_FLAGS])
 		t->flags = mnl_attr_get_u32(tb[DFKV_A_TENANT_FLAGS]);
+	if (tb[DFKV_A_TENANT_SECRETS])
+		t->secrets = mnl_attr_get_u32(tb[DFKV_A_TENANT_SECRETS]);
 	if (tb[DFKV_A_TENANT_QUOTA])
 		t->quota = mnl_attr_get_u64(tb[DFKV_A_TENANT_QUOTA]);
 	if (!tb[DFKV_A_TENANT_STATS])

@@ -66,12 +66,16 @@ int dfkv_test_node_set_u64(struct dfkv_genl *g, const char *node, int attr,
 int dfkv_test_tenant_set(struct dfkv_genl *g, const char *node,
 			 uint64_t tenant, const void *secret, size_t secret_len,
 			 const uint64_t *quota);
+/* TENANT_SET with one secret attribute of type attr (ADD or DROP). */
+int dfkv_test_tenant_secret(struct dfkv_genl *g, const char *node,
+			    uint64_t tenant, int attr, const void *secret);
 int dfkv_test_tenant_del(struct dfkv_genl *g, const char *node,
 			 uint64_t tenant);
 
 /* What TENANT_GET tells of one tenant. */
 struct dfkv_test_tenant {
 	uint32_t flags;			/* enum dfkv_tenant_flags */
+	uint32_t secrets;		/* how many it holds */
 	uint64_t quota;			/* in force */
 	int64_t stat[DFKV_STAT_MAX + 1];	/* -1: absent */
 };

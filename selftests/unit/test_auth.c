@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of libdfkv's tenant authentication (SPEC.md 9) that need no
- * node: every proof vector of auth-vectors.json (the copy beside this
- * file; test_auth.py checks it against shared/spec and runs the same
+ * node: every AUTH2 vector of auth2-vectors.json (the repository's copy in
+ * selftests/; test_auth.py checks it against shared/spec and runs the same
  * vectors from Python), the tenant secret file's rules, and how
  * dfkv_open_v2 takes the secret options.  The handshake over TCP is in
  * test_client_tcp.c.
@@ -26,7 +26,7 @@
 #include "token.h"
 
 #ifndef AUTH_VECTORS
-#define AUTH_VECTORS "auth-vectors.json"
+#define AUTH_VECTORS "../auth2-vectors.json"
 #endif
 
 static int unhex(const char *s, uint8_t *out, size_t n)
@@ -53,29 +53,28 @@ TEST(proof_vectors)
 	size_t n;
 
 	ASSERT_NE(NULL, root);
-	ASSERT_TRUE(json_object_object_get_ex(root, "auth", &arr));
+	ASSERT_TRUE(json_object_object_get_ex(root, "auth2", &arr));
 	n = json_object_array_length(arr);
-	ASSERT_GE(n, 3);
+	ASSERT_GE(n, 4);
 	for (size_t i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(arr, i);
-		uint8_t secret[32], nonce[32], want[32], got[32];
-		uint8_t msg[DFKV_AUTH_MSG_LEN];
+		uint8_t secret[32], sn[32], cn[32], wc[32], ws[32], c[32], s[32];
+		const char *name = field(v, "node_name");
 		uint64_t tenant;
 
 		ASSERT_EQ(0, unhex(field(v, "secret_hex"), secret, 32));
-		ASSERT_EQ(0, unhex(field(v, "nonce_hex"), nonce, 32));
-		ASSERT_EQ(0, unhex(field(v, "proof_hex"), want, 32));
-		ASSERT_EQ(0, unhex(field(v, "message_hex"), msg, sizeof(msg)));
+		ASSERT_EQ(0, unhex(field(v, "server_nonce_hex"), sn, 32));
+		ASSERT_EQ(0, unhex(field(v, "client_nonce_hex"), cn, 32));
+		ASSERT_EQ(0, unhex(field(v, "client_proof_hex"), wc, 32));
+		ASSERT_EQ(0, unhex(field(v, "server_proof_hex"), ws, 32));
 		tenant = strtoull(field(v, "tenant"), NULL, 16);
-		/* the message layout the vector spells out */
-		EXPECT_EQ(0, memcmp(msg, DFKV_AUTH_DOMAIN, DFKV_AUTH_DOMAIN_LEN));
-		EXPECT_EQ(0, memcmp(msg + DFKV_AUTH_DOMAIN_LEN, nonce, 32));
-		for (int b = 0; b < 8; b++)
-			EXPECT_EQ((uint8_t)(tenant >> (8 * b)),
-				  msg[DFKV_AUTH_DOMAIN_LEN + 32 + b]);
-		ASSERT_EQ(0, dfkv_auth_proof(secret, nonce, tenant, got));
-		EXPECT_EQ(0, memcmp(want, got, 32)) {
-			TH_LOG("vector %s", field(v, "name"));
+		ASSERT_EQ(0, dfkv_auth2_proofs(secret, name, strlen(name), sn,
+					       cn, tenant, c, s));
+		EXPECT_EQ(0, memcmp(wc, c, 32)) {
+			TH_LOG("client proof of vector %s", field(v, "name"));
+		}
+		EXPECT_EQ(0, memcmp(ws, s, 32)) {
+			TH_LOG("server proof of vector %s", field(v, "name"));
 		}
 	}
 	json_object_put(root);
@@ -84,10 +83,21 @@ TEST(proof_vectors)
 TEST(proof_arguments)
 {
 	uint8_t b[32] = { 0 };
+	char name[DFKV_AUTH2_NAME_MAX + 2];
 
-	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth_proof(NULL, b, 0, b));
-	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth_proof(b, NULL, 0, b));
-	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth_proof(b, b, 0, NULL));
+	memset(name, 'n', sizeof(name));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(NULL, "n", 1, b, b, 0, b, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, NULL, 1, b, b, 0, b, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, "n", 0, b, b, 0, b, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, "n", 1, NULL, b, 0, b, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, "n", 1, b, NULL, 0, b, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, "n", 1, b, b, 0, NULL, b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, "n", 1, b, b, 0, b, NULL));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_auth2_proofs(b, name,
+						  DFKV_AUTH2_NAME_MAX + 1,
+						  b, b, 0, b, b));
+	EXPECT_EQ(0, dfkv_auth2_proofs(b, name, DFKV_AUTH2_NAME_MAX, b, b, 0,
+				       b, b));
 }
 
 #define GOOD_HEX "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"

@@ -33,6 +33,7 @@
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
 #include "dfkv.h"
+#include "util.h"
 #include "wire.h"
 #include "../client_async.h"
 
@@ -65,7 +66,8 @@ struct srv {
 	size_t nconns;
 	uint64_t requests, puts, lease_seq, max_inflight_seen;
 	uint64_t touch_walks[3];	/* TOUCH by offset: 0, 1, other */
-	/* SPEC 9: the one registered tenant and its secret */
+	/* SPEC 9: its name, the one registered tenant and its secret */
+	char name[DFKV_NODE_NAME_MAX];
 	bool auth_required;
 	uint64_t tenant;
 	uint8_t secret[DFKV_TENANT_SECRET_LEN];
@@ -128,31 +130,41 @@ static bool reply(int fd, int mode, uint8_t status, uint64_t stored,
 
 /* What a connection of the test node knows of its client (SPEC 9). */
 struct conn_auth {
-	uint8_t nonce[DFKV_AUTH_NONCE_LEN];
-	bool nonce_set, granted;
+	uint8_t sn[DFKV_AUTH_NONCE_LEN], cn[DFKV_AUTH_NONCE_LEN];
+	bool nonces_set, granted;
 };
 
-static bool do_hello(int fd, int mode, struct srv *s, struct conn_auth *ca)
+static bool do_hello(int fd, int mode, struct srv *s, struct conn_auth *ca,
+		     const struct dfkv_wire_req *q, const uint8_t *payload)
 {
-	uint8_t r[DFKV_HELLO_REPLY_LEN];
+	uint8_t r[DFKV_HELLO_REPLY_MAX];
+	size_t nl = strlen(s->name);
 
-	if (getrandom(ca->nonce, sizeof(ca->nonce), 0) != sizeof(ca->nonce))
+	if (getrandom(ca->sn, sizeof(ca->sn), 0) != sizeof(ca->sn))
 		return false;
-	ca->nonce_set = true;
+	ca->nonces_set = q->payload_len >= DFKV_HELLO_REQ_LEN &&
+			 (dfkv_get_le64(payload) & DFKV_CAP_AUTH2);
+	if (ca->nonces_set)
+		memcpy(ca->cn, payload + 8, sizeof(ca->cn));
 	s->hellos++;
 	dfkv_wire_u64s_encode((uint64_t[]){
-		DFKV_CAP_AUTH | (s->auth_required ? DFKV_CAP_AUTH_REQUIRED : 0),
+		DFKV_CAP_AUTH | DFKV_CAP_AUTH2 |
+		(s->auth_required ? DFKV_CAP_AUTH_REQUIRED : 0),
 		SRV_MAX_VALUE }, 2, r);
-	memcpy(r + 16, ca->nonce, sizeof(ca->nonce));
-	return reply(fd, mode, 0, 0, r, sizeof(r));
+	memcpy(r + 16, ca->sn, sizeof(ca->sn));
+	r[DFKV_HELLO_REPLY_MIN - 1] = (uint8_t)nl;
+	memcpy(r + DFKV_HELLO_REPLY_MIN, s->name, nl);
+	return reply(fd, mode, 0, 0, r, DFKV_HELLO_REPLY_MIN + nl);
 }
 
 static bool do_auth(int fd, int mode, struct srv *s, struct conn_auth *ca,
 		    const struct dfkv_wire_req *q, const uint8_t *proof)
 {
-	uint8_t want[DFKV_AUTH_PROOF_LEN];
-	bool ok = ca->nonce_set && q->tenant == s->tenant &&
-		  !dfkv_auth_proof(s->secret, ca->nonce, q->tenant, want) &&
+	uint8_t want[DFKV_AUTH_PROOF_LEN], back[DFKV_AUTH_PROOF_LEN];
+	bool ok = ca->nonces_set && q->tenant == s->tenant &&
+		  q->payload_len == sizeof(want) &&
+		  !dfkv_auth2_proofs(s->secret, s->name, strlen(s->name),
+				     ca->sn, ca->cn, q->tenant, want, back) &&
 		  !memcmp(want, proof, sizeof(want));
 
 	ca->granted |= ok;
@@ -160,7 +172,8 @@ static bool do_auth(int fd, int mode, struct srv *s, struct conn_auth *ca,
 		s->auth_ok++;
 	else
 		s->auth_failures++;
-	return reply(fd, mode, ok ? 0 : DFKV_STATUS_FORBIDDEN, 0, NULL, 0);
+	return ok ? reply(fd, mode, 0, 0, back, sizeof(back)) :
+		reply(fd, mode, DFKV_STATUS_FORBIDDEN, 0, NULL, 0);
 }
 
 /* With auth required: a request naming a tenant not granted (any key). */
@@ -226,7 +239,7 @@ static void *conn_main(void *arg)
 		case 0:
 			break;
 		case DFKV_OP_HELLO:
-			ok = do_hello(fd, mode, s, &au);
+			ok = do_hello(fd, mode, s, &au, &q, payload);
 			break;
 		case DFKV_OP_AUTH:
 			ok = do_auth(fd, mode, s, &au, &q, payload);
@@ -424,6 +437,8 @@ FIXTURE_SETUP(cluster)
 	ASSERT_NE(NULL, self->srv);
 	for (int i = 0; i < NSRV; i++) {
 		ASSERT_EQ(0, srv_start(&self->srv[i], 0));
+		snprintf(self->srv[i].name, sizeof(self->srv[i].name), "%s",
+			 NAMES[i]);
 		n += snprintf(self->members + n, sizeof(self->members) - (size_t)n,
 			      "%s%s=127.0.0.1:%u%s", i ? "," : "", NAMES[i],
 			      self->srv[i].port, i == 2 ? "@2" : "");
@@ -1198,9 +1213,27 @@ TEST_F(cluster, auth_required_with_the_secret)
 	EXPECT_EQ(0, SRV_SUM(self, forbidden));
 }
 
-TEST_F(cluster, auth_refused_is_forbidden_never_a_miss)
+/* What the client's metrics say of member name's handshakes. */
+static uint64_t node_auth_failures(struct dfkv_client *c, const char *name)
 {
-	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 1 };
+	char *buf = malloc(1 << 16), want[96], *p;
+	uint64_t len = 0, v = UINT64_MAX;
+
+	if (!buf || dfkv_stats_snapshot(c, buf, 1 << 16, &len)) {
+		free(buf);
+		return v;
+	}
+	snprintf(want, sizeof(want),
+		 "dfkv_client_node_auth_failures_total{node=\"%s\"} ", name);
+	p = strstr(buf, want);
+	if (p)
+		v = strtoull(p + strlen(want), NULL, 10);
+	free(buf);
+	return v;
+}
+
+TEST_F(cluster, no_secret_is_forbidden_never_a_miss)
+{
 	const void *keys[3] = { "f0", "f1", "f2" };
 	uint64_t kl[3] = { 2, 2, 2 }, sl[3], lens[3], len;
 	uint8_t b[8], b3[3][8];
@@ -1209,37 +1242,29 @@ TEST_F(cluster, auth_refused_is_forbidden_never_a_miss)
 	int st[3];
 
 	ASSERT_EQ(0, dfkv_put(self->c, "f1", 2, "value", 5));
-	for (int round = 0; round < 2; round++) {
-		const uint8_t *secret = round ? NULL : wrong;
-		uint64_t hellos = SRV_SUM(self, hellos);
-		uint64_t failures = SRV_SUM(self, auth_failures);
-
-		ASSERT_EQ(0, auth_setup(self, true, secret));
-		/* twice: a refused node is not cooled down as if it were down */
-		for (int twice = 0; twice < 2; twice++) {
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_put(self->c, "f0", 2, "v", 1));
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_get(self->c, "f1", 2, b, sizeof(b), &len));
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_exist(self->c, "f1", 2, &len));
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_remove(self->c, "f1", 2));
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_probe(self->c, keys, kl, 3, sl));
-			EXPECT_EQ(0, sl[1]);
-			EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
-				  dfkv_touch(self->c, keys, kl, 3));
-			EXPECT_EQ(0, dfkv_get_batch(self->c, 3, keys, kl, bp, caps,
-						    lens, st));
-			for (int i = 0; i < 3; i++)
-				EXPECT_EQ(DFKV_STATUS_FORBIDDEN, st[i]);
-		}
-		/* a wrong secret is refused at every AUTH; no secret sends none */
-		EXPECT_EQ(round ? 0 : SRV_SUM(self, hellos) - hellos,
-			  SRV_SUM(self, auth_failures) - failures);
+	ASSERT_EQ(0, auth_setup(self, true, NULL));
+	/* twice: a refused request does not cool the node down */
+	for (int twice = 0; twice < 2; twice++) {
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_put(self->c, "f0", 2, "v", 1));
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_get(self->c, "f1", 2, b, sizeof(b), &len));
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_exist(self->c, "f1", 2, &len));
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_remove(self->c, "f1", 2));
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_probe(self->c, keys, kl, 3, sl));
+		EXPECT_EQ(0, sl[1]);
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_touch(self->c, keys, kl, 3));
+		EXPECT_EQ(0, dfkv_get_batch(self->c, 3, keys, kl, bp, caps,
+					    lens, st));
+		for (int i = 0; i < 3; i++)
+			EXPECT_EQ(DFKV_STATUS_FORBIDDEN, st[i]);
 	}
-	EXPECT_EQ(0, SRV_SUM(self, auth_ok));
+	/* no secret sends no AUTH */
+	EXPECT_EQ(0, SRV_SUM(self, auth_ok) + SRV_SUM(self, auth_failures));
 	EXPECT_STREQ("not authorized for the tenant",
 		     dfkv_strerror(DFKV_STATUS_FORBIDDEN));
 	/* the node kept the value */
@@ -1247,18 +1272,59 @@ TEST_F(cluster, auth_refused_is_forbidden_never_a_miss)
 	EXPECT_EQ(0, dfkv_exist(self->c, "f1", 2, &len));
 }
 
-TEST_F(cluster, auth_off_serves_a_refused_client)
+/*
+ * A node that refuses the client's AUTH, whatever its auth setting (no
+ * downgrade), is unavailable for the cooldown: reads miss, writes drop,
+ * and the node sees no tenant request; each is counted by member.
+ */
+TEST_F(cluster, refused_auth_fails_the_node)
 {
-	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 2 };
-	uint64_t len;
+	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 1 };
+	uint64_t len, reqs;
 	uint8_t b[8];
 
-	ASSERT_EQ(0, auth_setup(self, false, wrong));
-	ASSERT_EQ(0, dfkv_put(self->c, "o", 1, "value", 5));
-	ASSERT_EQ(0, dfkv_get(self->c, "o", 1, b, sizeof(b), &len));
-	EXPECT_EQ(5, len);
-	EXPECT_GT(SRV_SUM(self, auth_failures), 0);
-	EXPECT_EQ(0, SRV_SUM(self, forbidden));
+	ASSERT_EQ(0, dfkv_put(self->c, "f1", 2, "value", 5));
+	for (int required = 1; required >= 0; required--) {
+		ASSERT_EQ(0, auth_setup(self, required, wrong));
+		reqs = SRV_SUM(self, puts) + SRV_SUM(self, forbidden);
+		EXPECT_EQ(DFKV_E_UNAVAILABLE,
+			  dfkv_put(self->c, "f0", 2, "v", 1));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+			  dfkv_get(self->c, "f1", 2, b, sizeof(b), &len));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+			  dfkv_exist(self->c, "f1", 2, &len));
+		EXPECT_EQ(reqs, SRV_SUM(self, puts) + SRV_SUM(self, forbidden));
+		EXPECT_GT(SRV_SUM(self, auth_failures), 0);
+		EXPECT_EQ(0, SRV_SUM(self, auth_ok));
+		{
+			uint64_t f = 0;
+
+			for (int i = 0; i < NSRV; i++)
+				f += node_auth_failures(self->c, NAMES[i]);
+			EXPECT_LE(1, f);
+			EXPECT_GE(NSRV, f);
+		}
+	}
+}
+
+/* A node that answers HELLO under another name is not the member. */
+TEST_F(cluster, another_name_fails_the_node)
+{
+	uint64_t len, puts = SRV_SUM(self, puts);
+	uint8_t b[8];
+
+	for (int i = 0; i < NSRV; i++)
+		snprintf(self->srv[i].name, sizeof(self->srv[i].name),
+			 "rogue-%d", i);
+	dfkv_close(self->c);
+	ASSERT_EQ(0, open_client(self, 2000, 60000));
+	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(self->c, "n0", 2, "v", 1));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+		  dfkv_get(self->c, "n0", 2, b, sizeof(b), &len));
+	EXPECT_EQ(puts, SRV_SUM(self, puts));
+	EXPECT_LE(1, node_auth_failures(self->c, NAMES[0]) +
+		  node_auth_failures(self->c, NAMES[1]) +
+		  node_auth_failures(self->c, NAMES[2]));
 }
 
 TEST_F(cluster, hello_tells_max_value)

@@ -40,9 +40,12 @@ def run():
 
 def vectors(name):
     """The vector file name: shared/spec/name beside the repository when
-    it exists (and the copy in this directory must equal it), else the
-    copy in this directory."""
-    with open(os.path.join(HERE, name)) as f:
+    it exists (and the repository's one copy, in this directory or in
+    selftests/ beside it, must equal it), else that copy."""
+    path = os.path.join(HERE, name)
+    if not os.path.exists(path):
+        path = os.path.join(HERE, "..", name)
+    with open(path) as f:
         copy = json.load(f)
     shared = os.path.join(HERE, "..", "..", "..", "shared", "spec", name)
     if os.path.exists(shared):

@@ -153,6 +153,7 @@ struct node_info {
 	uint64_t quota;			/* tenant: the quota in force */
 	uint32_t auth;			/* node: enum dfkv_auth_mode */
 	uint32_t tenant_flags;		/* tenant: enum dfkv_tenant_flags */
+	uint32_t tenant_secrets;	/* tenant: secrets held */
 	uint32_t flags, state, event;
 	uint32_t first_request_ms, idle_ms, max_conns;
 	uint32_t tier_policy, tier_ack, dirty_pct, flush_workers, numa;
@@ -162,6 +163,7 @@ struct node_info {
 	bool has_tier_policy, has_tier_ack, has_dirty_pct, has_flush_workers,
 	     has_numa;
 	bool has_tenant_quota, has_quota, has_auth, has_tenant_flags;
+	bool has_tenant_secrets;
 	struct disk_attrs disk;
 	struct listener_info listeners[MAX_LISTENERS];
 	size_t n_listeners;

@@ -300,6 +300,7 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	U64(DFKV_A_TENANT_QUOTA, quota, has_quota);
 	U32(DFKV_A_NODE_AUTH, auth, has_auth);
 	U32(DFKV_A_TENANT_FLAGS, tenant_flags, has_tenant_flags);
+	U32(DFKV_A_TENANT_SECRETS, tenant_secrets, has_tenant_secrets);
 	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
 	U32(DFKV_A_NODE_STATE, state, has_state);
 	U32(DFKV_A_NODE_FIRST_REQUEST_MS, first_request_ms,

@@ -28,6 +28,7 @@ static const char help[] =
 	"    dfkvctl tenant add NODE TENANT [--secret-file F | --generate-secret F]\n"
 	"                                   [--quota SIZE]\n"
 	"    dfkvctl tenant set NODE TENANT [--secret-file F | --generate-secret F]\n"
+	"                                   [--add-secret F] [--drop-secret F]\n"
 	"                                   [--quota SIZE]\n"
 	"    dfkvctl tenant del NODE TENANT\n"
 	"    dfkvctl tenant list NODE [--json] [--bytes]\n"
@@ -35,7 +36,8 @@ static const char help[] =
 	"\n"
 	"DESCRIPTION\n"
 	"    A tenant is named by its tenant hash, the first half of every block\n"
-	"    key (SPEC.md 1.3).  Registering it on a node gives it a secret and,\n"
+	"    key (SPEC.md 1.3).  Registering it on a node gives it a secret (two\n"
+	"    during a rotation) and,\n"
 	"    optionally, a quota of its own.  A client that holds the secret\n"
 	"    (libdfkv's tenant_secret option) authenticates every connection for\n"
 	"    the tenant; on a node with --auth required (see dfkvctl node) only\n"
@@ -44,10 +46,11 @@ static const char help[] =
 	"\n"
 	"    add   Register a tenant; refused when it is registered already.\n"
 	"    set   Change what is given of a tenant (register it if need be).\n"
-	"          A new secret replaces the old one: clients with the old\n"
-	"          secret keep the connections they have and cannot open new\n"
-	"          ones.  To rotate a secret: set the new one, hand it out, let\n"
-	"          the clients reconnect.\n"
+	"          --secret-file makes F the tenant's only secret: connections\n"
+	"          authorized with another one lose that at once.  To rotate\n"
+	"          without downtime: --add-secret NEW on every node of the\n"
+	"          group, hand NEW to the engines and let them reconnect, then\n"
+	"          --drop-secret OLD (Documentation/tenants.md).\n"
 	"    del   Unregister a tenant: its secret is forgotten, connections\n"
 	"          lose what they were granted for it; its blocks stay.\n"
 	"    list  One line per tenant of NODE, registered or holding blocks:\n"
@@ -72,12 +75,19 @@ static const char help[] =
 	"    --generate-secret F write a new random secret to F, a new file\n"
 	"                        (mode 0600; an existing F is never overwritten),\n"
 	"                        and register it; hand F to the tenant's clients\n"
+	"    --add-secret F      set: add the secret of F (as --secret-file) as the\n"
+	"                        tenant's second one, for a rotation; refused when\n"
+	"                        it holds two already\n"
+	"    --drop-secret F     set: drop the secret of F; the connections and\n"
+	"                        files authorized with it lose that at once;\n"
+	"                        refused for the tenant's only secret\n"
 	"    --quota SIZE        committed bytes the tenant may hold on the node\n"
 	"                        (0 = unlimited); a PUT of a new key over it gets\n"
 	"                        QUOTA_EXCEEDED; lowering it below the usage\n"
 	"                        evicts nothing, new PUTs are refused\n"
 	"    -j, --json          list: print {\"node\", \"tenants\": [{\"tenant\",\n"
-	"                        \"registered\", \"has_secret\", \"own_quota\",\n"
+	"                        \"registered\", \"has_secret\", \"secrets\" (how\n"
+	"                        many it holds), \"own_quota\",\n"
 	"                        \"quota_bytes\" (0 = unlimited), and every counter\n"
 	"                        by name: \"charged_bytes\", \"objects\",\n"
 	"                        \"used_bytes\", \"hits\", \"quota_rejections\",\n"
@@ -96,7 +106,8 @@ static const char help[] =
 	"EXAMPLES\n"
 	"    dfkvctl tenant add kv0 --ns acme --generate-secret /etc/dfkv/acme.secret\n"
 	"    dfkvctl tenant set kv0 --tenant 0123456789abcdef --quota 10G\n"
-	"    dfkvctl tenant set kv0 --ns acme --secret-file new.secret\n"
+	"    dfkvctl tenant set kv0 --ns acme --add-secret new.secret\n"
+	"    dfkvctl tenant set kv0 --ns acme --drop-secret old.secret\n"
 	"    dfkvctl tenant list kv0\n"
 	"    dfkvctl tenant del kv0 --ns acme\n";
 
@@ -106,13 +117,15 @@ static const char help[] =
 #define CMD_LIST	"tenant list"
 
 enum { OPT_TENANT = 256, OPT_NS, OPT_SECRET_FILE, OPT_GENERATE, OPT_QUOTA,
-       OPT_JSON, OPT_BYTES };
+       OPT_JSON, OPT_BYTES, OPT_ADD_SECRET, OPT_DROP_SECRET };
 
 static const struct option tenant_opts[] = {
 	{ "tenant", required_argument, NULL, OPT_TENANT },
 	{ "ns", required_argument, NULL, OPT_NS },
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "generate-secret", required_argument, NULL, OPT_GENERATE },
+	{ "add-secret", required_argument, NULL, OPT_ADD_SECRET },
+	{ "drop-secret", required_argument, NULL, OPT_DROP_SECRET },
 	{ "quota", required_argument, NULL, OPT_QUOTA },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "bytes", no_argument, NULL, OPT_BYTES },
@@ -122,14 +135,16 @@ static const struct option tenant_opts[] = {
 
 #define ALLOW(o)	(1U << ((o) - OPT_TENANT))
 #define NAME_OPTS	(ALLOW(OPT_TENANT) | ALLOW(OPT_NS))
-#define SET_OPTS	(NAME_OPTS | ALLOW(OPT_SECRET_FILE) | \
+#define ADD_OPTS	(NAME_OPTS | ALLOW(OPT_SECRET_FILE) | \
 			 ALLOW(OPT_GENERATE) | ALLOW(OPT_QUOTA))
+#define SET_OPTS	(ADD_OPTS | ALLOW(OPT_ADD_SECRET) | \
+			 ALLOW(OPT_DROP_SECRET))
 
 /* What the options of one invocation asked for. */
 struct tenant_args {
 	const char *node;
 	uint64_t tenant, quota;
-	const char *secret_file, *generate;
+	const char *secret_file, *generate, *add_secret, *drop_secret;
 	bool has_tenant, has_quota, json, raw;
 };
 
@@ -192,6 +207,12 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 		case OPT_GENERATE:
 			a->generate = optarg;
 			break;
+		case OPT_ADD_SECRET:
+			a->add_secret = optarg;
+			break;
+		case OPT_DROP_SECRET:
+			a->drop_secret = optarg;
+			break;
 		case OPT_QUOTA:
 			if (parse_size(optarg, &a->quota))
 				return usage_error(cmd, "bad --quota '%s'", optarg);
@@ -219,6 +240,8 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 		return usage_error(cmd, "missing --tenant HEX or --ns NAMESPACE");
 	if (a->secret_file && a->generate)
 		return usage_error(cmd, "--secret-file and --generate-secret exclude each other");
+	if ((a->secret_file || a->generate) && (a->add_secret || a->drop_secret))
+		return usage_error(cmd, "--secret-file and --generate-secret replace every secret: they exclude --add-secret and --drop-secret");
 	return 0;
 }
 
@@ -298,22 +321,28 @@ static int tenant_put(const char *cmd, int argc, char *argv[])
 	char buf[MNL_SOCKET_BUFFER_SIZE], why[512];
 	bool add = !strcmp(cmd, CMD_ADD);
 	uint8_t secret[DFKV_TENANT_SECRET_LEN];
+	uint8_t add_secret[DFKV_TENANT_SECRET_LEN];
+	uint8_t drop_secret[DFKV_TENANT_SECRET_LEN];
 	struct tenant_args a;
 	struct dfkv_genl g;
 	struct nlmsghdr *nlh;
 	int ret, err;
 
-	ret = parse(cmd, argc, argv, SET_OPTS, true, &a);
+	ret = parse(cmd, argc, argv, add ? ADD_OPTS : SET_OPTS, true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (!add && !a.secret_file && !a.generate && !a.has_quota)
-		return usage_error(cmd, "nothing to set (--secret-file, --generate-secret or --quota)");
-	if (a.secret_file) {
-		err = dfkv_secret_read(a.secret_file, secret, why, sizeof(why));
-		if (err) {
-			err_msg("%s: %s", cmd, why);
-			return EXIT_FAIL;
-		}
+	if (!add && !a.secret_file && !a.generate && !a.has_quota &&
+	    !a.add_secret && !a.drop_secret)
+		return usage_error(cmd, "nothing to set (--secret-file, --generate-secret, --add-secret, --drop-secret or --quota)");
+	if ((a.secret_file &&
+	     dfkv_secret_read(a.secret_file, secret, why, sizeof(why))) ||
+	    (a.add_secret &&
+	     dfkv_secret_read(a.add_secret, add_secret, why, sizeof(why))) ||
+	    (a.drop_secret &&
+	     dfkv_secret_read(a.drop_secret, drop_secret, why, sizeof(why)))) {
+		err_msg("%s: %s", cmd, why);
+		ret = EXIT_FAIL;
+		goto out;
 	}
 	ret = ctl_open(&g);
 	if (ret)
@@ -327,6 +356,12 @@ static int tenant_put(const char *cmd, int argc, char *argv[])
 	nlh = tenant_msg(&g, buf, DFKV_CMD_TENANT_SET, &a);
 	if (a.secret_file || a.generate)
 		mnl_attr_put(nlh, DFKV_A_TENANT_SECRET, sizeof(secret), secret);
+	if (a.add_secret)
+		mnl_attr_put(nlh, DFKV_A_TENANT_SECRET_ADD, sizeof(add_secret),
+			     add_secret);
+	if (a.drop_secret)
+		mnl_attr_put(nlh, DFKV_A_TENANT_SECRET_DROP,
+			     sizeof(drop_secret), drop_secret);
 	if (a.has_quota)
 		mnl_attr_put_u64(nlh, DFKV_A_TENANT_QUOTA, a.quota);
 	err = dfkv_genl_talk(&g, nlh, NULL, NULL);
@@ -341,6 +376,8 @@ close:
 	dfkv_genl_close(&g);
 out:
 	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(add_secret, sizeof(add_secret));
+	explicit_bzero(drop_secret, sizeof(drop_secret));
 	return ret;
 }
 
@@ -395,6 +432,8 @@ static json_object *tenant_json(const struct node_info *t)
 		t->tenant_flags & DFKV_TENANT_F_REGISTERED));
 	json_object_object_add(o, "has_secret", json_object_new_boolean(
 		t->tenant_flags & DFKV_TENANT_F_SECRET));
+	json_object_object_add(o, "secrets",
+			       json_object_new_int((int)t->tenant_secrets));
 	json_object_object_add(o, "own_quota", json_object_new_boolean(
 		t->tenant_flags & DFKV_TENANT_F_QUOTA));
 	json_object_object_add(o, "quota_bytes",

@@ -53,18 +53,25 @@
  *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS.
  * DFKV_CMD_TENANT_SET (admin)
  *   DFKV_A_NODE_NAME, DFKV_A_TENANT_HASH (required), DFKV_A_TENANT_SECRET,
+ *   DFKV_A_TENANT_SECRET_ADD, DFKV_A_TENANT_SECRET_DROP,
  *   DFKV_A_TENANT_QUOTA: register a tenant, or change what is given of
- *   a registered one (a new secret replaces the old one; connections keep
- *   what they were granted).  A tenant without its own quota has the
- *   node's DFKV_A_NODE_TENANT_QUOTA.
+ *   a registered one.  DFKV_A_TENANT_SECRET makes it the tenant's only
+ *   secret (a secret it already holds keeps its grants, the others are
+ *   revoked); DFKV_A_TENANT_SECRET_ADD adds a second one for a rotation
+ *   (-ENOSPC when it holds DFKV_TENANT_SECRETS_MAX); DFKV_A_TENANT_SECRET_DROP
+ *   drops the secret it names (-ENOENT if not held, -EBUSY if it is the
+ *   only one) and revokes at once the grants made with it.  SECRET does
+ *   not combine with ADD or DROP; DROP applies before ADD.  A tenant
+ *   without its own quota has the node's DFKV_A_NODE_TENANT_QUOTA.
  * DFKV_CMD_TENANT_DEL (admin)
  *   DFKV_A_NODE_NAME, DFKV_A_TENANT_HASH: unregister (its secret is wiped,
  *   its blocks stay; connections authorized for it lose that).
  * DFKV_CMD_TENANT_GET (admin)
  *   doit with DFKV_A_NODE_NAME and DFKV_A_TENANT_HASH, or a resumable dump
  *   of the node's tenants (registered, or with blocks): DFKV_A_TENANT_HASH,
- *   DFKV_A_TENANT_FLAGS, DFKV_A_TENANT_QUOTA (the one in force) and
- *   DFKV_A_TENANT_STATS.  A secret is never sent back.
+ *   DFKV_A_TENANT_FLAGS, DFKV_A_TENANT_SECRETS (how many it holds),
+ *   DFKV_A_TENANT_QUOTA (the one in force) and DFKV_A_TENANT_STATS.  A
+ *   secret is never sent back.
  * DFKV_CMD_NODE_EVENT (multicast group "events")
  *   DFKV_A_EVENT and the node's attributes.
  * DFKV_CMD_LISTENER_ADD, DFKV_CMD_LISTENER_DEL (admin)
@@ -363,34 +370,54 @@ enum dfkv_listener_kind {
 };
 
 /*
- * HELLO: the request payload is the client's capabilities (u64le, up to
- * DFKV_HELLO_MAX bytes, unknown bits ignored); the reply data is the
- * server's capabilities (u64le, enum dfkv_caps), the node's
- * max_value_bytes (u64le) and a fresh nonce of DFKV_AUTH_NONCE_LEN bytes
- * (SPEC.md section 9), which replaces the connection's previous one.
+ * HELLO and AUTH: the AUTH2 handshake of SPEC.md section 9, mutual and
+ * bound to the node's name.
+ *
+ * HELLO: the request payload is the client's capabilities (u64le,
+ * DFKV_CAP_AUTH2 for AUTH2) and, with DFKV_CAP_AUTH2, a fresh client nonce
+ * of DFKV_AUTH_NONCE_LEN bytes (up to DFKV_HELLO_MAX bytes in all, unknown
+ * bits and bytes ignored).  The reply data is the server's capabilities
+ * (u64le, enum dfkv_caps), the node's max_value_bytes (u64le), a fresh
+ * server nonce of DFKV_AUTH_NONCE_LEN bytes, then u8 name_len and the
+ * node's name (DFKV_HELLO_REPLY_MIN + name_len bytes).  A HELLO replaces
+ * both nonces of the connection; one without a client nonce makes every
+ * AUTH after it FORBIDDEN.
  */
 #define DFKV_HELLO_MAX		64
-#define DFKV_HELLO_REPLY_LEN	48
+#define DFKV_HELLO_REQ_LEN	(8 + DFKV_AUTH_NONCE_LEN)
+#define DFKV_HELLO_REPLY_MIN	(16 + DFKV_AUTH_NONCE_LEN + 1)
+/* A name in HELLO and the transcript: 1..63 bytes (dfkv's own: < 32). */
+#define DFKV_AUTH2_NAME_MAX	63
+#define DFKV_HELLO_REPLY_MAX	(DFKV_HELLO_REPLY_MIN + DFKV_AUTH2_NAME_MAX)
 
 enum dfkv_caps {
 	DFKV_CAP_AUTH = 1U << 0,		/* the node verifies AUTH */
 	DFKV_CAP_AUTH_REQUIRED = 1U << 1,	/* and requires it */
+	DFKV_CAP_AUTH2 = 1U << 2,		/* AUTH2 (client and node) */
 };
 
 /*
- * AUTH (op 15): tenant_hash names the tenant, the payload is the proof
- * HMAC-SHA256(secret, DFKV_AUTH_DOMAIN || nonce || u64le(tenant_hash)).
+ * AUTH (op 15): tenant_hash names the tenant, the payload is the client
+ * proof HMAC-SHA256(secret, "C" || T), with the transcript
+ *   T = DFKV_AUTH2_DOMAIN || u8(name_len) || name || server nonce ||
+ *       client nonce || u64le(tenant_hash).
  * OK authorizes the connection for that tenant (up to
- * DFKV_AUTH_TENANTS_MAX); FORBIDDEN otherwise, and the
- * DFKV_AUTH_FAILURES_MAX-th failure closes the connection.
+ * DFKV_AUTH_TENANTS_MAX), and its data is the server proof
+ * HMAC-SHA256(secret, "S" || T) with the secret that matched; FORBIDDEN
+ * (no data) otherwise, and the DFKV_AUTH_FAILURES_MAX-th failure closes
+ * the connection.
  */
-#define DFKV_AUTH_DOMAIN	"DFKVAUTH1"
-#define DFKV_AUTH_DOMAIN_LEN	9
+#define DFKV_AUTH2_DOMAIN	"DFKVAUTH2"
+#define DFKV_AUTH2_DOMAIN_LEN	9
 #define DFKV_AUTH_NONCE_LEN	32
 #define DFKV_AUTH_PROOF_LEN	32
-#define DFKV_AUTH_MSG_LEN	(DFKV_AUTH_DOMAIN_LEN + DFKV_AUTH_NONCE_LEN + 8)
+#define DFKV_AUTH2_TRANSCRIPT_MAX	(DFKV_AUTH2_DOMAIN_LEN + 1 + \
+					 DFKV_AUTH2_NAME_MAX + \
+					 2 * DFKV_AUTH_NONCE_LEN + 8)
 #define DFKV_AUTH_TENANTS_MAX	16
 #define DFKV_AUTH_FAILURES_MAX	3
+/* Secrets a tenant may hold at once: two during a rotation. */
+#define DFKV_TENANT_SECRETS_MAX	2
 #define DFKV_TENANT_SECRET_LEN	32
 
 /* DFKV_A_NODE_AUTH */
@@ -486,6 +513,9 @@ enum dfkv_attr {
 	DFKV_A_TENANT_SECRET,		/* binary, 32 bytes: write only */
 	DFKV_A_TENANT_QUOTA,		/* u64: bytes, 0 = unlimited */
 	DFKV_A_TENANT_FLAGS,		/* u32: enum dfkv_tenant_flags */
+	DFKV_A_TENANT_SECRET_ADD,	/* binary, 32 bytes: write only */
+	DFKV_A_TENANT_SECRET_DROP,	/* binary, 32 bytes: write only */
+	DFKV_A_TENANT_SECRETS,		/* u32: secrets held (read only) */
 	__DFKV_A_MAX
 };
 

@@ -22,7 +22,7 @@ from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int,
 __all__ = [
     "DfkvError", "version", "strerror", "layout_fingerprint", "ns_build",
     "tenant_identity", "tenant_hash", "object_id", "block_key", "key_render",
-    "key_parse", "auth_proof", "Ring", "Client", "Batch", "Lease",
+    "key_parse", "auth2_proofs", "Ring", "Client", "Batch", "Lease",
     "PROBE_NODE", "PROBE_DISK", "STATUS", "ERRORS", "CANCELLED",
 ]
 
@@ -149,7 +149,8 @@ _proto("dfkv_object_id", c_int, _P, c_uint64, _P, c_uint64, _P)
 _proto("dfkv_tenant_hash", c_int, _P, c_uint64, _U64P)
 _proto("dfkv_block_key", c_int, _P, c_uint64, _P, c_uint64,
        POINTER(_BlockKey))
-_proto("dfkv_auth_proof", c_int, _P, _P, c_uint64, _P)
+_proto("dfkv_auth2_proofs", c_int, _P, _P, c_size_t, _P, _P, c_uint64, _P,
+       _P)
 _proto("dfkv_ring_build", c_int, POINTER(_RingMember), c_size_t,
        POINTER(c_void_p))
 _proto("dfkv_ring_route", c_int, c_void_p, _P, c_uint, POINTER(c_size_t))
@@ -290,17 +291,23 @@ def tenant_hash(ns):
     return out.value
 
 
-def auth_proof(secret, nonce, tenant):
-    """The AUTH proof (SPEC 9), 32 bytes: HMAC-SHA256(secret, "DFKVAUTH1"
-    || nonce || u64le(tenant)) for a 32-byte secret and nonce and a
-    tenant hash (int)."""
-    s, n = bytes(secret), bytes(nonce)
-    if len(s) != TENANT_SECRET_LEN or len(n) != AUTH_NONCE_LEN:
-        raise DfkvError(ERRORS["E_INVAL"], "auth_proof: 32-byte secret "
-                        "and nonce")
-    out = (c_uint8 * 32)()
-    _check(_lib.dfkv_auth_proof(s, n, tenant, out), "auth_proof")
-    return bytes(out)
+def auth2_proofs(secret, node_name, server_nonce, client_nonce, tenant):
+    """The AUTH2 proofs (SPEC 9) as (client_proof, server_proof), 32 bytes
+    each: HMAC-SHA256(secret, "C" || T) and ("S" || T), T = "DFKVAUTH2" ||
+    u8(len(node_name)) || node_name || server_nonce || client_nonce ||
+    u64le(tenant), for a 32-byte secret and nonces, the node's name (str
+    or bytes, 1..63 bytes) and a tenant hash (int)."""
+    s, sn, cn = bytes(secret), bytes(server_nonce), bytes(client_nonce)
+    name = node_name.encode() if isinstance(node_name, str) else \
+        bytes(node_name)
+    if len(s) != TENANT_SECRET_LEN or len(sn) != AUTH_NONCE_LEN or \
+            len(cn) != AUTH_NONCE_LEN:
+        raise DfkvError(ERRORS["E_INVAL"], "auth2_proofs: 32-byte secret "
+                        "and nonces")
+    cp, sp = (c_uint8 * 32)(), (c_uint8 * 32)()
+    _check(_lib.dfkv_auth2_proofs(s, name, len(name), sn, cn, tenant, cp,
+                                  sp), "auth2_proofs")
+    return bytes(cp), bytes(sp)
 
 
 def object_id(ns, key):
