@@ -11,7 +11,10 @@
  * with dfkv_close; with an mdsd run with --token-file, mds_token_file
  * registers (and deregisters) the client, a wrong, missing or unusable
  * token fails the open with DFKV_E_AUTH, a token refused later is
- * counted.  The nodes themselves are not needed (routing only).
+ * counted; a member list whose weights add up to more than the directory's
+ * cap (8192) is refused: the ring in force stays, a new client's open
+ * fails with DFKV_E_MEMBERS, a list under the cap is followed.  The nodes
+ * themselves are not needed (routing only).
  * Skipped when build/tools/mdsd is missing (make tools).
  */
 #define _GNU_SOURCE
@@ -657,6 +660,77 @@ TEST_F(disc, empty_group_then_first_member)
 	EXPECT_TRUE(owns_some(self->a, "solo"));
 	/* a node that does not listen: a dropped write, a miss */
 	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(self->c, "k", 1, "v", 1));
+}
+
+/*
+ * Restart m on a snapshot whose group g1 holds n members hv0.. of weight
+ * w: mdsd lists what its snapshot holds whatever its cap, as it would a
+ * directory another mdsd wrote, so the client must check the list itself.
+ */
+static int restart_heavy(struct mds *m, unsigned int n, unsigned int w)
+{
+	char path[128], *doc = malloc(1 << 16);
+	struct timespec ts;
+	uint64_t wall;
+	size_t len = 0;
+	int ret;
+
+	if (!doc)
+		return -1;
+	mds_stop(m);			/* it writes its own snapshot at exit */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wall = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	len += (size_t)snprintf(doc + len, (1 << 16) - len,
+				"{\"version\":1,\"revision\":%llu,\"groups\":"
+				"[{\"name\":\"g1\",\"members_epoch\":%llu,"
+				"\"clients_epoch\":0,\"clients\":[],"
+				"\"members\":[", (unsigned long long)wall * 2,
+				(unsigned long long)wall * 2);
+	for (unsigned int i = 0; i < n; i++)
+		len += (size_t)snprintf(doc + len, (1 << 16) - len,
+					"%s{\"id\":\"hv%u\",\"tcp\":\"127.0.0.1:%u\","
+					"\"weight\":%u,\"ttl_ms\":600000,"
+					"\"expires_at_ms\":%llu}", i ? "," : "", i,
+					17500 + i, w,
+					(unsigned long long)wall + 600000);
+	len += (size_t)snprintf(doc + len, (1 << 16) - len, "]}]}");
+	ret = write_file(m, "snap.json", doc, len, 0600, path, sizeof(path));
+	free(doc);
+	return ret ? ret : mds_start(m, false);
+}
+
+static long long client_stat(struct dfkv_client *c, const char *name);
+
+TEST_F(disc, a_list_over_the_weight_cap_is_refused)
+{
+	struct dfkv_client *c2 = (struct dfkv_client *)1;
+	uint64_t end;
+	size_t eight = 8;
+
+	/* grace 1 ms: the whole ring may go at once (no mass-loss hold) */
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 1, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	ASSERT_TRUE(matches_ring(self->a, three, 3));
+	/* 9 x 1000 > 8192: refused, counted, the ring in force kept */
+	ASSERT_EQ(0, restart_heavy(&self->m, 9, 1000));
+	end = now_ms() + 10000;
+	while (client_stat(self->c, "dfkv_client_mds_overweight_lists_total") < 1 &&
+	       now_ms() < end)
+		sleep_ms(20);
+	EXPECT_LT(0, client_stat(self->c,
+				 "dfkv_client_mds_overweight_lists_total"));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+	/* a client opening now has no ring to keep: a clear error */
+	EXPECT_EQ(DFKV_E_MEMBERS, open_disc(self->m.url, "g1", NULL, 0, &c2));
+	EXPECT_EQ(NULL, c2);
+	if (c2 && c2 != (struct dfkv_client *)1)
+		dfkv_close(c2);
+	/* 8 x 1000, under the cap: followed */
+	ASSERT_EQ(0, restart_heavy(&self->m, 8, 1000));
+	EXPECT_TRUE(wait_for(self->c, self->a, count_is, &eight, 10000));
+	EXPECT_TRUE(owns_some(self->a, "hv7"));
+	EXPECT_FALSE(owns_some(self->a, "kv0"));
 }
 
 /* ------------------------------------------------- mds_token_file */
