@@ -580,13 +580,22 @@ def main():
                  os.path.join(tmp, "sample.json"),
                  log=os.path.join(tmp, "sample.log"))
         a.args = ["--config", conf, "--listen", "127.0.0.1:%d" % a.port,
-                  "--snapshot", os.path.join(tmp, "sample.json")]
+                  "--snapshot", os.path.join(tmp, "sample.json"),
+                  "--member-token-file", mfile, "--client-token-file",
+                  cfile]
         a.start()
         try:
-            s, d, _ = a.put("default", "n", {})
+            s, d, _ = a.req("PUT", "/v1/groups/default/members/n", {}, mh)
             expect(s == 200 and d["ttl_ms"] == 10000, d)
+            expect(a.req("PUT", "/v1/groups/default/members/x", {},
+                         ch)[0] == 403)
         finally:
             expect(a.stop() == 0)
+        # as shipped it listens off loopback: its token files are needed
+        r = subprocess.run([MDSD, "--config", conf, "--snapshot",
+                            os.path.join(tmp, "sample2.json")],
+                           capture_output=True, timeout=10)
+        expect(r.returncode == 2 and b"member-token" in r.stderr, r)
 
     def stop_during_longpoll():
         a = Mdsd("--long-poll-ms", "30000",
