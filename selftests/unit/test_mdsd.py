@@ -17,6 +17,7 @@
 # stdout; exit status non-zero on any failure.  Every wait is bounded.
 # The helpers here are shared with test_mdsd_etcd.py.
 
+import contextlib
 import http.client
 import json
 import os
@@ -194,6 +195,24 @@ def until(fn, timeout=20.0):
             return True
         time.sleep(0.05)
     return bool(fn())
+
+
+def gauge(mdsd, name):
+    """One sample of mdsd's /metrics."""
+    return metric(mdsd.req("GET", "/metrics")[1], name)
+
+
+@contextlib.contextmanager
+def held(mdsd):
+    """A list for the sockets held against mdsd: closed, then mdsd
+    stopped (exit status 0 expected), on the way out."""
+    socks = []
+    try:
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+        expect(mdsd.stop() == 0)
 
 
 def long_poll(port, group, epoch, source):
@@ -798,12 +817,11 @@ def main():
 
     def two_tokens_member():
         two.start()
-        s, d, _ = two.req("PUT", "/v1/groups/gt/members/n1",
-                          {"tcp": "10.0.0.1:7400"}, mh)
-        expect(s == 200 and d["created"], "%d %r" % (s, d))
-        # the member token administers /clients too
-        s, d, _ = two.req("PUT", "/v1/groups/gt/clients/admin-made", {}, mh)
-        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        # the member token writes /members and administers /clients
+        for path, body in [("members/n1", {"tcp": "10.0.0.1:7400"}),
+                           ("clients/admin-made", {})]:
+            s, d, _ = two.req("PUT", "/v1/groups/gt/" + path, body, mh)
+            expect(s == 200 and d["created"], "%s: %d %r" % (path, s, d))
         s, d, _ = two.req("DELETE", "/v1/groups/gt/clients/admin-made",
                           None, mh)
         expect(s == 200, "%d %r" % (s, d))
@@ -884,16 +902,15 @@ def main():
         a = Mdsd("--member-token-file", mfile, "--long-poll-ms", "600000",
                  "--max-long-polls-per-peer", "4",
                  log=os.path.join(tmp, "lp.log")).start()
-        socks = []
 
-        def gauge(name):
-            return metric(a.req("GET", "/metrics")[1], name)
-        try:
+        def waiters():
+            return gauge(a, "dfkv_mds_long_poll_waiters")
+        with held(a) as socks:
             e = a.list("lp")[1]["epoch"]
             for i in range(4):
                 socks.append(long_poll(a.port, "lp", e, "127.0.0.2"))
-                expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") ==
-                             i + 1), "long-poll %d not waiting" % i)
+                expect(until(lambda: waiters() == i + 1),
+                       "long-poll %d not waiting" % i)
             # a fifth from that address: 429 at once
             s = long_poll(a.port, "lp", e, "127.0.0.2")
             socks.append(s)
@@ -901,34 +918,29 @@ def main():
             expect(status_of(head) == 429 and b"Retry-After" in head, head)
             # another address has its own
             socks.append(long_poll(a.port, "lp", e, "127.0.0.3"))
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 5))
+            expect(until(lambda: waiters() == 5))
             # a disconnected long-poll's slot is free at once (the wait
             # is 600 s): another one from that address is admitted
             socks.pop(0).close()
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 4),
+            expect(until(lambda: waiters() == 4),
                    "the closed long-poll still waits")
-            expect(gauge("dfkv_mds_long_polls_abandoned_total") == 1)
+            expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 1)
             socks.append(long_poll(a.port, "lp", e, "127.0.0.2"))
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 5))
-            expect(gauge("dfkv_mds_long_poll_refusals_total") == 1)
+            expect(until(lambda: waiters() == 5))
+            expect(gauge(a, "dfkv_mds_long_poll_refusals_total") == 1)
             # a change still answers the waiting ones
             expect(a.req("PUT", "/v1/groups/lp/members/n", {}, mh)[0] == 200)
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 0))
-        finally:
-            for s in socks:
-                s.close()
-            expect(a.stop() == 0)
+            expect(until(lambda: waiters() == 0))
 
     def longpoll_flood():
         # 256 long-polls from one address held every connection: the
         # heartbeats failed and the members expired
         a = Mdsd("--member-token-file", mfile, "--long-poll-ms", "600000",
                  log=os.path.join(tmp, "flood.log")).start()
-        socks = []
 
-        def gauge(name):
-            return metric(a.req("GET", "/metrics")[1], name)
-        try:
+        def waiters():
+            return gauge(a, "dfkv_mds_long_poll_waiters")
+        with held(a) as socks:
             expect(a.req("PUT", "/v1/groups/fl/members/n1",
                          {"ttl_ms": 600000}, mh)[0] == 200)
             e = a.list("fl")[1]["epoch"]
@@ -937,25 +949,18 @@ def main():
                     socks.append(long_poll(a.port, "fl", e, "127.0.0.2"))
                 except OSError:
                     pass
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 8),
-                   "waiters: %r" % gauge("dfkv_mds_long_poll_waiters"))
+            expect(until(lambda: waiters() == 8), "waiters: %r" % waiters())
             for i in range(20):
                 s, d, _ = a.req("PUT", "/v1/groups/fl/members/n1",
                                 {"ttl_ms": 600000}, mh)
                 expect(s == 200, "heartbeat %d: %d %r" % (i, s, d))
             expect(a.list("fl")[0] == 200)
-            expect(gauge("dfkv_mds_long_poll_waiters") == 8)
-            for s in socks:
-                s.close()
-            socks = []
+            expect(waiters() == 8)
+            while socks:
+                socks.pop().close()
             # every slot is free at once, not after the 600 s wait
-            expect(until(lambda: gauge("dfkv_mds_long_poll_waiters") == 0),
-                   "waiters: %r" % gauge("dfkv_mds_long_poll_waiters"))
-            expect(gauge("dfkv_mds_long_polls_abandoned_total") == 8)
-        finally:
-            for s in socks:
-                s.close()
-            expect(a.stop() == 0)
+            expect(until(lambda: waiters() == 0), "waiters: %r" % waiters())
+            expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 8)
 
     def reserved_writes():
         # 16 connections, the last 4 for writes: reads while at most 12
@@ -964,18 +969,13 @@ def main():
                  "--max-connections", "16", "--reserved-write-connections",
                  "4", "--max-long-polls", "16", "--max-long-polls-per-peer",
                  "16", log=os.path.join(tmp, "reserve.log")).start()
-        socks = []
-
-        def waiters():
-            return metric(a.req("GET", "/metrics")[1],
-                          "dfkv_mds_long_poll_waiters")
-        try:
+        with held(a) as socks:
             e = a.list("rs")[1]["epoch"]
             for i in range(11):
                 socks.append(long_poll(a.port, "rs", e,
                                        "127.0.0.%d" % (2 + i % 4)))
-                expect(until(lambda: waiters() == i + 1),
-                       "long-poll %d not waiting" % i)
+                expect(until(lambda: gauge(a, "dfkv_mds_long_poll_waiters")
+                             == i + 1), "long-poll %d not waiting" % i)
             # a 12th connection, idle: a read would be the 13th
             socks.append(socket.create_connection(("127.0.0.1", a.port)))
             s, d, h = a.req("GET", "/v1/groups/rs/members")
@@ -991,10 +991,6 @@ def main():
             # a write without the token is refused as ever
             s, d, _ = a.req("PUT", "/v1/groups/rs/members/n2", {})
             expect(s == 401, s)
-        finally:
-            for s in socks:
-                s.close()
-            expect(a.stop() == 0)
 
     def weight_cap():
         a = Mdsd(log=os.path.join(tmp, "weight.log")).start()

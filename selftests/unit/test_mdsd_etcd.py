@@ -27,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_mdsd import (MDSD as MDSD_BIN, Mdsd, Tap, ensure_built,  # noqa: E402
-                       expect, free_port, long_poll, metric, until,
+                       expect, free_port, gauge, held, long_poll, until,
                        write_file)
 
 
@@ -272,23 +272,16 @@ def main():
     def longpoll_gone():
         c = Mdsd("--backend", "etcd", "--etcd", etcd.url, "--long-poll-ms",
                  "600000", log=os.path.join(tmp, "c.log")).start()
-
-        def waiters():
-            return metric(c.req("GET", "/metrics")[1],
-                          "dfkv_mds_long_poll_waiters")
-        try:
+        with held(c) as socks:
             e = c.list("g")[1]["epoch"]
-            s = long_poll(c.port, "g", e, "127.0.0.2")
-            try:
-                expect(until(lambda: waiters() == 1), "not waiting")
-            finally:
-                s.close()
+            socks.append(long_poll(c.port, "g", e, "127.0.0.2"))
+            expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 1),
+                   "not waiting")
+            socks.pop().close()
             # the wait is 600 s: its watch ends when the peer left
-            expect(until(lambda: waiters() == 0), "still waiting")
-            expect(metric(c.req("GET", "/metrics")[1],
-                          "dfkv_mds_long_polls_abandoned_total") == 1)
-        finally:
-            expect(c.stop() == 0)
+            expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 0),
+                   "still waiting")
+            expect(gauge(c, "dfkv_mds_long_polls_abandoned_total") == 1)
 
     def validation():
         expect(a.req("PUT", "/v1/groups/g/members/x", "{bad")[0] == 400)
