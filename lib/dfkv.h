@@ -63,7 +63,7 @@ enum dfkv_error {
 				 * active (whitelisted) RDMA device */
 	DFKV_E_SYS = -10,	/* unexpected system error (see errno) */
 	DFKV_E_AUTH = -11,	/* mdsd refused mds_token_file's token (HTTP
-				 * 401 or 403; errno EKEYREJECTED), or that file or
+				 * 401; errno EKEYREJECTED), or that file or
 				 * tenant_secret_file is unusable (errno:
 				 * ENOENT, EACCES; EPERM group/other may
 				 * access it; EFBIG over 4096 bytes; EINVAL

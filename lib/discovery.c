@@ -40,8 +40,8 @@
  * - mds_token_file: mdsd's client token (--client-token-file; SPEC 7),
  *   read once at open (token.c, the reader mdsd uses); the writes (PUT,
  *   DELETE of the client's own entry) carry "Authorization: Bearer
- *   <token>", reads do not.  An unusable file, or a 401 or 403 to the
- *   registration at open, fails the open with DFKV_E_AUTH; one to a
+ *   <token>", reads do not.  An unusable file, or a 401 to the
+ *   registration at open, fails the open with DFKV_E_AUTH; a 401 to a
  *   heartbeat is counted.
  */
 #ifndef _GNU_SOURCE
@@ -496,8 +496,7 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 }
 
 /* PUT clients/{id} (register or heartbeat), or DELETE it: 0, -1, or
- * DFKV_E_AUTH when mdsd refused the token (401, or 403: not a token for
- * /clients). */
+ * DFKV_E_AUTH when mdsd refused the token (401). */
 static int client_reg(struct dfkv_disc *d, bool del)
 {
 	char url[2048], body[DISC_ADDR_MAX + 64];
@@ -520,7 +519,7 @@ static int client_reg(struct dfkv_disc *d, bool del)
 	if (rc || (status != 200 && !(del && status == 404))) {
 		if (!del)
 			atomic_fetch_add(&d->st_hb_errors, 1);
-		if (!rc && (status == 401 || status == 403)) {
+		if (!rc && status == 401) {
 			atomic_fetch_add(&d->st_auth_errors, 1);
 			return DFKV_E_AUTH;
 		}
@@ -820,7 +819,7 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     "dfkv_client_mds_skipped_members_total %llu\n"
 		     "# TYPE dfkv_client_mds_heartbeat_errors_total counter\n"
 		     "dfkv_client_mds_heartbeat_errors_total %llu\n"
-		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401, 403).\n"
+		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401).\n"
 		     "# TYPE dfkv_client_mds_auth_errors_total counter\n"
 		     "dfkv_client_mds_auth_errors_total %llu\n"
 		     "# HELP dfkv_client_mds_overweight_lists_total Member lists refused: their weights add up to more than the cap.\n"
