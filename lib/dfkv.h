@@ -56,7 +56,8 @@ enum dfkv_error {
 	DFKV_E_TIMEOUT = -5,	/* the operation's deadline passed */
 	DFKV_E_PROTO = -6,	/* the node sent a malformed reply */
 	DFKV_E_NOT_RUN = -7,	/* initial value of every batch slot */
-	DFKV_E_MEMBERS = -8,	/* bad members list / empty ring */
+	DFKV_E_MEMBERS = -8,	/* bad members list / empty ring / mdsd's
+				 * list over the group weight cap (SPEC 7) */
 	DFKV_E_NODEV = -9,	/* local transport: no /dev/dfkv or no such
 				 * node in this network namespace; RDMA: no
 				 * active (whitelisted) RDMA device */
@@ -307,9 +308,11 @@ enum dfkv_rdma_expose {
  *   directory's epoch.  Draining members stay in the ring, unhealthy ones
  *   leave it; a loss of more than half of the ring is held for
  *   mds_grace_ms.  client_id registers this client (never in the ring).
- * mds_token_file (VER3): with mds_endpoints, the bearer token file of an
- *   mdsd run with --token-file; its writes (client_id's registration,
- *   heartbeats and DELETE) send "Authorization: Bearer <token>".  Read
+ * mds_token_file (VER3): with mds_endpoints, mdsd's client token file
+ *   (mdsd --client-token-file; SPEC 7); its writes (client_id's
+ *   registration, heartbeats and DELETE) send "Authorization: Bearer
+ *   <token>".  A member list whose weights add up to more than 8192 (the
+ *   directory's cap) is refused and the ring in force kept.  Read
  *   once at open (mode 0600, at most 4096 bytes, one trailing newline
  *   stripped); an unusable file or a refused registration fails the open
  *   with DFKV_E_AUTH.

@@ -18,10 +18,17 @@
  * - Ring membership: state "up" and "draining" members are in the ring (a
  *   draining node still serves its keys until it leaves; keys do not move
  *   twice), "unhealthy" members are not.  Ids of DFKV_NODE_NAME_MAX bytes
- *   or more cannot be ring names and are skipped (counted).
+ *   or more cannot be ring names and are skipped (counted).  A list whose
+ *   ring members' weights add up to more than MDS_GROUP_WEIGHT_MAX (the
+ *   cap mdsd enforces, SPEC 7) is refused whole and counted: the ring in
+ *   force stays (at open: DFKV_E_MEMBERS), so no directory entry makes
+ *   the client build an unbounded ring.  Rings are built by the thread
+ *   below, never on a request's path, and published whole.
  * - Mass loss: when more than half of the ring's members disappear at
  *   once, the lost ones stay in the ring (arrivals are applied) for
  *   mds_grace_ms; then, if they are still gone, the ring drops them.
+ *   Kept members that would take the ring past the weight cap are not
+ *   kept: the new list is applied at once.
  * - The ring is published as a view {ring, ring index -> peer slot} under
  *   a writer-preferring rwlock: routing holds it for a lookup only, and
  *   peers (slots) are never freed before dfkv_close, so requests and
@@ -30,10 +37,12 @@
  *   new address takes a new slot.
  * - client_id: PUT /v1/groups/{g}/clients/{id} {"ttl_ms","host"} at open
  *   and every ttl/3 from the same thread; DELETE at dfkv_close.
- * - mds_token_file: read once at open (token.c, the reader mdsd uses); the
- *   writes (PUT, DELETE) carry "Authorization: Bearer <token>", reads do
- *   not.  An unusable file, or a 401 to the registration at open, fails
- *   the open with DFKV_E_AUTH; a 401 to a heartbeat is counted.
+ * - mds_token_file: mdsd's client token (--client-token-file; SPEC 7),
+ *   read once at open (token.c, the reader mdsd uses); the writes (PUT,
+ *   DELETE of the client's own entry) carry "Authorization: Bearer
+ *   <token>", reads do not.  An unusable file, or a 401 to the
+ *   registration at open, fails the open with DFKV_E_AUTH; a 401 to a
+ *   heartbeat is counted.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* pthread_rwlockattr_setkind_np */
@@ -110,9 +119,20 @@ struct dfkv_disc {
 
 	/* stats */
 	_Atomic uint64_t st_epoch, st_ring, st_fetches, st_errors, st_changes,
-		st_holds, st_skipped, st_hb_errors, st_auth_errors;
+		st_holds, st_skipped, st_hb_errors, st_auth_errors,
+		st_overweight;
 	atomic_bool st_holding;
 };
+
+/* The weight of a ring over l. */
+static uint64_t list_weight(const struct disc_list *l)
+{
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		w += l->v[i].weight;
+	return w;
+}
 
 static void list_free(struct disc_list *l)
 {
@@ -244,6 +264,10 @@ skip:
 		atomic_fetch_add(&d->st_skipped, 1);
 	}
 	err = 0;
+	if (list_weight(out) > MDS_GROUP_WEIGHT_MAX) {
+		atomic_fetch_add(&d->st_overweight, 1);
+		err = DFKV_E_MEMBERS;
+	}
 out:
 	json_object_put(o);
 	if (err)
@@ -362,6 +386,18 @@ static int list_dup(struct disc_list *dst, const struct disc_list *src)
 	return 0;
 }
 
+/* The weight of n plus the anchor's members n lacks (a held loss). */
+static uint64_t held_weight(const struct dfkv_disc *d,
+			    const struct disc_list *n)
+{
+	uint64_t w = list_weight(n);
+
+	for (size_t i = 0; i < d->anchor.n; i++)
+		if (!find(n, d->anchor.v[i].name))
+			w += d->anchor.v[i].weight;
+	return w;
+}
+
 /*
  * Apply d->last: normally the ring becomes it.  Losses are measured
  * against the anchor, the membership at the start of a window of
@@ -387,7 +423,8 @@ static void apply(struct dfkv_disc *d, bool first)
 			d->held_since = now ? now : 1;
 			atomic_fetch_add(&d->st_holds, 1);
 		}
-		if (now - d->held_since < d->grace_ms) {
+		if (now - d->held_since < d->grace_ms &&
+		    held_weight(d, n) <= MDS_GROUP_WEIGHT_MAX) {
 			/* the new list plus the lost members */
 			u.v = calloc(n->n + lost, sizeof(*u.v));
 			if (!u.v)
@@ -680,8 +717,9 @@ int dfkv_disc_open(struct dfkv_client *c)
 			break;
 		next_endpoint(d);
 	}
-	if (!d->synced)
-		return DFKV_E_UNAVAILABLE;
+	if (!d->synced)		/* no endpoint, or lists over the cap */
+		return atomic_load(&d->st_overweight) ? DFKV_E_MEMBERS :
+							DFKV_E_UNAVAILABLE;
 	apply(d, true);
 	if (!d->view)
 		return DFKV_E_MEMBERS;	/* e.g. the peer table is full */
@@ -783,7 +821,10 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     "dfkv_client_mds_heartbeat_errors_total %llu\n"
 		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401).\n"
 		     "# TYPE dfkv_client_mds_auth_errors_total counter\n"
-		     "dfkv_client_mds_auth_errors_total %llu\n",
+		     "dfkv_client_mds_auth_errors_total %llu\n"
+		     "# HELP dfkv_client_mds_overweight_lists_total Member lists refused: their weights add up to more than the cap.\n"
+		     "# TYPE dfkv_client_mds_overweight_lists_total counter\n"
+		     "dfkv_client_mds_overweight_lists_total %llu\n",
 		     (unsigned long long)atomic_load(&d->st_epoch),
 		     (unsigned long long)atomic_load(&d->st_ring),
 		     atomic_load(&d->st_holding) ? 1 : 0,
@@ -793,7 +834,8 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     (unsigned long long)atomic_load(&d->st_holds),
 		     (unsigned long long)atomic_load(&d->st_skipped),
 		     (unsigned long long)atomic_load(&d->st_hb_errors),
-		     (unsigned long long)atomic_load(&d->st_auth_errors));
+		     (unsigned long long)atomic_load(&d->st_auth_errors),
+		     (unsigned long long)atomic_load(&d->st_overweight));
 	if (n < 0)
 		return 0;
 	return (size_t)n < cap ? (size_t)n : cap - 1;

@@ -18,6 +18,12 @@
 #define MDS_ID_MAX	64	/* group and entry ids: [A-Za-z0-9._-]{1,64} */
 #define MDS_STR_MAX	255	/* tcp, rdma, host */
 #define MDS_WEIGHT_MAX	1000
+/*
+ * The most a group's member weights may add up to (SPEC 7; 160 ring
+ * points per unit): mdsd refuses a write beyond its --max-group-weight
+ * (at most this), libdfkv a member list beyond this.
+ */
+#define MDS_GROUP_WEIGHT_MAX	8192
 #define MDS_TTL_MIN_MS	100
 #define MDS_TTL_MAX_MS	86400000ULL
 

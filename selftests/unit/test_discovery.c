@@ -11,7 +11,11 @@
  * with dfkv_close; with an mdsd run with --token-file, mds_token_file
  * registers (and deregisters) the client, a wrong, missing or unusable
  * token fails the open with DFKV_E_AUTH, a token refused later is
- * counted.  The nodes themselves are not needed (routing only).
+ * counted; with a member and a client token, the client token registers
+ * the client (not a member); a member list whose weights add up to more than the directory's
+ * cap (8192) is refused: the ring in force stays, a new client's open
+ * fails with DFKV_E_MEMBERS, a list under the cap is followed.  The nodes
+ * themselves are not needed (routing only).
  * Skipped when build/tools/mdsd is missing (make tools).
  */
 #define _GNU_SOURCE
@@ -157,12 +161,13 @@ struct mds {
 	char url[64];
 	char dir[64];
 	const char *token;	/* run with --token-file of it; NULL: none */
+	const char *client_token;	/* and --client-token-file of it */
 	char auth[128];		/* "Authorization: Bearer <token>" or "" */
 };
 
 /* Files a test may leave in m->dir (mds_cleanup removes them). */
-static const char *const files[] = { "snap.json", "token", "wrong", "loose",
-				     "empty", "big" };
+static const char *const files[] = { "snap.json", "token", "ctoken",
+				     "wrong", "loose", "empty", "big" };
 
 /* m->dir/name with data and mode; its path in path. */
 static int write_file(struct mds *m, const char *name, const char *data,
@@ -181,11 +186,22 @@ static int write_file(struct mds *m, const char *name, const char *data,
 	return ok ? 0 : -1;
 }
 
+/* m->dir/name holding token and a newline; its path in path. */
+static int write_token(struct mds *m, const char *name, const char *token,
+		       char *path, size_t cap)
+{
+	char line[96];
+	int n = snprintf(line, sizeof(line), "%s\n", token);
+
+	return write_file(m, name, line, (size_t)n, 0600, path, cap);
+}
+
 static int mds_start(struct mds *m, bool fresh)
 {
-	const char *bin = mdsd_path();
-	char snap[128], port[32], tok[128] = "";
+	const char *bin = mdsd_path(), *argv[16];
+	char snap[128], port[32], tok[128], ctok[128];
 	uint64_t end;
+	int argc = 0;
 
 	if (!bin)
 		return -1;
@@ -195,19 +211,32 @@ static int mds_start(struct mds *m, bool fresh)
 			return -1;
 		m->port = free_port();
 	}
-	if (m->token) {
-		char line[96];
-		int n = snprintf(line, sizeof(line), "%s\n", m->token);
-
-		if (write_file(m, "token", line, (size_t)n, 0600, tok,
-			       sizeof(tok)))
-			return -1;
-		snprintf(m->auth, sizeof(m->auth), "Authorization: Bearer %s",
-			 m->token);
-	}
 	snprintf(m->url, sizeof(m->url), "http://127.0.0.1:%d", m->port);
 	snprintf(snap, sizeof(snap), "%s/snap.json", m->dir);
 	snprintf(port, sizeof(port), "127.0.0.1:%d", m->port);
+	argv[argc++] = bin;
+	argv[argc++] = "--listen";
+	argv[argc++] = port;
+	argv[argc++] = "--snapshot";
+	argv[argc++] = snap;
+	argv[argc++] = "--long-poll-ms";
+	argv[argc++] = "5000";
+	if (m->token) {
+		if (write_token(m, "token", m->token, tok, sizeof(tok)))
+			return -1;
+		snprintf(m->auth, sizeof(m->auth), "Authorization: Bearer %s",
+			 m->token);
+		argv[argc++] = "--token-file";
+		argv[argc++] = tok;
+	}
+	if (m->client_token) {
+		if (write_token(m, "ctoken", m->client_token, ctok,
+				sizeof(ctok)))
+			return -1;
+		argv[argc++] = "--client-token-file";
+		argv[argc++] = ctok;
+	}
+	argv[argc] = NULL;
 	m->pid = fork();
 	if (m->pid < 0)
 		return -1;
@@ -216,10 +245,7 @@ static int mds_start(struct mds *m, bool fresh)
 
 		dup2(null, 1);
 		dup2(null, 2);
-		/* without a token the list ends before --token-file */
-		execl(bin, bin, "--listen", port, "--snapshot", snap,
-		      "--long-poll-ms", "5000", tok[0] ? "--token-file" : NULL,
-		      tok, (char *)NULL);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	end = now_ms() + 5000;
@@ -659,6 +685,77 @@ TEST_F(disc, empty_group_then_first_member)
 	EXPECT_EQ(DFKV_E_UNAVAILABLE, dfkv_put(self->c, "k", 1, "v", 1));
 }
 
+/*
+ * Restart m on a snapshot whose group g1 holds n members hv0.. of weight
+ * w: mdsd lists what its snapshot holds whatever its cap, as it would a
+ * directory another mdsd wrote, so the client must check the list itself.
+ */
+static int restart_heavy(struct mds *m, unsigned int n, unsigned int w)
+{
+	char path[128], *doc = malloc(1 << 16);
+	struct timespec ts;
+	uint64_t wall;
+	size_t len = 0;
+	int ret;
+
+	if (!doc)
+		return -1;
+	mds_stop(m);			/* it writes its own snapshot at exit */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wall = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	len += (size_t)snprintf(doc + len, (1 << 16) - len,
+				"{\"version\":1,\"revision\":%llu,\"groups\":"
+				"[{\"name\":\"g1\",\"members_epoch\":%llu,"
+				"\"clients_epoch\":0,\"clients\":[],"
+				"\"members\":[", (unsigned long long)wall * 2,
+				(unsigned long long)wall * 2);
+	for (unsigned int i = 0; i < n; i++)
+		len += (size_t)snprintf(doc + len, (1 << 16) - len,
+					"%s{\"id\":\"hv%u\",\"tcp\":\"127.0.0.1:%u\","
+					"\"weight\":%u,\"ttl_ms\":600000,"
+					"\"expires_at_ms\":%llu}", i ? "," : "", i,
+					17500 + i, w,
+					(unsigned long long)wall + 600000);
+	len += (size_t)snprintf(doc + len, (1 << 16) - len, "]}]}");
+	ret = write_file(m, "snap.json", doc, len, 0600, path, sizeof(path));
+	free(doc);
+	return ret ? ret : mds_start(m, false);
+}
+
+static long long client_stat(struct dfkv_client *c, const char *name);
+
+TEST_F(disc, a_list_over_the_weight_cap_is_refused)
+{
+	struct dfkv_client *c2 = (struct dfkv_client *)1;
+	uint64_t end;
+	size_t eight = 8;
+
+	/* grace 1 ms: the whole ring may go at once (no mass-loss hold) */
+	ASSERT_EQ(0, open_disc(self->m.url, "g1", NULL, 1, &self->c));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	ASSERT_TRUE(matches_ring(self->a, three, 3));
+	/* 9 x 1000 > 8192: refused, counted, the ring in force kept */
+	ASSERT_EQ(0, restart_heavy(&self->m, 9, 1000));
+	end = now_ms() + 10000;
+	while (client_stat(self->c, "dfkv_client_mds_overweight_lists_total") < 1 &&
+	       now_ms() < end)
+		sleep_ms(20);
+	EXPECT_LT(0, client_stat(self->c,
+				 "dfkv_client_mds_overweight_lists_total"));
+	ASSERT_EQ(0, stable_snapshot(self->c, self->a));
+	EXPECT_TRUE(matches_ring(self->a, three, 3));
+	/* a client opening now has no ring to keep: a clear error */
+	EXPECT_EQ(DFKV_E_MEMBERS, open_disc(self->m.url, "g1", NULL, 0, &c2));
+	EXPECT_EQ(NULL, c2);
+	if (c2 && c2 != (struct dfkv_client *)1)
+		dfkv_close(c2);
+	/* 8 x 1000, under the cap: followed */
+	ASSERT_EQ(0, restart_heavy(&self->m, 8, 1000));
+	EXPECT_TRUE(wait_for(self->c, self->a, count_is, &eight, 10000));
+	EXPECT_TRUE(owns_some(self->a, "hv7"));
+	EXPECT_FALSE(owns_some(self->a, "kv0"));
+}
+
 /* ------------------------------------------------- mds_token_file */
 
 #define TOKEN	"t0ken-of-the-group"
@@ -820,6 +917,40 @@ TEST_F(disc_token, a_token_refused_later_is_counted)
 				 "dfkv_client_mds_heartbeat_errors_total"));
 	/* its lease ran out: the client is not listed again */
 	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-r"));
+}
+
+/* mdsd with a member and a client token: mds_token_file is the client's */
+TEST(disc_client_token)
+{
+	struct owners *o = calloc(1, sizeof(*o));
+	struct dfkv_client *c = NULL;
+	char ctok[128], url[256];
+	struct mds m;
+
+	ASSERT_TRUE(o != NULL);
+	memset(&m, 0, sizeof(m));
+	m.token = TOKEN;
+	m.client_token = "the-clients-t0ken";
+	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
+	ASSERT_EQ(0, mds_start(&m, true));
+	ASSERT_EQ(200, put_member(&m, "g1", "kv0", 17400, 1, "up"));
+	snprintf(ctok, sizeof(ctok), "%s/ctoken", m.dir);
+	/* the client token registers no member */
+	snprintf(url, sizeof(url), "%s/v1/groups/g1/members/rogue", m.url);
+	EXPECT_EQ(403, http("PUT", url, "{}", NULL,
+			    "Authorization: Bearer the-clients-t0ken"));
+	/* it registers the client, its heartbeats pass, its DELETE */
+	EXPECT_EQ(0, open_token(m.url, "engine-c", ctok, &c));
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-c"));
+	EXPECT_EQ(0, stable_snapshot(c, o));
+	EXPECT_TRUE(matches_ring(o, three, 1));
+	sleep_ms(1500);
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-c"));
+	EXPECT_EQ(0, client_stat(c, "dfkv_client_mds_heartbeat_errors_total"));
+	dfkv_close(c);
+	EXPECT_FALSE(client_listed(&m, "g1", "engine-c"));
+	mds_cleanup(&m);
+	free(o);
 }
 
 TEST(disc_options)

@@ -8,9 +8,16 @@
 # long-poll, and --token-file: the token file's rules, 401 for writes
 # without the right bearer token (the directory unchanged, GETs open,
 # failures counted), and dfkvctl members|clients del with and without the
-# token.  TAP on stdout; exit status non-zero on any failure.  Every
-# wait is bounded.  The helpers here are shared with test_mdsd_etcd.py.
+# token; the member and client tokens (403 for the client token on
+# /members, its /clients entry written), no start off loopback without a
+# member token unless --insecure; the bounds: long-polls capped per peer
+# (429) with a disconnected one's slot free at once, heartbeats served
+# whatever one peer's 256 long-polls hold, the connections reserved for
+# writes (503 for reads there); the group weight cap (409).  TAP on
+# stdout; exit status non-zero on any failure.  Every wait is bounded.
+# The helpers here are shared with test_mdsd_etcd.py.
 
+import contextlib
 import http.client
 import json
 import os
@@ -118,9 +125,11 @@ class Mdsd:
                 self.proc.wait()
         return self.proc.returncode if self.proc else None
 
-    def req(self, method, path, body=None, headers=None, timeout=10):
+    def req(self, method, path, body=None, headers=None, timeout=10,
+            source="127.0.0.1"):
         c = http.client.HTTPConnection("127.0.0.1", self.port,
-                                       timeout=timeout)
+                                       timeout=timeout,
+                                       source_address=(source, 0))
         try:
             if isinstance(body, (dict, list)):
                 body = json.dumps(body)
@@ -178,6 +187,43 @@ def metric(text, name):
     return None
 
 
+def until(fn, timeout=20.0):
+    """Wait for fn() to hold; False when it did not within timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if fn():
+            return True
+        time.sleep(0.05)
+    return bool(fn())
+
+
+def gauge(mdsd, name):
+    """One sample of mdsd's /metrics."""
+    return metric(mdsd.req("GET", "/metrics")[1], name)
+
+
+@contextlib.contextmanager
+def held(mdsd):
+    """A list for the sockets held against mdsd: closed, then mdsd
+    stopped (exit status 0 expected), on the way out."""
+    socks = []
+    try:
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+        expect(mdsd.stop() == 0)
+
+
+def long_poll(port, group, epoch, source):
+    """A wait_epoch request from source whose answer is never read."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                 source_address=(source, 0))
+    s.sendall(b"GET /v1/groups/%s/members?wait_epoch=%d HTTP/1.1\r\n"
+              b"Host: mdsd\r\n\r\n" % (group.encode(), epoch))
+    return s
+
+
 def status_of(resp):
     line = resp.split(b"\r\n", 1)[0].split()
     return int(line[1]) if len(line) > 1 else 0
@@ -192,8 +238,10 @@ def main():
         print("1..0 # SKIP mdsd not built")
         return 0
     tmp = tempfile.mkdtemp(prefix="mdsd-test-")
+    # 40 long-polls at once from this one address (longpoll_many)
     m = Mdsd("--ttl-ms", "2000", "--long-poll-ms", "3000",
-             "--conn-timeout-s", "1", "-v",
+             "--conn-timeout-s", "1", "--max-connections-per-peer", "64",
+             "--max-long-polls-per-peer", "40", "-v",
              log=os.path.join(tmp, "mdsd.log"))
     st = {}
 
@@ -551,13 +599,22 @@ def main():
                  os.path.join(tmp, "sample.json"),
                  log=os.path.join(tmp, "sample.log"))
         a.args = ["--config", conf, "--listen", "127.0.0.1:%d" % a.port,
-                  "--snapshot", os.path.join(tmp, "sample.json")]
+                  "--snapshot", os.path.join(tmp, "sample.json"),
+                  "--member-token-file", mfile, "--client-token-file",
+                  cfile]
         a.start()
         try:
-            s, d, _ = a.put("default", "n", {})
+            s, d, _ = a.req("PUT", "/v1/groups/default/members/n", {}, mh)
             expect(s == 200 and d["ttl_ms"] == 10000, d)
+            expect(a.req("PUT", "/v1/groups/default/members/x", {},
+                         ch)[0] == 403)
         finally:
             expect(a.stop() == 0)
+        # as shipped it listens off loopback: its token files are needed
+        r = subprocess.run([MDSD, "--config", conf, "--snapshot",
+                            os.path.join(tmp, "sample2.json")],
+                           capture_output=True, timeout=10)
+        expect(r.returncode == 2 and b"member-token" in r.stderr, r)
 
     def stop_during_longpoll():
         a = Mdsd("--long-poll-ms", "30000",
@@ -747,6 +804,233 @@ def main():
         r = ctl("members", "del", "--mds", url)
         expect(r.returncode == 2, r)
 
+
+    mtok, ctok = "member-T0ken_1", "client-T0ken_2"
+    mh = {"Authorization": "Bearer " + mtok}
+    ch = {"Authorization": "Bearer " + ctok}
+    mfile = write_file(os.path.join(tmp, "member.token"),
+                       (mtok + "\n").encode())
+    cfile = write_file(os.path.join(tmp, "client.token"),
+                       (ctok + "\n").encode())
+    two = Mdsd("--member-token-file", mfile, "--client-token-file", cfile,
+               log=os.path.join(tmp, "two.log"))
+
+    def two_tokens_member():
+        two.start()
+        # the member token writes /members and administers /clients
+        for path, body in [("members/n1", {"tcp": "10.0.0.1:7400"}),
+                           ("clients/admin-made", {})]:
+            s, d, _ = two.req("PUT", "/v1/groups/gt/" + path, body, mh)
+            expect(s == 200 and d["created"], "%s: %d %r" % (path, s, d))
+        s, d, _ = two.req("DELETE", "/v1/groups/gt/clients/admin-made",
+                          None, mh)
+        expect(s == 200, "%d %r" % (s, d))
+
+    def two_tokens_client():
+        before = two.list("gt")[1]
+        for method, path, body in [
+                ("PUT", "/v1/groups/gt/members/rogue",
+                 {"tcp": "10.6.6.6:7400", "weight": 1000}),
+                ("PUT", "/v1/groups/gt/members/n1", {"tcp": "10.6.6.6:7400"}),
+                ("DELETE", "/v1/groups/gt/members/n1", None),
+                ("PUT", "/v1/groups/other/members/x", {})]:
+            s, d, _ = two.req(method, path, body, ch)
+            expect(s == 403 and isinstance(d, dict) and d.get("error"),
+                   "%s %s: %d %r" % (method, path, s, d))
+        expect(two.list("gt")[1] == before, "the members changed")
+        expect(two.req("GET", "/v1/groups")[1] == {"groups": ["gt"]})
+        # its own /clients entry: registered, renewed, deleted
+        s, d, _ = two.req("PUT", "/v1/groups/gt/clients/engine-1",
+                          {"ttl_ms": 60000}, ch)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        s, d, _ = two.req("PUT", "/v1/groups/gt/clients/engine-1",
+                          {"ttl_ms": 60000}, ch)
+        expect(s == 200 and not d["created"], "%d %r" % (s, d))
+        ids = [x["id"] for x in two.list("gt", "clients")[1]["clients"]]
+        expect(ids == ["engine-1"], ids)
+        s, d, _ = two.req("DELETE", "/v1/groups/gt/clients/engine-1", None,
+                          ch)
+        expect(s == 200, "%d %r" % (s, d))
+        s, text, _ = two.req("GET", "/metrics")
+        expect(metric(text, "dfkv_mds_forbidden_total") == 4, text[-300:])
+
+    def two_tokens_refused():
+        for h in [None, {"Authorization": "Bearer wrong"},
+                  {"Authorization": "Bearer " + ctok + mtok},
+                  {"Authorization": "Bearer " + ctok[:-1]},
+                  {"Authorization": "Bearer " + mtok[:-1]}]:
+            for path in ["/v1/groups/gt/members/n2",
+                         "/v1/groups/gt/clients/engine-2"]:
+                for method in ["PUT", "DELETE"]:
+                    s, d, _ = two.req(method, path,
+                                      {} if method == "PUT" else None, h)
+                    expect(s == 401, "%s %s %r: %d" % (method, path, h, s))
+        expect([x["id"] for x in two.list("gt")[1]["members"]] == ["n1"])
+        expect(two.list("gt", "clients")[1]["clients"] == [])
+
+    def two_tokens_rules():
+        port = "127.0.0.1:%d" % free_port()
+        r = subprocess.run([MDSD, "--listen", port, "--client-token-file",
+                            cfile], capture_output=True, timeout=10)
+        expect(r.returncode == 2 and b"needs --member-token-file" in
+               r.stderr, r)
+        r = subprocess.run([MDSD, "--listen", port, "--member-token-file",
+                            mfile, "--client-token-file", mfile],
+                           capture_output=True, timeout=10)
+        expect(r.returncode == 2 and b"the same token" in r.stderr, r)
+        r = subprocess.run([MDSD, "--help"], capture_output=True, timeout=10)
+        for opt in [b"--member-token-file", b"--client-token-file",
+                    b"--token-file", b"--insecure",
+                    b"--max-connections-per-peer",
+                    b"--reserved-write-connections", b"--max-long-polls",
+                    b"--max-long-polls-per-peer", b"--max-group-weight"]:
+            expect(opt in r.stdout, opt)
+
+    def insecure():
+        port = free_port()
+        for listen in ["0.0.0.0:%d" % port, "[::]:%d" % port]:
+            r = subprocess.run([MDSD, "--listen", listen],
+                               capture_output=True, timeout=10)
+            expect(r.returncode == 2 and b"--insecure" in r.stderr, r)
+        for extra in [["--insecure"], ["--member-token-file", mfile]]:
+            a = Mdsd(log=os.path.join(tmp, "insecure.log"))
+            a.args = ["--listen", "0.0.0.0:%d" % a.port] + extra
+            a.start()
+            expect(a.stop() == 0)
+
+    def longpoll_per_peer():
+        a = Mdsd("--member-token-file", mfile, "--long-poll-ms", "600000",
+                 "--max-long-polls-per-peer", "4",
+                 log=os.path.join(tmp, "lp.log")).start()
+
+        def waiters():
+            return gauge(a, "dfkv_mds_long_poll_waiters")
+        with held(a) as socks:
+            e = a.list("lp")[1]["epoch"]
+            for i in range(4):
+                socks.append(long_poll(a.port, "lp", e, "127.0.0.2"))
+                expect(until(lambda: waiters() == i + 1),
+                       "long-poll %d not waiting" % i)
+            # a fifth from that address: 429 at once
+            s = long_poll(a.port, "lp", e, "127.0.0.2")
+            socks.append(s)
+            head = s.recv(4096)
+            expect(status_of(head) == 429 and b"Retry-After" in head, head)
+            # another address has its own
+            socks.append(long_poll(a.port, "lp", e, "127.0.0.3"))
+            expect(until(lambda: waiters() == 5))
+            # a disconnected long-poll's slot is free at once (the wait
+            # is 600 s): another one from that address is admitted
+            socks.pop(0).close()
+            expect(until(lambda: waiters() == 4),
+                   "the closed long-poll still waits")
+            expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 1)
+            socks.append(long_poll(a.port, "lp", e, "127.0.0.2"))
+            expect(until(lambda: waiters() == 5))
+            expect(gauge(a, "dfkv_mds_long_poll_refusals_total") == 1)
+            # a change still answers the waiting ones
+            expect(a.req("PUT", "/v1/groups/lp/members/n", {}, mh)[0] == 200)
+            expect(until(lambda: waiters() == 0))
+
+    def longpoll_flood():
+        # 256 long-polls from one address held every connection: the
+        # heartbeats failed and the members expired
+        a = Mdsd("--member-token-file", mfile, "--long-poll-ms", "600000",
+                 log=os.path.join(tmp, "flood.log")).start()
+
+        def waiters():
+            return gauge(a, "dfkv_mds_long_poll_waiters")
+        with held(a) as socks:
+            expect(a.req("PUT", "/v1/groups/fl/members/n1",
+                         {"ttl_ms": 600000}, mh)[0] == 200)
+            e = a.list("fl")[1]["epoch"]
+            for _ in range(256):
+                try:
+                    socks.append(long_poll(a.port, "fl", e, "127.0.0.2"))
+                except OSError:
+                    pass
+            expect(until(lambda: waiters() == 8), "waiters: %r" % waiters())
+            for i in range(20):
+                s, d, _ = a.req("PUT", "/v1/groups/fl/members/n1",
+                                {"ttl_ms": 600000}, mh)
+                expect(s == 200, "heartbeat %d: %d %r" % (i, s, d))
+            expect(a.list("fl")[0] == 200)
+            expect(waiters() == 8)
+            while socks:
+                socks.pop().close()
+            # every slot is free at once, not after the 600 s wait
+            expect(until(lambda: waiters() == 0), "waiters: %r" % waiters())
+            expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 8)
+
+    def reserved_writes():
+        # 16 connections, the last 4 for writes: reads while at most 12
+        # are open.  Long-polls from several addresses, one at a time.
+        a = Mdsd("--member-token-file", mfile, "--long-poll-ms", "600000",
+                 "--max-connections", "16", "--reserved-write-connections",
+                 "4", "--max-long-polls", "16", "--max-long-polls-per-peer",
+                 "16", log=os.path.join(tmp, "reserve.log")).start()
+        with held(a) as socks:
+            e = a.list("rs")[1]["epoch"]
+            for i in range(11):
+                socks.append(long_poll(a.port, "rs", e,
+                                       "127.0.0.%d" % (2 + i % 4)))
+                expect(until(lambda: gauge(a, "dfkv_mds_long_poll_waiters")
+                             == i + 1), "long-poll %d not waiting" % i)
+            # a 12th connection, idle: a read would be the 13th
+            socks.append(socket.create_connection(("127.0.0.1", a.port)))
+            s, d, h = a.req("GET", "/v1/groups/rs/members")
+            expect(s == 503 and h.get("connection") == "close",
+                   "%d %r %r" % (s, d, h))
+            head = long_poll(a.port, "rs", e, "127.0.0.7").recv(4096)
+            expect(status_of(head) == 503, head)
+            # heartbeats have their connections
+            for i in range(20):
+                s, d, _ = a.req("PUT", "/v1/groups/rs/members/n1",
+                                {"ttl_ms": 600000}, mh)
+                expect(s == 200, "heartbeat %d: %d %r" % (i, s, d))
+            # a write without the token is refused as ever
+            s, d, _ = a.req("PUT", "/v1/groups/rs/members/n2", {})
+            expect(s == 401, s)
+
+    def weight_cap():
+        a = Mdsd(log=os.path.join(tmp, "weight.log")).start()
+        b = Mdsd("--max-group-weight", "2500",
+                 log=os.path.join(tmp, "weight2.log")).start()
+        try:
+            # the default: 8192 units
+            for i in range(8):
+                expect(a.put("gw", "w%d" % i, {"weight": 1000})[0] == 200)
+            expect(a.put("gw", "w8", {"weight": 192})[0] == 200)
+            s, d, _ = a.put("gw", "w9", {"weight": 1})
+            expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
+            s, d, _ = a.put("gw", "w8", {"weight": 193})
+            expect(s == 409, "%d %r" % (s, d))
+            expect(len(a.list("gw")[1]["members"]) == 9)
+            # a heartbeat and a lighter member pass; clients do not count
+            expect(a.put("gw", "w0", {"weight": 1000})[0] == 200)
+            expect(a.put("gw", "w0", {"weight": 999})[0] == 200)
+            expect(a.put("gw", "w9", {"weight": 1})[0] == 200)
+            expect(a.put("gw", "c0", {"weight": 1000}, "clients")[0] == 200)
+            # another group has its own cap
+            expect(a.put("gw2", "w0", {"weight": 1000})[0] == 200)
+            s, text, _ = a.req("GET", "/metrics")
+            expect(metric(text, "dfkv_mds_weight_refusals_total") == 2)
+            expect('code="409"' in text)
+            # --max-group-weight lowers it
+            expect(b.put("gw", "a", {"weight": 1000})[0] == 200)
+            expect(b.put("gw", "b", {"weight": 1000})[0] == 200)
+            expect(b.put("gw", "c", {"weight": 501})[0] == 409)
+            expect(b.put("gw", "c", {"weight": 500})[0] == 200)
+            expect(b.put("gw", "b", {"weight": 1})[0] == 200)
+            expect(b.put("gw", "c", {"weight": 1000})[0] == 200)
+        finally:
+            expect(a.stop() == 0)
+            expect(b.stop() == 0)
+        for bad in ["0", "8193", "x"]:
+            r = subprocess.run([MDSD, "--max-group-weight", bad],
+                               capture_output=True, timeout=10)
+            expect(r.returncode == 2, "%s: %r" % (bad, r))
+
     try:
         t.check("mdsd starts and answers /healthz", up)
         t.check("/readyz is 200 with the memory backend", ready)
@@ -799,7 +1083,24 @@ def main():
         t.check("--token-file: the right token writes", auth_right_token)
         t.check("dfkvctl members|clients del with and without the token",
                 dfkvctl_del)
+        t.check("member token: /members and /clients", two_tokens_member)
+        t.check("client token: 403 on /members, its /clients entry written",
+                two_tokens_client)
+        t.check("two tokens: none, a wrong or a mixed one is 401",
+                two_tokens_refused)
+        t.check("--client-token-file needs another --member-token-file",
+                two_tokens_rules)
+        t.check("off loopback: no start without a member token or --insecure",
+                insecure)
+        t.check("long-polls per peer: 429 beyond, a closed one's slot free "
+                "at once", longpoll_per_peer)
+        t.check("256 long-polls from one peer: heartbeats served, slots "
+                "freed at its disconnect", longpoll_flood)
+        t.check("the last connections serve writes: reads 503 there",
+                reserved_writes)
+        t.check("group weight cap: 409 beyond it", weight_cap)
     finally:
+        two.stop()
         au.stop()
         rc = m.stop()
     t.check("mdsd exits 0 on SIGTERM", lambda: expect(rc == 0, rc))

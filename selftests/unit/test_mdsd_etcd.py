@@ -5,7 +5,9 @@
 # 127.0.0.1 with a temporary data directory, two mdsd sharing it.  Both
 # answer identically; a long-poll on one wakes on a change made through
 # the other; killing one leaves the other answering; an etcd lease expiry
-# removes a member; stopping etcd makes /readyz fail and restarting it
+# removes a member; a group's weight cap holds across both (409); a
+# long-poll whose peer hangs up ends (its etcd watch is dropped); stopping
+# etcd makes /readyz fail and restarting it
 # brings the membership back.  A second etcd with TLS, client certificate
 # authentication and etcd auth enabled: mdsd passes --etcd-cacert,
 # --etcd-cert/--etcd-key and --etcd-user/--etcd-password-file through,
@@ -25,7 +27,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_mdsd import (MDSD as MDSD_BIN, Mdsd, Tap, ensure_built,  # noqa: E402
-                       expect, free_port, write_file)
+                       expect, free_port, gauge, held, long_poll, until,
+                       write_file)
 
 
 class Etcd:
@@ -250,6 +253,36 @@ def main():
                ["eng0"])
         expect("eng0" not in [m["id"] for m in b.list("g")[1]["members"]])
 
+    def weight_cap():
+        for i in range(4):
+            s, d, _ = (a, b)[i % 2].put("gw", "w%d" % i, {"weight": 1000})
+            expect(s == 200, "%d %r" % (s, d))
+        for i in range(4, 8):
+            expect(a.put("gw", "w%d" % i, {"weight": 1000})[0] == 200)
+        expect(b.put("gw", "w8", {"weight": 192})[0] == 200)
+        s, d, _ = b.put("gw", "w9", {"weight": 1})
+        expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
+        expect(a.put("gw", "w8", {"weight": 193})[0] == 409)
+        # a heartbeat, a lighter member, then room again
+        expect(a.put("gw", "w0", {"weight": 1000})[0] == 200)
+        expect(a.put("gw", "w0", {"weight": 999})[0] == 200)
+        expect(b.put("gw", "w9", {"weight": 1})[0] == 200)
+        expect(len(a.list("gw")[1]["members"]) == 10)
+
+    def longpoll_gone():
+        c = Mdsd("--backend", "etcd", "--etcd", etcd.url, "--long-poll-ms",
+                 "600000", log=os.path.join(tmp, "c.log")).start()
+        with held(c) as socks:
+            e = c.list("g")[1]["epoch"]
+            socks.append(long_poll(c.port, "g", e, "127.0.0.2"))
+            expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 1),
+                   "not waiting")
+            socks.pop().close()
+            # the wait is 600 s: its watch ends when the peer left
+            expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 0),
+                   "still waiting")
+            expect(gauge(c, "dfkv_mds_long_polls_abandoned_total") == 1)
+
     def validation():
         expect(a.req("PUT", "/v1/groups/g/members/x", "{bad")[0] == 400)
         expect(a.req("PUT", "/v1/groups/g/members/x", {"zz": 1})[0] == 400)
@@ -432,6 +465,8 @@ def main():
         t.check("DELETE through one is seen by the other", delete)
         t.check("clients are kept apart from members", clients)
         t.check("validation errors with the etcd backend", validation)
+        t.check("the group weight cap across two mdsd: 409", weight_cap)
+        t.check("a long-poll whose peer hangs up ends", longpoll_gone)
         t.check("kill one mdsd: the other keeps answering", kill_one)
         t.check("an etcd lease expiry removes the member", expiry)
         t.check("a lease expiry wakes a long-poll", expiry_wakes)

@@ -120,6 +120,8 @@ static void node_register(struct agent *a, const struct agent_node *n)
 	if (ret) {
 		counter_inc(C_AGENT_ERRORS);
 		logmsg(LOG_ERR, "agent: cannot register node %s: %s", name,
+		       ret == -EDQUOT ?
+		       "the group's weights would pass --max-group-weight" :
 		       strerror(-ret));
 		return;
 	}

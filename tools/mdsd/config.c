@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
@@ -24,7 +27,8 @@ const char mdsd_usage[] =
 	"    mdsd [--config FILE] [--listen ADDR:PORT] [--backend memory|etcd]\n"
 	"         [--etcd URL[,URL...]] [--etcd-prefix PREFIX] [--snapshot FILE]\n"
 	"         [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]\n"
-	"         [--etcd-user NAME --etcd-password-file FILE] [--token-file FILE]\n"
+	"         [--etcd-user NAME --etcd-password-file FILE]\n"
+	"         [--member-token-file FILE [--client-token-file FILE]] [--insecure]\n"
 	"         [--ttl-ms MS] [--long-poll-ms MS] [--agent --group GROUP\n"
 	"         [--advertise NODE=HOST:PORT]... [--advertise-rdma NODE=HOST:PORT]...\n"
 	"         [--advertise-host HOST] [--weight N] [--host NAME]] [-v]\n"
@@ -52,10 +56,19 @@ const char mdsd_usage[] =
 	"    --etcd-user NAME        etcd user (etcd auth enabled; with\n"
 	"                            --etcd-password-file)\n"
 	"    --etcd-password-file FILE  its password (one line, mode 0600)\n"
-	"    --token-file FILE       every PUT and DELETE needs\n"
-	"                            \"Authorization: Bearer <token>\" (401\n"
-	"                            otherwise); FILE: mode 0600, at most 4096\n"
-	"                            bytes, one trailing newline stripped\n"
+	"    --member-token-file FILE  the member token: every PUT and DELETE\n"
+	"                            needs \"Authorization: Bearer <token>\" (401\n"
+	"                            otherwise); this token may write /members\n"
+	"                            (cache hosts' agents) and /clients\n"
+	"                            (administration).  FILE: mode 0600, at most\n"
+	"                            4096 bytes, one trailing newline stripped\n"
+	"    --token-file FILE       the same as --member-token-file\n"
+	"    --client-token-file FILE  the client token (inference instances):\n"
+	"                            writes /clients only, 403 on /members;\n"
+	"                            needs --member-token-file, another token\n"
+	"    --insecure              allow a non-loopback --listen without\n"
+	"                            --member-token-file (anyone may then add a\n"
+	"                            cache member)\n"
 	"    --snapshot FILE         memory backend: keep the directory in FILE\n"
 	"    --ttl-ms MS             lease TTL when a PUT names none and for the\n"
 	"                            agent's nodes (default 10000)\n"
@@ -63,6 +76,17 @@ const char mdsd_usage[] =
 	"    --body-limit BYTES      largest request body (default 65536)\n"
 	"    --conn-timeout-s S      idle/slow connection timeout (default 10)\n"
 	"    --max-connections N     concurrent connections (default 256)\n"
+	"    --max-connections-per-peer N  of them from one address (default 32)\n"
+	"    --reserved-write-connections N  the last N connections serve only\n"
+	"                            authenticated writes (heartbeats; every\n"
+	"                            write without a member token): other\n"
+	"                            requests get 503 there (default: an\n"
+	"                            eighth of --max-connections)\n"
+	"    --max-long-polls N      wait_epoch requests waiting at once\n"
+	"                            (default 128; more: 429)\n"
+	"    --max-long-polls-per-peer N  of them from one address (default 8)\n"
+	"    --max-group-weight N    the most a group's member weights add up\n"
+	"                            to (default and at most 8192; more: 409)\n"
 	"    --max-entries N         memory backend: entries in all groups\n"
 	"                            (default 100000)\n"
 	"    --no-node-metrics       leave host node stats out of /metrics\n"
@@ -88,7 +112,9 @@ enum {
 	O_BODY_LIMIT, O_CONN_TIMEOUT, O_MAX_CONNS, O_MAX_ENTRIES,
 	O_NO_NODE_METRICS, O_ADVERTISE, O_ADVERTISE_RDMA, O_WEIGHT, O_HOST,
 	O_ADVERTISE_HOST, O_ETCD_CACERT, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_USER,
-	O_ETCD_PASSWORD_FILE, O_TOKEN_FILE,
+	O_ETCD_PASSWORD_FILE, O_TOKEN_FILE, O_CLIENT_TOKEN_FILE, O_INSECURE,
+	O_MAX_CONNS_PEER, O_RESERVED_WRITES, O_MAX_LONG_POLLS,
+	O_MAX_LONG_POLLS_PEER, O_MAX_GROUP_WEIGHT,
 };
 
 static const struct option opts[] = {
@@ -102,13 +128,23 @@ static const struct option opts[] = {
 	{ "etcd-key", required_argument, NULL, O_ETCD_KEY },
 	{ "etcd-user", required_argument, NULL, O_ETCD_USER },
 	{ "etcd-password-file", required_argument, NULL, O_ETCD_PASSWORD_FILE },
+	{ "member-token-file", required_argument, NULL, O_TOKEN_FILE },
 	{ "token-file", required_argument, NULL, O_TOKEN_FILE },
+	{ "client-token-file", required_argument, NULL, O_CLIENT_TOKEN_FILE },
+	{ "insecure", no_argument, NULL, O_INSECURE },
 	{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 	{ "ttl-ms", required_argument, NULL, O_TTL },
 	{ "long-poll-ms", required_argument, NULL, O_LONG_POLL },
 	{ "body-limit", required_argument, NULL, O_BODY_LIMIT },
 	{ "conn-timeout-s", required_argument, NULL, O_CONN_TIMEOUT },
 	{ "max-connections", required_argument, NULL, O_MAX_CONNS },
+	{ "max-connections-per-peer", required_argument, NULL, O_MAX_CONNS_PEER },
+	{ "reserved-write-connections", required_argument, NULL,
+	  O_RESERVED_WRITES },
+	{ "max-long-polls", required_argument, NULL, O_MAX_LONG_POLLS },
+	{ "max-long-polls-per-peer", required_argument, NULL,
+	  O_MAX_LONG_POLLS_PEER },
+	{ "max-group-weight", required_argument, NULL, O_MAX_GROUP_WEIGHT },
 	{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
 	{ "no-node-metrics", no_argument, NULL, O_NO_NODE_METRICS },
 	{ "agent", no_argument, NULL, 'a' },
@@ -178,6 +214,22 @@ static int add_advertise(struct advertise *list, size_t *n, const char *what,
 	return 0;
 }
 
+/* A count setting in min..max. */
+static int limit(const char *name, const char *val, uint64_t min,
+		 uint64_t max, unsigned int *out)
+{
+	char why[48];
+	uint64_t v;
+
+	if (parse_num(val, min, max, &v)) {
+		snprintf(why, sizeof(why), "%llu..%llu",
+			 (unsigned long long)min, (unsigned long long)max);
+		return bad(name, val, why);
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
 /* Apply one setting (option code c) from the file or the command line. */
 static int apply(struct mdsd_config *cfg, int c, const char *name,
 		 const char *val)
@@ -209,7 +261,14 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 		return copy(cfg->etcd_password_file,
 			    sizeof(cfg->etcd_password_file), name, val);
 	case O_TOKEN_FILE:
-		return copy(cfg->token_file, sizeof(cfg->token_file), name, val);
+		return copy(cfg->member_token_file,
+			    sizeof(cfg->member_token_file), name, val);
+	case O_CLIENT_TOKEN_FILE:
+		return copy(cfg->client_token_file,
+			    sizeof(cfg->client_token_file), name, val);
+	case O_INSECURE:
+		cfg->insecure = true;
+		return 0;
 	case O_SNAPSHOT:
 		return copy(cfg->snapshot, sizeof(cfg->snapshot), name, val);
 	case O_TTL:
@@ -237,6 +296,18 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 			return bad(name, val, "4..65536");
 		cfg->max_conns = (unsigned int)v;
 		return 0;
+	case O_MAX_CONNS_PEER:
+		return limit(name, val, 1, 65536, &cfg->max_conns_peer);
+	case O_RESERVED_WRITES:
+		cfg->reserved_set = true;
+		return limit(name, val, 0, 65536, &cfg->reserved_writes);
+	case O_MAX_LONG_POLLS:
+		return limit(name, val, 1, 65536, &cfg->max_long_polls);
+	case O_MAX_LONG_POLLS_PEER:
+		return limit(name, val, 1, 65536, &cfg->max_long_polls_peer);
+	case O_MAX_GROUP_WEIGHT:
+		return limit(name, val, 1, MDS_GROUP_WEIGHT_MAX,
+			     &cfg->max_group_weight);
 	case O_MAX_ENTRIES:
 		if (parse_num(val, 1, 10000000, &v))
 			return bad(name, val, "1..10000000");
@@ -359,6 +430,8 @@ static int load_file(struct mdsd_config *cfg, const char *path)
 				cfg->node_metrics = !flag;
 			else if (o->val == 'v')
 				cfg->verbose = flag;
+			else if (o->val == O_INSECURE)
+				cfg->insecure = flag;
 			continue;
 		}
 		ret = apply(cfg, o->val, key, val);
@@ -370,23 +443,102 @@ static int load_file(struct mdsd_config *cfg, const char *path)
 }
 
 /*
- * Read --token-file once: only its SHA-256 is kept, and a presented token
+ * Read a token file once: only its SHA-256 is kept, and a presented token
  * is compared by its digest (http.c), so the secret itself does not stay
  * in memory and the comparison takes the same time whatever the length
  * or the first differing byte of what is presented.
  */
-static int load_token(struct mdsd_config *cfg)
+static int load_token(const char *path, unsigned char sha256[32])
 {
 	char tok[DFKV_TOKEN_MAX + 1], why[1200];
 
-	if (dfkv_token_read(cfg->token_file, tok, sizeof(tok), why,
-			    sizeof(why))) {
+	if (dfkv_token_read(path, tok, sizeof(tok), why, sizeof(why))) {
 		fprintf(stderr, "mdsd: %s\n", why);
 		return 2;
 	}
-	SHA256((const unsigned char *)tok, strlen(tok), cfg->token_sha256);
+	SHA256((const unsigned char *)tok, strlen(tok), sha256);
 	OPENSSL_cleanse(tok, sizeof(tok));
-	cfg->auth = true;
+	return 0;
+}
+
+/* "ADDR:PORT" or "[V6]:PORT" into cfg->listen_addr. */
+static int parse_listen(struct mdsd_config *cfg)
+{
+	char host[MDS_STR_MAX + 1], *port;
+	struct addrinfo hints = { 0 }, *ai;
+
+	snprintf(host, sizeof(host), "%s", cfg->listen);
+	if (host[0] == '[') {
+		char *rb = strchr(host, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		*rb = '\0';
+		port = rb + 2;
+		memmove(host, host + 1, strlen(host + 1) + 1);
+	} else {
+		port = strrchr(host, ':');
+		if (!port)
+			return -EINVAL;
+		*port++ = '\0';
+	}
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if (getaddrinfo(host[0] ? host : NULL, port, &hints, &ai))
+		return -EINVAL;
+	memcpy(&cfg->listen_addr, ai->ai_addr, ai->ai_addrlen);
+	cfg->listen_len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/* 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104 (a wildcard is not). */
+static bool loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+			>> 24) == 127;
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* The credentials and what they imply, once every setting is in. */
+static int check_auth(struct mdsd_config *cfg)
+{
+	int ret;
+
+	if (parse_listen(cfg))
+		return bad("listen", cfg->listen, "ADDR:PORT or [ADDR]:PORT");
+	if (cfg->client_token_file[0] && !cfg->member_token_file[0])
+		return bad("client-token-file", cfg->client_token_file,
+			   "needs --member-token-file");
+	if (!cfg->member_token_file[0]) {
+		if (!cfg->insecure && !loopback(&cfg->listen_addr))
+			return bad("listen", cfg->listen,
+				   "not a loopback address: without --member-token-file anyone could add a cache member (--insecure to allow it)");
+		return 0;
+	}
+	ret = load_token(cfg->member_token_file, cfg->member_sha256);
+	if (ret)
+		return ret;
+	cfg->member_auth = true;
+	if (cfg->client_token_file[0]) {
+		ret = load_token(cfg->client_token_file, cfg->client_sha256);
+		if (ret)
+			return ret;
+		if (!CRYPTO_memcmp(cfg->member_sha256, cfg->client_sha256,
+				   sizeof(cfg->client_sha256)))
+			return bad("client-token-file", cfg->client_token_file,
+				   "the same token as --member-token-file");
+		cfg->client_auth = true;
+	}
 	return 0;
 }
 
@@ -404,6 +556,10 @@ static void defaults(struct mdsd_config *cfg)
 	cfg->body_limit = 64 << 10;
 	cfg->conn_timeout_s = 10;
 	cfg->max_conns = 256;
+	cfg->max_conns_peer = 32;
+	cfg->max_long_polls = 128;
+	cfg->max_long_polls_peer = 8;
+	cfg->max_group_weight = MDS_GROUP_WEIGHT_MAX;
 	cfg->max_entries = 100000;
 	cfg->node_metrics = true;
 	if (gethostname(cfg->host, sizeof(cfg->host) - 1))
@@ -473,5 +629,15 @@ int mdsd_config_load(struct mdsd_config *cfg, int argc, char *argv[])
 	if (!cfg->etcd_user[0] != !cfg->etcd_password_file[0])
 		return bad("etcd-user", cfg->etcd_user,
 			   "--etcd-user and --etcd-password-file go together");
-	return cfg->token_file[0] ? load_token(cfg) : 0;
+	ret = check_auth(cfg);
+	if (ret)
+		return ret;
+	if (!cfg->reserved_set)
+		cfg->reserved_writes = cfg->max_conns / 8;
+	if (cfg->reserved_writes >= cfg->max_conns) {
+		fprintf(stderr, "mdsd: --reserved-write-connections %u must be below --max-connections %u\n",
+			cfg->reserved_writes, cfg->max_conns);
+		return 2;
+	}
+	return 0;
 }

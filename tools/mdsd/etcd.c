@@ -14,7 +14,10 @@
  * expired lease itself.  The epoch of a listing is the etcd revision of the
  * read, so every mdsd sharing the cluster answers identically; a
  * wait_epoch=N long-poll is a watch of the group's keys from revision N+1,
- * which returns at the first change after N.  Several URLs may be given:
+ * which returns at the first change after N, or within about a second of
+ * the long-poll's peer leaving (the transfer's progress callback).  A
+ * member's put that would raise the group's weight past
+ * --max-group-weight is refused.  Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -148,6 +151,7 @@ static char *b64_decode(const char *in, size_t *outlen)
 
 struct reply {
 	struct dfkv_http_buf buf;
+	const atomic_bool *gone;	/* a long-poll's peer left: abort */
 	/* streaming (watch, keepalive): stop after the first decisive message */
 	bool stream, done, failed;
 	size_t parsed;
@@ -168,15 +172,18 @@ static size_t write_cb(char *ptr, size_t sz, size_t nm, void *ud)
 	return n;
 }
 
+/* libcurl calls it at least about once a second, also while idle. */
 static int progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 		       curl_off_t un)
 {
-	(void)ud;
+	const struct reply *r = ud;
+
 	(void)dt;
 	(void)dn;
 	(void)ut;
 	(void)un;
-	return atomic_load(&mdsd_stopping) ? 1 : 0;
+	return atomic_load(&mdsd_stopping) ||
+	       (r->gone && atomic_load(r->gone)) ? 1 : 0;
 }
 
 /* Errors that mean "this endpoint is unreachable: try the next one". */
@@ -229,6 +236,7 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
 	if (cfg->etcd_cacert[0])
 		curl_easy_setopt(c, CURLOPT_CAINFO, cfg->etcd_cacert);
 	if (cfg->etcd_cert[0]) {
@@ -624,6 +632,35 @@ static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
 
 /* ---------------------------------------------------------- the ops */
 
+static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
+		     bool wait, uint64_t after, unsigned int wait_ms,
+		     const atomic_bool *gone, struct mds_list *out);
+
+/*
+ * Would en, replacing a member of weight old (0: a new one), raise the
+ * group's member weight past the cap?  0, -EDQUOT or the listing's error.
+ * (Read, then written: two mdsd writing the same group at once may pass
+ * the cap together; libdfkv refuses such a list.)
+ */
+static int weight_check(struct etcd *e, const char *group,
+			const struct mds_entry *en, uint32_t old)
+{
+	struct mds_list l;
+	uint64_t sum = en->weight;
+	int ret;
+
+	if (en->weight <= old)
+		return 0;
+	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < l.n; i++)
+		if (strcmp(l.v[i].id, en->id))
+			sum += l.v[i].weight;
+	mds_list_free(&l);
+	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
+}
+
 static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, uint64_t *epoch, bool *created)
 {
@@ -645,6 +682,11 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		return -ENOMEM;
 	}
 	*created = !kv;
+	if (!kv && k == MDS_MEMBERS) {
+		ret = weight_check(e, group, en, 0);
+		if (ret)
+			goto out;
+	}
 	if (kv) {
 		char kp[512];
 
@@ -653,6 +695,11 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		if (!kv_entry(kv, kp, &cur))
 			memset(&cur, 0, sizeof(cur));
 		json_object_put(kv);
+		if (k == MDS_MEMBERS) {
+			ret = weight_check(e, group, en, cur.weight);
+			if (ret)
+				goto out;
+		}
 		/* Same TTL: the lease can be kept. */
 		if (lease && cur.ttl_ms == en->ttl_ms) {
 			ret = keepalive(e, lease, &ttl);
@@ -713,11 +760,11 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 
 /* Block until a key under prefix changes after revision `after`. */
 static void watch(struct etcd *e, const char *prefix, uint64_t after,
-		  unsigned int wait_ms)
+		  unsigned int wait_ms, const atomic_bool *gone)
 {
 	struct json_object *req = json_object_new_object();
 	struct json_object *cr = json_object_new_object();
-	struct reply r = { .stream = true };
+	struct reply r = { .stream = true, .gone = gone };
 	bool timed_out = false;
 	int ret;
 
@@ -742,7 +789,7 @@ static void watch(struct etcd *e, const char *prefix, uint64_t after,
 
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     bool wait, uint64_t after, unsigned int wait_ms,
-		     struct mds_list *out)
+		     const atomic_bool *gone, struct mds_list *out)
 {
 	struct etcd *e = to_etcd(b);
 	struct json_object *req, *resp, *kvs;
@@ -755,7 +802,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 	if (wait) {
 		counter_inc(C_LONGPOLLS);
 		atomic_fetch_add(&metrics.longpoll_waiters, 1);
-		watch(e, prefix, after, wait_ms);
+		watch(e, prefix, after, wait_ms, gone);
 		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
 	}
 	req = json_object_new_object();
@@ -818,6 +865,12 @@ static int etcd_groups(struct backend *b, struct mds_names *out)
 	}
 	json_object_put(resp);
 	return ret;
+}
+
+/* Nothing to wake: a watch's progress callback reads its gone flag. */
+static void etcd_wake(struct backend *b)
+{
+	(void)b;
 }
 
 static bool etcd_ready(struct backend *b)
@@ -903,6 +956,7 @@ static const struct backend_ops etcd_ops = {
 	.put = etcd_put,
 	.del = etcd_del,
 	.list = etcd_list,
+	.wake = etcd_wake,
 	.groups = etcd_groups,
 	.ready = etcd_ready,
 	.shutdown = etcd_shutdown,

@@ -8,21 +8,38 @@
  *   (the same under /clients)
  *   GET    /readyz /healthz /metrics
  *
- * One thread per connection (long-polls block in the handler), a
- * connection limit, an idle timeout for slow clients, a bounded body
- * (413), strict JSON and ids (400), 404 for unknown paths, 405 with an
- * Allow header for wrong methods.  With --token-file every PUT and DELETE
+ * One thread per connection (long-polls block in the handler), an idle
+ * timeout for slow clients, a bounded body (413), strict JSON and ids
+ * (400), 404 for unknown paths, 405 with an Allow header for wrong
+ * methods.  Errors are {"error": "..."}.
+ *
+ * Credentials (SPEC 7): with --member-token-file every PUT and DELETE
  * needs "Authorization: Bearer <token>", checked before anything else of
  * the request (401 with WWW-Authenticate otherwise; the body is not
- * read).  Errors are {"error": "..."}.
+ * read).  The member token writes anything; the client token
+ * (--client-token-file) writes /clients only (403 on /members).
+ *
+ * Bounds, each refusing the peer that reaches it: libmicrohttpd's
+ * connection limits (in all and per peer address); the last
+ * --reserved-write-connections connections serve only authenticated
+ * writes, so heartbeats get through whatever reads and long-polls hold
+ * (others: 503 and the connection closed); long-polls are capped in all
+ * and per peer address (429).  A waiting long-poll cannot see its
+ * connection from libmicrohttpd (suspended connections do not notice a
+ * disconnect either), so its socket (MHD_CONNECTION_INFO_CONNECTION_FD)
+ * is watched by one epoll thread for the peer's hang-up: the wait then
+ * ends at once and its slot is free.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
@@ -31,13 +48,36 @@
 #include "http.h"
 #include "mdsd.h"
 
+/* A peer address (the port left out), the key of the per-peer caps. */
+struct peer {
+	sa_family_t family;
+	unsigned char a[16];
+};
+
+/* A long-poll's slot; data.u64 of its epoll registration: gen << 32 | i. */
+struct waiter {
+	bool used;
+	uint32_t gen;
+	atomic_bool gone;	/* the peer hung up */
+	struct peer peer;
+};
+
+#define WATCH_STOP	UINT64_MAX	/* data.u64 of the stop eventfd */
+
 struct http_server {
 	struct MHD_Daemon *d;
 	const struct mdsd_config *cfg;
 	struct backend *b;
+	/* long-polls: cfg->max_long_polls slots */
+	pthread_mutex_t lp_lock;
+	struct waiter *lp;
+	int ep, stop_fd;	/* the hang-up watcher's epoll and wake-up */
+	pthread_t watcher;
+	bool watching;
 };
 
 enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
+enum role { ROLE_CLIENT, ROLE_MEMBER };	/* of a write with AUTH_OK */
 
 /* Per-request state, kept in *con_cls across the handler's calls. */
 struct req {
@@ -45,6 +85,8 @@ struct req {
 	size_t seen;		/* body bytes received, kept or not */
 	bool too_large;
 	enum auth auth;		/* not AUTH_OK: refused, the body discarded */
+	bool forbidden;		/* a client token's write of /members */
+	bool busy;		/* refused: the writes' reserve is reached */
 };
 
 /* A body larger than this many times the limit closes the connection. */
@@ -144,26 +186,37 @@ static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
 }
 
 /*
- * A write's credentials (--token-file): "Authorization: Bearer <token>",
- * the scheme in any case (RFC 7235).  The presented token is hashed and
- * the digest compared with the token's by CRYPTO_memcmp: fixed length,
- * constant time, so neither the token's length nor the position of a
- * first wrong byte shows in the answer's timing.
+ * A write's credentials: "Authorization: Bearer <token>", the scheme in
+ * any case (RFC 7235).  The presented token is hashed and the digest
+ * compared with each token's by CRYPTO_memcmp: fixed length, constant
+ * time, both compared always, so neither a token's length nor the
+ * position of a first wrong byte nor which token matched shows in the
+ * answer's timing.
  */
 static enum auth check_auth(const struct mdsd_config *cfg,
-			    struct MHD_Connection *c)
+			    struct MHD_Connection *c, enum role *role)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	unsigned char d[SHA256_DIGEST_LENGTH];
+	int member, client;
 
 	if (!h || strncasecmp(h, "Bearer ", 7))
 		return AUTH_MISSING;
 	for (h += 7; *h == ' '; h++)
 		;
 	SHA256((const unsigned char *)h, strlen(h), d);
-	return CRYPTO_memcmp(d, cfg->token_sha256, sizeof(d)) ? AUTH_WRONG :
-								AUTH_OK;
+	member = CRYPTO_memcmp(d, cfg->member_sha256, sizeof(d));
+	client = CRYPTO_memcmp(d, cfg->client_sha256, sizeof(d));
+	if (!member) {
+		*role = ROLE_MEMBER;
+		return AUTH_OK;
+	}
+	if (!client && cfg->client_auth) {
+		*role = ROLE_CLIENT;
+		return AUTH_OK;
+	}
+	return AUTH_WRONG;
 }
 
 /* 401 (RFC 6750 section 3: "invalid_token" when one was presented). */
@@ -181,8 +234,23 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c,
 			       "wrong bearer token");
 }
 
+/* 403: a valid client token, but /members is the member token's. */
+static enum MHD_Result send_forbidden(struct MHD_Connection *c,
+				      const char *method)
+{
+	return send_error_msg(c, method, MHD_HTTP_FORBIDDEN, NULL, NULL,
+			      "the client token may write /clients only; /members needs the member token");
+}
+
+/* A request refused at its first call, other than by 401 or 413. */
+static bool refused(const struct req *r)
+{
+	return r->auth != AUTH_OK || r->forbidden || r->busy;
+}
+
 /* Backend errors to HTTP. */
-static enum MHD_Result send_backend_error(struct MHD_Connection *c,
+static enum MHD_Result send_backend_error(struct http_server *s,
+					  struct MHD_Connection *c,
 					  const char *method, int err)
 {
 	switch (err) {
@@ -192,6 +260,11 @@ static enum MHD_Result send_backend_error(struct MHD_Connection *c,
 	case -ENOSPC:
 		return send_error(c, method, MHD_HTTP_INSUFFICIENT_STORAGE, NULL,
 				  "directory limit reached");
+	case -EDQUOT:
+		counter_inc(C_WEIGHT_REFUSALS);
+		return send_error(c, method, MHD_HTTP_CONFLICT, NULL,
+				  "the group's member weights would add up to more than %u",
+				  s->cfg->max_group_weight);
 	case -ENOMEM:
 		return send_error(c, method, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				  NULL, "out of memory");
@@ -261,6 +334,130 @@ static bool has_query(struct MHD_Connection *c)
 					 NULL) > 0;
 }
 
+/* ---------------------------------------------------------- long-polls */
+
+static struct peer peer_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	struct peer p = { 0 };
+
+	if (sa && sa->sa_family == AF_INET) {
+		p.family = AF_INET;
+		memcpy(p.a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		p.family = AF_INET6;
+		memcpy(p.a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+	return p;
+}
+
+/*
+ * Take a long-poll slot for c and watch its socket for the peer's
+ * hang-up: the slot's index, or -1 when a cap is reached (why says which).
+ */
+static long lp_enter(struct http_server *s, struct MHD_Connection *c,
+		     const char **why)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct peer p = peer_of(c);
+	unsigned int mine = 0;
+	long free_slot = -1;
+	size_t i;
+
+	*why = "too many long-polls waiting";
+	pthread_mutex_lock(&s->lp_lock);
+	for (i = 0; i < s->cfg->max_long_polls; i++) {
+		struct waiter *w = &s->lp[i];
+
+		if (!w->used) {
+			if (free_slot < 0)
+				free_slot = (long)i;
+		} else if (!memcmp(&w->peer, &p, sizeof(p))) {
+			mine++;
+		}
+	}
+	if (mine >= s->cfg->max_long_polls_peer) {
+		*why = "too many long-polls from this address";
+		free_slot = -1;
+	}
+	if (free_slot >= 0) {
+		struct waiter *w = &s->lp[free_slot];
+		struct epoll_event ev = {
+			.events = EPOLLRDHUP | EPOLLONESHOT,
+			.data.u64 = (uint64_t)w->gen << 32 | (uint64_t)free_slot,
+		};
+
+		w->used = true;
+		w->peer = p;
+		atomic_store(&w->gone, false);
+		/* Unwatched (no fd?): the wait just lasts its time. */
+		if (ci && epoll_ctl(s->ep, EPOLL_CTL_ADD, ci->connect_fd, &ev))
+			logmsg(LOG_VERBOSE, "http: cannot watch a long-poll: %s",
+			       strerror(errno));
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+	return free_slot;
+}
+
+static void lp_leave(struct http_server *s, struct MHD_Connection *c,
+		     long slot)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct waiter *w = &s->lp[slot];
+
+	pthread_mutex_lock(&s->lp_lock);
+	if (ci)
+		epoll_ctl(s->ep, EPOLL_CTL_DEL, ci->connect_fd, NULL);
+	if (atomic_load(&w->gone))
+		counter_inc(C_LONGPOLL_GONE);
+	w->used = false;
+	w->gen++;	/* an event still in flight finds another generation */
+	pthread_mutex_unlock(&s->lp_lock);
+}
+
+/* The hang-up watcher: marks the waiter gone and wakes the waits. */
+static void *watcher_main(void *arg)
+{
+	struct http_server *s = arg;
+	struct epoll_event ev[32];
+	bool stop = false;
+
+	while (!stop) {
+		bool woke = false;
+		int n = epoll_wait(s->ep, ev, 32, -1), i;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			logmsg(LOG_ERR, "http: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		pthread_mutex_lock(&s->lp_lock);
+		for (i = 0; i < n; i++) {
+			uint64_t u = ev[i].data.u64;
+			struct waiter *w;
+
+			if (u == WATCH_STOP) {
+				stop = true;
+				continue;
+			}
+			w = &s->lp[(uint32_t)u];
+			if (w->used && w->gen == (uint32_t)(u >> 32)) {
+				atomic_store(&w->gone, true);
+				woke = true;
+			}
+		}
+		pthread_mutex_unlock(&s->lp_lock);
+		if (woke)
+			s->b->ops->wake(s->b);
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------ handlers */
 
 static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
@@ -273,7 +470,7 @@ static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
 
 	ret = s->b->ops->groups(s->b, &n);
 	if (ret)
-		return send_backend_error(c, method, ret);
+		return send_backend_error(s, c, method, ret);
 	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n.n; i++)
@@ -291,6 +488,7 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 	struct mds_list l;
 	struct json_object *o, *arr;
 	unsigned int wait_ms = s->cfg->long_poll_ms;
+	long slot = -1;
 	size_t i;
 	int ret;
 
@@ -303,10 +501,25 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 				  "wait_ms needs wait_epoch");
 	if (q.has_wait_ms && q.wait_ms < wait_ms)
 		wait_ms = (unsigned int)q.wait_ms;
+	if (q.has_wait_epoch) {
+		const char *why;
+
+		slot = lp_enter(s, c, &why);
+		if (slot < 0) {
+			counter_inc(C_LONGPOLL_REFUSALS);
+			logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
+			return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
+					      MHD_HTTP_HEADER_RETRY_AFTER, "1",
+					      why);
+		}
+	}
 	ret = s->b->ops->list(s->b, group, k, q.has_wait_epoch, q.wait_epoch,
-			      wait_ms, &l);
+			      wait_ms, slot >= 0 ? &s->lp[slot].gone : NULL,
+			      &l);
+	if (slot >= 0)
+		lp_leave(s, c, slot);
 	if (ret)
-		return send_backend_error(c, method, ret);
+		return send_backend_error(s, c, method, ret);
 	o = json_object_new_object();
 	arr = json_object_new_array();
 	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l.epoch));
@@ -327,9 +540,9 @@ static enum MHD_Result h_get_one(struct http_server *s,
 	size_t i;
 	int ret;
 
-	ret = s->b->ops->list(s->b, group, k, false, 0, 0, &l);
+	ret = s->b->ops->list(s->b, group, k, false, 0, 0, NULL, &l);
 	if (ret)
-		return send_backend_error(c, method, ret);
+		return send_backend_error(s, c, method, ret);
 	for (i = 0; i < l.n; i++) {
 		if (!strcmp(l.v[i].id, id)) {
 			o = mds_entry_to_json(&l.v[i]);
@@ -365,7 +578,7 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s", err);
 	ret = s->b->ops->put(s->b, group, k, &e, &epoch, &created);
 	if (ret)
-		return send_backend_error(c, method, ret);
+		return send_backend_error(s, c, method, ret);
 	logmsg(created ? LOG_VERBOSE : LOG_DEBUG, "%s %s/%s/%s",
 	       created ? "registered" : "renewed", group, mds_kind_name(k), id);
 	reply = json_object_new_object();
@@ -386,7 +599,7 @@ static enum MHD_Result h_del(struct http_server *s, struct MHD_Connection *c,
 
 	ret = s->b->ops->del(s->b, group, k, id, &epoch);
 	if (ret)
-		return send_backend_error(c, method, ret);
+		return send_backend_error(s, c, method, ret);
 	logmsg(LOG_VERBOSE, "deleted %s/%s/%s", group, mds_kind_name(k), id);
 	reply = json_object_new_object();
 	json_object_object_add(reply, "id", json_object_new_string(id));
@@ -531,6 +744,69 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 	return h_get_one(s, c, method, seg[2], k, seg[4]);
 }
 
+/* A write of /v1/groups/{g}/members/{id}: the member token's alone. */
+static bool members_path(const char *url)
+{
+	char buf[512], *seg[MAX_SEGS];
+	int n = split(url, buf, sizeof(buf), seg);
+
+	return n == 5 && is(seg[3], "members");
+}
+
+/*
+ * The first call of a request: its credentials and the bounds, decided
+ * before any of its body is read.  A refusal is queued here; its body is
+ * then discarded.
+ */
+static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
+			     const char *url, const char *method,
+			     struct req *r)
+{
+	const struct mdsd_config *cfg = s->cfg;
+	bool write = is(method, "PUT") || is(method, "DELETE");
+	const union MHD_DaemonInfo *di;
+	enum role role = ROLE_MEMBER;	/* without a member token: anyone */
+	const char *cl;
+	uint64_t clen;
+
+	if (write && cfg->member_auth) {
+		r->auth = check_auth(cfg, c, &role);
+		if (r->auth != AUTH_OK) {
+			counter_inc(C_AUTH_FAILURES);
+			logmsg(LOG_VERBOSE, "401 %s %s: %s bearer token",
+			       method, url, r->auth == AUTH_MISSING ?
+			       "no" : "wrong");
+			return send_unauthorized(c, method, r->auth);
+		}
+		if (role == ROLE_CLIENT && members_path(url)) {
+			r->forbidden = true;
+			counter_inc(C_FORBIDDEN);
+			logmsg(LOG_VERBOSE, "403 %s %s: a client token", method,
+			       url);
+			return send_forbidden(c, method);
+		}
+	}
+	/* The last connections are the authenticated writes'. */
+	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	if (!write && di &&
+	    di->num_connections > cfg->max_conns - cfg->reserved_writes) {
+		r->busy = true;
+		counter_inc(C_BUSY_REFUSALS);
+		return send_error_msg(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
+				      MHD_HTTP_HEADER_CONNECTION, "close",
+				      "busy: the remaining connections are reserved for writes");
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && (!parse_u64(cl, &clen) || clen > cfg->body_limit)) {
+		/* Refuse before reading the body (no 100-continue). */
+		r->too_large = true;
+		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+				  "body larger than %zu bytes", cfg->body_limit);
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -541,34 +817,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 
 	(void)version;
 	if (!r) {
-		const char *cl;
-		uint64_t clen;
-
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
 		r->body.max = s->cfg->body_limit;
-		if (s->cfg->auth && (is(method, "PUT") || is(method, "DELETE"))) {
-			r->auth = check_auth(s->cfg, c);
-			if (r->auth != AUTH_OK) {
-				counter_inc(C_AUTH_FAILURES);
-				logmsg(LOG_VERBOSE, "401 %s %s: %s bearer token",
-				       method, url, r->auth == AUTH_MISSING ?
-				       "no" : "wrong");
-				return send_unauthorized(c, method, r->auth);
-			}
-		}
-		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						 MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && (!parse_u64(cl, &clen) || clen > s->cfg->body_limit)) {
-			/* Refuse before reading the body (no 100-continue). */
-			r->too_large = true;
-			return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE,
-					  NULL, "body larger than %zu bytes",
-					  s->cfg->body_limit);
-		}
-		return MHD_YES;
+		return admit(s, c, url, method, r);
 	}
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
@@ -576,12 +830,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		*upload_data_size = 0;
 		r->seen += n;
 		/*
-		 * A refused write's body is discarded like a too large one.
-		 * libmicrohttpd 0.9.75 calls no more once the first call
-		 * queued a response; should another version go on, a refused
-		 * request still never reaches route().
+		 * A refused request's body is discarded like a too large
+		 * one.  libmicrohttpd 0.9.75 calls no more once the first
+		 * call queued a response; should another version go on, a
+		 * refused request still never reaches route().
 		 */
-		if (r->auth != AUTH_OK || r->too_large ||
+		if (refused(r) || r->too_large ||
 		    r->body.len + n > s->cfg->body_limit) {
 			r->too_large = true;
 			dfkv_http_buf_free(&r->body);
@@ -594,6 +848,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	}
 	if (r->auth != AUTH_OK)
 		return send_unauthorized(c, method, r->auth);
+	if (refused(r))
+		return MHD_NO;
 	if (r->too_large)
 		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
 				  "body larger than %zu bytes",
@@ -626,67 +882,75 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	logmsg(LOG_VERBOSE, "http: %s", buf);
 }
 
-/* "ADDR:PORT" or "[V6]:PORT" into a socket address. */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss,
-			socklen_t *len)
+/* The long-poll slots and their hang-up watcher; -errno. */
+static int watcher_start(struct http_server *s)
 {
-	char host[MDS_STR_MAX + 1], *port;
-	struct addrinfo hints = { 0 }, *ai;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_STOP };
 	int ret;
 
-	snprintf(host, sizeof(host), "%s", spec);
-	if (host[0] == '[') {
-		char *rb = strchr(host, ']');
-
-		if (!rb || rb[1] != ':')
-			return -EINVAL;
-		*rb = '\0';
-		port = rb + 2;
-		memmove(host, host + 1, strlen(host + 1) + 1);
-	} else {
-		port = strrchr(host, ':');
-		if (!port)
-			return -EINVAL;
-		*port++ = '\0';
-	}
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	ret = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	pthread_mutex_init(&s->lp_lock, NULL);
+	s->lp = calloc(s->cfg->max_long_polls, sizeof(*s->lp));
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (!s->lp)
+		return -ENOMEM;
+	if (s->ep < 0 || s->stop_fd < 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev))
+		return -errno;
+	ret = pthread_create(&s->watcher, NULL, watcher_main, s);
 	if (ret)
-		return -EINVAL;
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*len = ai->ai_addrlen;
-	freeaddrinfo(ai);
+		return -ret;
+	s->watching = true;
 	return 0;
+}
+
+static void server_free(struct http_server *s)
+{
+	if (s->watching) {
+		uint64_t one = 1;
+
+		if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
+			logmsg(LOG_ERR, "http: cannot stop the watcher: %s",
+			       strerror(errno));
+		pthread_join(s->watcher, NULL);
+	}
+	if (s->ep >= 0)
+		close(s->ep);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	free(s->lp);
+	pthread_mutex_destroy(&s->lp_lock);
+	free(s);
 }
 
 struct http_server *http_start(const struct mdsd_config *cfg,
 			       struct backend *b)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
-	struct sockaddr_storage ss;
-	socklen_t sl;
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
 			     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
 			     MHD_USE_ERROR_LOG;
+	int ret;
 
 	if (!s)
 		return NULL;
 	s->cfg = cfg;
 	s->b = b;
-	if (parse_listen(cfg->listen, &ss, &sl)) {
-		logmsg(LOG_ERR, "bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)",
-		       cfg->listen);
-		free(s);
+	ret = watcher_start(s);
+	if (ret) {
+		logmsg(LOG_ERR, "http: cannot start: %s", strerror(-ret));
+		server_free(s);
 		return NULL;
 	}
-	if (ss.ss_family == AF_INET6)
+	if (cfg->listen_addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_SOCK_ADDR,
+				(const struct sockaddr *)&cfg->listen_addr,
 				MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				cfg->max_conns_peer,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 << 10),
@@ -696,7 +960,7 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 	if (!s->d) {
 		logmsg(LOG_ERR, "cannot listen on %s: %s", cfg->listen,
 		       strerror(errno));
-		free(s);
+		server_free(s);
 		return NULL;
 	}
 	logmsg(LOG_INFO, "listening on %s (backend %s)", cfg->listen,
@@ -709,5 +973,5 @@ void http_stop(struct http_server *s)
 	if (!s)
 		return;
 	MHD_stop_daemon(s->d);
-	free(s);
+	server_free(s);
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <json-c/json.h>
 
 #include "record.h"
@@ -53,8 +54,9 @@ struct backend;
 
 /*
  * Every call is thread safe.  Errors: -ENOENT (no such entry), -ENOSPC
- * (a directory limit), -EIO / -ETIMEDOUT / -ECONNREFUSED (the backend is
- * unavailable: HTTP 503).
+ * (a directory limit), -EDQUOT (the group's member weight would pass
+ * max_group_weight: HTTP 409), -EIO / -ETIMEDOUT / -ECONNREFUSED (the
+ * backend is unavailable: HTTP 503).
  */
 struct backend_ops {
 	const char *name;
@@ -65,12 +67,15 @@ struct backend_ops {
 		   const char *id, uint64_t *epoch);
 	/*
 	 * List a group's members or clients.  With wait, block until the
-	 * list changed after epoch `after`, at most wait_ms (or until
-	 * shutdown), then list.
+	 * list changed after epoch `after`, at most wait_ms, until shutdown
+	 * or until *gone is set (the long-poll's peer left: http.c sets it,
+	 * then calls wake), then list.
 	 */
 	int (*list)(struct backend *b, const char *group, enum mds_kind k,
 		    bool wait, uint64_t after, unsigned int wait_ms,
-		    struct mds_list *out);
+		    const atomic_bool *gone, struct mds_list *out);
+	/* Make the waiters look at their gone flags again. */
+	void (*wake)(struct backend *b);
 	/* Groups with at least one member or client, sorted. */
 	int (*groups)(struct backend *b, struct mds_names *out);
 	/* Readiness (debounced where it needs probing). */
@@ -108,10 +113,19 @@ struct mdsd_config {
 	char etcd_key[1024];			/* its private key (PEM) */
 	char etcd_user[256];			/* etcd auth user name */
 	char etcd_password_file[1024];		/* its password */
-	/* --token-file: writes need "Authorization: Bearer <token>" */
-	char token_file[1024];
-	bool auth;				/* a token was read */
-	unsigned char token_sha256[32];		/* SHA-256 of the token */
+	/*
+	 * The writers' bearer tokens (SPEC 7): the member token (cache
+	 * hosts' agents, administration; --token-file is its alias) and the
+	 * client token (inference instances: /clients only).  Only their
+	 * SHA-256 digests are kept.
+	 */
+	char member_token_file[1024];
+	char client_token_file[1024];
+	bool member_auth, client_auth;		/* a token was read */
+	unsigned char member_sha256[32], client_sha256[32];
+	bool insecure;				/* open writes off loopback */
+	struct sockaddr_storage listen_addr;	/* --listen, resolved */
+	socklen_t listen_len;
 	char group[MDS_ID_MAX + 1];		/* the agent's group */
 	uint64_t ttl_ms;			/* default lease TTL */
 	char snapshot[1024];
@@ -127,6 +141,12 @@ struct mdsd_config {
 	size_t body_limit;			/* request body bytes */
 	unsigned int conn_timeout_s;		/* idle/slow connections */
 	unsigned int max_conns;
+	unsigned int max_conns_peer;		/* per peer address */
+	unsigned int reserved_writes;		/* connections for writes */
+	bool reserved_set;			/* given, not the default */
+	unsigned int max_long_polls;		/* waiting at once, in all */
+	unsigned int max_long_polls_peer;	/* per peer address */
+	unsigned int max_group_weight;		/* sum of a group's weights */
 	unsigned int max_entries;		/* memory backend: all groups */
 	bool node_metrics;			/* host node stats in /metrics */
 	int verbose;
@@ -167,6 +187,11 @@ enum mdsd_counter {
 	C_AGENT_EVENTS,
 	C_AGENT_ERRORS,
 	C_AUTH_FAILURES,	/* PUTs and DELETEs refused with 401 */
+	C_FORBIDDEN,		/* client-token writes of /members: 403 */
+	C_WEIGHT_REFUSALS,	/* writes over max_group_weight: 409 */
+	C_BUSY_REFUSALS,	/* reads in the writes' reserve: 503 */
+	C_LONGPOLL_REFUSALS,	/* long-polls over a cap: 429 */
+	C_LONGPOLL_GONE,	/* long-polls ended by their peer leaving */
 	C_NR_COUNTERS
 };
 

@@ -8,7 +8,9 @@
  * which is the epoch a listing returns, so an epoch never goes backwards
  * (group records are kept once created).  Leases run on the monotonic
  * clock; a reaper thread drops expired entries.  Long-polls wait on one
- * condition variable broadcast by every change.  With a snapshot path the
+ * condition variable broadcast by every change (and by wake, when a
+ * long-poll's peer left).  A put that would make a group's member weights
+ * add up to more than --max-group-weight is refused.  With a snapshot path the
  * directory is written (atomically: temporary file + rename) shortly after
  * every change and at exit, and read back at start: lease deadlines are
  * stored as wall-clock times, entries whose deadline passed while mdsd was
@@ -51,6 +53,7 @@ struct mem {
 	size_t n_groups;
 	size_t n_entries;
 	size_t max_entries;
+	uint64_t max_group_weight;
 	bool stopping;
 	/* snapshot */
 	char snapshot[1024];
@@ -180,6 +183,24 @@ static int entry_insert(struct mem *m, struct mem_group *g, enum mds_kind k,
 	return 0;
 }
 
+/*
+ * Caller holds the lock: would e (replacing entry i, if >= 0) raise the
+ * group's member weight past the cap?  (A write that adds nothing, e.g.
+ * a heartbeat after the cap was lowered, passes.)
+ */
+static bool over_weight(const struct mem *m, const struct mem_group *g,
+			enum mds_kind k, long i, const struct mds_entry *e)
+{
+	uint64_t sum = e->weight;
+
+	if (k != MDS_MEMBERS || (i >= 0 && e->weight <= g->v[k][i].e.weight))
+		return false;
+	for (size_t j = 0; j < g->n[k]; j++)
+		if ((long)j != i)
+			sum += g->v[k][j].e.weight;
+	return sum > m->max_group_weight;
+}
+
 static int mem_put(struct backend *b, const char *group, enum mds_kind k,
 		   const struct mds_entry *e, uint64_t *epoch, bool *created)
 {
@@ -195,6 +216,10 @@ static int mem_put(struct backend *b, const char *group, enum mds_kind k,
 		goto out;
 	}
 	i = entry_find(g, k, e->id);
+	if (over_weight(m, g, k, i, e)) {
+		ret = -EDQUOT;
+		goto out;
+	}
 	if (i >= 0) {
 		struct mem_entry *me = &g->v[k][i];
 
@@ -248,7 +273,7 @@ static int mem_del(struct backend *b, const char *group, enum mds_kind k,
 
 static int mem_list(struct backend *b, const char *group, enum mds_kind k,
 		    bool wait, uint64_t after, unsigned int wait_ms,
-		    struct mds_list *out)
+		    const atomic_bool *gone, struct mds_list *out)
 {
 	struct mem *m = to_mem(b);
 	struct mem_group *g;
@@ -265,7 +290,8 @@ static int mem_list(struct backend *b, const char *group, enum mds_kind k,
 		ts.tv_nsec = (long)(deadline % 1000) * 1000000L;
 		for (;;) {
 			g = group_find(m, group, false);
-			if ((g && g->epoch[k] > after) || m->stopping)
+			if ((g && g->epoch[k] > after) || m->stopping ||
+			    (gone && atomic_load(gone)))
 				break;
 			if (pthread_cond_timedwait(&m->changed, &m->lock,
 						   &ts) == ETIMEDOUT) {
@@ -610,6 +636,15 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
+static void mem_wake(struct backend *b)
+{
+	struct mem *m = to_mem(b);
+
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_broadcast(&m->changed);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static void mem_shutdown(struct backend *b)
 {
 	struct mem *m = to_mem(b);
@@ -648,6 +683,7 @@ static const struct backend_ops mem_ops = {
 	.put = mem_put,
 	.del = mem_del,
 	.list = mem_list,
+	.wake = mem_wake,
 	.groups = mem_groups,
 	.ready = mem_ready,
 	.shutdown = mem_shutdown,
@@ -664,6 +700,7 @@ struct backend *mem_backend_new(const struct mdsd_config *cfg)
 		return NULL;
 	m->b.ops = &mem_ops;
 	m->max_entries = cfg->max_entries;
+	m->max_group_weight = cfg->max_group_weight;
 	snprintf(m->snapshot, sizeof(m->snapshot), "%s", cfg->snapshot);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);

@@ -26,7 +26,8 @@ struct mdsd_metrics metrics;
 static const char *const methods[] = { "GET", "HEAD", "PUT", "DELETE", "other" };
 #define NR_METHODS (sizeof(methods) / sizeof(methods[0]))
 static const unsigned int codes[] = {
-	200, 400, 401, 404, 405, 413, 500, 503, 507, 0 /* other */
+	200, 400, 401, 403, 404, 405, 409, 413, 429, 500, 503, 507,
+	0 /* other */
 };
 #define NR_CODES (sizeof(codes) / sizeof(codes[0]))
 static atomic_ullong http_reqs[NR_METHODS][NR_CODES];
@@ -136,6 +137,16 @@ static void own_counters(struct buf *b)
 		  "Host agent netlink or registration errors." },
 		{ C_AUTH_FAILURES, "dfkv_mds_auth_failures_total",
 		  "PUTs and DELETEs refused (401): no or a wrong bearer token." },
+		{ C_FORBIDDEN, "dfkv_mds_forbidden_total",
+		  "Writes of /members with the client token refused (403)." },
+		{ C_WEIGHT_REFUSALS, "dfkv_mds_weight_refusals_total",
+		  "Member writes refused (409): the group's weight cap." },
+		{ C_BUSY_REFUSALS, "dfkv_mds_busy_refusals_total",
+		  "Requests other than authenticated writes refused (503): the connections left are reserved for writes." },
+		{ C_LONGPOLL_REFUSALS, "dfkv_mds_long_poll_refusals_total",
+		  "wait_epoch requests refused (429): a long-poll cap." },
+		{ C_LONGPOLL_GONE, "dfkv_mds_long_polls_abandoned_total",
+		  "wait_epoch requests ended because their peer disconnected." },
 	};
 	size_t i, m, c;
 
@@ -192,7 +203,7 @@ static void directory(struct buf *b, struct backend *be)
 			size_t by_state[MDS_NR_STATES] = { 0 };
 			int s;
 
-			if (be->ops->list(be, names.v[i], k, false, 0, 0, &l))
+			if (be->ops->list(be, names.v[i], k, false, 0, 0, NULL, &l))
 				continue;
 			out(b, "dfkv_mds_epoch{group=\"%s\",kind=\"%s\"} %llu\n",
 			    names.v[i], mds_kind_name(k),

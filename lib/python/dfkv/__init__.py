@@ -629,7 +629,7 @@ class Client:
     Discovery: members=None and mds_endpoints="http://h:7480[,...]" (a
     string or a list) follow the members of `group` in mdsd; client_id
     registers this client there (see lib/README.md); mds_token_file names
-    the bearer token file of an mdsd run with --token-file.
+    mdsd's client token file (mdsd --client-token-file).
 
     Tenants (SPEC 9): tenant_secret is the secret registered for ns's
     tenant on the nodes, either its 32 bytes (bytes-like) or the path
