@@ -465,6 +465,8 @@ TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
 
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
 					    DFKV_A_NODE_FIRST_REQUEST_MS, 1500));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 1500));
 	silent = connect_to("127.0.0.1", PORT);
 	drip = connect_to("127.0.0.1", PORT);
 	ASSERT_LE(0, silent);
@@ -570,7 +572,7 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
 					    DFKV_A_NODE_MAX_CONNS, 4096));
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
-					    DFKV_A_NODE_FIRST_REQUEST_MS, 4000));
+					    DFKV_A_NODE_FRAME_MS, 4000));
 	for (i = 0; i < DRIPPERS; i++) {
 		fds[i] = connect_to("127.0.0.1", PORT);
 		ASSERT_LE(0, fds[i]) TH_LOG("dripper %d", i);
@@ -601,6 +603,65 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
 }
 
+#define STUCK_LEN	(40 << 20)
+
+/*
+ * A reader that sends GETs of a large value and never reads the replies
+ * stalls its connection's send: the frame deadline, which
+ * first_request_ms = 0 does not switch off, drops it, its pin goes, and
+ * once the value is removed its RAM takes another value of that size.
+ */
+TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
+{
+	struct dfkv_key k = dfkv_test_key(93, 1), k2 = dfkv_test_key(93, 2);
+	int small = 4096, fd, i;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t drops;
+	struct resp r;
+	char *val;
+
+	val = malloc(STUCK_LEN);
+	ASSERT_NE(NULL, val);
+	dfkv_test_fill(val, STUCK_LEN, &k, 7);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FIRST_REQUEST_MS, 0));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 2000));
+	drops = dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, connect(fd, (void *)&sa, sizeof(sa)));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, send_req(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	/* Stuck in the first reply, the entry pinned; then dropped. */
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 1, 0));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_DEADLINE_DROPS, drops + 1,
+			      1));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 1, 0));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
+	close(fd);
+
+	/* Its RAM is free: a value as large fits once it is removed. */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_REMOVE, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	dfkv_test_fill(val, STUCK_LEN, &k2, 8);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k2, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	free(val);
+}
+
 #define FOLLOWERS	300
 
 /*
@@ -622,8 +683,11 @@ TEST_F_TIMEOUT(tcp, followers_park_without_sleeping_workers, 600)
 	memset(val, 'L', sizeof(val));
 	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &other, 0, 0, "o", 1));
 	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	/* The dripping leaders must outlive the whole test. */
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
-					    DFKV_A_NODE_FIRST_REQUEST_MS, 0));
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MIN_RATE, 0));
 	leader = connect_to("127.0.0.1", PORT);
 	ASSERT_LE(0, leader);
 	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, sizeof(val));
