@@ -21,9 +21,12 @@
  * A PUT follower does not wait in the worker: the connection parks on the
  * leader's entry (reading nothing more) and its io work is queued again
  * when the leader finished.  A frame must arrive whole, payload included,
- * within first_request_ms of its first byte, and the RAM that PUTs still
- * receiving hold is bounded per node (dfkv_op_recv_admit()), so peers
- * that send headers and drip pin neither workers nor memory.
+ * within frame_ms of its first byte and keep up min_rate meanwhile, a
+ * reply must make progress within frame_ms (dfkv_conn_deadline()), and a
+ * PUT leader gets RAM one part of its value at a time as its payload
+ * arrives, under caps per node and per peer address (dfkv_req_recv_more(),
+ * dfkv_op_recv_admit()), so peers that send headers and drip, or never
+ * read, pin neither workers nor memory.
  *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
@@ -371,12 +374,20 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 			decode_request(c);
 		return ret;
 	case CONN_RX_PUT: {
+		struct dfkv_put *put = &c->req.put;
 		size_t mapped;
 		unsigned int nr;
 
-		nr = dfkv_entry_map(c->req.put.e, c->rx.pay_got,
-				    min_t(u64, left, MAX_RW_COUNT), c->bv,
-				    CONN_BVECS, &mapped);
+		if (c->rx.pay_got == put->reserved &&
+		    !dfkv_req_recv_more(&c->req)) {
+			c->state = CONN_RX_DISCARD;	/* refused halfway */
+			return 1;
+		}
+		nr = dfkv_entry_map(put->e, c->rx.pay_got,
+				    min_t(u64, min(left, put->reserved -
+						   c->rx.pay_got),
+					  MAX_RW_COUNT),
+				    c->bv, CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
 		ret = sock_recv(c, &msg);
 		break;
@@ -496,10 +507,16 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 {
 	struct dfkv_node *node = l->base.node;
 	struct tcp_node *tn = tcp_node(node);
+	struct sockaddr_storage peer;
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
 	struct mem_cgroup *old;
 	int err;
+
+	if (kernel_getpeername(sock, (struct sockaddr *)&peer) < 0) {
+		sock_release(sock);
+		return;
+	}
 
 	old = dfkv_store_charge(&node->store);
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
@@ -521,7 +538,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 
 	mutex_lock(&tn->ls.lock);
 	err = dfkv_listeners_conn_add(&tn->ls, &c->core, node,
-				      READ_ONCE(node->limits.max_conns));
+				      READ_ONCE(node->limits.max_conns), &peer);
 	if (err) {
 		if (err == -EBUSY)
 			atomic64_inc(&node->limits.refused);
@@ -532,6 +549,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 		return;
 	}
 	atomic64_inc(&tn->accepts);
+	c->req.peer = c->core.peer;
 
 	tcp_sock_set_nodelay(sk);
 	write_lock_bh(&sk->sk_callback_lock);

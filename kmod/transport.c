@@ -5,8 +5,9 @@
  * table only changes at module init and exit, when no node exists, so it
  * is read without a lock.  Loops go by kind (TCP, then RDMA); a node's
  * sides are shut down in that order too, each one's listeners, then its
- * connections.  The deadline check every transport runs for its
- * connections is here too, over the node's limits.
+ * connections.  The deadlines a connection is held to under the node's
+ * limits (dfkv_conn_deadline(), which TCP's connections run) are here
+ * too, for every transport to share.
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
