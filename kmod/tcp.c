@@ -21,8 +21,8 @@
  * A PUT follower does not wait in the worker: the connection parks on the
  * leader's entry (reading nothing more) and its io work is queued again
  * when the leader finished.  A frame must arrive whole, payload included,
- * within frame_ms of its first byte and keep up min_rate meanwhile, a
- * reply must make progress within frame_ms (dfkv_conn_deadline()), and a
+ * within frame_ms of its first byte, a reply must make progress within
+ * frame_ms, both must keep up min_rate (dfkv_conn_deadline()), and a
  * PUT leader gets RAM one part of its value at a time as its payload
  * arrives, under caps per node and per peer address (dfkv_req_recv_more(),
  * dfkv_op_recv_admit()), so peers that send headers and drip, or never
@@ -217,7 +217,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, kv.iov_len);
 		if (ret <= 0)
 			return ret;
-		WRITE_ONCE(c->clk.last_active, jiffies);
+		dfkv_conn_clock_moved(&c->clk, ret);
 		c->rhdr_sent += ret;
 		*progress = true;
 	}
@@ -250,7 +250,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, left);
 		if (ret <= 0)
 			return ret;
-		WRITE_ONCE(c->clk.last_active, jiffies);
+		dfkv_conn_clock_moved(&c->clk, ret);
 		c->tx_sent += ret;
 		*progress = true;
 	}
@@ -339,10 +339,8 @@ static int sock_recv(struct dfkv_tcp_conn *c, struct msghdr *msg)
 		return 0;
 	if (ret == 0)
 		return -ECONNRESET;	/* peer closed */
-	if (ret > 0) {
-		WRITE_ONCE(c->clk.last_active, jiffies);
-		WRITE_ONCE(c->clk.rx_bytes, c->clk.rx_bytes + ret);
-	}
+	if (ret > 0)
+		dfkv_conn_clock_moved(&c->clk, ret);
 	return ret;
 }
 

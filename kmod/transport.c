@@ -126,14 +126,15 @@ static void due_by(unsigned long *due, unsigned long t)
 }
 
 /*
- * A frame being received must bring min_rate bytes a second over each
- * grace period (from the first check that saw it in progress); one that
- * ends meanwhile leaves the window running, counting the next frame's.
+ * A frame being received or a reply being sent must move min_rate bytes a
+ * second over each grace period (from the first check that saw one in
+ * progress); one that ends meanwhile leaves the window running, counting
+ * the next one's bytes.
  */
 static bool rate_too_low(const struct dfkv_conn_limits *lim,
 			 struct dfkv_conn_clock *ck, unsigned long now)
 {
-	u64 rate = READ_ONCE(lim->min_rate), got = READ_ONCE(ck->rx_bytes);
+	u64 rate = READ_ONCE(lim->min_rate), got = READ_ONCE(ck->bytes);
 
 	if (!rate) {
 		ck->win_open = false;
@@ -172,7 +173,7 @@ bool dfkv_conn_deadline(const struct dfkv_conn_limits *lim,
 		due_by(&due, last + frame);
 	if (time_after_eq(now, due))
 		return true;
-	if (phase != DFKV_CONN_RX)
+	if (phase == DFKV_CONN_WAIT)
 		ck->win_open = false;
 	else if (rate_too_low(lim, ck, now))
 		return true;

@@ -20,6 +20,7 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/jiffies.h>
 #include <linux/string.h>
 #include <linux/dfkv.h>
 
@@ -61,13 +62,20 @@ struct dfkv_conn_clock {
 	unsigned long accepted;
 	unsigned long frame_start;	/* the started frame's first byte */
 	unsigned long last_active;	/* the last byte moved either way */
-	u64 rx_bytes;			/* received since accept */
+	u64 bytes;			/* moved either way since accept */
 	bool got_request;
 	/* the deadline check's own */
 	bool win_open;
 	unsigned long win_start;
-	u64 win_bytes;			/* rx_bytes at win_start */
+	u64 win_bytes;			/* bytes at win_start */
 };
+
+/* The transport moved n bytes of the connection, either way. */
+static inline void dfkv_conn_clock_moved(struct dfkv_conn_clock *ck, u64 n)
+{
+	WRITE_ONCE(ck->last_active, jiffies);
+	WRITE_ONCE(ck->bytes, ck->bytes + n);
+}
 
 /* What a connection is doing, for dfkv_conn_deadline(). */
 enum dfkv_conn_phase {
@@ -88,9 +96,10 @@ static inline void dfkv_conn_clock_init(struct dfkv_conn_clock *ck,
  * The deadlines of SPEC.md section 2 under the node's limits, from the
  * connection's deadline work: the first request within first_request_ms
  * of accept, nothing idle past idle_ms, a started frame whole within
- * frame_ms of its first byte (and at min_rate over each grace period), a
- * reply never stalled for frame_ms.  True: drop the connection now (the
- * caller counts it); else *delay is when to look again (at most 1 s).
+ * frame_ms of its first byte, a reply never stalled for frame_ms, and
+ * either moving at min_rate over each grace period.  True: drop the
+ * connection now (the caller counts it); else *delay is when to look
+ * again (at most 1 s).
  */
 bool dfkv_conn_deadline(const struct dfkv_conn_limits *lim,
 			struct dfkv_conn_clock *ck, enum dfkv_conn_phase phase,

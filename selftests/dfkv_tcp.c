@@ -776,6 +776,56 @@ TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
 	free(val);
 }
 
+/*
+ * A reader that takes its GET reply a KiB every half second moves it, so
+ * no frame deadline drops it, but far under the rate floor: that does,
+ * and the entry's pin goes with the connection.
+ */
+TEST_F_TIMEOUT(tcp, trickling_reader_is_dropped_by_the_rate_floor, 300)
+{
+	struct dfkv_key k = dfkv_test_key(93, 3);
+	int small = 4096, fd, i;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t drops;
+	struct resp r;
+	char buf[1024];
+	char *val;
+
+	val = malloc(STUCK_LEN);
+	ASSERT_NE(NULL, val);
+	memset(val, 't', STUCK_LEN);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	free(val);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MIN_RATE, 65536));
+	drops = dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, connect(fd, (void *)&sa, sizeof(sa)));
+	ASSERT_EQ(0, send_req(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	for (i = 0; i < 240; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN))
+			break;	/* dropped */
+		usleep(500 * 1000);
+	}
+	EXPECT_LT(drops, dfkv_test_stat(&self->g, NODE,
+					DFKV_STAT_DEADLINE_DROPS));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
+	close(fd);
+}
+
 #define FOLLOWERS	300
 
 /*
