@@ -219,14 +219,33 @@ int dfkv_evict_alloc(const struct dfkv_evictor *ev, struct dfkv_entry *e,
 	}
 }
 
-int dfkv_evict_alloc_parts(const struct dfkv_evictor *ev,
-			   struct dfkv_entry *e, struct dfkv_slot **slots,
-			   u32 *nr, struct dfkv_slot *slot0, size_t extra)
+int dfkv_evict_alloc_more(const struct dfkv_evictor *ev,
+			  struct dfkv_entry *e, struct dfkv_slot *slots,
+			  u32 *nr, u64 upto)
+{
+	u64 ext = ev->slab->extent_bytes;
+	u32 n = div64_u64(min(upto, e->len) + ext - 1, ext);
+	u32 i;
+	int err;
+
+	for (i = *nr; i < n; i++) {
+		u64 part = min_t(u64, ext, e->len - (u64)i * ext);
+
+		err = dfkv_evict_alloc(ev, e, part, &slots[i]);
+		if (err)
+			return err;
+		*nr = i + 1;
+	}
+	return 0;
+}
+
+int dfkv_evict_alloc_parts_upto(const struct dfkv_evictor *ev,
+				struct dfkv_entry *e, struct dfkv_slot **slots,
+				u32 *nr, struct dfkv_slot *slot0, size_t extra,
+				u64 upto)
 {
 	u64 ext = ev->slab->extent_bytes;
 	u32 n = div64_u64(e->len + ext - 1, ext);
-	u32 i;
-	int err;
 
 	*slots = slot0;
 	*nr = 0;
@@ -239,13 +258,13 @@ int dfkv_evict_alloc_parts(const struct dfkv_evictor *ev,
 			return -ENOMEM;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		u64 part = min_t(u64, ext, e->len - (u64)i * ext);
+	return dfkv_evict_alloc_more(ev, e, *slots, nr, upto);
+}
 
-		err = dfkv_evict_alloc(ev, e, part, &(*slots)[i]);
-		if (err)
-			return err;
-		*nr = i + 1;
-	}
-	return 0;
+int dfkv_evict_alloc_parts(const struct dfkv_evictor *ev,
+			   struct dfkv_entry *e, struct dfkv_slot **slots,
+			   u32 *nr, struct dfkv_slot *slot0, size_t extra)
+{
+	return dfkv_evict_alloc_parts_upto(ev, e, slots, nr, slot0, extra,
+					   e->len);
 }

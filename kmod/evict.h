@@ -77,5 +77,18 @@ int dfkv_evict_alloc(const struct dfkv_evictor *ev, struct dfkv_entry *e,
 int dfkv_evict_alloc_parts(const struct dfkv_evictor *ev,
 			   struct dfkv_entry *e, struct dfkv_slot **slots,
 			   u32 *nr, struct dfkv_slot *slot0, size_t extra);
+/*
+ * The same with the array for every part but slots only for the parts
+ * that cover the value's first upto bytes (*nr of them); the rest come
+ * with dfkv_evict_alloc_more().
+ */
+int dfkv_evict_alloc_parts_upto(const struct dfkv_evictor *ev,
+				struct dfkv_entry *e, struct dfkv_slot **slots,
+				u32 *nr, struct dfkv_slot *slot0, size_t extra,
+				u64 upto);
+/* Allocate parts after the first *nr, until they cover upto bytes. */
+int dfkv_evict_alloc_more(const struct dfkv_evictor *ev,
+			  struct dfkv_entry *e, struct dfkv_slot *slots,
+			  u32 *nr, u64 upto);
 
 #endif /* _DFKV_EVICT_H */

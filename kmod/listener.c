@@ -3,12 +3,16 @@
  * The listener and connection bookkeeping the TCP and RDMA transports share
  * (see listener.h): a node's listeners of one transport, looked up by
  * address under the set's lock, their netlink dump, and the admission and
- * removal of accepted connections against the node's limit.  Shutdown sets
+ * removal of accepted connections against the node's limit, and the peer
+ * addresses they come from (listed while they have connections, under
+ * the same lock, taken on accept and release only).  Shutdown sets
  * `closing` under the lock, so nothing is listed after it; it closes the
  * listeners before killing the connections, so none is accepted while it
  * waits for them.
  */
 #include <linux/inet.h>
+#include <linux/jhash.h>
+#include <linux/slab.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/lockdep.h>
@@ -146,6 +150,46 @@ int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls)
 	return err;
 }
 
+/* The peer of address ss, listed or new, with one more connection. */
+static struct dfkv_peer *peer_get(struct dfkv_listeners *ls,
+				  const struct sockaddr_storage *ss)
+{
+	struct dfkv_peer *p;
+	u8 addr[16] = {};
+	u32 key;
+
+	lockdep_assert_held(&ls->lock);
+	if (ss->ss_family == AF_INET)
+		memcpy(addr, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	else
+		memcpy(addr, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	key = jhash(addr, sizeof(addr), ss->ss_family);
+	hash_for_each_possible(ls->peers, p, node, key)
+		if (p->family == ss->ss_family &&
+		    !memcmp(p->addr, addr, sizeof(addr)))
+			goto found;
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return NULL;
+	memcpy(p->addr, addr, sizeof(addr));
+	p->family = ss->ss_family;
+	atomic64_set(&p->recv_reserved, 0);
+	hash_add(ls->peers, &p->node, key);
+found:
+	p->conns++;
+	return p;
+}
+
+static void peer_put(struct dfkv_listeners *ls, struct dfkv_peer *p)
+{
+	lockdep_assert_held(&ls->lock);
+	if (!p || --p->conns)
+		return;
+	WARN_ON_ONCE(atomic64_read(&p->recv_reserved));
+	hash_del(&p->node);
+	kfree(p);
+}
+
 /* Count one more connection against max. */
 static int conn_admit(struct dfkv_listeners *ls, u32 max)
 {
@@ -168,13 +212,20 @@ static void conn_list(struct dfkv_listeners *ls, struct dfkv_conn_core *cc,
 
 int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
 			    struct dfkv_conn_core *cc, struct dfkv_node *node,
-			    u32 max)
+			    u32 max, const struct sockaddr_storage *peer)
 {
 	int err = conn_admit(ls, max);
 
-	if (!err)
-		conn_list(ls, cc, node);
-	return err;
+	if (err)
+		return err;
+	cc->peer = peer_get(ls, peer);
+	if (!cc->peer) {
+		/* no shutdown waits: closing was false under this lock */
+		WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
+		return -ENOMEM;
+	}
+	conn_list(ls, cc, node);
+	return 0;
 }
 
 int dfkv_listeners_conn_reserve(struct dfkv_listeners *ls, u32 max)
@@ -215,6 +266,7 @@ void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 {
 	mutex_lock(&ls->lock);
 	list_del(&cc->list);
+	peer_put(ls, cc->peer);
 	WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
 	mutex_unlock(&ls->lock);
 	wake_up(&ls->conns_gone);
@@ -228,6 +280,7 @@ void dfkv_listeners_init(struct dfkv_listeners *ls,
 	mutex_init(&ls->lock);
 	INIT_LIST_HEAD(&ls->listeners);
 	INIT_LIST_HEAD(&ls->conns);
+	hash_init(ls->peers);
 	ls->nr_conns = 0;
 	init_waitqueue_head(&ls->conns_gone);
 }

@@ -2,9 +2,10 @@
 /*
  * What the TCP and RDMA transports keep alike per node: the listeners,
  * known by their address, and the connections they accepted, counted
- * against the node's limit; and the order in which a node's shutdown ends
- * them (listeners first, then every connection, then the wait for the
- * last).  A transport's per-node side starts with its struct
+ * against the node's limit and (TCP's) by the peer address they come
+ * from; and the order in which a node's shutdown ends them (listeners
+ * first, then every connection, then the wait for the last).  A
+ * transport's per-node side starts with its struct
  * dfkv_listeners (transport.c sets it up, shuts it down and dumps it) and
  * each of its listeners embeds a struct dfkv_listener; sockets, CM ids and
  * the connections' own state stay in the transport.
@@ -12,7 +13,9 @@
 #ifndef _DFKV_LISTENER_H
 #define _DFKV_LISTENER_H
 
+#include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/socket.h>
@@ -36,6 +39,19 @@ struct dfkv_listener {
 enum { DFKV_CONN_DEAD };
 
 /*
+ * A peer address (its port aside) with connections to a transport of a
+ * node: what it may hold is capped whatever number of connections it
+ * opens.  It lives while it has connections.
+ */
+struct dfkv_peer {
+	struct hlist_node node;		/* dfkv_listeners.peers */
+	u8 addr[16];			/* IPv4: the first 4 bytes */
+	u16 family;
+	u32 conns;			/* under the listeners' lock */
+	atomic64_t recv_reserved;	/* by its PUTs still receiving */
+};
+
+/*
  * An accepted connection as the bookkeeping knows it; embedded in the
  * transport's.  It dies once: the first dfkv_conn_kill() queues its
  * release work on the transport's workqueue, which ends with
@@ -43,6 +59,7 @@ enum { DFKV_CONN_DEAD };
  */
 struct dfkv_conn_core {
 	struct list_head list;		/* dfkv_listeners.conns */
+	struct dfkv_peer *peer;		/* NULL: not counted by address */
 	unsigned long flags;		/* DFKV_CONN_DEAD */
 	struct workqueue_struct *wq;
 	struct work_struct release_work;
@@ -52,6 +69,7 @@ static inline void dfkv_conn_core_init(struct dfkv_conn_core *cc,
 				       struct workqueue_struct *wq,
 				       work_func_t release)
 {
+	cc->peer = NULL;
 	cc->flags = 0;
 	cc->wq = wq;
 	INIT_WORK(&cc->release_work, release);
@@ -77,9 +95,10 @@ static inline bool dfkv_conn_kill(struct dfkv_conn_core *cc)
  */
 struct dfkv_listeners {
 	const struct dfkv_transport_ops *ops;
-	struct mutex lock;		/* listeners, conns, nr_conns, closing */
+	struct mutex lock;	/* listeners, conns, peers, nr_conns, closing */
 	struct list_head listeners;
 	struct list_head conns;		/* struct dfkv_conn_core.list */
+	DECLARE_HASHTABLE(peers, 6);	/* struct dfkv_peer, by address */
 	u32 nr_conns;			/* and reserved slots; READ_ONCE */
 	wait_queue_head_t conns_gone;	/* shutdown waits for nr_conns 0 */
 	bool closing;
@@ -116,13 +135,14 @@ int dfkv_listeners_del(struct dfkv_listeners *ls, struct dfkv_node *node,
 int dfkv_listeners_fill(struct sk_buff *skb, struct dfkv_listeners *ls);
 
 /*
- * Admit a connection, with the lock held: -ESHUTDOWN when the node is
- * shutting down, -EBUSY when it has max connections; else cc is listed,
- * counted and holds a reference on node.
+ * Admit a connection from peer (an IPv4 or IPv6 socket address), with the
+ * lock held: -ESHUTDOWN when the node is shutting down, -EBUSY when it
+ * has max connections, -ENOMEM; else cc is listed, counted, holds a
+ * reference on node and is counted in its peer's struct (cc->peer).
  */
 int dfkv_listeners_conn_add(struct dfkv_listeners *ls,
 			    struct dfkv_conn_core *cc, struct dfkv_node *node,
-			    u32 max);
+			    u32 max, const struct sockaddr_storage *peer);
 /*
  * For a transport that must not build a connection over the limit:
  * count a connection before allocating it.  -ESHUTDOWN or -EBUSY as

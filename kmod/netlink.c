@@ -297,6 +297,10 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 			READ_ONCE(node->limits.idle_ms)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_MAX_CONNS,
 			READ_ONCE(node->limits.max_conns)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_FRAME_MS,
+			READ_ONCE(node->limits.frame_ms)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_MIN_RATE,
+			READ_ONCE(node->limits.min_rate)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_POLICY,
 			READ_ONCE(node->tier.policy)) ||
 	    nla_put_u32(skb, DFKV_A_NODE_TIER_ACK,
@@ -364,6 +368,22 @@ static void set_tier(struct dfkv_node *node, struct genl_info *info)
 				      nla_get_u32(info->attrs[DFKV_A_NODE_FLUSH_WORKERS]));
 }
 
+/* Each limit given takes effect at the connections' next look at it. */
+static void set_limit(struct genl_info *info, int type, u32 *limit)
+{
+	if (info->attrs[type])
+		WRITE_ONCE(*limit, nla_get_u32(info->attrs[type]));
+}
+
+static void set_limits(struct dfkv_conn_limits *lim, struct genl_info *info)
+{
+	set_limit(info, DFKV_A_NODE_FIRST_REQUEST_MS, &lim->first_request_ms);
+	set_limit(info, DFKV_A_NODE_IDLE_MS, &lim->idle_ms);
+	set_limit(info, DFKV_A_NODE_MAX_CONNS, &lim->max_conns);
+	set_limit(info, DFKV_A_NODE_FRAME_MS, &lim->frame_ms);
+	set_limit(info, DFKV_A_NODE_MIN_RATE, &lim->min_rate);
+}
+
 int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dfkv_node_cfg cfg = {
@@ -372,6 +392,8 @@ int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 		.first_request_ms = DFKV_FIRST_REQUEST_MS_DEFAULT,
 		.idle_ms = DFKV_IDLE_MS_DEFAULT,
 		.max_conns = DFKV_MAX_CONNS_DEFAULT,
+		.frame_ms = DFKV_FRAME_MS_DEFAULT,
+		.min_rate = DFKV_MIN_RATE_DEFAULT,
 		.numa = DFKV_NUMA_INTERLEAVE,
 	};
 	struct dfkv_node *node;
@@ -396,6 +418,8 @@ int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 	get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &cfg.first_request_ms);
 	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
 	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
+	get_u32(info, DFKV_A_NODE_FRAME_MS, &cfg.frame_ms);
+	get_u32(info, DFKV_A_NODE_MIN_RATE, &cfg.min_rate);
 	get_u32(info, DFKV_A_NODE_NUMA, &cfg.numa);
 	if (info->attrs[DFKV_A_NODE_AUTH])
 		cfg.auth_required = nla_get_u32(info->attrs[DFKV_A_NODE_AUTH]) ==
@@ -454,19 +478,7 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (info->attrs[DFKV_A_NODE_STATE])
 		dfkv_node_set_state(node,
 				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
-	if (info->attrs[DFKV_A_NODE_FIRST_REQUEST_MS] ||
-	    info->attrs[DFKV_A_NODE_IDLE_MS] || info->attrs[DFKV_A_NODE_MAX_CONNS]) {
-		struct dfkv_conn_limits *lim = &node->limits;
-		u32 first = READ_ONCE(lim->first_request_ms);
-		u32 idle = READ_ONCE(lim->idle_ms), max = READ_ONCE(lim->max_conns);
-
-		get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &first);
-		get_u32(info, DFKV_A_NODE_IDLE_MS, &idle);
-		get_u32(info, DFKV_A_NODE_MAX_CONNS, &max);
-		WRITE_ONCE(lim->first_request_ms, first);
-		WRITE_ONCE(lim->idle_ms, idle);
-		WRITE_ONCE(lim->max_conns, max);
-	}
+	set_limits(&node->limits, info);
 	if (info->attrs[DFKV_A_NODE_AUTH])
 		WRITE_ONCE(node->tenants.auth_required,
 			   nla_get_u32(info->attrs[DFKV_A_NODE_AUTH]) ==

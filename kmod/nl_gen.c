@@ -30,13 +30,18 @@ static struct netlink_range_validation dfkv_a_node_max_value_range __ro_after_in
 	.max	= DFKV_MAX_VALUE_LIMIT,
 };
 
+static struct netlink_range_validation dfkv_a_node_frame_ms_range __ro_after_init = {
+	.min	= 1000,
+	.max	= 3600000,
+};
+
 static struct netlink_range_validation dfkv_a_disk_extent_bytes_range __ro_after_init = {
 	.min	= 65536,
 	.max	= 1073741824,
 };
 
 /* DFKV_CMD_NODE_NEW - do, DFKV_CMD_NODE_SET - do */
-static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_TENANT_QUOTA + 1] = {
+static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
 							&dfkv_a_node_ram_bytes_range),
@@ -60,6 +65,9 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_TENANT_QUOTA 
 	[DFKV_A_NODE_AUTH] = NLA_POLICY_RANGE(NLA_U32, DFKV_AUTH_OFF,
 					      DFKV_AUTH_REQUIRED),
 	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64, },
+	[DFKV_A_NODE_FRAME_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
+						       &dfkv_a_node_frame_ms_range),
+	[DFKV_A_NODE_MIN_RATE] = { .type = NLA_U32, },
 };
 
 /* DFKV_CMD_NODE_DEL - do, DFKV_CMD_NODE_GET - do/dump */
@@ -118,7 +126,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_NODE_NEW,
 		.doit		= dfkv_nl_node_new_doit,
 		.policy		= dfkv_node_new_nl_policy,
-		.maxattr	= DFKV_A_NODE_TENANT_QUOTA,
+		.maxattr	= DFKV_A_NODE_MIN_RATE,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{
@@ -132,7 +140,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_NODE_SET,
 		.doit		= dfkv_nl_node_set_doit,
 		.policy		= dfkv_node_new_nl_policy,
-		.maxattr	= DFKV_A_NODE_TENANT_QUOTA,
+		.maxattr	= DFKV_A_NODE_MIN_RATE,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

@@ -182,6 +182,8 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	node->limits.first_request_ms = cfg->first_request_ms;
 	node->limits.idle_ms = cfg->idle_ms;
 	node->limits.max_conns = cfg->max_conns;
+	node->limits.frame_ms = cfg->frame_ms;
+	node->limits.min_rate = cfg->min_rate;
 	err = dfkv_transports_node_init(node);
 	if (err)
 		goto err_store;

@@ -68,6 +68,8 @@ struct dfkv_node_cfg {
 	u32 first_request_ms;
 	u32 idle_ms;
 	u32 max_conns;
+	u32 frame_ms;
+	u32 min_rate;
 	u32 numa;		/* NUMA node or DFKV_NUMA_INTERLEAVE */
 	bool auth_required;
 	u64 tenant_quota;	/* default quota, 0 = unlimited */

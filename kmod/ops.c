@@ -11,6 +11,7 @@
 
 #include "ops.h"
 #include "node.h"
+#include "listener.h"
 
 static int done(struct dfkv_node *node, unsigned int op, int status)
 {
@@ -32,17 +33,18 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len)
 
 /* A PUT's entry, slots, pages and stage are charged to the node's creator. */
 static int put_begin_charged(struct dfkv_node *node, const struct dfkv_key *key,
-			     u64 len, struct dfkv_put *put)
+			     u64 len, u64 ahead, struct dfkv_put *put)
 {
 	struct mem_cgroup *old = dfkv_store_charge(&node->store);
-	int status = dfkv_store_put_begin(&node->store, key, len, put);
+	int status = dfkv_store_put_begin(&node->store, key, len, ahead, put);
 
 	set_active_memcg(old);
 	return status;
 }
 
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
-		      const struct dfkv_key *key, u64 len, struct dfkv_put *put)
+		      const struct dfkv_key *key, u64 len, u64 ahead,
+		      struct dfkv_put *put)
 {
 	int status;
 
@@ -56,7 +58,7 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 	else if (READ_ONCE(node->state) != DFKV_NODE_STATE_UP)
 		status = DFKV_STATUS_BUSY;
 	else
-		status = put_begin_charged(node, key, len, put);
+		status = put_begin_charged(node, key, len, ahead, put);
 	if (status != DFKV_STATUS_OK || !put->e)
 		done(node, DFKV_OP_PUT, status);
 	return status;
@@ -84,25 +86,63 @@ int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put)
 }
 
 /*
- * An eighth of the RAM budget may be reserved by PUTs still receiving;
- * one PUT is always admitted, so any value up to max_value can be stored.
+ * An eighth of the RAM budget may be reserved by PUTs still receiving,
+ * and a quarter of that (at least an extent) by one peer address.  A
+ * receiving PUT reserves one part of its value (at most an extent) at a
+ * time, so any value up to max_value can be stored, and a peer that
+ * sends slowly holds little and only that peer's further PUTs are BUSY.
  */
-bool dfkv_op_recv_admit(struct dfkv_node *node, u64 len)
+static bool recv_reserve(struct dfkv_node *node, struct dfkv_peer *peer,
+			 u64 len)
 {
 	u64 cap = div_u64(node->store.capacity, 8);
-	s64 now = atomic64_add_return(len, &node->recv_reserved);
+	u64 peer_cap = max(cap / 4, node->store.slab.extent_bytes);
 
-	if (now <= cap || now == len)
-		return true;
+	if (atomic64_add_return(len, &node->recv_reserved) > cap)
+		goto refuse;
+	if (peer && atomic64_add_return(len, &peer->recv_reserved) > peer_cap) {
+		atomic64_sub(len, &peer->recv_reserved);
+		goto refuse;
+	}
+	return true;
+refuse:
 	atomic64_sub(len, &node->recv_reserved);
 	atomic64_inc(&node->recv_refused);
+	return false;
+}
+
+bool dfkv_op_recv_admit(struct dfkv_node *node, struct dfkv_peer *peer,
+			u64 len)
+{
+	if (recv_reserve(node, peer, len))
+		return true;
 	done(node, DFKV_OP_PUT, DFKV_STATUS_BUSY);
 	return false;
 }
 
-void dfkv_op_recv_done(struct dfkv_node *node, u64 len)
+void dfkv_op_recv_done(struct dfkv_node *node, struct dfkv_peer *peer,
+		       u64 len)
 {
 	atomic64_sub(len, &node->recv_reserved);
+	if (peer)
+		atomic64_sub(len, &peer->recv_reserved);
+}
+
+int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
+		     struct dfkv_put *put, u64 len)
+{
+	int status = DFKV_STATUS_BUSY;
+	struct mem_cgroup *old;
+
+	if (recv_reserve(node, peer, len)) {
+		old = dfkv_store_charge(&node->store);
+		status = dfkv_store_put_reserve(put, put->reserved + len);
+		set_active_memcg(old);
+		if (status == DFKV_STATUS_OK)
+			return status;
+		dfkv_op_recv_done(node, peer, len);
+	}
+	return done(node, DFKV_OP_PUT, dfkv_store_put_end(put, false, status));
 }
 
 int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,

@@ -17,6 +17,7 @@
 struct dfkv_node;
 struct dfkv_lease_owner;
 struct dfkv_auth;
+struct dfkv_peer;
 
 /*
  * Resolve a GET range against the stored length: length 0 = remainder,
@@ -29,26 +30,38 @@ struct dfkv_put;
 struct dfkv_read;
 
 /*
- * PUT in two steps, the value received in between: begin returns the final
- * status unless put->e is set (the caller then fills a leader's entry and
+ * PUT in two steps, the value received in between (a leader's entry has
+ * RAM for its first ahead bytes, dfkv_store_put_begin()): begin returns
+ * the final status unless put->e is set (the caller then fills a leader's entry and
  * calls end, err 0 to commit or why not; a follower calls end, which
  * sleeps until the leader finished, or parks with dfkv_store_put_park()
  * and takes dfkv_op_put_result() when woken).  An err of -EFAULT aborts
  * without counting and is returned.
  */
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
-		      const struct dfkv_key *key, u64 len, struct dfkv_put *put);
+		      const struct dfkv_key *key, u64 len, u64 ahead,
+		      struct dfkv_put *put);
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err);
 /* A parked follower's result once its leader finished (dfkv_store_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
 /*
  * RAM reserved by PUTs whose payload is still arriving from a peer is
- * bounded per node (SPEC.md section 2): admit len bytes of it before the
- * reservation (false: answer BUSY), give them back once the payload is in
- * or the PUT is abandoned.
+ * bounded per node and per peer address (SPEC.md section 2; peer may be
+ * NULL): admit len bytes of it before the reservation (false: answer
+ * BUSY), give them back once they are filled or the PUT is abandoned.
  */
-bool dfkv_op_recv_admit(struct dfkv_node *node, u64 len);
-void dfkv_op_recv_done(struct dfkv_node *node, u64 len);
+bool dfkv_op_recv_admit(struct dfkv_node *node, struct dfkv_peer *peer,
+			u64 len);
+void dfkv_op_recv_done(struct dfkv_node *node, struct dfkv_peer *peer,
+		       u64 len);
+/*
+ * A leader whose RAM is filled needs it for its next len bytes: admitted
+ * as above and reserved (dfkv_store_put_reserve()).  Else the PUT is
+ * aborted with the status that says why (BUSY, CACHE_FULL), which is
+ * returned; on OK the caller holds len admitted bytes.
+ */
+int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
+		     struct dfkv_put *put, u64 len);
 /*
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
  * range length in *data_len until dfkv_op_get_end().

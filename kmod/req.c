@@ -54,28 +54,36 @@ static void queue_response(struct dfkv_req *req)
 		req->ops->queue_response(req);
 }
 
-/* The payload of an admitted PUT is in, or will never be. */
+/* The admitted part of a PUT's payload is in, or will never be. */
 static void recv_release(struct dfkv_req *req)
 {
 	if (req->admitted)
-		dfkv_op_recv_done(req->node, req->admitted);
+		dfkv_op_recv_done(req->node, req->peer, req->admitted);
 	req->admitted = 0;
+}
+
+/* A receiving PUT's next part: at most an extent of its value. */
+static u64 recv_part(struct dfkv_req *req, u64 left)
+{
+	return min(left, req->node->store.slab.extent_bytes);
 }
 
 static void put_begin(struct dfkv_req *req)
 {
 	struct dfkv_node *node = req->node;
-	u64 len = req->payload_len;
+	u64 len = req->payload_len, ahead = U64_MAX;
 	int status;
 
-	if (req->ops->admit_recv) {
-		if (!dfkv_op_recv_admit(node, len)) {
+	if (req->ops->admit_recv && len) {
+		ahead = recv_part(req, len);
+		if (!dfkv_op_recv_admit(node, req->peer, ahead)) {
 			answer(req, DFKV_STATUS_BUSY, 0);
 			return;
 		}
-		req->admitted = len;
+		req->admitted = ahead;
 	}
-	status = dfkv_op_put_begin(node, req->auth, &req->key, len, &req->put);
+	status = dfkv_op_put_begin(node, req->auth, &req->key, len, ahead,
+				   &req->put);
 	if (status != DFKV_STATUS_OK || !req->put.leader)
 		recv_release(req);
 	if (status != DFKV_STATUS_OK || !req->put.e) {
@@ -114,6 +122,23 @@ bool dfkv_req_begin(struct dfkv_req *req)
 		}
 	}
 	return true;
+}
+
+bool dfkv_req_recv_more(struct dfkv_req *req)
+{
+	struct dfkv_put *put = &req->put;
+	u64 len = recv_part(req, put->e->len - put->reserved);
+	int status;
+
+	recv_release(req);
+	status = dfkv_op_put_more(req->node, req->peer, put, len);
+	if (status == DFKV_STATUS_OK) {
+		req->admitted = len;
+		return true;
+	}
+	req->rx = DFKV_REQ_RX_NONE;
+	answer(req, status, 0);
+	return false;
 }
 
 /* A leader's payload is in (or not); a follower takes its leader's result. */
@@ -402,6 +427,7 @@ static void req_account(struct dfkv_req *req)
 void dfkv_req_done(struct dfkv_req *req)
 {
 	struct dfkv_node *node = req->node;
+	struct dfkv_peer *peer;
 
 	if (req->in_op)
 		req_account(req);
@@ -417,6 +443,8 @@ void dfkv_req_done(struct dfkv_req *req)
 	if (req->in_op)
 		dfkv_node_exit(node);
 
-	/* Ready for the next request. */
+	/* Ready for the next request, from the same peer. */
+	peer = req->peer;
 	dfkv_req_init(req, node, req->auth, req->owner, req->ops);
+	req->peer = peer;
 }

@@ -48,8 +48,11 @@ struct dfkv_req_ops {
 	 */
 	void (*unpark)(struct dfkv_req *req);
 	/*
-	 * PUT payloads arrive over time from a peer: bound the RAM they
-	 * reserve meanwhile (dfkv_op_recv_admit()).
+	 * PUT payloads arrive over time from a peer: a leader gets RAM for
+	 * one part of its value at a time, under the receive caps
+	 * (dfkv_op_recv_admit()), and asks for the next with
+	 * dfkv_req_recv_more() once it is filled.  Else the whole value's
+	 * RAM is reserved at dfkv_req_begin().
 	 */
 	bool admit_recv;
 	/* enum dfkv_hist_transport: whose latency histograms and traces */
@@ -80,6 +83,8 @@ struct dfkv_req {
 	struct dfkv_auth *auth;
 	struct dfkv_lease_owner *owner;
 	const struct dfkv_req_ops *ops;
+	/* admit_recv: the caller's peer address, set after dfkv_req_init() */
+	struct dfkv_peer *peer;
 	struct dfkv_put_waiter waiter;	/* while parked */
 
 	/* the request, as decoded by the transport */
@@ -117,6 +122,14 @@ void dfkv_req_init(struct dfkv_req *req, struct dfkv_node *node,
  * is BUSY); dfkv_req_exec() then only queues it.
  */
 bool dfkv_req_begin(struct dfkv_req *req);
+/*
+ * admit_recv: a PUT leader's payload filled req->put.reserved bytes, short
+ * of its whole value: RAM for its next part.  False when the node or the
+ * peer is at its cap or the arena is full: the PUT is aborted and its
+ * reply decided (req->rx is DFKV_REQ_RX_NONE, the rest of the payload
+ * the transport's to drain).
+ */
+bool dfkv_req_recv_more(struct dfkv_req *req);
 /*
  * The payload is in (err 0), or is not: -EIO (a transfer failed, answered
  * IO_ERROR), -ENOMEM (BUSY), -EFAULT (the caller's memory, ioctl only).

@@ -354,8 +354,23 @@ static void entry_discard(struct dfkv_store *st, struct dfkv_entry *e)
 	kmem_cache_free(entry_cache, e);
 }
 
+/* What the arena's allocation error means for a PUT. */
+static int alloc_status(int err)
+{
+	return err == -ENOSPC || err == -ENOMEM ? DFKV_STATUS_CACHE_FULL :
+		DFKV_STATUS_TOO_LARGE;
+}
+
+/* The leader's value bytes its RAM parts (or its stage) cover. */
+static u64 put_reserved(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	if (e->stage)
+		return e->len;
+	return min(e->len, (u64)e->nr_slots * st->slab.extent_bytes);
+}
+
 int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
-			 u64 len, struct dfkv_put *put)
+			 u64 len, u64 ahead, struct dfkv_put *put)
 {
 	struct dfkv_tenant *tenant;
 	struct dfkv_entry *e, *old;
@@ -423,8 +438,8 @@ retry:
 					  DFKV_STATUS_QUOTA_EXCEEDED);
 	if (store_tiered(st) && st->lower->over_watermark(st->lower_ctx, len))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
-	err = dfkv_evict_alloc_parts(&st->ram, e, &e->slots, &e->nr_slots,
-				     &e->slot0, 0);
+	err = dfkv_evict_alloc_parts_upto(&st->ram, e, &e->slots, &e->nr_slots,
+					  &e->slot0, 0, ahead);
 	if (err == -ENOSPC && store_tiered(st)) {
 		/* Every RAM slot pinned or dirty: the synchronous disk path. */
 		ram_slots_free(st, e->slots, e->nr_slots,
@@ -435,13 +450,29 @@ retry:
 		if (!err)
 			this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	}
-	if (err) {
-		int status = err == -ENOSPC || err == -ENOMEM ?
-			DFKV_STATUS_CACHE_FULL : DFKV_STATUS_TOO_LARGE;
-
-		return dfkv_store_put_end(put, false, status);
-	}
+	if (err)
+		return dfkv_store_put_end(put, false, alloc_status(err));
+	put->reserved = put_reserved(st, e);
 	return DFKV_STATUS_OK;
+}
+
+/*
+ * Only the leader changes a RESERVED entry's slots, and nobody else reads
+ * them before it is committed, so the parts are added without the lock.
+ * A value that started in RAM goes on in RAM: there is no moving it to a
+ * stage halfway, so a full arena fails it.
+ */
+int dfkv_store_put_reserve(struct dfkv_put *put, u64 upto)
+{
+	struct dfkv_entry *e = put->e;
+	struct dfkv_store *st = e->store;
+	int err;
+
+	if (upto <= put->reserved)
+		return DFKV_STATUS_OK;
+	err = dfkv_evict_alloc_more(&st->ram, e, e->slots, &e->nr_slots, upto);
+	put->reserved = put_reserved(st, e);
+	return err ? alloc_status(err) : DFKV_STATUS_OK;
 }
 
 unsigned int dfkv_entry_ram_map(struct dfkv_entry *e, u64 off, size_t len,

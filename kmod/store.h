@@ -195,10 +195,14 @@ struct dfkv_put {
 	struct dfkv_entry *e;
 	bool leader;
 	u64 stored_len;
+	u64 reserved;		/* leader: the value's first bytes with RAM */
 };
 
 /*
- * Start a PUT of len bytes.  Returns DFKV_STATUS_OK with put->e == NULL
+ * Start a PUT of len bytes, with RAM for the value's first ahead bytes
+ * (rounded up to whole parts of an extent; U64_MAX: all of it) and the
+ * rest to come with dfkv_store_put_reserve() as the payload arrives.
+ * Returns DFKV_STATUS_OK with put->e == NULL
  * when the key is already committed (values are immutable; stored_len
  * tells its length), DFKV_STATUS_OK with put->leader set when the caller
  * now owns a reserved entry and must fill it (dfkv_store_put_copy) and
@@ -207,7 +211,12 @@ struct dfkv_put {
  * (dfkv_store_put_wait gives its result), or an error status.
  */
 int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
-			 u64 len, struct dfkv_put *put);
+			 u64 len, u64 ahead, struct dfkv_put *put);
+/*
+ * A leader's RAM for the value's first upto bytes (put->reserved grows,
+ * in whole parts); CACHE_FULL when the arena has no room for them.
+ */
+int dfkv_store_put_reserve(struct dfkv_put *put, u64 upto);
 size_t dfkv_store_put_copy(struct dfkv_put *put, u64 off, size_t len,
 			   struct iov_iter *from);
 /*

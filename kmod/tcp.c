@@ -21,9 +21,12 @@
  * A PUT follower does not wait in the worker: the connection parks on the
  * leader's entry (reading nothing more) and its io work is queued again
  * when the leader finished.  A frame must arrive whole, payload included,
- * within first_request_ms of its first byte, and the RAM that PUTs still
- * receiving hold is bounded per node (dfkv_op_recv_admit()), so peers
- * that send headers and drip pin neither workers nor memory.
+ * within frame_ms of its first byte, a reply must make progress within
+ * frame_ms, both must keep up min_rate (dfkv_conn_deadline()), and a
+ * PUT leader gets RAM one part of its value at a time as its payload
+ * arrives, under caps per node and per peer address (dfkv_req_recv_more(),
+ * dfkv_op_recv_admit()), so peers that send headers and drip, or never
+ * read, pin neither workers nor memory.
  *
  * A connection dies through conn_kill(): the first caller queues its
  * release work, which detaches the socket callbacks, waits for the io
@@ -91,10 +94,7 @@ struct dfkv_tcp_conn {
 	struct socket *sock;
 	struct work_struct io_work;
 	struct delayed_work deadline_work;
-	unsigned long accepted;		/* jiffies */
-	unsigned long frame_start;	/* jiffies, first byte of a frame */
-	unsigned long last_active;	/* jiffies */
-	bool got_request;
+	struct dfkv_conn_clock clk;	/* for the deadlines */
 	bool close_after_reply;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
@@ -217,7 +217,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, kv.iov_len);
 		if (ret <= 0)
 			return ret;
-		c->last_active = jiffies;
+		dfkv_conn_clock_moved(&c->clk, ret);
 		c->rhdr_sent += ret;
 		*progress = true;
 	}
@@ -250,7 +250,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, left);
 		if (ret <= 0)
 			return ret;
-		c->last_active = jiffies;
+		dfkv_conn_clock_moved(&c->clk, ret);
 		c->tx_sent += ret;
 		*progress = true;
 	}
@@ -296,7 +296,7 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	enum dfkv_wire_rx_event ev;
 	struct dfkv_wire_req wr;
 
-	c->got_request = true;
+	WRITE_ONCE(c->clk.got_request, true);
 	if (dfkv_wire_parse_req(c->rx.hdr, DFKV_EPOCH_TCP,
 				READ_ONCE(c->node->max_value), &wr)) {
 		reply_fatal(c);
@@ -340,7 +340,7 @@ static int sock_recv(struct dfkv_tcp_conn *c, struct msghdr *msg)
 	if (ret == 0)
 		return -ECONNRESET;	/* peer closed */
 	if (ret > 0)
-		c->last_active = jiffies;
+		dfkv_conn_clock_moved(&c->clk, ret);
 	return ret;
 }
 
@@ -367,17 +367,25 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		if (ret <= 0)
 			return ret;
 		if (!c->rx.hdr_got)
-			c->frame_start = jiffies;
+			WRITE_ONCE(c->clk.frame_start, jiffies);
 		if (dfkv_wire_rx_got(&c->rx, ret) == DFKV_RX_PREFIX)
 			decode_request(c);
 		return ret;
 	case CONN_RX_PUT: {
+		struct dfkv_put *put = &c->req.put;
 		size_t mapped;
 		unsigned int nr;
 
-		nr = dfkv_entry_map(c->req.put.e, c->rx.pay_got,
-				    min_t(u64, left, MAX_RW_COUNT), c->bv,
-				    CONN_BVECS, &mapped);
+		if (c->rx.pay_got == put->reserved &&
+		    !dfkv_req_recv_more(&c->req)) {
+			c->state = CONN_RX_DISCARD;	/* refused halfway */
+			return 1;
+		}
+		nr = dfkv_entry_map(put->e, c->rx.pay_got,
+				    min_t(u64, min(left, put->reserved -
+						   c->rx.pay_got),
+					  MAX_RW_COUNT),
+				    c->bv, CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
 		ret = sock_recv(c, &msg);
 		break;
@@ -432,54 +440,38 @@ static void conn_io_work(struct work_struct *work)
 		queue_work(dfkv_tcp_wq, &c->io_work);	/* yield, go on */
 }
 
-/* Receiving a frame from its first byte to the end of its payload. */
-static bool conn_in_frame(struct dfkv_tcp_conn *c)
+/* What the connection is doing, for its deadlines. */
+static enum dfkv_conn_phase conn_phase(struct dfkv_tcp_conn *c)
 {
 	switch (READ_ONCE(c->state)) {
 	case CONN_RX_HDR:
-		return READ_ONCE(c->rx.hdr_got);
+		return READ_ONCE(c->rx.hdr_got) ? DFKV_CONN_RX : DFKV_CONN_WAIT;
 	case CONN_RX_PUT:
 	case CONN_RX_BUF:
 	case CONN_RX_DISCARD:
-		return true;
+		return DFKV_CONN_RX;
+	case CONN_TX:
+		return DFKV_CONN_TX;
 	default:
-		return false;
+		return DFKV_CONN_WAIT;
 	}
 }
 
-/* First-request, frame and idle deadlines, checked when due. */
+/* The node's deadlines (dfkv_conn_deadline()), checked when due. */
 static void conn_deadline_work(struct work_struct *work)
 {
 	struct dfkv_tcp_conn *c = container_of(to_delayed_work(work),
 					       struct dfkv_tcp_conn,
 					       deadline_work);
 	struct dfkv_conn_limits *lim = &c->node->limits;
-	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
-	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
-	unsigned long now = jiffies, next = now + HZ;
-	bool drop = false;
+	unsigned long delay;
 
-	if (first && !c->got_request) {
-		drop = time_after_eq(now, c->accepted + first);
-		next = c->accepted + first;
-	} else if (first && conn_in_frame(c)) {
-		/* A frame that started must finish, payload included. */
-		drop = time_after_eq(now, c->frame_start + first);
-		next = c->frame_start + first;
-	} else if (idle) {
-		/* Idle between requests, or a stalled payload or reply. */
-		drop = time_after_eq(now, READ_ONCE(c->last_active) + idle);
-		next = READ_ONCE(c->last_active) + idle;
-	}
-	if (drop) {
+	if (dfkv_conn_deadline(lim, &c->clk, conn_phase(c), &delay)) {
 		atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_TCP]);
 		conn_kill(c);
 		return;
 	}
-	if (time_before_eq(next, now))
-		next = now + HZ;
-	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work,
-			   min_t(unsigned long, next - now, HZ));
+	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, delay);
 }
 
 static void conn_release_work(struct work_struct *work)
@@ -513,10 +505,16 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 {
 	struct dfkv_node *node = l->base.node;
 	struct tcp_node *tn = tcp_node(node);
+	struct sockaddr_storage peer;
 	struct dfkv_tcp_conn *c;
 	struct sock *sk = sock->sk;
 	struct mem_cgroup *old;
 	int err;
+
+	if (kernel_getpeername(sock, (struct sockaddr *)&peer) < 0) {
+		sock_release(sock);
+		return;
+	}
 
 	old = dfkv_store_charge(&node->store);
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
@@ -533,13 +531,12 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	dfkv_lease_owner_init(&c->owner);
 	dfkv_auth_init(&c->auth, false);
 	dfkv_req_init(&c->req, node, &c->auth, &c->owner, &tcp_req_ops);
-	c->accepted = jiffies;
-	c->last_active = jiffies;
+	dfkv_conn_clock_init(&c->clk, jiffies);
 	c->state = CONN_RX_HDR;
 
 	mutex_lock(&tn->ls.lock);
 	err = dfkv_listeners_conn_add(&tn->ls, &c->core, node,
-				      READ_ONCE(node->limits.max_conns));
+				      READ_ONCE(node->limits.max_conns), &peer);
 	if (err) {
 		if (err == -EBUSY)
 			atomic64_inc(&node->limits.refused);
@@ -550,6 +547,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 		return;
 	}
 	atomic64_inc(&tn->accepts);
+	c->req.peer = c->core.peer;
 
 	tcp_sock_set_nodelay(sk);
 	write_lock_bh(&sk->sk_callback_lock);

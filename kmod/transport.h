@@ -20,6 +20,8 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/jiffies.h>
+#include <linux/string.h>
 #include <linux/dfkv.h>
 
 struct dfkv_node;
@@ -31,6 +33,11 @@ struct netlink_ext_ack;
 #define DFKV_FIRST_REQUEST_MS_DEFAULT	30000
 #define DFKV_IDLE_MS_DEFAULT		300000
 #define DFKV_MAX_CONNS_DEFAULT		1024
+#define DFKV_FRAME_MS_DEFAULT		30000
+#define DFKV_FRAME_MS_MIN		1000	/* the uapi's floor */
+#define DFKV_MIN_RATE_DEFAULT		65536	/* bytes/s */
+/* The window over which a frame must keep up with min_rate. */
+#define DFKV_MIN_RATE_GRACE_MS		5000
 /* The kind of a listener that names none (the uapi's default). */
 #define DFKV_TRANSPORT_DEFAULT		DFKV_LISTENER_TCP
 
@@ -39,10 +46,64 @@ struct dfkv_conn_limits {
 	u32 first_request_ms;		/* READ_ONCE; 0: none */
 	u32 idle_ms;			/* READ_ONCE; 0: none */
 	u32 max_conns;			/* READ_ONCE; per transport */
+	u32 frame_ms;			/* READ_ONCE; >= DFKV_FRAME_MS_MIN */
+	u32 min_rate;			/* READ_ONCE; bytes/s, 0: none */
 	atomic64_t refused;		/* connections over max_conns */
 	/* connections past a deadline, by enum dfkv_listener_kind */
 	atomic64_t deadline_drops[__DFKV_LISTENER_MAX];
 };
+
+/*
+ * Where a connection stands for its deadlines, in jiffies: the transport
+ * writes the times and counts (WRITE_ONCE) as it moves bytes, the check
+ * below reads them and keeps the rate window for itself.
+ */
+struct dfkv_conn_clock {
+	unsigned long accepted;
+	unsigned long frame_start;	/* the started frame's first byte */
+	unsigned long last_active;	/* the last byte moved either way */
+	u64 bytes;			/* moved either way since accept */
+	bool got_request;
+	/* the deadline check's own */
+	bool win_open;
+	unsigned long win_start;
+	u64 win_bytes;			/* bytes at win_start */
+};
+
+/* The transport moved n bytes of the connection, either way. */
+static inline void dfkv_conn_clock_moved(struct dfkv_conn_clock *ck, u64 n)
+{
+	WRITE_ONCE(ck->last_active, jiffies);
+	WRITE_ONCE(ck->bytes, ck->bytes + n);
+}
+
+/* What a connection is doing, for dfkv_conn_deadline(). */
+enum dfkv_conn_phase {
+	DFKV_CONN_WAIT,		/* between frames, or a PUT follower parked */
+	DFKV_CONN_RX,		/* a frame started and is not all in */
+	DFKV_CONN_TX,		/* a reply is going out */
+};
+
+static inline void dfkv_conn_clock_init(struct dfkv_conn_clock *ck,
+					unsigned long now)
+{
+	memset(ck, 0, sizeof(*ck));
+	ck->accepted = now;
+	ck->last_active = now;
+}
+
+/*
+ * The deadlines of SPEC.md section 2 under the node's limits, from the
+ * connection's deadline work: the first request within first_request_ms
+ * of accept, nothing idle past idle_ms, a started frame whole within
+ * frame_ms of its first byte, a reply never stalled for frame_ms, and
+ * either moving at min_rate over each grace period.  True: drop the
+ * connection now (the caller counts it); else *delay is when to look
+ * again (at most 1 s).
+ */
+bool dfkv_conn_deadline(const struct dfkv_conn_limits *lim,
+			struct dfkv_conn_clock *ck, enum dfkv_conn_phase phase,
+			unsigned long *delay);
 
 struct dfkv_transport_ops {
 	u32 kind;			/* enum dfkv_listener_kind */

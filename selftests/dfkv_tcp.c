@@ -466,6 +466,8 @@ TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
 
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
 					    DFKV_A_NODE_FIRST_REQUEST_MS, 1500));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 1500));
 	silent = connect_to("127.0.0.1", PORT);
 	drip = connect_to("127.0.0.1", PORT);
 	ASSERT_LE(0, silent);
@@ -571,7 +573,7 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
 					    DFKV_A_NODE_MAX_CONNS, 4096));
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
-					    DFKV_A_NODE_FIRST_REQUEST_MS, 4000));
+					    DFKV_A_NODE_FRAME_MS, 4000));
 	for (i = 0; i < DRIPPERS; i++) {
 		fds[i] = connect_to("127.0.0.1", PORT);
 		ASSERT_LE(0, fds[i]) TH_LOG("dripper %d", i);
@@ -602,6 +604,229 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
 }
 
+/* A connection to 127.0.0.1:port from source address src; fd or -1. */
+static int connect_from(const char *src, uint16_t port)
+{
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	if (inet_pton(AF_INET, src, &from.sin_addr) != 1 ||
+	    bind(fd, (void *)&from, sizeof(from)) ||
+	    connect(fd, (void *)&to, sizeof(to))) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+#define SLOW_NODE_RAM	(256 << 20)
+#define HONEST_PUTS	96
+#define HONEST_LEN	(1 << 20)
+#define SLOW_MAX	128
+
+/*
+ * Rounds of slow peers on 127.0.0.1 (6 announcing 48 MiB PUTs, 32
+ * announcing 4 MiB, 128 announcing 64 KiB), each sending a byte now and
+ * then, on a 256 MiB node: meanwhile an honest client on 127.0.0.2 has
+ * every one of its 96 PUTs of 1 MiB stored and reads every one back
+ * exact (then removes them, so no round evicts another's).  The rate floor then drops every slow peer (the frame deadline
+ * is out of reach) and nothing stays reserved.
+ */
+TEST_F_TIMEOUT(tcp, slow_peers_never_refuse_another_peers_puts, 900)
+{
+	static const struct { int n; uint64_t len; } rounds[] = {
+		{ 6, 48 << 20 }, { 32, 4 << 20 }, { SLOW_MAX, 64 << 10 },
+	};
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	int slow[SLOW_MAX], honest, r_i, i;
+	int64_t drops;
+	struct dfkv_key k;
+	struct resp r;
+	char *in, *out;
+
+	in = malloc(HONEST_LEN);
+	out = malloc(HONEST_LEN);
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, out);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, SLOW_NODE_RAM, 0, 1));
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	honest = connect_from("127.0.0.2", PORT);
+	ASSERT_LE(0, honest);
+
+	for (r_i = 0; r_i < 3; r_i++) {
+		int n = rounds[r_i].n;
+
+		drops = dfkv_test_stat(&self->g, NODE,
+				       DFKV_STAT_DEADLINE_DROPS);
+		for (i = 0; i < n; i++) {
+			slow[i] = connect_from("127.0.0.1", PORT);
+			ASSERT_LE(0, slow[i]);
+			k = dfkv_test_key(94 + r_i, i);
+			prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0,
+			       rounds[r_i].len);
+			ASSERT_EQ(0, write_all(slow[i], h, sizeof(h)));
+			ASSERT_EQ(0, write_all(slow[i], "s", 1));
+		}
+		for (i = 0; i < HONEST_PUTS; i++) {
+			k = dfkv_test_key(97 + r_i, i);
+			dfkv_test_fill(in, HONEST_LEN, &k, r_i);
+			ASSERT_EQ(0, send_req(honest, DFKV_OP_PUT, &k, 0, 0, in,
+					      HONEST_LEN));
+			ASSERT_EQ(0, recv_resp(honest, &r, NULL, 0));
+			EXPECT_EQ(DFKV_STATUS_OK, r.status)
+				TH_LOG("round %d, PUT %d", r_i, i);
+			/* A byte at a time; a dropped peer's send fails. */
+			write_all(slow[i % n], "s", 1);
+		}
+		for (i = 0; i < HONEST_PUTS; i++) {
+			k = dfkv_test_key(97 + r_i, i);
+			memset(out, 0, HONEST_LEN);
+			ASSERT_EQ(0, send_req(honest, DFKV_OP_GET, &k, 0, 0,
+					      NULL, 0));
+			ASSERT_EQ(0, recv_resp(honest, &r, out, HONEST_LEN));
+			EXPECT_EQ(DFKV_STATUS_OK, r.status)
+				TH_LOG("round %d, GET %d", r_i, i);
+			EXPECT_EQ(HONEST_LEN, r.data_len);
+			EXPECT_TRUE(dfkv_test_verify(out, HONEST_LEN, &k, r_i));
+			/* Room for the next round's, without evicting. */
+			ASSERT_EQ(0, send_req(honest, DFKV_OP_REMOVE, &k, 0, 0,
+					      NULL, 0));
+			ASSERT_EQ(0, recv_resp(honest, &r, NULL, 0));
+		}
+		/* Under the rate floor, every slow peer goes. */
+		EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 1, 0));
+		EXPECT_LE(drops + n, dfkv_test_stat(&self->g, NODE,
+						    DFKV_STAT_DEADLINE_DROPS));
+		EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE,
+					    DFKV_STAT_RECV_RESERVED));
+		for (i = 0; i < n; i++)
+			close(slow[i]);
+	}
+	close(honest);
+	free(in);
+	free(out);
+}
+
+#define STUCK_LEN	(40 << 20)
+
+/*
+ * A reader that sends GETs of a large value and never reads the replies
+ * stalls its connection's send: the frame deadline, which
+ * first_request_ms = 0 does not switch off, drops it, its pin goes, and
+ * once the value is removed its RAM takes another value of that size.
+ */
+TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
+{
+	struct dfkv_key k = dfkv_test_key(93, 1), k2 = dfkv_test_key(93, 2);
+	int small = 4096, fd, i;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t drops;
+	struct resp r;
+	char *val;
+
+	val = malloc(STUCK_LEN);
+	ASSERT_NE(NULL, val);
+	dfkv_test_fill(val, STUCK_LEN, &k, 7);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FIRST_REQUEST_MS, 0));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 2000));
+	drops = dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, connect(fd, (void *)&sa, sizeof(sa)));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, send_req(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	/* Stuck in the first reply, the entry pinned; then dropped. */
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 1, 0));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_DEADLINE_DROPS, drops + 1,
+			      1));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 1, 0));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
+	close(fd);
+
+	/* Its RAM is free: a value as large fits once it is removed. */
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_REMOVE, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	dfkv_test_fill(val, STUCK_LEN, &k2, 8);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k2, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	free(val);
+}
+
+/*
+ * A reader that takes its GET reply a KiB every half second moves it, so
+ * no frame deadline drops it, but far under the rate floor: that does,
+ * and the entry's pin goes with the connection.
+ */
+TEST_F_TIMEOUT(tcp, trickling_reader_is_dropped_by_the_rate_floor, 300)
+{
+	struct dfkv_key k = dfkv_test_key(93, 3);
+	int small = 4096, fd, i;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t drops;
+	struct resp r;
+	char buf[1024];
+	char *val;
+
+	val = malloc(STUCK_LEN);
+	ASSERT_NE(NULL, val);
+	memset(val, 't', STUCK_LEN);
+	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &k, 0, 0, val,
+			      STUCK_LEN));
+	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	ASSERT_EQ(DFKV_STATUS_OK, r.status);
+	free(val);
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MIN_RATE, 65536));
+	drops = dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, connect(fd, (void *)&sa, sizeof(sa)));
+	ASSERT_EQ(0, send_req(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	for (i = 0; i < 240; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN))
+			break;	/* dropped */
+		usleep(500 * 1000);
+	}
+	EXPECT_LT(drops, dfkv_test_stat(&self->g, NODE,
+					DFKV_STAT_DEADLINE_DROPS));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
+	close(fd);
+}
+
 #define FOLLOWERS	300
 
 /*
@@ -623,8 +848,11 @@ TEST_F_TIMEOUT(tcp, followers_park_without_sleeping_workers, 600)
 	memset(val, 'L', sizeof(val));
 	ASSERT_EQ(0, send_req(self->fd, DFKV_OP_PUT, &other, 0, 0, "o", 1));
 	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
+	/* The dripping leaders must outlive the whole test. */
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
-					    DFKV_A_NODE_FIRST_REQUEST_MS, 0));
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MIN_RATE, 0));
 	leader = connect_to("127.0.0.1", PORT);
 	ASSERT_LE(0, leader);
 	prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, sizeof(val));

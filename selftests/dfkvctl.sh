@@ -108,19 +108,24 @@ t_limits() {
 		--idle-ms 60000 --max-conns 8 &&
 	expect 0 "$DFKVCTL" node show lim0 &&
 	grep -Eq "limits +first request 5000 ms +idle 60000 ms +max conns 8$" "$T/out" &&
-	expect 0 "$DFKVCTL" node set lim0 --first-request-ms 0 --max-conns 2 &&
+	expect 0 "$DFKVCTL" node set lim0 --first-request-ms 0 --max-conns 2 \
+		--frame-ms 2000 --min-rate 1K &&
 	expect 0 "$DFKVCTL" node show lim0 &&
 	grep -Eq "limits +first request off +idle 60000 ms +max conns 2$" "$T/out" &&
+	grep -Eq "^ +frame 2000 ms +min rate .+/s$" "$T/out" &&
 	"$DFKVCTL" stats lim0 --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert (d["first_request_ms"], d["idle_ms"], d["max_conns"]) == (0, 60000, 2), d
+assert (d["frame_ms"], d["min_rate"]) == (2000, 1024), d
 assert d["listeners"] == [], d
 s = d["stats"]
 assert all(s[k] == 0 for k in ("conns", "accepts", "conns_refused",
     "deadline_drops", "proto_errors")), s' &&
 	expect 3 "$DFKVCTL" node set lim0 --max-conns 0 &&
 	has "$T/err" "(--max-conns)" &&
+	expect 3 "$DFKVCTL" node set lim0 --frame-ms 999 &&
+	has "$T/err" "(--frame-ms)" &&
 	expect 2 "$DFKVCTL" node set lim0 --idle-ms -1 &&
 	expect 2 "$DFKVCTL" node set lim0 --idle-ms 4294967296 &&
 	expect 0 "$DFKVCTL" node show lim0 && has "$T/out" "max conns 2" &&

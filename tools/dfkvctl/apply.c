@@ -112,6 +112,8 @@ static bool node_value(const struct node_info *ni, enum conf_setting s,
 		return ni->has_first_request_ms;
 	case CS_IDLE_MS: *v = ni->idle_ms; return ni->has_idle_ms;
 	case CS_MAX_CONNS: *v = ni->max_conns; return ni->has_max_conns;
+	case CS_FRAME_MS: *v = ni->frame_ms; return ni->has_frame_ms;
+	case CS_MIN_RATE: *v = ni->min_rate; return ni->has_min_rate;
 	case CS_POLICY: *v = ni->tier_policy; return ni->has_tier_policy;
 	case CS_ACK: *v = ni->tier_ack; return ni->has_tier_ack;
 	case CS_DIRTY: *v = ni->dirty_pct; return ni->has_dirty_pct;

@@ -22,6 +22,8 @@ enum conf_setting {
 	CS_FIRST_REQUEST_MS,
 	CS_IDLE_MS,
 	CS_MAX_CONNS,
+	CS_FRAME_MS,
+	CS_MIN_RATE,
 	CS_POLICY,
 	CS_ACK,
 	CS_DIRTY,

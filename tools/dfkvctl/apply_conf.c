@@ -25,6 +25,8 @@ const struct conf_setting_def conf_settings[CS_COUNT] = {
 				  DFKV_A_NODE_FIRST_REQUEST_MS, false },
 	[CS_IDLE_MS] = { "idle_ms", CK_U32, DFKV_A_NODE_IDLE_MS, false },
 	[CS_MAX_CONNS] = { "max_conns", CK_U32, DFKV_A_NODE_MAX_CONNS, false },
+	[CS_FRAME_MS] = { "frame_ms", CK_U32, DFKV_A_NODE_FRAME_MS, false },
+	[CS_MIN_RATE] = { "min_rate", CK_U32, DFKV_A_NODE_MIN_RATE, false },
 	[CS_POLICY] = { "policy", CK_POLICY, DFKV_A_NODE_TIER_POLICY, false },
 	[CS_ACK] = { "ack", CK_ACK, DFKV_A_NODE_TIER_ACK, false },
 	[CS_DIRTY] = { "dirty", CK_U32, DFKV_A_NODE_DIRTY_PCT, false },

@@ -155,11 +155,12 @@ struct node_info {
 	uint32_t tenant_flags;		/* tenant: enum dfkv_tenant_flags */
 	uint32_t tenant_secrets;	/* tenant: secrets held */
 	uint32_t flags, state, event;
-	uint32_t first_request_ms, idle_ms, max_conns;
+	uint32_t first_request_ms, idle_ms, max_conns, frame_ms, min_rate;
 	uint32_t tier_policy, tier_ack, dirty_pct, flush_workers, numa;
 	bool has_ram, has_max_value, has_flags, has_state, has_ctime,
 	     has_extent, has_tenant, has_stats;
 	bool has_first_request_ms, has_idle_ms, has_max_conns, has_listeners;
+	bool has_frame_ms, has_min_rate;
 	bool has_tier_policy, has_tier_ack, has_dirty_pct, has_flush_workers,
 	     has_numa;
 	bool has_tenant_quota, has_quota, has_auth, has_tenant_flags;

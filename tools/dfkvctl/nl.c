@@ -57,6 +57,10 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "--idle-ms";
 		case DFKV_A_NODE_MAX_CONNS:
 			return "--max-conns";
+		case DFKV_A_NODE_FRAME_MS:
+			return "--frame-ms";
+		case DFKV_A_NODE_MIN_RATE:
+			return "--min-rate";
 		case DFKV_A_LISTEN_ADDR:
 			return "ADDR";
 		case DFKV_A_LISTEN_PORT:
@@ -307,6 +311,8 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	    has_first_request_ms);
 	U32(DFKV_A_NODE_IDLE_MS, idle_ms, has_idle_ms);
 	U32(DFKV_A_NODE_MAX_CONNS, max_conns, has_max_conns);
+	U32(DFKV_A_NODE_FRAME_MS, frame_ms, has_frame_ms);
+	U32(DFKV_A_NODE_MIN_RATE, min_rate, has_min_rate);
 	U32(DFKV_A_NODE_TIER_POLICY, tier_policy, has_tier_policy);
 	U32(DFKV_A_NODE_TIER_ACK, tier_ack, has_tier_ack);
 	U32(DFKV_A_NODE_DIRTY_PCT, dirty_pct, has_dirty_pct);
@@ -759,6 +765,15 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		fprintf(f, "  %-12s first request %s    idle %s    max conns %u\n",
 			"limits", fmt_ms(ni->first_request_ms, b, sizeof(b)),
 			fmt_ms(ni->idle_ms, c, sizeof(c)), ni->max_conns);
+	}
+	if (ni->has_frame_ms || ni->has_min_rate) {
+		if (ni->min_rate)
+			snprintf(c, sizeof(c), "%s/s",
+				 fmt_bytes(ni->min_rate, raw, a, sizeof(a)));
+		else
+			snprintf(c, sizeof(c), "off");
+		fprintf(f, "  %-12s frame %s    min rate %s\n", "",
+			fmt_ms(ni->frame_ms, b, sizeof(b)), c);
 	}
 	if (ni->has_auth)
 		fprintf(f, "  %-12s %s\n", "auth", auth_name(ni->auth));

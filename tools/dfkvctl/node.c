@@ -23,7 +23,7 @@ static const char help[] =
 	"                          [--state up|draining|unhealthy]\n"
 	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
 	"    CONNECTION LIMITS: [--first-request-ms MS] [--idle-ms MS]\n"
-	"                       [--max-conns N]\n"
+	"                       [--max-conns N] [--frame-ms MS] [--min-rate SIZE]\n"
 	"    TIER: [--policy writeback|writearound] [--ack ram|disk]\n"
 	"          [--dirty PCT] [--flush-workers N]\n"
 	"    TENANTS: [--auth off|required] [--tenant-quota SIZE]\n"
@@ -85,6 +85,14 @@ static const char help[] =
 	"    --max-conns N       most open network connections of the node\n"
 	"                        (default 1024, at least 1); further ones are\n"
 	"                        refused and counted\n"
+	"    --frame-ms MS       a request frame, payload included, must arrive\n"
+	"                        within MS milliseconds of its first byte, and a\n"
+	"                        reply that makes no progress for MS is dropped\n"
+	"                        with its connection (default 30000, 1000 to\n"
+	"                        3600000; always on)\n"
+	"    --min-rate SIZE     bytes a second a frame being received, or a reply\n"
+	"                        being sent, must keep up over every 5 s, or its\n"
+	"                        connection is closed (default 64K; 0 = no floor)\n"
 	"    --policy writeback|writearound\n"
 	"                        writeback (default): a PUT is admitted into\n"
 	"                        RAM, visible at once, and flushed to disk by\n"
@@ -133,7 +141,8 @@ static const char help[] =
 
 enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
        OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS, OPT_POLICY, OPT_ACK, OPT_DIRTY,
-       OPT_FLUSH_WORKERS, OPT_NUMA, OPT_AUTH, OPT_TENANT_QUOTA };
+       OPT_FLUSH_WORKERS, OPT_NUMA, OPT_AUTH, OPT_TENANT_QUOTA, OPT_FRAME,
+       OPT_MIN_RATE };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
@@ -144,6 +153,8 @@ static const struct option node_opts[] = {
 	{ "first-request-ms", required_argument, NULL, OPT_FIRST_REQ },
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "frame-ms", required_argument, NULL, OPT_FRAME },
+	{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "ack", required_argument, NULL, OPT_ACK },
 	{ "dirty", required_argument, NULL, OPT_DIRTY },
@@ -164,10 +175,10 @@ struct node_args {
 	const char *name;
 	uint64_t ram, max_value, tenant_quota;
 	uint32_t state;
-	uint32_t first_req, idle, max_conns;
+	uint32_t first_req, idle, max_conns, frame, min_rate;
 	uint32_t policy, ack, dirty, flush_workers, numa, auth;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
-	bool has_first_req, has_idle, has_max_conns;
+	bool has_first_req, has_idle, has_max_conns, has_frame, has_min_rate;
 	bool has_policy, has_ack, has_dirty, has_flush_workers, has_numa;
 	bool has_auth, has_tenant_quota;
 	bool raw;
@@ -188,7 +199,8 @@ static int opt_u32(const char *cmd, const char *opt, const char *arg,
 }
 
 #define LIMIT_OPTS	(ALLOW(OPT_FIRST_REQ) | ALLOW(OPT_IDLE) | \
-			 ALLOW(OPT_MAX_CONNS))
+			 ALLOW(OPT_MAX_CONNS) | ALLOW(OPT_FRAME) | \
+			 ALLOW(OPT_MIN_RATE))
 #define TIER_OPTS	(ALLOW(OPT_POLICY) | ALLOW(OPT_ACK) | ALLOW(OPT_DIRTY) | \
 			 ALLOW(OPT_FLUSH_WORKERS))
 #define TENANT_OPTS	(ALLOW(OPT_AUTH) | ALLOW(OPT_TENANT_QUOTA))
@@ -264,6 +276,20 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 			ret = opt_u32(cmd, "--max-conns", optarg, &a->max_conns,
 				      &a->has_max_conns);
 			break;
+		case OPT_FRAME:
+			ret = opt_u32(cmd, "--frame-ms", optarg, &a->frame,
+				      &a->has_frame);
+			break;
+		case OPT_MIN_RATE: {
+			uint64_t v;
+
+			if (parse_size(optarg, &v) || v > UINT32_MAX)
+				return usage_error(cmd, "bad --min-rate '%s' (bytes a second, below 4G)",
+						   optarg);
+			a->min_rate = (uint32_t)v;
+			a->has_min_rate = true;
+			break;
+		}
 		case OPT_POLICY:
 			if (tier_policy_parse(optarg, &a->policy))
 				return usage_error(cmd, "bad --policy '%s' (writeback or writearound)",
@@ -338,6 +364,10 @@ static void put_limits(struct nlmsghdr *nlh, const struct node_args *a)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_IDLE_MS, a->idle);
 	if (a->has_max_conns)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_MAX_CONNS, a->max_conns);
+	if (a->has_frame)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_FRAME_MS, a->frame);
+	if (a->has_min_rate)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_MIN_RATE, a->min_rate);
 	if (a->has_policy)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_TIER_POLICY, a->policy);
 	if (a->has_ack)
@@ -435,9 +465,10 @@ static int node_set(int argc, char *argv[])
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_max_value && !a.has_evict && !a.has_state &&
 	    !a.has_first_req && !a.has_idle && !a.has_max_conns &&
+	    !a.has_frame && !a.has_min_rate &&
 	    !a.has_policy && !a.has_ack && !a.has_dirty && !a.has_flush_workers &&
 	    !a.has_auth && !a.has_tenant_quota)
-		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --policy, --ack, --dirty, --flush-workers, --auth or --tenant-quota)");
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --frame-ms, --min-rate, --policy, --ack, --dirty, --flush-workers, --auth or --tenant-quota)");
 	ret = ctl_open(&g);
 	if (ret)
 		return ret;

@@ -56,6 +56,7 @@ static const char help[] =
 	"                    {\"name\", \"state\", \"evict\", \"flags\", \"ram_bytes\",\n"
 	"                    \"max_value_bytes\", \"extent_bytes\", \"ctime_ns\",\n"
 	"                    \"first_request_ms\", \"idle_ms\", \"max_conns\",\n"
+	"                    \"frame_ms\", \"min_rate\",\n"
 	"                    \"tier_policy\", \"tier_ack\", \"dirty_pct\",\n"
 	"                    \"flush_workers\", \"numa\" (a number or\n"
 	"                    \"interleave\"), \"auth\" (\"off\" or \"required\"),\n"
@@ -344,6 +345,10 @@ static json_object *node_json(const struct node_info *ni)
 		     json_object_new_uint64(ni->first_request_ms));
 	if (ni->has_idle_ms)
 		jadd(o, "idle_ms", json_object_new_uint64(ni->idle_ms));
+	if (ni->has_frame_ms)
+		jadd(o, "frame_ms", json_object_new_uint64(ni->frame_ms));
+	if (ni->has_min_rate)
+		jadd(o, "min_rate", json_object_new_uint64(ni->min_rate));
 	if (ni->has_max_conns)
 		jadd(o, "max_conns", json_object_new_uint64(ni->max_conns));
 	if (ni->has_tier_policy)

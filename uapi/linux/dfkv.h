@@ -35,7 +35,8 @@
  *   DFKV_A_NODE_NAME (required), DFKV_A_NODE_RAM_BYTES (required),
  *   DFKV_A_NODE_MAX_VALUE, DFKV_A_NODE_FLAGS, DFKV_A_NODE_NUMA, the
  *   limits DFKV_A_NODE_FIRST_REQUEST_MS, DFKV_A_NODE_IDLE_MS,
- *   DFKV_A_NODE_MAX_CONNS, the RAM tier's DFKV_A_NODE_TIER_POLICY,
+ *   DFKV_A_NODE_MAX_CONNS, DFKV_A_NODE_FRAME_MS, DFKV_A_NODE_MIN_RATE,
+ *   the RAM tier's DFKV_A_NODE_TIER_POLICY,
  *   DFKV_A_NODE_TIER_ACK, DFKV_A_NODE_DIRTY_PCT,
  *   DFKV_A_NODE_FLUSH_WORKERS, and DFKV_A_NODE_AUTH,
  *   DFKV_A_NODE_TENANT_QUOTA.  A new node starts UP: DFKV_A_NODE_STATE
@@ -491,7 +492,7 @@ enum dfkv_attr {
 	DFKV_A_LISTEN_TRANSPORT,	/* u32: enum dfkv_listener_kind */
 	DFKV_A_LISTENERS,		/* nest of DFKV_A_LISTENER */
 	DFKV_A_LISTENER,		/* nest: ADDR, PORT, TRANSPORT */
-	DFKV_A_NODE_FIRST_REQUEST_MS,	/* u32: 0 = no deadline */
+	DFKV_A_NODE_FIRST_REQUEST_MS,	/* u32: first frame; 0 = none */
 	DFKV_A_NODE_IDLE_MS,		/* u32: 0 = no idle timeout */
 	DFKV_A_NODE_MAX_CONNS,		/* u32: network connections */
 	DFKV_A_DISK_PATH,		/* string: block device path */
@@ -516,6 +517,8 @@ enum dfkv_attr {
 	DFKV_A_TENANT_SECRET_ADD,	/* binary, 32 bytes: write only */
 	DFKV_A_TENANT_SECRET_DROP,	/* binary, 32 bytes: write only */
 	DFKV_A_TENANT_SECRETS,		/* u32: secrets held (read only) */
+	DFKV_A_NODE_FRAME_MS,		/* u32: whole-frame deadline, >= 1000 */
+	DFKV_A_NODE_MIN_RATE,		/* u32: bytes/s floor, 0 = off */
 	__DFKV_A_MAX
 };
 
