@@ -332,7 +332,8 @@ enum dfkv_rdma_expose {
  *   cooldown_ms, as an unreachable one is: its reads are misses, its
  *   writes dropped, and it is counted
  *   (dfkv_client_node_auth_failures_total).  Without a secret the client
- *   still sends HELLO and checks the node's name when it answers.
+ *   still sends HELLO on TCP (none on RDMA) and checks the node's name
+ *   when it answers.
  */
 struct dfkv_client_options_v2 {
 	uint32_t size;			/* sizeof(struct dfkv_client_options_v2) */

@@ -40,8 +40,8 @@
  * every peer from one poll() loop on their completion channels, under
  * the batch's single deadline.
  *
- * Tenants (SPEC.md 9): a new connection runs the AUTH2 handshake, HELLO
- * and, with a tenant secret, AUTH (SENDs with inline payloads, as key
+ * Tenants (SPEC.md 9): with a tenant secret, a new connection runs the
+ * AUTH2 handshake, HELLO and AUTH (SENDs with inline payloads, as key
  * lists), and waits for each reply before it is used; a node that fails
  * it (a name not the member's, a refused AUTH, a wrong proof) fails the
  * connection attempt as an unreachable node does.
@@ -789,7 +789,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	if (!conn->smr)
 		goto fail;
 	atomic_store(&p->max_value, conn->max_value);
-	err = conn_handshake(c, conn, deadline);
+	err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
 	if (!err)
 		return conn;
 fail:

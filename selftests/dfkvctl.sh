@@ -196,9 +196,9 @@ def reply(s):
 s = socket.create_connection(("127.0.0.1", 7420), timeout=5)
 s.sendall(req(14, struct.pack("<Q", 0)) + req(1, b"over tcp") + req(2))
 ep, st, _, d = reply(s)
-assert (ep, st, len(d)) == (6, 0, 48), (ep, st, d)
+assert (ep, st, len(d)) == (6, 0, 49 + 3) and d[48:] == b"\x03kv0", (ep, st, d)
 caps, maxv = struct.unpack("<QQ", d[:16])
-assert (caps, maxv) == (1, 2 << 20), d  # verifies AUTH, does not require it
+assert (caps, maxv) == (5, 2 << 20), d  # verifies AUTH (AUTH2), not required
 assert reply(s)[:3] == (6, 0, 8)
 assert reply(s) == (6, 0, 8, b"over tcp")
 s.close()
