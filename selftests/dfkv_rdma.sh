@@ -509,8 +509,8 @@ start_followers() {
 # The leader's payload arrives: every follower is answered OK with the
 # stored length, and the block holds the leader's bytes.
 followers_finish() {
-	"$DFKVCTL" node set kvr --first-request-ms 0 && park_trace_on ||
-		return 1
+	"$DFKVCTL" node set kvr --first-request-ms 0 --frame-ms 3600000 \
+		--min-rate 0 && park_trace_on || return 1
 	start_leader park-1 finish && start_followers park-1 finish "$T/go"
 	parked=$?
 	touch "$T/go"
@@ -519,15 +519,16 @@ followers_finish() {
 	end_bg $LEADER leader
 	l=$?
 	park_trace_off
-	"$DFKVCTL" node set kvr --first-request-ms 30000 &&
+	"$DFKVCTL" node set kvr --first-request-ms 30000 --frame-ms 30000 \
+		--min-rate 65536 &&
 	[ $parked -eq 0 ] && [ $f -eq 0 ] && [ $l -eq 0 ]
 }
 
 # A leader that never finishes: NODE_DEL ends every follower's
 # connection (none answered OK) and the leader's.
 followers_node_del() {
-	"$DFKVCTL" node set kvr --first-request-ms 0 && park_trace_on ||
-		return 1
+	"$DFKVCTL" node set kvr --first-request-ms 0 --frame-ms 3600000 \
+		--min-rate 0 && park_trace_on || return 1
 	start_leader park-2 never && start_followers park-2 gone
 	parked=$?
 	bounded 60 "$DFKVCTL" node del kvr
@@ -546,8 +547,8 @@ followers_node_del() {
 # A leader that never finishes: removing the RDMA device ends every
 # follower's connection while the leader still holds its entry.
 followers_rxe_del() {
-	setup_node_again && "$DFKVCTL" node set kvr --first-request-ms 0 &&
-		park_trace_on || return 1
+	setup_node_again && "$DFKVCTL" node set kvr --first-request-ms 0 \
+		--frame-ms 3600000 --min-rate 0 && park_trace_on || return 1
 	start_leader park-3 never && start_followers park-3 gone
 	parked=$?
 	bounded 60 rdma link del rxe_ra
