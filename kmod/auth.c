@@ -155,14 +155,15 @@ static bool auth_granted(struct dfkv_node *node, const struct dfkv_auth *a,
 	return false;
 }
 
-bool dfkv_auth_allows(struct dfkv_node *node, const struct dfkv_auth *a,
-		      const struct dfkv_key *keys, u32 n)
+/* The first of n keys a may not act for, or n. */
+static u32 auth_first_refused(struct dfkv_node *node,
+			      const struct dfkv_auth *a,
+			      const struct dfkv_key *keys, u32 n)
 {
-	struct dfkv_tenant *t;
 	u32 i, nr;
 
 	if (a->all || !READ_ONCE(node->tenants.auth_required))
-		return true;
+		return n;
 	nr = smp_load_acquire(&a->nr);	/* pairs with auth_grant_locked() */
 	for (i = 0; i < n; i++) {
 		if (i && keys[i].tenant == keys[i - 1].tenant)
@@ -170,6 +171,21 @@ bool dfkv_auth_allows(struct dfkv_node *node, const struct dfkv_auth *a,
 		if (!auth_granted(node, a, nr, keys[i].tenant))
 			break;
 	}
+	return i;
+}
+
+bool dfkv_auth_may(struct dfkv_node *node, const struct dfkv_auth *a,
+		   const struct dfkv_key *key)
+{
+	return auth_first_refused(node, a, key, 1) == 1;
+}
+
+bool dfkv_auth_allows(struct dfkv_node *node, const struct dfkv_auth *a,
+		      const struct dfkv_key *keys, u32 n)
+{
+	struct dfkv_tenant *t;
+	u32 i = auth_first_refused(node, a, keys, n);
+
 	if (i == n)
 		return true;
 	this_cpu_inc(node->stats.pcpu->forbidden);

@@ -58,6 +58,9 @@ int dfkv_auth_secret(struct dfkv_node *node, struct dfkv_auth *a, u64 tenant,
  */
 bool dfkv_auth_allows(struct dfkv_node *node, const struct dfkv_auth *a,
 		      const struct dfkv_key *keys, u32 n);
+/* dfkv_auth_allows() for one key, counting nothing: a look ahead. */
+bool dfkv_auth_may(struct dfkv_node *node, const struct dfkv_auth *a,
+		   const struct dfkv_key *key);
 /* May a see the node's counters?  With auth=required: one grant in force. */
 bool dfkv_auth_any(struct dfkv_node *node, const struct dfkv_auth *a);
 

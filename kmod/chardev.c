@@ -31,6 +31,7 @@
 #include "chardev.h"
 #include "ioc.h"
 #include "node.h"
+#include "ops.h"
 #include "req.h"
 
 struct dfkv_file {
@@ -314,7 +315,9 @@ static bool put_len_ok(struct dfkv_file *df, u64 len)
 /*
  * GET: reference only the part of the caller's buffer the range can fill
  * (a large cap for a small value costs nothing), from a look at the
- * value's length first.  Should the value change in between (a REMOVE and
+ * value's length first, taken only for a tenant the file may act for (so
+ * an unmapped buffer's EFAULT tells nothing of another tenant's key).
+ * Should the value change in between (a REMOVE and
  * a longer PUT of the key), a TOO_LARGE the caller's cap would not have
  * given is tried again.
  */
@@ -327,15 +330,13 @@ static int exec_get(struct dfkv_file *df, struct dfkv_ioc_op *o,
 	for (tries = 0; tries < 3; tries++) {
 		struct iov_iter it = *iter;
 		struct dfkv_node *node = enter_node(df);
-		u64 len, want;
+		u64 want;
 
 		if (IS_ERR(node))
 			return PTR_ERR(node);
-		len = dfkv_store_exist(&node->store, &o->key);
+		want = dfkv_op_get_want(node, &df->auth, &o->key, o->offset,
+					o->length);
 		dfkv_node_exit(node);
-		want = len > o->offset ? len - o->offset : 0;
-		if (o->length && o->length < want)
-			want = o->length;
 		iov_iter_truncate(&it, want);
 		ret = exec_op_pinned(df, o, &it);
 		if (ret != DFKV_STATUS_TOO_LARGE || want >= cap)

@@ -6,8 +6,9 @@
  * nl_tenant.c.
  * Policies are strict and per operation (nl_gen.c, generated from
  * uapi/dfkv.yaml); every rejection carries an extended-ack message;
- * mutations need CAP_NET_ADMIN in the user namespace owning the caller's
- * network namespace.
+ * mutations, and the reads that tell of tenants or device paths, need
+ * CAP_NET_ADMIN in the initial user namespace (SPEC.md 5); an event says
+ * only which object changed to which state.
  */
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -209,7 +210,40 @@ static int fill_latency(struct sk_buff *skb, struct dfkv_stats *stats)
 	return 0;
 }
 
-static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
+/*
+ * What a node message carries: an event only its name and state (anyone
+ * may listen), a NODE_GET its settings and counters, and only to an
+ * administrator the counters that tell of tenants (SPEC.md 5).
+ */
+enum node_view {
+	VIEW_EVENT,
+	VIEW_PUBLIC,
+	VIEW_ADMIN,
+};
+
+/* The view of a NODE_GET's caller (skb: its request). */
+static enum node_view caller_view(struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_NET_ADMIN) ? VIEW_ADMIN : VIEW_PUBLIC;
+}
+
+/* The counters of tenants and their authentication: administrators only. */
+static int fill_tenant_stats(struct sk_buff *skb, struct dfkv_node *node,
+			     const struct dfkv_counters *s)
+{
+	if (dfkv_nl_put_stat(skb, DFKV_STAT_TENANTS,
+			     atomic_read(&node->tenants.nr)) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_OK, s->auth_ok) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_FAILURES, s->auth_failures) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_FORBIDDEN, s->forbidden) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_QUOTA_REJECTIONS,
+			     s->quota_rejections))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
+			   enum node_view view)
 {
 	struct dfkv_conn_limits *lim = &node->limits;
 	u64 tcp_drops = atomic64_read(&lim->deadline_drops[DFKV_LISTENER_TCP]);
@@ -239,13 +273,7 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_SCANS,
 			     dfkv_leases_scans(&node->leases)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_TENANTS,
-			     atomic_read(&node->tenants.nr)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_OK, s.auth_ok) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_AUTH_FAILURES, s.auth_failures) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_FORBIDDEN, s.forbidden) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_QUOTA_REJECTIONS,
-			     s.quota_rejections) ||
+	    (view == VIEW_ADMIN && fill_tenant_stats(skb, node, &s)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS_REFUSED,
@@ -268,25 +296,14 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node)
 	return 0;
 }
 
-static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
-		     u32 seq, struct netlink_callback *cb, u8 cmd, u32 event,
-		     bool stats)
+/* The node's settings, everything but its name and state. */
+static int fill_node_settings(struct sk_buff *skb, struct dfkv_node *node)
 {
-	void *hdr;
-
-	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
-			  cb ? NLM_F_MULTI : 0, cmd);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
-	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
-	    nla_put_u64_64bit(skb, DFKV_A_NODE_RAM_BYTES, node->store.capacity,
+	if (nla_put_u64_64bit(skb, DFKV_A_NODE_RAM_BYTES, node->store.capacity,
 			      DFKV_A_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_MAX_VALUE,
 			      READ_ONCE(node->max_value), DFKV_A_PAD) ||
 	    nla_put_u32(skb, DFKV_A_NODE_FLAGS, READ_ONCE(node->flags)) ||
-	    nla_put_u32(skb, DFKV_A_NODE_STATE, READ_ONCE(node->state)) ||
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_CTIME, node->ctime_ns,
 			      DFKV_A_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_EXTENT_BYTES,
@@ -315,10 +332,30 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 			DFKV_AUTH_REQUIRED : DFKV_AUTH_OFF) ||
 	    nla_put_u64_64bit(skb, DFKV_A_NODE_TENANT_QUOTA,
 			      READ_ONCE(node->tenants.default_quota),
-			      DFKV_A_PAD) ||
-	    (stats && dfkv_transports_fill_listeners(skb, node)) ||
+			      DFKV_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
+		     u32 seq, struct netlink_callback *cb, u8 cmd, u32 event,
+		     enum node_view view)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
+			  cb ? NLM_F_MULTI : 0, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
+	    nla_put_u32(skb, DFKV_A_NODE_STATE, READ_ONCE(node->state)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
-	    (stats && fill_node_stats(skb, node))) {
+	    (view != VIEW_EVENT &&
+	     (fill_node_settings(skb, node) ||
+	      dfkv_transports_fill_listeners(skb, node) ||
+	      fill_node_stats(skb, node, view)))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -334,7 +371,7 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
 	if (!skb)
 		return;
 	if (fill_node(skb, node, 0, 0, NULL, DFKV_CMD_NODE_EVENT, event,
-		      false)) {
+		      VIEW_EVENT)) {
 		nlmsg_free(skb);
 		return;
 	}
@@ -562,7 +599,7 @@ int dfkv_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 		err = -ENOENT;
 	} else if (msg) {
 		err = fill_node(msg, node, info->snd_portid, info->snd_seq,
-				NULL, DFKV_CMD_NODE_GET, 0, true);
+				NULL, DFKV_CMD_NODE_GET, 0, caller_view(skb));
 		dfkv_node_exit(node);
 		if (!err) {
 			err = genlmsg_reply(msg, info);
@@ -588,7 +625,7 @@ int dfkv_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		if (fill_node(skb, node, NETLINK_CB(cb->skb).portid,
 			      cb->nlh->nlmsg_seq, cb, DFKV_CMD_NODE_GET, 0,
-			      true)) {
+			      caller_view(cb->skb))) {
 			idx--;
 			break;
 		}

@@ -62,28 +62,32 @@ static int fill_disk(struct sk_buff *skb, struct dfkv_node *node,
 {
 	char reason[sizeof(d->reason)];
 	u32 state = READ_ONCE(d->state);
+	unsigned long irqflags;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
-	spin_lock(&d->fail_lock);
+	/* dfkv_disk_fail() takes fail_lock in bio completion too */
+	spin_lock_irqsave(&d->fail_lock, irqflags);
 	strscpy(reason, d->reason, sizeof(reason));
-	spin_unlock(&d->fail_lock);
+	spin_unlock_irqrestore(&d->fail_lock, irqflags);
+	/* An event (anyone may listen) carries names and the state only. */
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
 	    nla_put_string(skb, DFKV_A_DISK_NAME, d->name) ||
-	    nla_put_string(skb, DFKV_A_DISK_PATH, d->path) ||
 	    nla_put_u32(skb, DFKV_A_DISK_STATE, state) ||
-	    (state != DFKV_DISK_STATE_UP && reason[0] &&
-	     nla_put_string(skb, DFKV_A_DISK_REASON, reason)) ||
-	    nla_put_u64_64bit(skb, DFKV_A_DISK_DEV_BYTES,
-			      d->sb.geom.dev_bytes, DFKV_A_PAD) ||
-	    nla_put_u64_64bit(skb, DFKV_A_DISK_EXTENT_BYTES,
-			      d->sb.geom.extent_bytes, DFKV_A_PAD) ||
-	    nla_put_u64_64bit(skb, DFKV_A_DISK_EPOCH, d->sb.epoch,
-			      DFKV_A_PAD) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
-	    (!event && fill_disk_stats(skb, d))) {
+	    (!event &&
+	     (nla_put_string(skb, DFKV_A_DISK_PATH, d->path) ||
+	      (state != DFKV_DISK_STATE_UP && reason[0] &&
+	       nla_put_string(skb, DFKV_A_DISK_REASON, reason)) ||
+	      nla_put_u64_64bit(skb, DFKV_A_DISK_DEV_BYTES,
+				d->sb.geom.dev_bytes, DFKV_A_PAD) ||
+	      nla_put_u64_64bit(skb, DFKV_A_DISK_EXTENT_BYTES,
+				d->sb.geom.extent_bytes, DFKV_A_PAD) ||
+	      nla_put_u64_64bit(skb, DFKV_A_DISK_EPOCH, d->sb.epoch,
+				DFKV_A_PAD) ||
+	      fill_disk_stats(skb, d)))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -177,6 +177,19 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)
 	return done(node, DFKV_OP_GET, status);
 }
 
+u64 dfkv_op_get_want(struct dfkv_node *node, const struct dfkv_auth *auth,
+		     const struct dfkv_key *key, u64 offset, u64 length)
+{
+	u64 len;
+
+	if (!dfkv_auth_may(node, auth, key))
+		return 0;
+	len = dfkv_store_exist(&node->store, key);
+	if (len <= offset)
+		return 0;
+	return length ? min(length, len - offset) : len - offset;
+}
+
 int dfkv_op_exist(struct dfkv_node *node, const struct dfkv_auth *auth,
 		  const struct dfkv_key *key, u64 *stored_len)
 {

@@ -72,6 +72,14 @@ int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      u64 *data_len);
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
 /*
+ * The bytes a GET of key's range would read now, for a caller that sizes
+ * its buffer before the GET (/dev/dfkv): 0 for a key of a tenant auth may
+ * not act for, so that nothing about another tenant's key (not even that
+ * it exists) shows before the GET itself answers FORBIDDEN.
+ */
+u64 dfkv_op_get_want(struct dfkv_node *node, const struct dfkv_auth *auth,
+		     const struct dfkv_key *key, u64 offset, u64 length);
+/*
  * STATS: "name value\n" lines in a kmalloc'd buffer the caller frees;
  * with auth=required only for a caller with at least one grant.
  */

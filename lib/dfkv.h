@@ -271,11 +271,8 @@ enum dfkv_transport {
 };
 
 /*
- * RDMA memory exposure (rdma_expose).  POOL: a registered pool is
- * registered once per device for remote read and write, and its rkey goes
- * to every node a request is sent to; the nodes can read and write the
- * whole pool until dfkv_unregister_memory.  REQUEST: no key covering a
- * pool is ever sent; every descriptor's key covers exactly that request's
+ * RDMA memory exposure (rdma_expose).  REQUEST (the default, 0): no key
+ * covering a pool is ever sent; every descriptor's key covers exactly that request's
  * range with only the access it needs (remote read for a PUT's source,
  * remote write for a GET's destination) and is invalid before the request
  * is reported done (reply, error or connection teardown).  The keys are
@@ -284,14 +281,20 @@ enum dfkv_transport {
  * accesses against its MR's range only), registrations of the range
  * otherwise; REQUEST_MR always uses registrations; REQUEST_MW windows
  * wherever the device has them, rdma_rxe included (there a window limits
- * the access and the lifetime, not the range).  Buffers outside every
- * pool get a request-scoped registration in every mode.
+ * the access and the lifetime, not the range).  POOL, an explicit opt-in:
+ * a registered pool is registered once per device for remote read and
+ * write, and its rkey goes to every node a request is sent to; the nodes
+ * can read and write the whole pool until dfkv_unregister_memory.
+ * Buffers outside every pool get a request-scoped registration in every
+ * mode.  (POOL used to be 0, the default; a caller that wants it now
+ * says so.)
  */
 enum dfkv_rdma_expose {
-	DFKV_RDMA_EXPOSE_POOL = 0,
+	DFKV_RDMA_EXPOSE_DEFAULT = 0,	/* _REQUEST */
 	DFKV_RDMA_EXPOSE_REQUEST = 1,
 	DFKV_RDMA_EXPOSE_REQUEST_MR = 2,
 	DFKV_RDMA_EXPOSE_REQUEST_MW = 3,
+	DFKV_RDMA_EXPOSE_POOL = 4,
 	__DFKV_RDMA_EXPOSE_MAX
 };
 
@@ -372,7 +375,7 @@ struct dfkv_client_options_v2 {
 	/* VER3: mdsd's bearer token (SPEC 7) */
 	const char *mds_token_file;	/* NULL: send no token */
 	/* VER4: RDMA memory exposure */
-	uint32_t rdma_expose;		/* enum dfkv_rdma_expose (0: POOL) */
+	uint32_t rdma_expose;		/* enum dfkv_rdma_expose (0: REQUEST) */
 	uint32_t __reserved4;		/* must be 0 */
 	/* VER5: the tenant's secret (SPEC 9) */
 	const uint8_t *tenant_secret;	/* NULL, or DFKV_TENANT_SECRET_LEN

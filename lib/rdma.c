@@ -19,7 +19,8 @@
  * registration that lives only for its request: it is deregistered once
  * the reply came (or its connection was torn down), never cached.
  * rdma_expose decides what a pool's requests send (lib/README.md): POOL
- * the pool's own rkey (registered for remote read and write); REQUEST a
+ * (an explicit opt-in) the pool's own rkey (registered for remote read
+ * and write); REQUEST (the default) a
  * type-2 window per descriptor over exactly its range, bound by a
  * BIND_MW work request ahead of the request's SEND on the same QP and
  * deallocated with the request's other keys (the pool then registered
@@ -212,7 +213,8 @@ int dfkv_rdma_client_init(struct dfkv_client *c)
 		return DFKV_E_NOMEM;
 	pthread_mutex_init(&rd->lock, NULL);
 	pthread_rwlock_init(&rd->pools_lock, NULL);
-	rd->expose = c->opt.rdma_expose;
+	rd->expose = c->opt.rdma_expose ? c->opt.rdma_expose :
+		     DFKV_RDMA_EXPOSE_REQUEST;
 	c->rdma = rd;
 	if (c->opt.rdma_devices) {
 		const char *s = c->opt.rdma_devices;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -664,6 +665,33 @@ static int keys_ioctl(int fd, unsigned long cmd, const struct dfkv_key *keys,
 }
 
 /*
+ * A GET into memory that is not mapped tells nothing of another tenant's
+ * key: FORBIDDEN for the stored key bad as for the absent key fresh, never
+ * the EFAULT that would say bad exists (and, by bisecting the buffer's
+ * mapped part, its length).
+ */
+static void expect_get_unmapped_forbidden(struct __test_metadata *_metadata,
+					  int fd, const struct dfkv_key *bad,
+					  const struct dfkv_key *fresh)
+{
+	const struct dfkv_key *k[2] = { bad, fresh };
+	struct dfkv_ioc_op o;
+	void *hole;
+	int i;
+
+	hole = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
+	ASSERT_NE(MAP_FAILED, hole);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, dfkv_test_get(fd, k[i], hole, 1 << 20, 0, 0, &o))
+			TH_LOG("key %d: %s", i, strerror(errno));
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN, o.status) TH_LOG("key %d", i);
+		EXPECT_EQ(0, o.stored_len) TH_LOG("key %d", i);
+	}
+	munmap(hole, 1 << 20);
+}
+
+/*
  * Every op of fd on bad (a key list: after good) is FORBIDDEN, writes
  * nothing into the caller's buffers, and leaves fresh absent.
  */
@@ -692,6 +720,7 @@ static void expect_forbidden_dev(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, o.data_len);
 	EXPECT_EQ((char)0xee, out[0]);
 	EXPECT_EQ((char)0xee, out[VAL - 1]);
+	expect_get_unmapped_forbidden(_metadata, fd, bad, fresh);
 	ASSERT_EQ(0, dfkv_test_put(fd, bad, v, sizeof(v), &o));
 	EXPECT_EQ(DFKV_STATUS_FORBIDDEN, o.status);
 	ASSERT_EQ(0, dfkv_test_put(fd, fresh, v, 10, &o));
@@ -826,6 +855,15 @@ static void run_unprivileged(struct __test_metadata *_metadata,
 			EXPECT_EQ(-EPERM, dfkv_test_tenant_get(&g, NODE, TA,
 							       &t));
 		}
+		/* ...or the node's counters of tenants and their AUTHs. */
+		EXPECT_LE(0, dfkv_test_stat(&g, NODE, DFKV_STAT_OBJECTS));
+		EXPECT_EQ(-1, dfkv_test_stat(&g, NODE, DFKV_STAT_TENANTS));
+		EXPECT_EQ(-1, dfkv_test_stat(&g, NODE, DFKV_STAT_AUTH_OK));
+		EXPECT_EQ(-1, dfkv_test_stat(&g, NODE,
+					     DFKV_STAT_AUTH_FAILURES));
+		EXPECT_EQ(-1, dfkv_test_stat(&g, NODE, DFKV_STAT_FORBIDDEN));
+		EXPECT_EQ(-1, dfkv_test_stat(&g, NODE,
+					     DFKV_STAT_QUOTA_REJECTIONS));
 		dfkv_genl_close(&g);
 		fn(_metadata, self, sync);
 		_exit(_metadata->passed ? 0 : 1);

@@ -416,15 +416,33 @@ TEST_F(nl, tenants_exist_only_with_blocks)
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ten-full"));
 }
 
+/*
+ * The next event of node t-ev, or DFKV_EVENT_BAD when it carries more
+ * than names and a state (anyone may listen: SPEC.md 5): a node event its
+ * name and state, a disk event the node's name, the disk's and its state.
+ */
+#define DFKV_EVENT_BAD 0xbad
+
 static int event_cb(const struct nlmsghdr *nlh, void *data)
 {
+	const struct genlmsghdr *gh = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[DFKV_A_MAX + 1];
+	bool disk = gh->cmd == DFKV_CMD_DISK_EVENT;
+	int state = disk ? DFKV_A_DISK_STATE : DFKV_A_NODE_STATE;
 	uint32_t *ev = data;
+	int a;
 
 	dfkv_genl_parse(nlh, tb);
-	if (tb[DFKV_A_EVENT] && tb[DFKV_A_NODE_NAME] &&
-	    !strcmp(mnl_attr_get_str(tb[DFKV_A_NODE_NAME]), "t-ev"))
-		*ev = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
+	if (!tb[DFKV_A_EVENT] || !tb[DFKV_A_NODE_NAME] ||
+	    strcmp(mnl_attr_get_str(tb[DFKV_A_NODE_NAME]), "t-ev"))
+		return MNL_CB_OK;
+	*ev = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
+	for (a = 0; a <= DFKV_A_MAX; a++)
+		if (tb[a] && a != DFKV_A_EVENT && a != DFKV_A_NODE_NAME &&
+		    a != state && !(disk && a == DFKV_A_DISK_NAME))
+			*ev = DFKV_EVENT_BAD;
+	if (!tb[state] || (disk && !tb[DFKV_A_DISK_NAME]))
+		*ev = DFKV_EVENT_BAD;
 	return MNL_CB_OK;
 }
 
@@ -442,6 +460,31 @@ static uint32_t next_event(struct dfkv_genl *ev)
 		mnl_cb_run(buf, n, 0, 0, event_cb, &e);
 	}
 	return e;
+}
+
+/* A disk's events say nothing of its device path. */
+TEST_F(nl, disk_events_carry_names_and_state_only)
+{
+	const char *img = "/tmp/dfkv-nl-ev.img";
+	struct dfkv_genl ev;
+	char dev[64], cmd[160];
+
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	ASSERT_EQ(0, dfkv_genl_open(&ev));
+	ASSERT_EQ(0, dfkv_genl_subscribe(&ev));
+	dfkv_test_node_del(&self->g, "t-ev");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-ev", 4 << 20, 0, 1));
+	EXPECT_EQ(DFKV_EVENT_NODE_NEW, next_event(&ev));
+	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, "t-ev", dev, "d0", 1))
+		TH_LOG("%s", self->g.errmsg);
+	EXPECT_EQ(DFKV_EVENT_DISK_ADD, next_event(&ev));
+	ASSERT_EQ(0, dfkv_test_disk_del(&self->g, "t-ev", "d0"));
+	EXPECT_EQ(DFKV_EVENT_DISK_DEL, next_event(&ev));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
+	EXPECT_EQ(DFKV_EVENT_NODE_DEL, next_event(&ev));
+	dfkv_genl_close(&ev);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
 }
 
 TEST_F(nl, events)

@@ -30,7 +30,7 @@
 # With rdma_expose
 # request, request-mw and request-mr the ops and the Python binding run
 # again, and a fake node in the client process shows what the keys
-# libdfkv sends allow in each mode.  rxe reports type-2B memory windows
+# libdfkv sends allow in each mode, libdfkv's default (request) too.  rxe reports type-2B memory windows
 # but checks an access with one against its MR's range only, so request
 # makes registrations there and request-mw windows (access and lifetime
 # checked, not the range).
@@ -598,6 +598,8 @@ tcheck "pool exposure: a pool's key outlives its request (control)" \
 	exposure pool
 tcheck "request exposure: keys cover one request's range, die with it" \
 	exposure request
+tcheck "the default exposure is request's: no key outlives its request" \
+	exposure default
 tcheck "request-mr exposure: keys cover one request's range, die with it" \
 	exposure request-mr
 tcheck "request-mw exposure: windows live and grant access for one request" \

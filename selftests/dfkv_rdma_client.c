@@ -102,7 +102,10 @@ static int failures;
 	} while (0)
 
 static const char ns[] = "rdma-selftest";
-/* what open_client asks for: enum dfkv_rdma_expose, the nodes' RDMA port */
+/*
+ * what open_client asks for: enum dfkv_rdma_expose (0: libdfkv's default,
+ * REQUEST), the nodes' RDMA port
+ */
 static uint32_t expose, rdma_port;
 
 static uint64_t now_ms(void)
@@ -1702,7 +1705,8 @@ static int cmd_expose(const char *host)
 	mw = host_has_mw(&f, &rxe);
 	/* the modes that bind windows on this device */
 	win = mw && (expose == DFKV_RDMA_EXPOSE_REQUEST_MW ||
-		     (expose == DFKV_RDMA_EXPOSE_REQUEST && !rxe));
+		     ((expose == DFKV_RDMA_EXPOSE_REQUEST ||
+		       expose == DFKV_RDMA_EXPOSE_DEFAULT) && !rxe));
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
 		expose_one(host, &f, &checks[i], want, win && rxe, &windows,
 			   &mrs);
@@ -1724,11 +1728,16 @@ static int cmd_expose(const char *host)
 /* Set expose from its name (the Python binding's); false if unknown. */
 static bool set_expose(const char *name)
 {
-	static const char *const names[] = { "pool", "request", "request-mr",
-					     "request-mw" };
+	static const char *const names[__DFKV_RDMA_EXPOSE_MAX] = {
+		[DFKV_RDMA_EXPOSE_DEFAULT] = "default",
+		[DFKV_RDMA_EXPOSE_REQUEST] = "request",
+		[DFKV_RDMA_EXPOSE_REQUEST_MR] = "request-mr",
+		[DFKV_RDMA_EXPOSE_REQUEST_MW] = "request-mw",
+		[DFKV_RDMA_EXPOSE_POOL] = "pool",
+	};
 
-	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i])) {
+	for (uint32_t i = 0; i < __DFKV_RDMA_EXPOSE_MAX; i++)
+		if (names[i] && !strcmp(name, names[i])) {
 			expose = i;
 			return true;
 		}

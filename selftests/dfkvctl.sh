@@ -462,7 +462,8 @@ t_monitor() {
 	done
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	has "$T/mon" "node new mon0 state up ram 8388608" &&
+	has "$T/mon" "node new mon0 state up" &&
+	! grep -q "ram" "$T/mon" &&
 	has "$T/mon" "node state mon0 unhealthy" &&
 	has "$T/mon" "node del mon0"
 }

@@ -31,10 +31,10 @@
  * thread registers its buffers once (dfkv_register_memory), as an engine
  * registers its KV pool: PUT values are RDMA-READ by the node, GET values
  * RDMA-WRITTEN, with no registration per request.  --rdma-expose sets
- * libdfkv's rdma_expose: pool (default) sends the pools' own keys, request
- * and request-mr a key per request covering its range only (a memory
- * window bound on the QP, or a registration of the range), which is what
- * that protection costs.
+ * libdfkv's rdma_expose: request (default) and request-mr send a key per
+ * request covering its range only (a memory window bound on the QP, or a
+ * registration of the range), pool the pools' own keys, so the rows show
+ * what that protection costs.
  *
  * With --disk (dfkv only), the node gets that block device (formatted)
  * behind its RAM budget, with the RAM tier settings given; each phase
@@ -90,7 +90,7 @@ static struct {
 	enum backend be;
 	const char *addr;	/* the server's address (dfkv: the listener's) */
 	int rdma;		/* dfkv over RDMA, else TCP */
-	uint32_t expose;	/* enum dfkv_rdma_expose */
+	uint32_t expose;	/* enum dfkv_rdma_expose; 0 until given */
 	int port;
 	uint64_t ram, wset, max_calls;
 	double duration;
@@ -736,7 +736,10 @@ static int run_config(struct config *c)
 
 /* enum dfkv_rdma_expose by name (the Python binding's names) */
 static const char *const expose_name[__DFKV_RDMA_EXPOSE_MAX] = {
-	"pool", "request", "request-mr", "request-mw"
+	[DFKV_RDMA_EXPOSE_REQUEST] = "request",
+	[DFKV_RDMA_EXPOSE_REQUEST_MR] = "request-mr",
+	[DFKV_RDMA_EXPOSE_REQUEST_MW] = "request-mw",
+	[DFKV_RDMA_EXPOSE_POOL] = "pool",
 };
 
 static int write_json(const struct config *cs, int n)
@@ -762,7 +765,8 @@ static int write_json(const struct config *cs, int n)
 		o.be == B_MEMCACHED ? "dfkv-tcpbench text protocol, 1 connection "
 		"per thread, batch = pipelined set / multi-key get" :
 		"dfkv-tcpbench RESP, 1 connection per thread, batch = pipelined "
-		"SET/GET", o.rdma ? "rdma" : "tcp", expose_name[o.expose],
+		"SET/GET", o.rdma ? "rdma" : "tcp",
+		expose_name[o.expose ? o.expose : DFKV_RDMA_EXPOSE_REQUEST],
 		o.addr, o.port, o.wset,
 		o.duration, o.max_calls, o.ram,
 		o.be == B_DFKV ? bench_node_desc(&o.node, desc, sizeof(desc)) : "");
@@ -801,8 +805,8 @@ static void usage(FILE *f)
 "  --transport T    dfkv only: tcp (default) or rdma (an RDMA listener on\n"
 "                   --addr, which must be an RDMA device's address, and\n"
 "                   the libdfkv RDMA transport with registered buffers)\n"
-"  --rdma-expose E  with rdma: libdfkv's rdma_expose, pool (default),\n"
-"                   request, request-mr or request-mw\n"
+"  --rdma-expose E  with rdma: libdfkv's rdma_expose, request (default),\n"
+"                   request-mr, request-mw or pool\n"
 "  --ram MiB        dfkv node RAM budget (default 512)\n"
 "  --wset MiB       working set split over threads (default 64; at least\n"
 "                   one batch of keys per thread)\n"
@@ -846,7 +850,7 @@ static int redis_fill(uint64_t size, uint64_t n)
 static int name_index(const char *const *names, int n, const char *s)
 {
 	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
+		if (names[i] && !strcmp(s, names[i]))
 			return i;
 	return -1;
 }

@@ -20,10 +20,10 @@ TCP part.  Steps:
         registered buffers against an in-kernel node with an RDMA
         listener on --addr: a PUT is the node RDMA-READing the value (next
         to ib_read_bw), a GET the node RDMA-WRITING it (ib_write_bw);
-        once per --expose mode (libdfkv's rdma_expose: pool sends the
-        registered buffer's own key, request a key per request covering
-        its range only: a registration of the range on rxe, request-mw a
-        memory window);
+        once per --expose mode (libdfkv's rdma_expose: request, the
+        default, a key per request covering its range only: a
+        registration of the range on rxe, request-mw a memory window, pool
+        the registered buffer's own key, the opt-in);
      c. dfkv-tcpbench --transport tcp: the same, over TCP to --addr.
   3. The rxe device and the veth pair are removed (also on errors).
 
@@ -189,11 +189,11 @@ def table(a, perf, rdma, tcp):
     print("perftest: one RC QP, up to 128 messages in flight; dfkv: one "
           "request at a time; dfkv TCP: the same bench over TCP to %s"
           % a.addr)
-    print("exposure (rdma_expose): pool = the registered buffer's own key "
-          "in every request; request = a key per request covering its "
-          "range only, dead when it completes (on rxe a registration of "
-          "the range); request-mw = a memory window per request "
-          "(lib/README.md)\n")
+    print("exposure (rdma_expose): request (libdfkv's default) = a key per "
+          "request covering its range only, dead when it completes (on rxe "
+          "a registration of the range); request-mw = a memory window per "
+          "request; pool (opt-in) = the registered buffer's own key in "
+          "every request (lib/README.md)\n")
     hdr = "%-7s %-3s %-10s | %-39s | %-24s | %-23s | %5s %5s %5s" % (
         "", "", "", "dfkv over RDMA (libdfkv)", "perftest, same device",
         "dfkv over TCP", "RDMA/", "RDMA/", "RDMA/")
@@ -325,8 +325,8 @@ def main():
            "seconds": secs,
            "params": {k: v for k, v in vars(a).items()
                       if k not in ("out", "tmp", "force")},
-           "perftest": perf, "dfkv_rdma": rdma["pool"] if "pool" in rdma
-           else None, "dfkv_rdma_expose": rdma, "dfkv_tcp": tcp,
+           "perftest": perf, "dfkv_rdma": rdma.get("request"),
+           "dfkv_rdma_expose": rdma, "dfkv_tcp": tcp,
            "rows": rows,
            "failures": failures}
     return part_done(a, "RDMA", doc, total)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dfkvctl monitor: join the "events" multicast group and print one line
- * per DFKV_CMD_NODE_EVENT and DFKV_CMD_DISK_EVENT until killed.
+ * per DFKV_CMD_NODE_EVENT and DFKV_CMD_DISK_EVENT until killed.  Events
+ * carry names and states only (anyone may listen): a disk's path and
+ * reason, a node's settings are for `show`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -82,19 +84,14 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 		       disk_state_name(ni.disk.state));
 		break;
 	case DFKV_EVENT_DISK_STATE:
-		printf("disk state %s %s %s%s%s\n", ni.name, ni.disk.name,
-		       disk_state_name(ni.disk.state),
-		       ni.disk.reason[0] ? " reason " : "", ni.disk.reason);
+		printf("disk state %s %s %s\n", ni.name, ni.disk.name,
+		       disk_state_name(ni.disk.state));
 		break;
 	case DFKV_EVENT_DISK_DEL:
 		printf("disk del %s %s\n", ni.name, ni.disk.name);
 		break;
 	case DFKV_EVENT_NODE_NEW:
-		printf("node new %s state %s ram %llu max-value %llu evict %s\n",
-		       ni.name, state_name(ni.state),
-		       (unsigned long long)ni.ram_bytes,
-		       (unsigned long long)ni.max_value,
-		       ni.flags & DFKV_NODE_F_EVICT ? "on" : "off");
+		printf("node new %s state %s\n", ni.name, state_name(ni.state));
 		break;
 	case DFKV_EVENT_NODE_DEL:
 		printf("node del %s\n", ni.name);

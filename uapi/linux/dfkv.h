@@ -51,7 +51,10 @@
  *   are fixed at creation: -EOPNOTSUPP.
  * DFKV_CMD_NODE_GET
  *   doit with DFKV_A_NODE_NAME, or a dump of every node of the netns.
- *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS.
+ *   Replies carry every DFKV_A_NODE_* attribute and DFKV_A_NODE_STATS; the
+ *   counters of tenants and their authentication (DFKV_STAT_TENANTS,
+ *   _AUTH_OK, _AUTH_FAILURES, _FORBIDDEN, _QUOTA_REJECTIONS) only to a
+ *   caller with CAP_NET_ADMIN in the initial user namespace.
  * DFKV_CMD_TENANT_SET (admin)
  *   DFKV_A_NODE_NAME, DFKV_A_TENANT_HASH (required), DFKV_A_TENANT_SECRET,
  *   DFKV_A_TENANT_SECRET_ADD, DFKV_A_TENANT_SECRET_DROP,
@@ -73,8 +76,10 @@
  *   DFKV_A_TENANT_FLAGS, DFKV_A_TENANT_SECRETS (how many it holds),
  *   DFKV_A_TENANT_QUOTA (the one in force) and DFKV_A_TENANT_STATS.  A
  *   secret is never sent back.
- * DFKV_CMD_NODE_EVENT (multicast group "events")
- *   DFKV_A_EVENT and the node's attributes.
+ * DFKV_CMD_NODE_EVENT, DFKV_CMD_DISK_EVENT (multicast group "events",
+ *   open to every user): DFKV_A_EVENT, DFKV_A_NODE_NAME and
+ *   DFKV_A_NODE_STATE; a disk's DFKV_A_DISK_NAME and DFKV_A_DISK_STATE
+ *   instead of the node's state.  Nothing else (no path, no setting).
  * DFKV_CMD_LISTENER_ADD, DFKV_CMD_LISTENER_DEL (admin)
  *   DFKV_A_NODE_NAME, DFKV_A_LISTEN_ADDR, DFKV_A_LISTEN_PORT (default
  *   DFKV_PORT_TCP, or DFKV_PORT_RDMA for RDMA), DFKV_A_LISTEN_TRANSPORT

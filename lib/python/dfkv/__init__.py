@@ -52,7 +52,7 @@ KEY_RENDER_MAX = 640
 TENANT_SECRET_LEN = 32
 AUTH_NONCE_LEN = 32
 TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
-RDMA_EXPOSE = {"pool": 0, "request": 1, "request-mr": 2, "request-mw": 3}
+RDMA_EXPOSE = {"request": 1, "request-mr": 2, "request-mw": 3, "pool": 4}
 
 
 class DfkvError(Exception):
@@ -620,9 +620,9 @@ class Client:
     ns: namespace bytes (e.g. from ns_build()); transport: "auto", "tcp",
     "local" or "rdma" (rdma_devices: a whitelist, a string or a list;
     rdma_port: the nodes' RDMA port, with "auto" it turns RDMA on;
-    rdma_expose: "pool", "request", "request-mr" or "request-mw", what of
-    this client's
-    memory a node may touch, see lib/README.md).
+    rdma_expose: "request" (default), "request-mr", "request-mw" or
+    "pool", what of this client's memory a node may touch, see
+    lib/README.md).
     Methods return the dfkv status where a miss is normal (get,
     exist) and raise DfkvError for argument errors.
 
@@ -643,7 +643,7 @@ class Client:
                  cooldown_ms=0, local_dev=None, mds_endpoints=None,
                  group=None, client_id=None, mds_poll_ms=0, mds_grace_ms=0,
                  client_ttl_ms=0, rdma_devices=None, rdma_port=0,
-                 mds_token_file=None, rdma_expose="pool",
+                 mds_token_file=None, rdma_expose="request",
                  tenant_secret=None):
         def _b(v):
             if v is not None and not isinstance(v, (str, bytes)):
