@@ -35,10 +35,12 @@ secret() {
 	python3 -c 'import secrets; print(secrets.token_hex(32))' >"$1" &&
 	chmod 600 "$1"
 }
-secret "$T/acme.secret" && secret "$T/acme2.secret" ||
+secret "$T/acme.secret" && secret "$T/acme2.secret" &&
+	secret "$T/acme3.secret" ||
 	{ echo "Bail out! cannot write secrets"; exit 1; }
 
-# conf MAX_VALUE ACME_QUOTA SECRET [EXTRA_DISKS [EXTRA_LISTENERS]]: the file.
+# conf MAX_VALUE ACME_QUOTA SECRET [EXTRA_DISKS [EXTRA_LISTENERS]]: the file
+# (with $SECOND set, acme's second_secret_file).
 conf() {
 	cat >"$T/dfkv.conf" <<EOF
 {
@@ -54,7 +56,7 @@ conf() {
       "listeners": [ { "addr": "127.0.0.1", "port": 7400 }${5:-} ],
       "disks": [ { "path": "$DEV", "name": "d0", "format": "blank" }${4:-} ],
       "tenants": [
-        { "ns": "acme", "secret_file": "$3", "quota": "$2" },
+        { "ns": "acme", "secret_file": "$3", "quota": "$2"${SECOND:+, \"second_secret_file\": \"$SECOND\"} },
         { "tenant": "0123456789abcdef", "quota": "4M" }
       ]
     }
@@ -161,6 +163,52 @@ t_dry_run() {
 	conf 4M 32M "$T/acme2.secret" && apply 0 && [ ! -s "$T/out" ]
 }
 
+# A rotation as the file says it (Documentation/tenants.md): the new
+# secret added next to the current one, then the old one dropped while
+# the new one's connections keep their grant, each step once.
+t_rotation() {
+	acme=$("$DFKVCTL" key --ns acme x | cut -c1-16) &&
+	SECOND=$T/acme3.secret conf 4M 32M "$T/acme2.secret" && apply 0 &&
+	has "$T/out" "node $N: tenant $acme (ns acme): secret added from $T/acme3.secret" &&
+	[ "$(wc -l <"$T/out")" = 1 ] && [ "$(tenant_field "$acme" secrets)" = 2 ] &&
+	apply 0 && [ ! -s "$T/out" ] || { cat "$T/out" "$T/err"; return 1; }
+	# The old secret leaves, under a client of the new one.
+	conf 4M 32M "$T/acme3.secret" &&
+	PYTHONPATH="$DFKV_REPO/lib/python" \
+	DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so" python3 - "$N" "$T" \
+		"$DFKVCTL" <<'PY' || { cat "$T/step2.out"; return 1; }
+import subprocess, sys
+import dfkv
+node, t, dfkvctl = sys.argv[1:]
+
+
+def client(secret):
+    return dfkv.Client("%s=127.0.0.1:7400" % node, b"acme", transport="tcp",
+                       tenant_secret="%s/%s" % (t, secret))
+
+
+new = client("acme3.secret")
+assert new.put(b"rot-0", b"before") == dfkv.OK
+with open(t + "/step2.out", "w") as out:
+    subprocess.run([dfkvctl, "apply", "-f", t + "/dfkv.conf"], stdout=out,
+                   check=True)
+assert new.put(b"rot-1", b"after") == dfkv.OK
+assert new.get(b"rot-0") == (dfkv.OK, b"before")
+old = client("acme2.secret")
+assert old.put(b"rot-2", b"old") != dfkv.OK
+# the later cases count the node's blocks
+assert [new.remove(k) for k in (b"rot-0", b"rot-1")] == [dfkv.OK] * 2
+new.close()
+old.close()
+PY
+	has "$T/step2.out" "node $N: tenant $acme (ns acme): secret from $T/acme3.secret kept, the one the file does not list dropped" &&
+	[ "$(wc -l <"$T/step2.out")" = 1 ] && [ "$(tenant_field "$acme" secrets)" = 1 ] &&
+	apply 0 && [ ! -s "$T/out" ] || { cat "$T/step2.out" "$T/out"; return 1; }
+	# back to the secret the later cases' file names
+	conf 4M 32M "$T/acme2.secret" && apply 0 &&
+	has "$T/out" "node $N: tenant $acme (ns acme): secret replaced from $T/acme2.secret"
+}
+
 # Blocks stored, flushed, the module reloaded: apply restores the node
 # and its disk, and every block comes back byte-exact from the disk.
 t_reload() {
@@ -238,12 +286,13 @@ unit_cleanup() {
 	umount "$T/root/lib/modules/$(uname -r)/kernel" 2>/dev/null
 }
 
-tap_plan 8
+tap_plan 9
 tap_check "a bad file applies nothing" t_bad_file
 tap_check "first apply creates node, listener, disk, tenants" t_first
 tap_check "second apply prints nothing, the node is unchanged" t_again
 tap_check "a changed file prints exactly its changes" t_change
 tap_check "--dry-run prints, changes nothing" t_dry_run
+tap_check "a rotation: the second secret added, then the old one dropped" t_rotation
 tap_check "after a module reload apply restores the disk's blocks" t_reload
 tap_check "a missing disk and a non-blank one are reported by name" t_missing_disk
 tap_check "the unit's Exec lines bring the node back" t_unit

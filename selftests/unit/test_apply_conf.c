@@ -70,7 +70,8 @@ TEST(full_file)
 			  "   { \"path\": \"/dev/vdb\", \"name\": \"b\", \"format\": \"blank\","
 			  "     \"extent\": \"1M\" } ],"
 			  " \"tenants\": [ { \"ns\": \"acme\", \"secret_file\": \"/s\","
-			  "   \"quota\": 0 }, { \"tenant\": \"0123456789abcdef\" } ] } ] }\n",
+			  "   \"second_secret_file\": \"/s2\", \"quota\": 0 },"
+			  "   { \"tenant\": \"0123456789abcdef\" } ] } ] }\n",
 			  &c));
 	ASSERT_EQ(1, c.n_nodes);
 	n = &c.nodes[0];
@@ -103,12 +104,14 @@ TEST(full_file)
 	ASSERT_EQ(2, n->n_tenants);
 	ASSERT_EQ(0, dfkv_tenant_hash("acme", 4, &hash));
 	EXPECT_EQ(hash, n->tenants[0].hash);
-	EXPECT_STREQ("/s", n->tenants[0].secret_file);
+	EXPECT_STREQ("/s", n->tenants[0].secret_file[0]);
+	EXPECT_STREQ("/s2", n->tenants[0].secret_file[1]);
 	EXPECT_TRUE(n->tenants[0].has_quota);
 	EXPECT_EQ(0, n->tenants[0].quota);
 	EXPECT_EQ(0x0123456789abcdefULL, n->tenants[1].hash);
 	EXPECT_FALSE(n->tenants[1].has_quota);
-	EXPECT_STREQ("", n->tenants[1].secret_file);
+	EXPECT_STREQ("", n->tenants[1].secret_file[0]);
+	EXPECT_STREQ("", n->tenants[1].secret_file[1]);
 	conf_free(&c);
 }
 
@@ -155,6 +158,8 @@ TEST(mistakes_are_refused)
 		"{ \"nodes\": [ { \"name\": \"a\", \"tenants\": [ { \"tenant\": \"0123\" } ] } ] }",
 		"{ \"nodes\": [ { \"name\": \"a\", \"tenants\": [ { \"ns\": \"x\" }, { \"ns\": \"x\" } ] } ] }",
 		"{ \"nodes\": [ { \"name\": \"a\", \"tenants\": [ { \"ns\": \"x\", \"secret\": \"00\" } ] } ] }",
+		"{ \"nodes\": [ { \"name\": \"a\", \"tenants\": [ { \"ns\": \"x\", \"second_secret_file\": \"/s\" } ] } ] }",
+		"{ \"nodes\": [ { \"name\": \"a\", \"tenants\": [ { \"ns\": \"x\", \"secret_file\": \"/s\", \"second_secret_file\": \"/s\" } ] } ] }",
 	};
 	struct conf c;
 	size_t i;

@@ -47,9 +47,12 @@ static const char help[] =
 	"    \"format\": \"blank\" whose device is blank (its first and last MiB\n"
 	"    all zero) is formatted.  The RAM budget and NUMA placement of an\n"
 	"    existing node cannot change: a difference is reported.  A\n"
-	"    registered tenant's secret is compared with the file's by one\n"
-	"    DFKV_IOC_AUTH (counted in the tenant's auth counters) and replaced\n"
-	"    only when it differs.\n"
+	"    registered tenant's secrets are compared with the file's\n"
+	"    (secret_file, and second_secret_file during a rotation) by one\n"
+	"    DFKV_IOC_AUTH each (counted in the tenant's auth counters), and\n"
+	"    the tenant is left holding exactly those: a missing one is added,\n"
+	"    one the file does not list is dropped, a secret held already\n"
+	"    keeps its connections' grants.\n"
 	"\n"
 	"    The whole file is checked before anything is applied; after that\n"
 	"    a step that fails does not stop the others.\n"
@@ -476,21 +479,107 @@ static int secret_same(const char *node, uint64_t hash,
 	return -1;
 }
 
+/*
+ * What apply does to a tenant's secrets: make the secret of file only the
+ * tenant's only one (DFKV_A_TENANT_SECRET: it keeps its grants, every
+ * other secret goes with its grants), then add those marked add
+ * (DFKV_A_TENANT_SECRET_ADD).  So the node ends up holding exactly the
+ * file's secrets, and a secret it holds already keeps its connections.
+ */
+struct secret_plan {
+	int only;			/* a file index, or -1: none */
+	bool replaced;			/* the node held none of the file's */
+	bool add[DFKV_TENANT_SECRETS_MAX];
+};
+
+static int secrets_plan(const char *node, const struct conf_tenant *t,
+			const struct node_info *ti, bool reg, unsigned int n,
+			uint8_t secret[][DFKV_TENANT_SECRET_LEN],
+			struct secret_plan *p)
+{
+	bool same[DFKV_TENANT_SECRETS_MAX] = { false };
+	unsigned int i, held, matched = 0;
+	int first = -1;
+
+	memset(p, 0, sizeof(*p));
+	p->only = -1;
+	if (!n)
+		return 0;
+	if (!reg || !(ti->tenant_flags & DFKV_TENANT_F_SECRET)) {
+		p->only = 0;
+		for (i = 1; i < n; i++)
+			p->add[i] = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		int rc = secret_same(node, t->hash, secret[i]);
+
+		if (rc < 0)
+			return -1;
+		same[i] = rc;
+		if (rc && first < 0)
+			first = (int)i;
+		matched += rc;
+	}
+	held = ti->has_tenant_secrets ? ti->tenant_secrets : 1;
+	if (!matched) {
+		p->only = 0;
+		p->replaced = true;
+	} else if (held > matched) {
+		p->only = first;	/* the secret the file does not list goes */
+	}
+	for (i = 0; i < n; i++)
+		p->add[i] = !same[i] && (int)i != p->only;
+	return 0;
+}
+
+/* A TENANT_SET of node's tenant t with secret as attribute type (or none). */
+static int tenant_set(struct apply *a, const char *node,
+		      const struct conf_tenant *t, int type,
+		      const uint8_t *secret, bool quota, const char *what)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = dfkv_genl_msg(&a->g, buf, DFKV_CMD_TENANT_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	mnl_attr_put_u64(nlh, DFKV_A_TENANT_HASH, t->hash);
+	if (secret)
+		mnl_attr_put(nlh, type, DFKV_TENANT_SECRET_LEN, secret);
+	if (quota)
+		mnl_attr_put_u64(nlh, DFKV_A_TENANT_QUOTA, t->quota);
+	ret = mutate(a, nlh, what);
+	explicit_bzero(buf, sizeof(buf));
+	return ret;
+}
+
 static int tenant_apply(struct apply *a, const char *node,
 			const struct conf_tenant *t)
 {
+	uint8_t secret[DFKV_TENANT_SECRETS_MAX][DFKV_TENANT_SECRET_LEN];
 	char buf[MNL_SOCKET_BUFFER_SIZE], why[512], what[192], q[32];
-	uint8_t secret[DFKV_TENANT_SECRET_LEN];
 	struct node_info ti = { 0 };
-	bool reg, set_secret = false, set_quota = false;
+	struct secret_plan p;
+	bool reg, set_quota = false;
 	struct nlmsghdr *nlh;
+	unsigned int i, n = 0;
 	int err, ret = EXIT_OK;
 
 	snprintf(what, sizeof(what), "node %s: tenant %s", node, t->label);
-	if (t->secret_file[0] &&
-	    dfkv_secret_read(t->secret_file, secret, why, sizeof(why))) {
-		err_msg("%s: %s", what, why);
-		return EXIT_FAIL;
+	for (; n < DFKV_TENANT_SECRETS_MAX && t->secret_file[n][0]; n++) {
+		if (dfkv_secret_read(t->secret_file[n], secret[n], why,
+				     sizeof(why))) {
+			err_msg("%s: %s", what, why);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+	}
+	if (n == 2 && !memcmp(secret[0], secret[1], sizeof(secret[0]))) {
+		err_msg("%s: %s and %s hold the same secret", what,
+			t->secret_file[0], t->secret_file[1]);
+		ret = EXIT_FAIL;
+		goto out;
 	}
 	nlh = dfkv_genl_msg(&a->g, buf, DFKV_CMD_TENANT_GET, 0);
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
@@ -501,44 +590,40 @@ static int tenant_apply(struct apply *a, const char *node,
 		goto out;
 	}
 	reg = !err && (ti.tenant_flags & DFKV_TENANT_F_REGISTERED);
-	if (t->secret_file[0]) {
-		if (!reg || !(ti.tenant_flags & DFKV_TENANT_F_SECRET)) {
-			set_secret = true;
-		} else {
-			int same = secret_same(node, t->hash, secret);
-
-			if (same < 0) {
-				ret = EXIT_FAIL;
-				goto out;
-			}
-			set_secret = !same;
-		}
+	if (secrets_plan(node, t, &ti, reg, n, secret, &p)) {
+		ret = EXIT_FAIL;
+		goto out;
 	}
 	if (t->has_quota)
 		set_quota = !reg || !(ti.tenant_flags & DFKV_TENANT_F_QUOTA) ||
 			    ti.quota != t->quota;
-	if (reg && !set_secret && !set_quota)
-		goto out;
-	nlh = dfkv_genl_msg(&a->g, buf, DFKV_CMD_TENANT_SET, 0);
-	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-	mnl_attr_put_u64(nlh, DFKV_A_TENANT_HASH, t->hash);
-	if (set_secret)
-		mnl_attr_put(nlh, DFKV_A_TENANT_SECRET, sizeof(secret), secret);
-	if (set_quota)
-		mnl_attr_put_u64(nlh, DFKV_A_TENANT_QUOTA, t->quota);
-	ret = mutate(a, nlh, what);
-	explicit_bzero(buf, sizeof(buf));
+	if (!reg || p.only >= 0 || set_quota)
+		ret = tenant_set(a, node, t, DFKV_A_TENANT_SECRET,
+				 p.only >= 0 ? secret[p.only] : NULL,
+				 set_quota, what);
+	for (i = 0; !ret && i < n; i++)
+		if (p.add[i])
+			ret = tenant_set(a, node, t, DFKV_A_TENANT_SECRET_ADD,
+					 secret[i], false, what);
 	if (ret)
 		goto out;
 	fmt_quota(t->quota, false, q, sizeof(q));
 	if (!reg)
-		printf("%s: registered (%s%s%s%s%s)\n", what,
-		       set_secret ? "secret from " : "no secret",
-		       set_secret ? t->secret_file : "",
+		printf("%s: registered (%s%s%s%s%s%s%s)\n", what,
+		       n ? "secret from " : "no secret",
+		       n ? t->secret_file[0] : "",
+		       n > 1 ? ", second secret from " : "",
+		       n > 1 ? t->secret_file[1] : "",
 		       set_quota ? ", quota " : "", set_quota ? q : "",
 		       a->dry_run ? "; dry run" : "");
-	if (reg && set_secret)
-		printf("%s: secret replaced from %s\n", what, t->secret_file);
+	if (reg && p.only >= 0)
+		printf(p.replaced ? "%s: secret replaced from %s\n" :
+		       "%s: secret from %s kept, the one the file does not list dropped\n",
+		       what, t->secret_file[p.only]);
+	for (i = 0; reg && i < n; i++)
+		if (p.add[i])
+			printf("%s: secret added from %s\n", what,
+			       t->secret_file[i]);
 	if (reg && set_quota) {
 		char was[32];
 

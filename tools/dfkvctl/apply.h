@@ -77,7 +77,8 @@ struct conf_disk {
 struct conf_tenant {
 	uint64_t hash;
 	char label[96];			/* "ns acme" or the hex hash */
-	char secret_file[PATH_MAX];	/* "" for none */
+	/* secret_file, second_secret_file (a rotation): "" for none */
+	char secret_file[DFKV_TENANT_SECRETS_MAX][PATH_MAX];
 	uint64_t quota;
 	bool has_quota;
 };

@@ -314,7 +314,8 @@ static int read_disk(struct where *w, json_object *o, void *elem)
 static int read_tenant(struct where *w, json_object *o, void *elem)
 {
 	static const char *const keys[] = { "ns", "tenant", "secret_file",
-					    "quota", NULL };
+					    "second_secret_file", "quota",
+					    NULL };
 	struct conf_tenant *t = elem;
 	char ns[64] = "", hex[20] = "";
 	uint8_t b[8];
@@ -324,10 +325,17 @@ static int read_tenant(struct where *w, json_object *o, void *elem)
 	ret = only_keys(w, o, keys) ?:
 	      get_string(w, o, "ns", ns, sizeof(ns), false) ?:
 	      get_string(w, o, "tenant", hex, sizeof(hex), false) ?:
-	      get_string(w, o, "secret_file", t->secret_file,
-			 sizeof(t->secret_file), false);
+	      get_string(w, o, "secret_file", t->secret_file[0],
+			 sizeof(t->secret_file[0]), false) ?:
+	      get_string(w, o, "second_secret_file", t->secret_file[1],
+			 sizeof(t->secret_file[1]), false);
 	if (ret)
 		return ret;
+	if (t->secret_file[1][0] && !t->secret_file[0][0])
+		return bad(w, "\"second_secret_file\" needs \"secret_file\"");
+	if (t->secret_file[1][0] && !strcmp(t->secret_file[0],
+					     t->secret_file[1]))
+		return bad(w, "\"secret_file\" and \"second_secret_file\" are the same file");
 	if (!ns[0] == !hex[0])
 		return bad(w, "give exactly one of \"ns\" and \"tenant\"");
 	if (ns[0]) {
