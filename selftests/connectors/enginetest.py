@@ -9,6 +9,7 @@ move, and bounded polling."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,7 +135,8 @@ def client_ops(client, op):
 
 class HubCache:
     """A Hugging Face hub cache with one model whose refs/main names a
-    revision (the weights' commit an engine would serve)."""
+    revision (the weights' commit an engine would serve); drop() takes a
+    revision's snapshot out again."""
 
     def __init__(self, root, repo_id):
         self.dir = os.path.join(root, "models--" + repo_id.replace("/",
@@ -149,6 +151,9 @@ class HubCache:
             json.dump(config or {"model_type": "llama"}, f)
         with open(os.path.join(self.dir, "refs", "main"), "w") as f:
             f.write(rev)
+
+    def drop(self, rev):
+        shutil.rmtree(os.path.join(self.dir, "snapshots", rev))
 
 
 def _age():

@@ -48,14 +48,20 @@ KV_SHAPE = (2, 2, CHUNK, 4, 32)
 _stacks = []
 
 
-def config_file(members=None, secret=None):
+def config_file(members=None, secret=None, revision=None, lease_ttl_ms=0):
     """The docs' LMCache configuration, at the test node (or members),
-    64 MiB of CPU buffer; with secret, the tenant's secret file."""
+    64 MiB of CPU buffer; with secret, the tenant's secret file; with
+    revision, the model_revision setting; with lease_ttl_ms, that."""
     text = doc_block("lmcache-config")
     text = re.sub(r"(remote_storage_plugin\.dfkv\.members:).*",
                   r"\1 " + (members or MEMBERS), text)
     if secret:
         text += "\n  remote_storage_plugin.dfkv.tenant_secret_file: " + secret
+    if revision:
+        text += "\n  remote_storage_plugin.dfkv.model_revision: " + revision
+    if lease_ttl_ms:
+        text += "\n  remote_storage_plugin.dfkv.lease_ttl_ms: %d" % \
+            lease_ttl_ms
     text = re.sub(r"max_local_cpu_size:.*", "max_local_cpu_size: 0.0625",
                   text)
     path = os.path.join(_tmp, "lmcache-%d.yaml" % len(_stacks))
@@ -146,7 +152,8 @@ def t_store_load():
     step("8 chunks of %d bytes stored and read back byte-exact" %
          len(want[0]))
     assert run(loop, remote.batched_async_contains("L1", keys, True)) == 8
-    assert "L1" in conn._leases and conn._leases["L1"].hits == 8
+    assert "L1" in conn._leases and conn._leases["L1"][0].hits == 8
+    assert conn.held_leases() == 1
     got = run(loop, remote.batched_get_non_blocking("L1", keys))
     assert [bytes(o.byte_array) for o in got] == want
     assert "L1" not in conn._leases
@@ -154,7 +161,28 @@ def t_store_load():
         o.ref_count_down()
     assert run(loop, remote.batched_async_contains("L2", keys, False)) == 8
     assert "L2" not in conn._leases
+    assert conn.held_leases() == 0
     step("leased lookup then non-blocking get; unpinned lookup")
+
+
+@case
+def t_pinned_misses_hold_nothing():
+    """Pinned lookups of absent chunks hold no handle; the handle of a
+    hit that is never loaded goes at its TTL."""
+    s = stack(lease_ttl_ms=300)
+    remote, cpu, md, loop, conn = s
+    absent = keys_of(md, 77, 4)
+    for i in range(200):
+        assert run(loop, remote.batched_async_contains(
+            "miss-%d" % i, absent, True)) == 0
+    assert conn.held_leases() == 0, conn.held_leases()
+    keys = keys_of(md, 78, 2)
+    put(s, keys)
+    assert run(loop, remote.batched_async_contains("hit", keys, True)) == 2
+    assert conn.held_leases() == 1
+    until("the unread hit's handle goes at its TTL",
+          lambda: conn.held_leases() == 0)
+    step("200 pinned misses held nothing; an unread hit went at its TTL")
 
 
 @case
@@ -176,12 +204,15 @@ def t_leading_hits():
 
 @case
 def t_other_revision():
+    """Two revisions of the model cached (two engines on one host): the
+    one given is served, and it misses what the other stored."""
     HUB.set_main(REV2)
     try:
-        remote, cpu, md, loop, conn = stack()
+        remote, cpu, md, loop, conn = stack(revision=REV2)
         assert conn.ident.revision == REV2
         assert remote.batched_contains(keys_of(md, 1, 3)) == 0
     finally:
+        HUB.drop(REV2)
         HUB.set_main(REV1)
     step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
 

@@ -12,11 +12,14 @@ revision misses everything; control settings keep identity; replicated
 units are one copy, sharded ones one per shard; a deleted node's blocks
 are misses until it is back; and the touch walks are seen through
 eviction order on an 8 MiB node (reverse for a full leaf, forward over
-the window for a sliding one).  Run by selftests/connectors/run with
+the window for a sliding one), and touch() returns at once on a node
+that never answers.  Run by selftests/connectors/run with
 venv-max's python (tools/engines/setup-venvs)."""
 
 import hashlib
 import os
+import socket
+import threading
 
 import numpy as np
 from max.driver import CPU, Buffer
@@ -220,14 +223,15 @@ def control_settings_keep_identity():
 
 
 def direct(replicated, shards=2, members=None, group=None, pages=64,
-           page_bytes=4096, **kw):
-    """A DfkvConnector over CPU buffers shaped like MAX's KVCacheMemory."""
+           page_bytes=4096, settings=None, **kw):
+    """A DfkvConnector over CPU buffers shaped like MAX's KVCacheMemory;
+    settings are added to the kv_connector_config, kw to the params."""
     bufs = [Buffer.zeros(shape=(pages, page_bytes), dtype=DType.uint8,
                          device=CPU()) for _ in range(shards)]
     mem = KVCacheMemory(replicated=replicated, buffers=bufs)
     g = group or KVCacheGroupId("full")
     p = params(**kw)
-    cfg = KVConnectorConfig(**dict(CONFIG,
+    cfg = KVConnectorConfig(**dict(CONFIG, **(settings or {}),
                                    members=members or enginetest.MEMBERS))
     return max_kv.DfkvConnector({"leaf": g}, [{"leaf": mem}], p, cfg)
 
@@ -298,6 +302,54 @@ def survivors(c, hs):
     return [i for i, n in enumerate(lens) if n]
 
 
+def touched(c, hs):
+    """touch(hs), then poll until the walk is done (touch itself returns
+    at once)."""
+    c.touch(hs)
+
+    def done():
+        c.poll_transfers()
+        return c.pending_touches() == 0
+    enginetest.until("the touch walk done", done)
+
+
+@case
+def touch_returns_at_once_on_a_hung_node():
+    """A node that accepts connections and never answers: touch() (and
+    poll_transfers) return at once, though the client's timeout is long;
+    shutdown cancels the walk that never ends."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                held.append(ls.accept()[0])
+            except OSError:
+                return
+    threading.Thread(target=accept, daemon=True).start()
+    c = direct(False, shards=1, settings={"io_timeout_ms": 30000},
+               members="hung=127.0.0.1:%d" % ls.getsockname()[1])
+    returned = threading.Event()
+
+    def calls():
+        c.touch(hashes(b"hung", 8))
+        c.poll_transfers()
+        returned.set()
+    threading.Thread(target=calls, daemon=True).start()
+    assert returned.wait(10), "touch() waited on the hung node"
+    assert c.pending_touches() == 1
+    c.shutdown()
+    stop.set()
+    ls.close()
+    for s in held:
+        s.close()
+    enginetest.step("touch and poll_transfers returned; the walk was cancelled")
+
+
 @case
 def touch_order_through_eviction():
     # Full attention: the whole sequence walked in reverse, so its first
@@ -306,7 +358,7 @@ def touch_order_through_eviction():
     hs = hashes(b"walk full", WALK + 1)
     c.offload({"leaf": list(range(WALK))}, {"leaf": hs[:WALK]})
     assert enginetest.stats("kv-small")["evictions"] == 0
-    c.touch(hs[:WALK])
+    touched(c, hs[:WALK])
     c.offload({"leaf": [WALK]}, {"leaf": hs[WALK:]})
     assert enginetest.stats("kv-small")["evictions"] == 1
     assert survivors(c, hs[:WALK]) == list(range(WALK - 1))
@@ -319,7 +371,7 @@ def touch_order_through_eviction():
     c = small_node_connector(window)
     hs = hashes(b"walk swa", WALK + 25)
     c.offload({"leaf": list(range(WALK))}, {"leaf": hs[:WALK]})
-    c.touch(hs[:24])
+    touched(c, hs[:24])
     c.offload({"leaf": list(range(WALK, WALK + 25))}, {"leaf": hs[WALK:]})
     assert survivors(c, hs[:WALK]) == list(range(17, 24)), \
         survivors(c, hs[:WALK])

@@ -54,11 +54,13 @@ def kv_transfer_config():
     return cfg
 
 
-def engine(name, replicated=False):
+def engine(name, replicated=False, **tier_settings):
     """A TieringOffloadingManager made by vLLM's own factory path, and
-    its dfkv tier."""
+    its dfkv tier (tier_settings added to the docs' tier entry)."""
     kvt = kv_transfer_config()
     extra = dict(kvt["kv_connector_extra_config"])
+    extra["secondary_tiers"] = [dict(extra["secondary_tiers"][0],
+                                     **tier_settings)]
     extra["cpu_bytes_to_use"] = 64 * TP * BLOCK + 64 * 4096
     config = OffloadingConfig(
         groups=(OffloadingGroupConfig(tokens_per_block=16,
@@ -192,17 +194,47 @@ def t_leading_hits():
 
 @case
 def t_other_revision():
-    """Another revision of the model is another namespace: nothing hits."""
+    """A second engine of the model name at another revision (vLLM's
+    --revision, the tier's model_revision) is another namespace: nothing
+    hits.  With both revisions cached and none given the tier cannot tell
+    which one vLLM serves: it refuses to start, naming the setting."""
     HUB.set_main(REV2)
     try:
-        d, td = engine("d")
+        try:
+            engine("d0")
+            raise AssertionError("the tier guessed between two revisions")
+        except Exception as e:  # noqa: BLE001  (vLLM may wrap it)
+            assert "model_revision" in str(e), e
+        d, td = engine("d", model_revision=REV2)
         assert td._layouts[0].revision == REV2
         ctx, res = lookup_all(d, KEYS[:1], "r4")
         assert res == [LookupResult.MISS], res
         d.on_request_finished(ctx)
+        e, te = engine("d1", model_revision=REV1)
+        ctx, res = lookup_all(e, KEYS[:1], "r5")
+        assert res == [LookupResult.HIT], res
+        e.on_request_finished(ctx)
     finally:
+        HUB.drop(REV2)
         HUB.set_main(REV1)
-    step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
+    step("revision %s misses what %s stored; none given: refused" % (
+        REV2[:8], REV1[:8]))
+
+
+@case
+def t_tier_keys():
+    """The entry's locality is the tier's; a misspelt key is named."""
+    _, t = engine("loc", locality="REMOTE")
+    assert t.locality is not None and t.locality.value == "REMOTE", \
+        t.locality
+    for bad, word in (({"localty": "REMOTE"}, "localty"),
+                      ({"locality": "FAR"}, "FAR")):
+        try:
+            engine("bad", **bad)
+            raise AssertionError("accepted %s" % bad)
+        except Exception as e:  # noqa: BLE001  (vLLM may wrap it)
+            assert word in str(e), e
+    step("locality REMOTE applied; a misspelt key and value refused")
 
 
 @case

@@ -36,6 +36,7 @@ PINNED = {
 MODEL = "acme/tiny"
 HUB = HubCache(os.environ["HF_HUB_CACHE"], MODEL)
 HUB.set_main("a7" * 20)
+HubCache(os.environ["HF_HUB_CACHE"], "acme/other").set_main("e5" * 20)
 PATH = os.path.join(_tmp, "lmcache.yaml")
 with open(PATH, "w") as f:
     f.write(doc_block("lmcache-config"))
@@ -113,14 +114,21 @@ def t_control():
     assert s["tenant"] == "acme" and s["members"].startswith("n1=")
 
 
-@test("the revision is the hub snapshot's: a new one is a new namespace")
+@test("the revision: the hub snapshot's, or given when several are cached")
 def t_revision():
     a = ns()
     assert ident().revision == "a7" * 20
     HUB.set_main("b8" * 20)
     try:
-        assert ident().revision == "b8" * 20 and ns() != a
+        try:
+            ident()
+            raise AssertionError("two cached revisions were guessed")
+        except common.ConfigError as e:
+            assert "model_revision" in str(e), e
+        assert dl.Identity(CONFIG, metadata(), "b8" * 20).namespace(
+            "acme") != a
     finally:
+        HUB.drop("b8" * 20)
         HUB.set_main("a7" * 20)
 
 

@@ -42,6 +42,7 @@ PINNED = {
 MODEL = "acme/tiny"
 HUB = HubCache(os.environ["HF_HUB_CACHE"], MODEL)
 HUB.set_main("c3" * 20)
+HubCache(os.environ["HF_HUB_CACHE"], "acme/other").set_main("e5" * 20)
 TIER = doc_json("vllm-kv-transfer-config")[
     "kv_connector_extra_config"]["secondary_tiers"][0]
 
@@ -81,9 +82,10 @@ def config(**over):
     return OffloadingConfig(**base)
 
 
-def layout(**over):
+def layout(revision=None, **over):
     spec = OffloadingSpecFactory.create_spec(config(**over))
-    return dv.Layout(spec, spec.config.groups[0])
+    rev = common.resolve_revision(spec.config.model.name, revision)
+    return dv.Layout(spec, spec.config.groups[0], rev)
 
 
 def ns(**over):
@@ -143,21 +145,52 @@ def t_control():
     assert layout().namespace("other") != base
 
 
-@test("the revision is the hub snapshot's: a new one is a new namespace")
+def refused(**over):
+    """The ConfigError that resolving the revision raises."""
+    try:
+        layout(**over)
+    except common.ConfigError as e:
+        return str(e)
+    raise AssertionError("no ConfigError for %s" % over)
+
+
+@test("the revision: given, a snapshot's, a weights digest; never guessed")
 def t_revision():
     a = ns()
     assert layout().revision == "c3" * 20
+    # Two cached revisions (two engines of the model on one host, say):
+    # the tier cannot tell which one vLLM serves, and says how to.
     HUB.set_main("d4" * 20)
     try:
-        assert layout().revision == "d4" * 20 and ns() != a
+        assert "model_revision" in refused()
+        assert layout("d4" * 20).revision == "d4" * 20
+        assert layout("d4" * 20).namespace("acme") != a
+        assert layout("c3" * 20).namespace("acme") == a
     finally:
+        HUB.drop("d4" * 20)
         HUB.set_main("c3" * 20)
     snap = os.path.join(HUB.dir, "snapshots", "c3" * 20)
     lay = layout(model=OffloadingModelConfig(name=snap, dtype="bfloat16"))
     assert (lay.model_id, lay.revision) == (MODEL, "c3" * 20)
     assert lay.namespace("acme") == a
-    plain = layout(model=OffloadingModelConfig(name=_tmp, dtype="bfloat16"))
-    assert plain.revision == "" and plain.model_id == _tmp
+    # A directory of weights that is no snapshot: a digest of its index,
+    # which moves with the weights' headers; one without weights refuses.
+    plain = os.path.join(_tmp, "plain-model")
+    os.makedirs(plain)
+    assert "no weights index" in refused(
+        model=OffloadingModelConfig(name=plain, dtype="bfloat16"))
+
+    def weights(header):
+        with open(os.path.join(plain, "model.safetensors"), "wb") as f:
+            f.write(len(header).to_bytes(8, "little") + header)
+        return layout(model=OffloadingModelConfig(name=plain,
+                                                  dtype="bfloat16"))
+    d1 = weights(b'{"w":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}}')
+    d2 = weights(b'{"w":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}}')
+    assert d1.revision.startswith("sha256:") and d1.revision != d2.revision
+    assert d1.model_id == plain
+    assert "nor in the Hugging Face cache" in refused(
+        model=OffloadingModelConfig(name="acme/absent", dtype="bfloat16"))
 
 
 @test("TP shards are distinct keys; the replicated MLA copy is rank -1")
@@ -176,12 +209,17 @@ def t_ranks():
     assert [dfkv.key_parse(k)["dcp"] for k in dcp] == [(2, 0), (2, 1)]
 
 
-@test("the tier refuses a missing tenant and unknown settings")
+@test("the tier refuses a missing tenant, unknown settings, a bad locality")
 def t_settings():
     spec = OffloadingSpecFactory.create_spec(config())
     view = memoryview(np.zeros((4, 65536), np.uint8))
+    tier = SecondaryTierFactory.create_secondary_tier(
+        dict(TIER, locality="REMOTE"), view, spec)
+    assert tier.locality.value == "REMOTE", tier.locality
+    tier.shutdown()
     for cfg, what in ((dict(TIER, tenant=""), "'tenant' is required"),
-                      (dict(TIER, tenat="x"), "unknown settings")):
+                      (dict(TIER, tenat="x"), "unknown setting tenat"),
+                      (dict(TIER, locality="FAR"), "locality 'FAR'")):
         try:
             SecondaryTierFactory.create_secondary_tier(cfg, view, spec)
         except common.ConfigError as e:

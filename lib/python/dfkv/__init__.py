@@ -51,6 +51,7 @@ KEY_HASH_MAX = 64
 KEY_RENDER_MAX = 640
 TENANT_SECRET_LEN = 32
 AUTH_NONCE_LEN = 32
+LEASE_TTL_DEFAULT_MS = 10000  # DFKV_LEASE_TTL_DEFAULT_MS: a LEASE's ttl 0
 TRANSPORTS = {"auto": 0, "tcp": 1, "local": 2, "rdma": 3}
 RDMA_EXPOSE = {"request": 1, "request-mr": 2, "request-mw": 3, "pool": 4}
 

@@ -22,10 +22,6 @@ CONTROL_KEYS = ("members", "mds_endpoints", "group", "client_id",
                 "io_timeout_ms", "cooldown_ms")
 
 
-# The namespace revision of a model whose revision is not known.
-UNVERSIONED = "none"
-
-
 class ConfigError(ValueError):
     """A connector's settings are missing or malformed."""
 
@@ -68,12 +64,14 @@ def namespace(tenant, model_id, model_revision, layout_id, dtype,
 
     layout_fields: the shape/stride values that fix the byte layout of a
     block (ints or strings, in a fixed order per layout_id); they are
-    hashed into the layout fingerprint.  An unknown revision ("") is
-    UNVERSIONED (the field may not be empty).
+    hashed into the layout fingerprint.  model_revision must be known
+    (resolve_revision()).
     """
+    if not model_revision:
+        raise ConfigError("dfkv: the model's revision is not known")
     fp = dfkv.layout_fingerprint([str(f).encode() for f in layout_fields])
     return dfkv.ns_build(tenant.encode(), model_id.encode(),
-                         (model_revision or UNVERSIONED).encode(), layout_id.encode(),
+                         model_revision.encode(), layout_id.encode(),
                          str(dtype).encode(), fp, block_tokens, num_layers,
                          str(group).encode(), tp=tp, pp=pp, dp=dp, pcp=pcp,
                          dcp=dcp)
@@ -87,24 +85,108 @@ def open_client(cfg, ns):
 
 # ------------------------------------------------------ model identity
 
-def model_revision(model):
-    """The revision of the weights an engine serves as `model`: the commit of
-    a Hugging Face cache snapshot (the directory given, or the one the
-    hub's cache resolves `model` to), "" when none is known."""
-    path = os.path.realpath(model) if os.path.isdir(model) else None
-    if path is None:
-        try:
-            from huggingface_hub import try_to_load_from_cache
-            hit = try_to_load_from_cache(model, "config.json")
-        except Exception:       # no hub package, or a malformed repo id
-            hit = None
-        if not isinstance(hit, str):
-            return ""
-        path = os.path.dirname(hit)
-    parent, leaf = os.path.split(path)
-    if os.path.basename(parent) == "snapshots":
-        return leaf
-    return ""
+# The largest safetensors header read for a weights digest (the format's
+# own limit is 100 MB).
+_SAFETENSORS_HEADER_MAX = 100 << 20
+
+
+def _hub_snapshots(model):
+    """The snapshot directories of repository `model` in the Hugging Face
+    cache (HF_HUB_CACHE, or HF_HOME/hub), newest first; [] when none."""
+    try:
+        from huggingface_hub import constants
+        root = constants.HF_HUB_CACHE
+    except Exception:       # noqa: BLE001  (no hub package)
+        root = os.environ.get("HF_HUB_CACHE") or os.path.join(
+            os.environ.get("HF_HOME", os.path.expanduser("~/.cache/huggingface")),
+            "hub")
+    snaps = os.path.join(root, "models--" + model.replace("/", "--"),
+                         "snapshots")
+    try:
+        names = os.listdir(snaps)
+    except OSError:
+        return []
+    return [os.path.join(snaps, n) for n in names
+            if os.path.isdir(os.path.join(snaps, n))]
+
+
+def _weights_digest(path):
+    """A digest of the weights' index in directory path: its config.json,
+    every *.index.json, and each safetensors file's header (names, dtypes,
+    shapes, offsets, metadata); for other weight files their names and
+    sizes.  None when path holds no weights."""
+    h = hashlib.sha256(b"dfkv-weights-index-v1")
+    found = False
+    for n in sorted(os.listdir(path)):
+        p = os.path.join(path, n)
+        if not os.path.isfile(p):
+            continue
+        if n == "config.json" or n.endswith(".index.json"):
+            with open(p, "rb") as f:
+                data = f.read()
+            found |= n != "config.json"
+        elif n.endswith(".safetensors"):
+            with open(p, "rb") as f:
+                head = f.read(8)
+                size = int.from_bytes(head, "little") if len(head) == 8 else 0
+                if not 0 < size <= _SAFETENSORS_HEADER_MAX:
+                    raise ConfigError("dfkv: %s is not a safetensors file" % p)
+                data = head + f.read(size)
+            found = True
+        elif n.endswith((".bin", ".pt", ".pth", ".gguf")):
+            data = str(os.path.getsize(p)).encode()
+            found = True
+        else:
+            continue
+        h.update(n.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    return "sha256:" + h.hexdigest()[:32] if found else None
+
+
+def resolve_revision(model, *given):
+    """The revision of the weights an engine serves as `model` (SPEC 1.1:
+    KV computed by other weights must never be served): the first of given
+    that is set (the engine's own revision first, then the connector's
+    `model_revision` setting: they must agree); else the commit of a
+    Hugging Face snapshot directory, a digest of a local directory's
+    weights index (_weights_digest), or the one snapshot the hub cache
+    holds of repository `model`.  Raises ConfigError when it cannot be
+    known (a repository with several cached revisions, none, or a
+    directory without weights) rather than guess."""
+    known = [str(g) for g in given if g not in (None, "")]
+    if known:
+        if any(k != known[0] for k in known[1:]):
+            raise ConfigError("dfkv: model_revision %r differs from the "
+                              "engine's revision %r" % (known[1], known[0]))
+        return known[0]
+    if os.path.isdir(model):
+        path = os.path.realpath(model)
+        parent, leaf = os.path.split(path)
+        if os.path.basename(parent) == "snapshots":
+            return leaf
+        digest = _weights_digest(path)
+        if digest:
+            return digest
+        why = "the directory %s holds no weights index" % path
+    else:
+        snaps = _hub_snapshots(model)
+        if len(snaps) == 1:
+            return os.path.basename(snaps[0])
+        why = ("the Hugging Face cache holds %d revisions of %s" %
+               (len(snaps), model)) if snaps else (
+            "%s is neither a directory nor in the Hugging Face cache" % model)
+    raise ConfigError("dfkv: cannot tell which revision of %s this engine "
+                      "serves (%s): set 'model_revision' to the engine's "
+                      "revision (e.g. vLLM's --revision)" % (model, why))
+
+
+def describe(engine, cfg, tenant, ns_fields):
+    """The connector's one start-up line: nodes, tenant, namespace fields
+    (revision included) and transport."""
+    nodes = cfg.get("members") or "mdsd %s group %s" % (
+        cfg.get("mds_endpoints"), cfg.get("group"))
+    return "dfkv %s connector: nodes %s, tenant %s, transport %s, %s" % (
+        engine, nodes, tenant, cfg.get("transport") or "auto",
+        ", ".join("%s=%s" % kv for kv in ns_fields))
 
 
 def model_id(model):

@@ -25,6 +25,7 @@ object of tp rank -1.  Documentation/connectors.md.
 
 import hashlib
 import logging
+import time
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def _dtype(d):
 class Identity:
     """Namespace and object keys of one LMCache worker."""
 
-    def __init__(self, config, metadata):
+    def __init__(self, config, metadata, revision=None):
         shapes = metadata.get_shapes()
         self.use_mla = bool(metadata.use_mla)
         self.world = max(int(metadata.world_size), 1)
@@ -88,7 +89,8 @@ class Identity:
             "layerwise": int(bool(config.use_layerwise)),
         }
         self.model_id = common.model_id(metadata.model_name)
-        self.revision = common.model_revision(metadata.model_name)
+        self.revision = common.resolve_revision(metadata.model_name,
+                                                revision)
         self.dtype = _dtype(metadata.kv_dtype)
         self.chunk_size = metadata.chunk_size
         self.num_layers = metadata.kv_shape[0]
@@ -123,15 +125,19 @@ class DfkvConnector(RemoteConnector):
         self.local_cpu_backend = local_cpu_backend
         tenant = common.tenant_of(settings)
         unknown = set(settings) - set(common.CONTROL_KEYS) - {
-            "tenant", "module_path", "class_name", "lease_ttl_ms"}
+            "tenant", "module_path", "class_name", "lease_ttl_ms",
+            "model_revision"}
         if unknown:
             raise common.ConfigError("dfkv plugin: unknown settings %s" %
                                      sorted(unknown))
-        self.ident = Identity(config, metadata)
+        self.ident = Identity(config, metadata,
+                              settings.get("model_revision"))
         self.lease_ttl_ms = int(settings.get("lease_ttl_ms", 0))
         self.client = common.open_client(settings,
                                          self.ident.namespace(tenant))
-        self._leases = {}       # lookup_id -> dfkv.Lease
+        # lookup_id -> (dfkv.Lease, monotonic expiry): the pins of a
+        # lookup that hit, until its get or its TTL
+        self._leases = {}
         pool = self._host_pool()
         if pool is not None:
             self.client.register_memory(pool)
@@ -188,16 +194,36 @@ class DfkvConnector(RemoteConnector):
         if not pin:
             b = await self._run(self.client.submit_probe(okeys))
             return b.results if b.status == dfkv.OK else 0
+        self._expire_leases()
         b = await self._run(self.client.submit_lease(okeys,
                                                      self.lease_ttl_ms))
+        self._drop_lease(lookup_id)
         if b.status != dfkv.OK:
             return 0
         lease = b.results
-        old = self._leases.pop(lookup_id, None)
-        if old is not None:
-            old.release()
-        self._leases[lookup_id] = lease
+        if not lease.hits:      # a miss pins nothing and holds nothing
+            lease.release()
+            return 0
+        ttl = self.lease_ttl_ms or dfkv.LEASE_TTL_DEFAULT_MS
+        self._leases[lookup_id] = (lease, time.monotonic() + ttl / 1000)
         return lease.hits
+
+    def _drop_lease(self, lookup_id):
+        held = self._leases.pop(lookup_id, None)
+        if held is not None:
+            held[0].release()
+
+    def _expire_leases(self):
+        """Let go of the handles of lookups that hit but whose chunks were
+        never read: their pins lapsed on the nodes at the TTL."""
+        now = time.monotonic()
+        for lid in [lid for lid, (_, t) in self._leases.items() if t <= now]:
+            self._drop_lease(lid)
+
+    def held_leases(self):
+        """How many lookups' pins this connector holds (a debug gauge)."""
+        self._expire_leases()
+        return len(self._leases)
 
     # ----------------------------------------------------------- data
 
@@ -246,9 +272,7 @@ class DfkvConnector(RemoteConnector):
         try:
             objs = await self._get_many(keys)
         finally:
-            lease = self._leases.pop(lookup_id, None)
-            if lease is not None:
-                lease.release()
+            self._drop_lease(lookup_id)
         out = []
         for o in objs:
             if o is None:
@@ -286,9 +310,8 @@ class DfkvConnector(RemoteConnector):
                                   "block key hashes")
 
     async def close(self):
-        for lease in self._leases.values():
-            lease.release()
-        self._leases.clear()
+        for lid in list(self._leases):
+            self._drop_lease(lid)
         self.client.close()
 
 

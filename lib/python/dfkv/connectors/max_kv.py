@@ -98,6 +98,12 @@ class DfkvConnector(KVConnector):
         s = settings(cfg)
         self.tenant = common.tenant_of(s)
         common.control_settings(s)
+        if not s.get("model_id"):
+            raise common.ConfigError("dfkv: set 'model_id' (and "
+                                     "'model_revision') in "
+                                     "kv_connector_config")
+        revision = common.resolve_revision(s["model_id"],
+                                           s.get("model_revision"))
         if not leaves:
             raise ValueError("dfkv: no KV cache leaves")
         for leaf, g in leaves.items():
@@ -118,9 +124,8 @@ class DfkvConnector(KVConnector):
             shards = len(unit.buffers)
             f = L.leaf_fields(g.type, g.window_size, params,
                               unit.bytes_per_page, unit.replicated, shards)
-            ns = L.namespace(self.tenant, s.get("model_id"),
-                             s.get("model_revision", ""), dtype, leaf, f,
-                             shards)
+            ns = L.namespace(self.tenant, s.get("model_id"), revision,
+                             dtype, leaf, f, shards)
             self.ns[leaf] = ns
             self._clients[leaf] = common.open_client(s, ns)
             self._ranks[leaf] = L.shard_ranks(unit.replicated, shards)
@@ -135,6 +140,7 @@ class DfkvConnector(KVConnector):
                     common.register_pool(self._clients[leaf], v)
             self._views.append(views)
         self._prepared = {}
+        self._touches = common.Inflight()      # fire and forget
         self._window = {leaf: g.blocks_in_window(params.page_size)
                         for leaf, g in self._leaves.items()
                         if g.is_sliding_window()}
@@ -428,27 +434,37 @@ class DfkvConnector(KVConnector):
         """Refresh recency of blocks served from device: full leaves take
         the whole root-anchored sequence, walked in reverse (the shared
         prefix ends most recently used); sliding leaves only their window,
-        walked forward.  Best-effort: never raises."""
+        walked forward.  Fire and forget (the seed's contract): one
+        asynchronous TOUCH per leaf, queued behind what the connection
+        carries already and reaped by poll_transfers(); the call returns
+        at once whatever the nodes do, and never raises (a lost touch
+        costs a later refetch at most)."""
         if not self._touch or not block_hashes:
             return
         for leaf, c in self._clients.items():
             try:
                 if self._leaves[leaf].is_full():
-                    c.touch(self._keys(leaf, block_hashes), reverse=True)
+                    keys, rev = self._keys(leaf, block_hashes), True
                 else:
                     w = self._window[leaf]
-                    c.touch(self._keys(leaf, block_hashes[-w:]),
-                            reverse=False)
+                    keys, rev = self._keys(leaf, block_hashes[-w:]), False
+                self._touches.add(c, c.submit_touch(keys, reverse=rev),
+                                  None)
             except Exception:  # noqa: BLE001  (fire and forget)
                 log.debug("dfkv: touch failed on leaf %s", leaf,
                           exc_info=True)
 
     def poll_transfers(self):
         """Reap the clients' completed batches (their handles are held
-        by the lookups that submitted them)."""
+        by the lookups that submitted them; touches are dropped)."""
+        self._touches.poll()
         for c in self._clients.values():
             if hasattr(c, "reap"):
                 c.reap()
+
+    def pending_touches(self):
+        """Touches submitted and not reaped yet (a debug gauge)."""
+        return len(self._touches)
 
     def shutdown(self):
         for lk in list(self._prepared.values()):

@@ -58,9 +58,6 @@ def namespace(tenant, model_id, model_revision, dtype, leaf_id, fields,
               tp_size):
     """Namespace bytes of one leaf (attention group) of a MAX model.
     Every DP replica of the tenant shares it (dp 1)."""
-    if not model_id:
-        raise common.ConfigError("dfkv: set 'model_id' (and "
-                                 "'model_revision') in kv_connector_config")
     return common.namespace(tenant, model_id, model_revision, LAYOUT_ID,
                             dtype, layout_fields(fields),
                             fields["page_size"], fields["num_layers"],

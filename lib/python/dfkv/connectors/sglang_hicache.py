@@ -63,7 +63,9 @@ class DfkvHiCacheStorage(HiCacheStorage):
         if storage_config.should_split_heads:
             raise NotImplementedError("dfkv: page_head split-head storage "
                                       "(tp_lcm_size) is not supported")
-        self.revision = _server_revision() or cfg.get("model_revision") or ""
+        self.revision = common.resolve_revision(
+            storage_config.model_name, _server_revision(),
+            cfg.get("model_revision"))
         self.ranks = L.rank_fields(
             storage_config.is_mla_model, storage_config.tp_size,
             storage_config.tp_rank, storage_config.pp_size,

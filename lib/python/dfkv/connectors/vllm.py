@@ -28,8 +28,9 @@ from typing import Any, ClassVar
 import dfkv
 from dfkv.connectors import common
 
-from vllm.v1.kv_offload.base import (LookupResult, Medium, OffloadKey,
-                                     ReqContext, RequestOffloadingContext,
+from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium,
+                                     OffloadKey, ReqContext,
+                                     RequestOffloadingContext,
                                      ScheduleEndContext,
                                      get_offload_block_hash,
                                      get_offload_group_idx)
@@ -52,14 +53,14 @@ POOL = "vllm"
 COMPONENT = "kv"
 
 # Tier settings that are not control settings (common.CONTROL_KEYS).
-TIER_KEYS = ("tenant", "locality")
+TIER_KEYS = ("tenant", "locality", "model_revision")
 
 
 class Layout:
     """How the primary tier's chunks split into dfkv objects, and the
     identity of one KV cache group of an OffloadingConfig."""
 
-    def __init__(self, spec, group):
+    def __init__(self, spec, group, revision):
         cfg = spec.config
         par = cfg.parallel
         self.group_id = group.group_id
@@ -91,7 +92,7 @@ class Layout:
         self.num_layers = len(group.layer_names)
         self.group_name = "full" if self.full else "swa"
         self.model_id = common.model_id(cfg.model.name)
-        self.revision = common.model_revision(cfg.model.name)
+        self.revision = revision
         self.dtype = cfg.model.dtype
 
     def namespace(self, tenant):
@@ -154,15 +155,27 @@ class DfkvTier(SecondaryTierManager):
                          backpressure_detector)
         unknown = set(settings) - set(common.CONTROL_KEYS) - set(TIER_KEYS)
         if unknown:
-            raise common.ConfigError("dfkv tier: unknown settings %s" %
-                                     sorted(unknown))
+            raise common.ConfigError(
+                "dfkv tier: unknown setting%s %s (known: %s)" % (
+                    "s" * (len(unknown) > 1), ", ".join(sorted(unknown)),
+                    ", ".join(TIER_KEYS + common.CONTROL_KEYS)))
         tenant = common.tenant_of(settings)
+        loc = settings.get("locality")
+        try:
+            self.locality = Locality(loc) if loc is not None else None
+        except ValueError:
+            raise common.ConfigError(
+                "dfkv tier: locality %r is none of %s" % (
+                    loc, ", ".join(x.value for x in Locality))) from None
+        model = offloading_spec.config.model
+        revision = common.resolve_revision(model.name,
+                                           settings.get("model_revision"))
         # One flat byte view: chunk c's row starts at c * block_size_bytes.
         self._flat = primary_kv_view.cast("B")
         self._layouts = {}
         self._clients = {}
         for g in offloading_spec.config.groups:
-            lay = Layout(offloading_spec, g)
+            lay = Layout(offloading_spec, g, revision)
             if lay.slice_bytes * lay.copies > self.block_size_bytes:
                 raise common.ConfigError(
                     "dfkv tier: %d slices of %d bytes exceed the primary "
@@ -172,6 +185,12 @@ class DfkvTier(SecondaryTierManager):
             c.register_memory(primary_kv_view)
             self._layouts[g.group_id] = lay
             self._clients[g.group_id] = c
+        log.info("%s", common.describe(
+            "vLLM tier", settings, tenant,
+            [("model", common.model_id(model.name)), ("revision", revision),
+             ("kv_dtype", model.dtype), ("layout", LAYOUT_ID),
+             ("groups", len(self._layouts)),
+             ("locality", loc or "unset")]))
         self._inflight = common.Inflight()
         self._results = []
         # key -> True/False (resolved) or None (probe in flight)
