@@ -138,6 +138,11 @@ class DfkvConnector(RemoteConnector):
         # lookup_id -> (dfkv.Lease, monotonic expiry): the pins of a
         # lookup that hit, until its get or its TTL
         self._leases = {}
+        log.info("%s", common.describe(
+            "LMCache", settings, tenant,
+            [("model", self.ident.model_id), ("revision", self.ident.revision),
+             ("kv_dtype", self.ident.dtype), ("layout", LAYOUT_ID),
+             ("worker", self.ident.worker)]))
         pool = self._host_pool()
         if pool is not None:
             self.client.register_memory(pool)

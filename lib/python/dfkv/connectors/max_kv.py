@@ -144,6 +144,11 @@ class DfkvConnector(KVConnector):
         self._window = {leaf: g.blocks_in_window(params.page_size)
                         for leaf, g in self._leaves.items()
                         if g.is_sliding_window()}
+        log.info("%s", common.describe(
+            "MAX", s, self.tenant,
+            [("model", s["model_id"]), ("revision", revision),
+             ("kv_dtype", dtype), ("layout", L.LAYOUT_ID),
+             ("leaves", ",".join(str(lf) for lf in self._leaves))]))
 
     # --------------------------------------------------------- properties
 

@@ -105,8 +105,11 @@ class DfkvHiCacheStorage(HiCacheStorage):
         self._base = buf.data_ptr()
         self._len = buf.numel() * buf.element_size()
         common.register_pool(self.client, _region(self._base, self._len))
-        log.info("dfkv: HiCache storage for %s (%s), %d-byte pages",
-                 self.sc.model_name, L.LAYOUT_ID, sum(sizes))
+        log.info("%s", common.describe(
+            "SGLang HiCache", self.cfg, self.tenant,
+            [("model", self.sc.model_name), ("revision", self.revision),
+             ("kv_dtype", dtype), ("layout", L.LAYOUT_ID),
+             ("page_bytes", sum(sizes))]))
 
     def _need_pool(self):
         if self.client is None:
