@@ -125,6 +125,9 @@ B = backend(POOL)
 @case
 def loaded_by_the_factory():
     assert type(B) is DfkvHiCacheStorage, type(B)
+    # The docs' extra config selects the cache controller's zero-copy
+    # calls (batch_get_v1 / batch_set_v1), the ones these cases use.
+    assert B.sc.extra_config.get("interface_v1"), B.sc.extra_config
     assert B.fields["layout"] == "page_first" and \
         B.fields["regions"] == f"{LAYERS * PAGE * HEADS * DIM * 2}," \
         f"{LAYERS * PAGE * HEADS * DIM * 2}", B.fields

@@ -25,8 +25,9 @@ from dfkv.connectors import common, sglang_layout as L
 
 log = logging.getLogger(__name__)
 
-# Keys of the extra config SGLang's factory itself reads.
-_FACTORY_KEYS = ("backend_name", "module_path", "class_name")
+# Keys of the extra config SGLang itself reads (its backend factory, and
+# its cache controller: interface_v1 selects the zero-copy calls).
+_FACTORY_KEYS = ("backend_name", "module_path", "class_name", "interface_v1")
 
 
 def _server_revision():
@@ -54,6 +55,10 @@ class DfkvHiCacheStorage(HiCacheStorage):
 
     def __init__(self, storage_config, kwargs=None):
         cfg = dict(storage_config.extra_config or {})
+        if not cfg.get("interface_v1"):
+            log.warning("dfkv: set \"interface_v1\": 1 in the HiCache "
+                        "storage extra config, or SGLang copies every page "
+                        "through its generic path")
         for k in _FACTORY_KEYS:
             cfg.pop(k, None)
         self.cfg = cfg
