@@ -36,7 +36,13 @@
  *   (and its connections) while its name and address stay the same; a
  *   new address takes a new slot.
  * - client_id: PUT /v1/groups/{g}/clients/{id} {"ttl_ms","host"} at open
- *   and every ttl/3 from the same thread; DELETE at dfkv_close.
+ *   and every ttl/3 from the same thread; DELETE at dfkv_close.  Both
+ *   writes carry "X-Dfkv-Client-Key: <key>", 32 random bytes in hex drawn
+ *   at open: mdsd records the first writer's key as the entry's owner and
+ *   refuses (403, counted, retried like any failed heartbeat) a client
+ *   token's write of an entry another key owns, e.g. another instance's
+ *   with the same client_id, or this client's own after a restart until
+ *   the old lease lapses.
  * - mds_token_file: mdsd's client token (--client-token-file; SPEC 7),
  *   read once at open (token.c, the reader mdsd uses); the writes (PUT,
  *   DELETE of the client's own entry) carry "Authorization: Bearer
@@ -50,8 +56,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -71,6 +79,8 @@
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		5000
 #define DELETE_TIMEOUT_MS	1000
+#define CLIENT_KEY_BYTES	32
+#define CLIENT_KEY_HEADER	"X-Dfkv-Client-Key: "
 
 struct disc_member {
 	char name[DFKV_NODE_NAME_MAX];
@@ -107,7 +117,7 @@ struct dfkv_disc {
 	atomic_bool stop;
 	CURLM *multi;
 	CURL *easy;
-	struct curl_slist *hdrs;	/* of writes: content type, token */
+	struct curl_slist *hdrs;	/* of writes: content type, token, key */
 	uint64_t epoch;
 	bool synced;		/* epoch came from the current endpoint */
 	struct disc_list base;	/* the membership applied last */
@@ -120,7 +130,7 @@ struct dfkv_disc {
 	/* stats */
 	_Atomic uint64_t st_epoch, st_ring, st_fetches, st_errors, st_changes,
 		st_holds, st_skipped, st_hb_errors, st_auth_errors,
-		st_overweight;
+		st_forbidden, st_overweight;
 	atomic_bool st_holding;
 };
 
@@ -496,7 +506,8 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 }
 
 /* PUT clients/{id} (register or heartbeat), or DELETE it: 0, -1, or
- * DFKV_E_AUTH when mdsd refused the token (401). */
+ * DFKV_E_AUTH when mdsd refused the token (401).  A 403: the entry is
+ * another client key's (counted). */
 static int client_reg(struct dfkv_disc *d, bool del)
 {
 	char url[2048], body[DISC_ADDR_MAX + 64];
@@ -523,6 +534,8 @@ static int client_reg(struct dfkv_disc *d, bool del)
 			atomic_fetch_add(&d->st_auth_errors, 1);
 			return DFKV_E_AUTH;
 		}
+		if (!rc && status == 403)
+			atomic_fetch_add(&d->st_forbidden, 1);
 		return -1;
 	}
 	return 0;
@@ -627,8 +640,36 @@ static int split_urls(struct dfkv_disc *d, const char *spec)
 	return d->nurls ? 0 : DFKV_E_INVAL;
 }
 
-/* The writes' headers: the content type and, with a token file, the
- * token.  errno tells why a token file is unusable. */
+/* "X-Dfkv-Client-Key: <hex>" of CLIENT_KEY_BYTES fresh random bytes,
+ * appended to d->hdrs (wiped with them). */
+static int client_key(struct dfkv_disc *d)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char key[CLIENT_KEY_BYTES];
+	char hdr[sizeof(CLIENT_KEY_HEADER) + 2 * CLIENT_KEY_BYTES];
+	size_t off = sizeof(CLIENT_KEY_HEADER) - 1;
+	struct curl_slist *l;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return DFKV_E_SYS;
+	memcpy(hdr, CLIENT_KEY_HEADER, off);
+	for (size_t i = 0; i < sizeof(key); i++) {
+		hdr[off++] = hex[key[i] >> 4];
+		hdr[off++] = hex[key[i] & 15];
+	}
+	hdr[off] = '\0';
+	l = curl_slist_append(d->hdrs, hdr);
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(hdr, sizeof(hdr));
+	if (!l)
+		return DFKV_E_NOMEM;
+	d->hdrs = l;
+	return 0;
+}
+
+/* The writes' headers: the content type, the client key (client_id) and,
+ * with a token file, the token.  errno tells why a token file is
+ * unusable. */
 static int write_headers(struct dfkv_disc *d, const char *token_file)
 {
 	char why[64];
@@ -637,6 +678,11 @@ static int write_headers(struct dfkv_disc *d, const char *token_file)
 	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	if (!d->hdrs)
 		return DFKV_E_NOMEM;
+	if (d->client_id[0]) {
+		err = client_key(d);
+		if (err)
+			return err;
+	}
 	if (!token_file)
 		return 0;
 	err = dfkv_http_bearer(&d->hdrs, token_file, why, sizeof(why));
@@ -822,6 +868,9 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401).\n"
 		     "# TYPE dfkv_client_mds_auth_errors_total counter\n"
 		     "dfkv_client_mds_auth_errors_total %llu\n"
+		     "# HELP dfkv_client_mds_forbidden_total Writes of the client's entry mdsd refused: another client key owns it (403).\n"
+		     "# TYPE dfkv_client_mds_forbidden_total counter\n"
+		     "dfkv_client_mds_forbidden_total %llu\n"
 		     "# HELP dfkv_client_mds_overweight_lists_total Member lists refused: their weights add up to more than the cap.\n"
 		     "# TYPE dfkv_client_mds_overweight_lists_total counter\n"
 		     "dfkv_client_mds_overweight_lists_total %llu\n",
@@ -835,6 +884,7 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     (unsigned long long)atomic_load(&d->st_skipped),
 		     (unsigned long long)atomic_load(&d->st_hb_errors),
 		     (unsigned long long)atomic_load(&d->st_auth_errors),
+		     (unsigned long long)atomic_load(&d->st_forbidden),
 		     (unsigned long long)atomic_load(&d->st_overweight));
 	if (n < 0)
 		return 0;

@@ -12,7 +12,10 @@
  * registers (and deregisters) the client, a wrong, missing or unusable
  * token fails the open with DFKV_E_AUTH, a token refused later is
  * counted; with a member and a client token, the client token registers
- * the client (not a member); a member list whose weights add up to more than the directory's
+ * the client (not a member); two clients with one client token and one
+ * client_id: the second cannot take, renew or delete the first's entry
+ * (403, counted), the first still heartbeats, once the first's entry is
+ * deleted (its close, the member token) the second takes it; a member list whose weights add up to more than the directory's
  * cap (8192) is refused: the ring in force stays, a new client's open
  * fails with DFKV_E_MEMBERS, a list under the cap is followed.  The nodes
  * themselves are not needed (routing only).
@@ -951,6 +954,55 @@ TEST(disc_client_token)
 	EXPECT_FALSE(client_listed(&m, "g1", "engine-c"));
 	mds_cleanup(&m);
 	free(o);
+}
+
+/* Two engines with the same client token and client_id: one owner. */
+TEST(disc_client_owner)
+{
+	struct dfkv_client *c1 = NULL, *c2 = NULL;
+	char ctok[128], url[256];
+	uint64_t end;
+	struct mds m;
+
+	memset(&m, 0, sizeof(m));
+	m.token = TOKEN;
+	m.client_token = "the-clients-t0ken";
+	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
+	ASSERT_EQ(0, mds_start(&m, true));
+	ASSERT_EQ(200, put_member(&m, "g1", "kv0", 17400, 1, "up"));
+	snprintf(ctok, sizeof(ctok), "%s/ctoken", m.dir);
+	snprintf(url, sizeof(url), "%s/v1/groups/g1/clients/engine-s", m.url);
+	ASSERT_EQ(0, open_token(m.url, "engine-s", ctok, &c1));
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the second opens, but its registration is refused (403) */
+	ASSERT_EQ(0, open_token(m.url, "engine-s", ctok, &c2));
+	EXPECT_LT(0, client_stat(c2, "dfkv_client_mds_forbidden_total"));
+	/* the client token without a key is refused: no engine's entry */
+	EXPECT_EQ(400, http("DELETE", url, NULL, NULL,
+			    "Authorization: Bearer the-clients-t0ken"));
+	/* the first still renews its entry, the second keeps failing */
+	end = now_ms() + 10000;
+	while (client_stat(c2, "dfkv_client_mds_forbidden_total") < 4 &&
+	       now_ms() < end)
+		sleep_ms(50);
+	EXPECT_LE(4, client_stat(c2, "dfkv_client_mds_forbidden_total"));
+	EXPECT_EQ(0, client_stat(c1, "dfkv_client_mds_heartbeat_errors_total"));
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the first's close deletes its own entry: the second takes the id */
+	dfkv_close(c1);
+	end = now_ms() + 10000;
+	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
+		sleep_ms(50);
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the member token deletes anyone's entry; its owner takes it back */
+	EXPECT_EQ(200, http("DELETE", url, NULL, NULL, m.auth));
+	end = now_ms() + 10000;
+	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
+		sleep_ms(50);
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	dfkv_close(c2);
+	EXPECT_FALSE(client_listed(&m, "g1", "engine-s"));
+	mds_cleanup(&m);
 }
 
 TEST(disc_options)
