@@ -14,7 +14,10 @@
  *   whenever the epoch moves.  An endpoint that fails is left for the next
  *   one (after a round of failures: backoff from 100 ms doubling to 5 s);
  *   the last ring stays in force meanwhile.  After a switch the first read
- *   is a plain GET (epochs of separate memory-backend mdsd differ).
+ *   is a plain GET (epochs of separate memory-backend mdsd differ).  A 429
+ *   or 503 with Retry-After (mdsd's bounds) stretches that round's
+ *   backoff to the advertised seconds (at most RETRY_MAX_MS); the
+ *   heartbeats go on meanwhile.
  * - Ring membership: state "up" and "draining" members are in the ring (a
  *   draining node still serves its keys until it leaves; keys do not move
  *   twice), "unhealthy" members are not.  Ids of DFKV_NODE_NAME_MAX bytes
@@ -36,9 +39,11 @@
  *   (and its connections) while its name and address stay the same; a
  *   new address takes a new slot.
  * - client_id: PUT /v1/groups/{g}/clients/{id} {"ttl_ms","host"} at open
- *   and every ttl/3 from the same thread; DELETE at dfkv_close.  Both
- *   writes carry "X-Dfkv-Client-Key: <key>", 32 random bytes in hex drawn
- *   at open: mdsd records the first writer's key as the entry's owner and
+ *   and every ttl/3 from the same thread; DELETE at dfkv_close.  A failed
+ *   heartbeat is retried after 1 s, or after its Retry-After (at most
+ *   ttl/3, so that the lease does not lapse meanwhile).  Both writes
+ *   carry "X-Dfkv-Client-Key: <key>", 32 random bytes in hex drawn at
+ *   open: mdsd records the first writer's key as the entry's owner and
  *   refuses (403, counted, retried like any failed heartbeat) a client
  *   token's write of an entry another key owns, e.g. another instance's
  *   with the same client_id, or this client's own after a restart until
@@ -78,6 +83,8 @@
 #define DEF_CLIENT_TTL_MS	10000
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		5000
+#define RETRY_MAX_MS		30000	/* the most of a Retry-After honoured */
+#define HB_RETRY_MS		1000	/* a failed heartbeat without one */
 #define DELETE_TIMEOUT_MS	1000
 #define CLIENT_KEY_BYTES	32
 #define CLIENT_KEY_HEADER	"X-Dfkv-Client-Key: "
@@ -118,6 +125,8 @@ struct dfkv_disc {
 	CURLM *multi;
 	CURL *easy;
 	struct curl_slist *hdrs;	/* of writes: content type, token, key */
+	uint64_t retry_ms;	/* the last reply's Retry-After (429, 503) */
+	uint64_t poll_after;	/* no member read before (a backoff) */
 	uint64_t epoch;
 	bool synced;		/* epoch came from the current endpoint */
 	struct disc_list base;	/* the membership applied last */
@@ -165,6 +174,7 @@ static void view_free(struct disc_view *v)
 /*
  * One request on d->easy.  0 with *status and the body in *out; -1 when
  * the transfer failed; -2 when dfkv_close asked to stop (stoppable only).
+ * d->retry_ms: a 429's or 503's Retry-After in ms (0: none).
  */
 static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 		   const char *body, uint64_t timeout_ms, bool stoppable,
@@ -182,6 +192,7 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	int running = 1, left, rc = -1;
 
 	*status = 0;
+	d->retry_ms = 0;
 	out->max = DISC_BODY_MAX;
 	dfkv_http_buf_clear(out);
 	curl_easy_reset(d->easy);	/* keeps live connections */
@@ -202,7 +213,14 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	while ((msg = curl_multi_info_read(d->multi, &left)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == d->easy &&
 		    msg->data.result == CURLE_OK) {
+			curl_off_t ra = 0;
+
 			curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, status);
+			if ((*status == 429 || *status == 503) &&
+			    curl_easy_getinfo(d->easy, CURLINFO_RETRY_AFTER,
+					      &ra) == CURLE_OK && ra > 0)
+				d->retry_ms = ra < RETRY_MAX_MS / 1000 ?
+					      (uint64_t)ra * 1000 : RETRY_MAX_MS;
 			rc = 0;
 		}
 out:
@@ -541,16 +559,36 @@ static int client_reg(struct dfkv_disc *d, bool del)
 	return 0;
 }
 
+/* When the heartbeat after one that returned rc is due: ttl/3 after a
+ * success, else after the refusal's Retry-After (at most ttl/3) or 1 s. */
+static uint64_t hb_next(const struct dfkv_disc *d, int rc, uint64_t now)
+{
+	uint64_t third = d->ttl_ms / 3, retry = d->retry_ms;
+
+	if (!rc)
+		return now + third;
+	if (!retry)
+		retry = HB_RETRY_MS;
+	return now + (retry < third ? retry : third);
+}
+
 static void next_endpoint(struct dfkv_disc *d)
 {
 	d->cur = (d->cur + 1) % d->nurls;
 	d->synced = false;
 }
 
+/* The held mass loss's grace period is over. */
+static bool held_due(const struct dfkv_disc *d)
+{
+	return d->held_since && dfkv_now_ms() - d->held_since >= d->grace_ms;
+}
+
 static void *follow(void *arg)
 {
 	struct dfkv_disc *d = arg;
 	uint32_t backoff = BACKOFF_MIN_MS;
+	uint64_t round_retry = 0;	/* the round's longest Retry-After */
 	size_t fails = 0;
 	bool changed;
 
@@ -559,9 +597,24 @@ static void *follow(void *arg)
 		int rc;
 
 		if (d->client_id[0] && now >= d->next_hb) {
-			d->next_hb = now + (client_reg(d, false) ?
-					    BACKOFF_MIN_MS * 10 : d->ttl_ms / 3);
+			rc = client_reg(d, false);
 			now = dfkv_now_ms();
+			d->next_hb = hb_next(d, rc, now);
+		}
+		if (now < d->poll_after) {
+			/* backing off: until then, a heartbeat or a held
+			 * loss's end, whichever comes first */
+			uint64_t until = d->poll_after;
+
+			if (d->client_id[0] && d->next_hb < until)
+				until = d->next_hb;
+			if (d->held_since && d->held_since + d->grace_ms < until)
+				until = d->held_since + d->grace_ms;
+			if (until > now)
+				nap(d, until - now);
+			if (held_due(d))
+				apply(d, false);	/* the held loss is due */
+			continue;
 		}
 		if (d->client_id[0])
 			wait = d->next_hb > now ?
@@ -577,21 +630,26 @@ static void *follow(void *arg)
 		if (rc == 0) {
 			fails = 0;
 			backoff = BACKOFF_MIN_MS;
+			round_retry = 0;
 			if (changed || d->held_since)
 				apply(d, false);
 			continue;
 		}
 		/* keep the last ring; try the next endpoint, back off after
-		 * a whole round of failures */
+		 * a whole round of failures (at least the round's longest
+		 * Retry-After) */
+		if (d->retry_ms > round_retry)
+			round_retry = d->retry_ms;
 		next_endpoint(d);
 		if (++fails >= d->nurls) {
 			fails = 0;
-			nap(d, backoff);
+			d->poll_after = dfkv_now_ms() +
+					(round_retry > backoff ? round_retry : backoff);
+			round_retry = 0;
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 				  backoff * 2;
 		}
-		if (d->held_since &&
-		    dfkv_now_ms() - d->held_since >= d->grace_ms)
+		if (held_due(d))
 			apply(d, false);	/* the held loss is due */
 	}
 	return NULL;
@@ -777,7 +835,7 @@ int dfkv_disc_open(struct dfkv_client *c)
 			errno = EKEYREJECTED;
 			return err;
 		}
-		d->next_hb = now + (err ? BACKOFF_MIN_MS * 10 : d->ttl_ms / 3);
+		d->next_hb = hb_next(d, err, now);
 	}
 	if (pthread_create(&d->thread, NULL, follow, d))
 		return DFKV_E_SYS;
