@@ -5,7 +5,8 @@
 # 127.0.0.1 with a temporary data directory, two mdsd sharing it.  Both
 # answer identically; a long-poll on one wakes on a change made through
 # the other; killing one leaves the other answering; an etcd lease expiry
-# removes a member; a group's weight cap holds across both (409); a
+# removes a member; a group's weight cap holds across both (409), also
+# when two mdsd register members of one group at the same moment; a
 # long-poll whose peer hangs up ends (its etcd watch is dropped); with a
 # member and a client token, a /clients entry's owner (its client key)
 # holds across both mdsd: another key is refused (403) through either,
@@ -337,6 +338,36 @@ def main():
         expect(b.put("gw", "w9", {"weight": 1})[0] == 200)
         expect(len(a.list("gw")[1]["members"]) == 10)
 
+    def weight_cap_race():
+        # cap 10, two members of weight 6 registered at once through two
+        # mdsd: one is refused whatever the interleaving
+        rs = [Mdsd("--backend", "etcd", "--etcd", etcd.url, "--etcd-prefix",
+                   "/dfkv/race", "--max-group-weight", "10",
+                   log=os.path.join(tmp, "race%d.log" % i)).start()
+              for i in range(2)]
+        try:
+            for i in range(20):
+                group = "race%d" % i
+                go = threading.Barrier(2)
+                res = {}
+
+                def put(j):
+                    go.wait()
+                    res[j] = rs[j].put(group, "m%d" % j, {"weight": 6})[0]
+                ths = [threading.Thread(target=put, args=(j,))
+                       for j in range(2)]
+                for th in ths:
+                    th.start()
+                for th in ths:
+                    th.join(20)
+                expect(sorted(res.values()) == [200, 409],
+                       "%s: %r" % (group, res))
+                ms = rs[0].list(group)[1]["members"]
+                expect(sum(m["weight"] for m in ms) == 6, ms)
+        finally:
+            for m in rs:
+                m.stop()
+
     def longpoll_gone():
         c = Mdsd("--backend", "etcd", "--etcd", etcd.url, "--long-poll-ms",
                  "600000", log=os.path.join(tmp, "c.log")).start()
@@ -539,6 +570,8 @@ def main():
                 "one owner", owner_race)
         t.check("validation errors with the etcd backend", validation)
         t.check("the group weight cap across two mdsd: 409", weight_cap)
+        t.check("two mdsd registering at once cannot pass the weight cap "
+                "together", weight_cap_race)
         t.check("a long-poll whose peer hangs up ends", longpoll_gone)
         t.check("kill one mdsd: the other keeps answering", kill_one)
         t.check("an etcd lease expiry removes the member", expiry)

@@ -21,7 +21,9 @@
  * which returns at the first change after N, or within about a second of
  * the long-poll's peer leaving (the transfer's progress callback).  A
  * member's put that would raise the group's weight past
- * --max-group-weight is refused.  Several URLs may be given:
+ * --max-group-weight is refused: the sum is read at a revision R and the
+ * put's transaction also requires that no member key was written after
+ * R, so two mdsd cannot pass the cap together.  Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -644,22 +646,24 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
- * group's member weight past the cap?  0, -EDQUOT or the listing's error.
- * (Read, then written: two mdsd writing the same group at once may pass
- * the cap together; libdfkv refuses such a list.)
+ * group's member weight past the cap?  0, -EDQUOT or the listing's error;
+ * *rev: the revision the sum was read at (0: nothing read, the weight
+ * does not grow), which the write's transaction then compares on.
  */
 static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old)
+			const struct mds_entry *en, uint32_t old, uint64_t *rev)
 {
 	struct mds_list l;
 	uint64_t sum = en->weight;
 	int ret;
 
+	*rev = 0;
 	if (en->weight <= old)
 		return 0;
 	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
 	if (ret)
 		return ret;
+	*rev = l.epoch;
 	for (size_t i = 0; i < l.n; i++)
 		if (strcmp(l.v[i].id, en->id))
 			sum += l.v[i].weight;
@@ -676,6 +680,19 @@ static struct json_object *cmp_mod(const char *key, int64_t mod)
 	json_object_object_add(c, "target", json_object_new_string("MOD"));
 	json_object_object_add(c, "result", json_object_new_string("EQUAL"));
 	json_object_object_add(c, "mod_revision", json_object_new_int64(mod));
+	return c;
+}
+
+/* A compare: no key under prefix was written after revision rev. */
+static struct json_object *cmp_unchanged(const char *prefix, uint64_t rev)
+{
+	struct json_object *c = json_object_new_object();
+
+	add_prefix_range(c, prefix);
+	json_object_object_add(c, "target", json_object_new_string("MOD"));
+	json_object_object_add(c, "result", json_object_new_string("LESS"));
+	json_object_object_add(c, "mod_revision",
+			       json_object_new_int64((int64_t)rev + 1));
 	return c;
 }
 
@@ -741,7 +758,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	struct mds_entry cur;
 	char key[512], *val = NULL;
 	int64_t lease = 0, ttl = 0, mod = 0;
-	uint64_t rev;
+	uint64_t rev, sum_rev = 0;
 	bool ok;
 	int ret;
 
@@ -760,7 +777,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		owner = mds_owner_of(w);
 	}
 	if (k == MDS_MEMBERS) {
-		ret = weight_check(e, group, en, cur.weight);
+		ret = weight_check(e, group, en, cur.weight, &sum_rev);
 		if (ret)
 			return ret;
 	}
@@ -795,6 +812,15 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	json_object_object_add(op, "request_put", put);
 	cmp = json_object_new_array();
 	json_object_array_add(cmp, cmp_mod(key, mod));
+	if (sum_rev) {
+		/* the weights summed are still the group's: no member was
+		 * added or changed since (a removal only lowers the sum) */
+		char members[512];
+
+		entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
+			  NULL);
+		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
+	}
 	ret = txn(e, cmp, op, &ok, epoch);
 	if (ret)
 		goto out;
