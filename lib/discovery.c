@@ -14,7 +14,10 @@
  *   whenever the epoch moves.  An endpoint that fails is left for the next
  *   one (after a round of failures: backoff from 100 ms doubling to 5 s);
  *   the last ring stays in force meanwhile.  After a switch the first read
- *   is a plain GET (epochs of separate memory-backend mdsd differ).
+ *   is a plain GET (epochs of separate memory-backend mdsd differ).  A 429
+ *   or 503 with Retry-After (mdsd's bounds) stretches that round's
+ *   backoff to the advertised seconds (at most RETRY_MAX_MS); the
+ *   heartbeats go on meanwhile.
  * - Ring membership: state "up" and "draining" members are in the ring (a
  *   draining node still serves its keys until it leaves; keys do not move
  *   twice), "unhealthy" members are not.  Ids of DFKV_NODE_NAME_MAX bytes
@@ -36,7 +39,15 @@
  *   (and its connections) while its name and address stay the same; a
  *   new address takes a new slot.
  * - client_id: PUT /v1/groups/{g}/clients/{id} {"ttl_ms","host"} at open
- *   and every ttl/3 from the same thread; DELETE at dfkv_close.
+ *   and every ttl/3 from the same thread; DELETE at dfkv_close.  A failed
+ *   heartbeat is retried after 1 s, or after its Retry-After (at most
+ *   ttl/3, so that the lease does not lapse meanwhile).  Both writes
+ *   carry "X-Dfkv-Client-Key: <key>", 32 random bytes in hex drawn at
+ *   open: mdsd records the first writer's key as the entry's owner and
+ *   refuses (403, counted, retried like any failed heartbeat) a client
+ *   token's write of an entry another key owns, e.g. another instance's
+ *   with the same client_id, or this client's own after a restart until
+ *   the old lease lapses.
  * - mds_token_file: mdsd's client token (--client-token-file; SPEC 7),
  *   read once at open (token.c, the reader mdsd uses); the writes (PUT,
  *   DELETE of the client's own entry) carry "Authorization: Bearer
@@ -50,8 +61,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -70,7 +83,11 @@
 #define DEF_CLIENT_TTL_MS	10000
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		5000
+#define RETRY_MAX_MS		30000	/* the most of a Retry-After honoured */
+#define HB_RETRY_MS		1000	/* a failed heartbeat without one */
 #define DELETE_TIMEOUT_MS	1000
+#define CLIENT_KEY_BYTES	32
+#define CLIENT_KEY_HEADER	"X-Dfkv-Client-Key: "
 
 struct disc_member {
 	char name[DFKV_NODE_NAME_MAX];
@@ -107,7 +124,9 @@ struct dfkv_disc {
 	atomic_bool stop;
 	CURLM *multi;
 	CURL *easy;
-	struct curl_slist *hdrs;	/* of writes: content type, token */
+	struct curl_slist *hdrs;	/* of writes: content type, token, key */
+	uint64_t retry_ms;	/* the last reply's Retry-After (429, 503) */
+	uint64_t poll_after;	/* no member read before (a backoff) */
 	uint64_t epoch;
 	bool synced;		/* epoch came from the current endpoint */
 	struct disc_list base;	/* the membership applied last */
@@ -120,7 +139,7 @@ struct dfkv_disc {
 	/* stats */
 	_Atomic uint64_t st_epoch, st_ring, st_fetches, st_errors, st_changes,
 		st_holds, st_skipped, st_hb_errors, st_auth_errors,
-		st_overweight;
+		st_forbidden, st_overweight;
 	atomic_bool st_holding;
 };
 
@@ -155,6 +174,7 @@ static void view_free(struct disc_view *v)
 /*
  * One request on d->easy.  0 with *status and the body in *out; -1 when
  * the transfer failed; -2 when dfkv_close asked to stop (stoppable only).
+ * d->retry_ms: a 429's or 503's Retry-After in ms (0: none).
  */
 static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 		   const char *body, uint64_t timeout_ms, bool stoppable,
@@ -172,6 +192,7 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	int running = 1, left, rc = -1;
 
 	*status = 0;
+	d->retry_ms = 0;
 	out->max = DISC_BODY_MAX;
 	dfkv_http_buf_clear(out);
 	curl_easy_reset(d->easy);	/* keeps live connections */
@@ -192,7 +213,14 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	while ((msg = curl_multi_info_read(d->multi, &left)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == d->easy &&
 		    msg->data.result == CURLE_OK) {
+			curl_off_t ra = 0;
+
 			curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, status);
+			if ((*status == 429 || *status == 503) &&
+			    curl_easy_getinfo(d->easy, CURLINFO_RETRY_AFTER,
+					      &ra) == CURLE_OK && ra > 0)
+				d->retry_ms = ra < RETRY_MAX_MS / 1000 ?
+					      (uint64_t)ra * 1000 : RETRY_MAX_MS;
 			rc = 0;
 		}
 out:
@@ -496,7 +524,8 @@ static int fetch(struct dfkv_disc *d, uint64_t wait_ms, bool stoppable,
 }
 
 /* PUT clients/{id} (register or heartbeat), or DELETE it: 0, -1, or
- * DFKV_E_AUTH when mdsd refused the token (401). */
+ * DFKV_E_AUTH when mdsd refused the token (401).  A 403: the entry is
+ * another client key's (counted). */
 static int client_reg(struct dfkv_disc *d, bool del)
 {
 	char url[2048], body[DISC_ADDR_MAX + 64];
@@ -523,9 +552,24 @@ static int client_reg(struct dfkv_disc *d, bool del)
 			atomic_fetch_add(&d->st_auth_errors, 1);
 			return DFKV_E_AUTH;
 		}
+		if (!rc && status == 403)
+			atomic_fetch_add(&d->st_forbidden, 1);
 		return -1;
 	}
 	return 0;
+}
+
+/* When the heartbeat after one that returned rc is due: ttl/3 after a
+ * success, else after the refusal's Retry-After (at most ttl/3) or 1 s. */
+static uint64_t hb_next(const struct dfkv_disc *d, int rc, uint64_t now)
+{
+	uint64_t third = d->ttl_ms / 3, retry = d->retry_ms;
+
+	if (!rc)
+		return now + third;
+	if (!retry)
+		retry = HB_RETRY_MS;
+	return now + (retry < third ? retry : third);
 }
 
 static void next_endpoint(struct dfkv_disc *d)
@@ -534,10 +578,17 @@ static void next_endpoint(struct dfkv_disc *d)
 	d->synced = false;
 }
 
+/* The held mass loss's grace period is over. */
+static bool held_due(const struct dfkv_disc *d)
+{
+	return d->held_since && dfkv_now_ms() - d->held_since >= d->grace_ms;
+}
+
 static void *follow(void *arg)
 {
 	struct dfkv_disc *d = arg;
 	uint32_t backoff = BACKOFF_MIN_MS;
+	uint64_t round_retry = 0;	/* the round's longest Retry-After */
 	size_t fails = 0;
 	bool changed;
 
@@ -546,9 +597,24 @@ static void *follow(void *arg)
 		int rc;
 
 		if (d->client_id[0] && now >= d->next_hb) {
-			d->next_hb = now + (client_reg(d, false) ?
-					    BACKOFF_MIN_MS * 10 : d->ttl_ms / 3);
+			rc = client_reg(d, false);
 			now = dfkv_now_ms();
+			d->next_hb = hb_next(d, rc, now);
+		}
+		if (now < d->poll_after) {
+			/* backing off: until then, a heartbeat or a held
+			 * loss's end, whichever comes first */
+			uint64_t until = d->poll_after;
+
+			if (d->client_id[0] && d->next_hb < until)
+				until = d->next_hb;
+			if (d->held_since && d->held_since + d->grace_ms < until)
+				until = d->held_since + d->grace_ms;
+			if (until > now)
+				nap(d, until - now);
+			if (held_due(d))
+				apply(d, false);	/* the held loss is due */
+			continue;
 		}
 		if (d->client_id[0])
 			wait = d->next_hb > now ?
@@ -564,21 +630,26 @@ static void *follow(void *arg)
 		if (rc == 0) {
 			fails = 0;
 			backoff = BACKOFF_MIN_MS;
+			round_retry = 0;
 			if (changed || d->held_since)
 				apply(d, false);
 			continue;
 		}
 		/* keep the last ring; try the next endpoint, back off after
-		 * a whole round of failures */
+		 * a whole round of failures (at least the round's longest
+		 * Retry-After) */
+		if (d->retry_ms > round_retry)
+			round_retry = d->retry_ms;
 		next_endpoint(d);
 		if (++fails >= d->nurls) {
 			fails = 0;
-			nap(d, backoff);
+			d->poll_after = dfkv_now_ms() +
+					(round_retry > backoff ? round_retry : backoff);
+			round_retry = 0;
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 				  backoff * 2;
 		}
-		if (d->held_since &&
-		    dfkv_now_ms() - d->held_since >= d->grace_ms)
+		if (held_due(d))
 			apply(d, false);	/* the held loss is due */
 	}
 	return NULL;
@@ -627,8 +698,36 @@ static int split_urls(struct dfkv_disc *d, const char *spec)
 	return d->nurls ? 0 : DFKV_E_INVAL;
 }
 
-/* The writes' headers: the content type and, with a token file, the
- * token.  errno tells why a token file is unusable. */
+/* "X-Dfkv-Client-Key: <hex>" of CLIENT_KEY_BYTES fresh random bytes,
+ * appended to d->hdrs (wiped with them). */
+static int client_key(struct dfkv_disc *d)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char key[CLIENT_KEY_BYTES];
+	char hdr[sizeof(CLIENT_KEY_HEADER) + 2 * CLIENT_KEY_BYTES];
+	size_t off = sizeof(CLIENT_KEY_HEADER) - 1;
+	struct curl_slist *l;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return DFKV_E_SYS;
+	memcpy(hdr, CLIENT_KEY_HEADER, off);
+	for (size_t i = 0; i < sizeof(key); i++) {
+		hdr[off++] = hex[key[i] >> 4];
+		hdr[off++] = hex[key[i] & 15];
+	}
+	hdr[off] = '\0';
+	l = curl_slist_append(d->hdrs, hdr);
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(hdr, sizeof(hdr));
+	if (!l)
+		return DFKV_E_NOMEM;
+	d->hdrs = l;
+	return 0;
+}
+
+/* The writes' headers: the content type, the client key (client_id) and,
+ * with a token file, the token.  errno tells why a token file is
+ * unusable. */
 static int write_headers(struct dfkv_disc *d, const char *token_file)
 {
 	char why[64];
@@ -637,6 +736,11 @@ static int write_headers(struct dfkv_disc *d, const char *token_file)
 	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	if (!d->hdrs)
 		return DFKV_E_NOMEM;
+	if (d->client_id[0]) {
+		err = client_key(d);
+		if (err)
+			return err;
+	}
 	if (!token_file)
 		return 0;
 	err = dfkv_http_bearer(&d->hdrs, token_file, why, sizeof(why));
@@ -731,7 +835,7 @@ int dfkv_disc_open(struct dfkv_client *c)
 			errno = EKEYREJECTED;
 			return err;
 		}
-		d->next_hb = now + (err ? BACKOFF_MIN_MS * 10 : d->ttl_ms / 3);
+		d->next_hb = hb_next(d, err, now);
 	}
 	if (pthread_create(&d->thread, NULL, follow, d))
 		return DFKV_E_SYS;
@@ -822,6 +926,9 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     "# HELP dfkv_client_mds_auth_errors_total Writes mdsd refused the token of (401).\n"
 		     "# TYPE dfkv_client_mds_auth_errors_total counter\n"
 		     "dfkv_client_mds_auth_errors_total %llu\n"
+		     "# HELP dfkv_client_mds_forbidden_total Writes of the client's entry mdsd refused: another client key owns it (403).\n"
+		     "# TYPE dfkv_client_mds_forbidden_total counter\n"
+		     "dfkv_client_mds_forbidden_total %llu\n"
 		     "# HELP dfkv_client_mds_overweight_lists_total Member lists refused: their weights add up to more than the cap.\n"
 		     "# TYPE dfkv_client_mds_overweight_lists_total counter\n"
 		     "dfkv_client_mds_overweight_lists_total %llu\n",
@@ -835,6 +942,7 @@ size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap)
 		     (unsigned long long)atomic_load(&d->st_skipped),
 		     (unsigned long long)atomic_load(&d->st_hb_errors),
 		     (unsigned long long)atomic_load(&d->st_auth_errors),
+		     (unsigned long long)atomic_load(&d->st_forbidden),
 		     (unsigned long long)atomic_load(&d->st_overweight));
 	if (n < 0)
 		return 0;

@@ -12,9 +12,16 @@
  * registers (and deregisters) the client, a wrong, missing or unusable
  * token fails the open with DFKV_E_AUTH, a token refused later is
  * counted; with a member and a client token, the client token registers
- * the client (not a member); a member list whose weights add up to more than the directory's
+ * the client (not a member); two clients with one client token and one
+ * client_id: the second cannot take, renew or delete the first's entry
+ * (403, counted), the first still heartbeats, once the first's entry is
+ * deleted (its close, the member token) the second takes it; a member list whose weights add up to more than the directory's
  * cap (8192) is refused: the ring in force stays, a new client's open
- * fails with DFKV_E_MEMBERS, a list under the cap is followed.  The nodes
+ * fails with DFKV_E_MEMBERS, a list under the cap is followed; against a
+ * scripted fake mdsd, a 429 to the member poll and a 503 to the heartbeat
+ * with Retry-After: the next request of each comes no earlier than the
+ * advertised seconds (measured on the same monotonic clock), and the
+ * heartbeats go on while the polls wait.  The nodes
  * themselves are not needed (routing only).
  * Skipped when build/tools/mdsd is missing (make tools).
  */
@@ -23,7 +30,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -951,6 +961,261 @@ TEST(disc_client_token)
 	EXPECT_FALSE(client_listed(&m, "g1", "engine-c"));
 	mds_cleanup(&m);
 	free(o);
+}
+
+/* Two engines with the same client token and client_id: one owner. */
+TEST(disc_client_owner)
+{
+	struct dfkv_client *c1 = NULL, *c2 = NULL;
+	char ctok[128], url[256];
+	uint64_t end;
+	struct mds m;
+
+	memset(&m, 0, sizeof(m));
+	m.token = TOKEN;
+	m.client_token = "the-clients-t0ken";
+	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
+	ASSERT_EQ(0, mds_start(&m, true));
+	ASSERT_EQ(200, put_member(&m, "g1", "kv0", 17400, 1, "up"));
+	snprintf(ctok, sizeof(ctok), "%s/ctoken", m.dir);
+	snprintf(url, sizeof(url), "%s/v1/groups/g1/clients/engine-s", m.url);
+	ASSERT_EQ(0, open_token(m.url, "engine-s", ctok, &c1));
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the second opens, but its registration is refused (403) */
+	ASSERT_EQ(0, open_token(m.url, "engine-s", ctok, &c2));
+	EXPECT_LT(0, client_stat(c2, "dfkv_client_mds_forbidden_total"));
+	/* the client token without a key is refused: no engine's entry */
+	EXPECT_EQ(400, http("DELETE", url, NULL, NULL,
+			    "Authorization: Bearer the-clients-t0ken"));
+	/* the first still renews its entry, the second keeps failing */
+	end = now_ms() + 10000;
+	while (client_stat(c2, "dfkv_client_mds_forbidden_total") < 4 &&
+	       now_ms() < end)
+		sleep_ms(50);
+	EXPECT_LE(4, client_stat(c2, "dfkv_client_mds_forbidden_total"));
+	EXPECT_EQ(0, client_stat(c1, "dfkv_client_mds_heartbeat_errors_total"));
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the first's close deletes its own entry: the second takes the id */
+	dfkv_close(c1);
+	end = now_ms() + 10000;
+	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
+		sleep_ms(50);
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	/* the member token deletes anyone's entry; its owner takes it back */
+	EXPECT_EQ(200, http("DELETE", url, NULL, NULL, m.auth));
+	end = now_ms() + 10000;
+	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
+		sleep_ms(50);
+	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
+	dfkv_close(c2);
+	EXPECT_FALSE(client_listed(&m, "g1", "engine-s"));
+	mds_cleanup(&m);
+}
+
+/* ------------------------------------------------------- a fake mdsd */
+
+#define FAKE_MAX	256
+
+/*
+ * A scripted mdsd on a thread, one request per connection: the first GET
+ * of the members answers an empty group, every later one get_status;
+ * every PUT put_status (both with "Retry-After: retry_s" when not 200);
+ * a DELETE 200.  Each request's arrival (its header read) and its reply
+ * (before it is sent) are recorded on CLOCK_MONOTONIC in ms, libdfkv's
+ * clock.
+ */
+struct fake {
+	int fd, port;
+	pthread_t th;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+	int get_status, put_status, retry_s;
+	size_t n;
+	struct {
+		char method;	/* 'G', 'P', 'D' */
+		int status;
+		uint64_t at, replied;
+	} req[FAKE_MAX];
+};
+
+/* One request from fd: its method's first letter, or 0. */
+static char fake_read(int fd)
+{
+	char buf[8192], *end, *cl;
+	size_t len = 0, need;
+	ssize_t r;
+
+	while (len < sizeof(buf) - 1) {
+		r = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (r <= 0)
+			return 0;
+		len += (size_t)r;
+		buf[len] = 0;
+		end = strstr(buf, "\r\n\r\n");
+		if (!end)
+			continue;
+		cl = strcasestr(buf, "\r\nContent-Length:");
+		need = (size_t)(end + 4 - buf) +
+		       (cl && cl < end ? (size_t)atol(cl + 17) : 0);
+		if (len >= need || need >= sizeof(buf))
+			return buf[0];
+	}
+	return 0;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	bool first_get = true;
+
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = { .fd = f->fd, .events = POLLIN };
+		char reply[512], retry[48] = "", method;
+		const char *body = "{}";
+		int c, status = 200;
+		ssize_t sent;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		c = accept(f->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		method = fake_read(c);
+		pthread_mutex_lock(&f->lock);
+		if (method && f->n < FAKE_MAX) {
+			f->req[f->n].method = method;
+			f->req[f->n].at = now_ms();
+		}
+		if (method == 'G' && first_get) {
+			body = "{\"epoch\":1,\"members\":[]}";
+			first_get = false;
+		} else if (method == 'G') {
+			status = f->get_status;
+		} else if (method == 'P') {
+			status = f->put_status;
+		}
+		if (status != 200)
+			snprintf(retry, sizeof(retry), "Retry-After: %d\r\n",
+				 f->retry_s);
+		snprintf(reply, sizeof(reply),
+			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n%s\r\n%s",
+			 status, strlen(body), retry, body);
+		if (method && f->n < FAKE_MAX) {
+			f->req[f->n].status = status;
+			f->req[f->n++].replied = now_ms();
+		}
+		pthread_mutex_unlock(&f->lock);
+		/* a client that went away misses its reply: no matter */
+		sent = write(c, reply, strlen(reply));
+		(void)sent;
+		close(c);
+	}
+	return NULL;
+}
+
+static int fake_start(struct fake *f)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	f->fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(f->fd, (struct sockaddr *)&a, &l) || listen(f->fd, 16))
+		return -1;
+	f->port = ntohs(a.sin_port);
+	pthread_mutex_init(&f->lock, NULL);
+	return pthread_create(&f->th, NULL, fake_main, f);
+}
+
+static void fake_stop(struct fake *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->th, NULL);
+	close(f->fd);
+	pthread_mutex_destroy(&f->lock);
+}
+
+/* Requests of method m recorded so far. */
+static size_t fake_count(struct fake *f, char m)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n; i++)
+		n += f->req[i].method == m;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+/*
+ * The shortest time between a refused request of method m and the next
+ * of the same method; UINT64_MAX when there is no such pair.
+ */
+static uint64_t fake_min_gap(struct fake *f, char m)
+{
+	uint64_t gap = UINT64_MAX, replied = 0;
+	bool refused = false;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->req[i].method != m)
+			continue;
+		if (refused && f->req[i].at - replied < gap)
+			gap = f->req[i].at - replied;
+		refused = f->req[i].status != 200;
+		replied = f->req[i].replied;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return gap;
+}
+
+static void wait_count(struct fake *f, char m, size_t n)
+{
+	uint64_t end = now_ms() + 30000;	/* bounds a failure only */
+
+	while (fake_count(f, m) < n && now_ms() < end)
+		sleep_ms(20);
+}
+
+TEST(disc_retry_after)
+{
+	static struct fake f;
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.ns = ns, .ns_len = sizeof(ns) - 1, .group = "g1",
+		.client_id = "engine-ra", .connect_timeout_ms = 300,
+		.io_timeout_ms = 2000, .client_ttl_ms = 9000,
+	};
+	struct dfkv_client *c = NULL;
+	char url[64];
+	size_t puts;
+
+	f.get_status = 429;	/* mdsd's long-poll caps */
+	f.put_status = 200;
+	f.retry_s = 2;
+	ASSERT_EQ(0, fake_start(&f));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
+	o.mds_endpoints = url;
+	ASSERT_EQ(0, dfkv_open_v2(&o, &c));
+	/* the polls: refused, each next one at least 2 s later */
+	wait_count(&f, 'G', 4);
+	ASSERT_LE(4, fake_count(&f, 'G'));
+	EXPECT_LE(2000, fake_min_gap(&f, 'G'));
+	/* the heartbeats (every 3 s) went on meanwhile */
+	EXPECT_LE(2, fake_count(&f, 'P'));
+	/* the heartbeats refused with 503: the next at least 2 s later */
+	pthread_mutex_lock(&f.lock);
+	f.put_status = 503;
+	pthread_mutex_unlock(&f.lock);
+	puts = fake_count(&f, 'P');
+	wait_count(&f, 'P', puts + 4);
+	ASSERT_LE(puts + 4, fake_count(&f, 'P'));
+	EXPECT_LE(2000, fake_min_gap(&f, 'P'));
+	EXPECT_LE(3, client_stat(c, "dfkv_client_mds_heartbeat_errors_total"));
+	dfkv_close(c);
+	fake_stop(&f);
 }
 
 TEST(disc_options)

@@ -13,7 +13,12 @@
 # member token unless --insecure; the bounds: long-polls capped per peer
 # (429) with a disconnected one's slot free at once, heartbeats served
 # whatever one peer's 256 long-polls hold, the connections reserved for
-# writes (503 for reads there); the group weight cap (409).  TAP on
+# writes (503 for reads there); the group weight cap (409); /clients
+# ownership: the client token writes only the entry its client key
+# (X-Dfkv-Client-Key) created, 400 without a key, 403 for another key's
+# (counted), the member token deletes any, a deleted or lapsed entry's id
+# is free again, the owner survives a snapshot restart and is never
+# listed.  TAP on
 # stdout; exit status non-zero on any failure.  Every wait is bounded.
 # The helpers here are shared with test_mdsd_etcd.py.
 
@@ -808,6 +813,9 @@ def main():
     mtok, ctok = "member-T0ken_1", "client-T0ken_2"
     mh = {"Authorization": "Bearer " + mtok}
     ch = {"Authorization": "Bearer " + ctok}
+    key1 = {"X-Dfkv-Client-Key": "1" * 64}
+    key2 = {"X-Dfkv-Client-Key": "2" * 64}
+    c1, c2 = dict(ch, **key1), dict(ch, **key2)
     mfile = write_file(os.path.join(tmp, "member.token"),
                        (mtok + "\n").encode())
     cfile = write_file(os.path.join(tmp, "client.token"),
@@ -841,15 +849,15 @@ def main():
         expect(two.req("GET", "/v1/groups")[1] == {"groups": ["gt"]})
         # its own /clients entry: registered, renewed, deleted
         s, d, _ = two.req("PUT", "/v1/groups/gt/clients/engine-1",
-                          {"ttl_ms": 60000}, ch)
+                          {"ttl_ms": 60000}, c1)
         expect(s == 200 and d["created"], "%d %r" % (s, d))
         s, d, _ = two.req("PUT", "/v1/groups/gt/clients/engine-1",
-                          {"ttl_ms": 60000}, ch)
+                          {"ttl_ms": 60000}, c1)
         expect(s == 200 and not d["created"], "%d %r" % (s, d))
         ids = [x["id"] for x in two.list("gt", "clients")[1]["clients"]]
         expect(ids == ["engine-1"], ids)
         s, d, _ = two.req("DELETE", "/v1/groups/gt/clients/engine-1", None,
-                          ch)
+                          c1)
         expect(s == 200, "%d %r" % (s, d))
         s, text, _ = two.req("GET", "/metrics")
         expect(metric(text, "dfkv_mds_forbidden_total") == 4, text[-300:])
@@ -867,6 +875,98 @@ def main():
                     expect(s == 401, "%s %s %r: %d" % (method, path, h, s))
         expect([x["id"] for x in two.list("gt")[1]["members"]] == ["n1"])
         expect(two.list("gt", "clients")[1]["clients"] == [])
+
+    def forbidden():
+        return metric(two.req("GET", "/metrics")[1],
+                      "dfkv_mds_forbidden_total")
+
+    def owner_keys():
+        path = "/v1/groups/go/clients/engine"
+        one = {"ttl_ms": 60000, "host": "one"}
+        f0 = forbidden()
+        s, d, _ = two.req("PUT", path, one, c1)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        # the same token, another key: no renewal, change or delete
+        for method, body in [("PUT", one),
+                             ("PUT", {"ttl_ms": 60000, "host": "two"}),
+                             ("PUT", {"ttl_ms": 100}),
+                             ("DELETE", None)]:
+            s, d, _ = two.req(method, path, body, c2)
+            expect(s == 403 and "another client key" in d["error"],
+                   "%s %r: %d %r" % (method, body, s, d))
+        expect(forbidden() == f0 + 4, "%r != %r + 4" % (forbidden(), f0))
+        s, d, _ = two.req("GET", path)
+        expect(s == 200 and d["host"] == "one" and d["ttl_ms"] == 60000,
+               d)
+        # never listed
+        expect("owner" not in d, d)
+        expect(all("owner" not in x for x in
+                   two.list("go", "clients")[1]["clients"]))
+        # the owner still renews and changes it
+        s, d, _ = two.req("PUT", path, one, c1)
+        expect(s == 200 and not d["created"], "%d %r" % (s, d))
+        s, d, _ = two.req("PUT", path, {"ttl_ms": 60000, "host": "one-b"},
+                          c1)
+        expect(s == 200 and two.req("GET", path)[1]["host"] == "one-b", d)
+
+    def owner_key_needed():
+        path = "/v1/groups/go/clients/engine"
+        before = two.list("go", "clients")[1]
+        for key in [None, "x" * 31, "x" * 257, "x" * 20 + " " + "x" * 20]:
+            h = dict(ch, **({"X-Dfkv-Client-Key": key} if key else {}))
+            for method, body in [("PUT", {}), ("DELETE", None)]:
+                s, d, _ = two.req(method, path, body, h)
+                expect(s == 400 and "X-Dfkv-Client-Key" in d["error"],
+                       "%s %r: %d %r" % (method, key, s, d))
+        # a fresh id too: nothing is created without a key
+        s, d, _ = two.req("PUT", "/v1/groups/go/clients/keyless", {}, ch)
+        expect(s == 400, "%d %r" % (s, d))
+        expect(two.list("go", "clients")[1] == before, "the clients changed")
+
+    def owner_admin_and_free():
+        path = "/v1/groups/go/clients/engine"
+        # the member token deletes any entry
+        s, d, _ = two.req("DELETE", path, None, mh)
+        expect(s == 200, "%d %r" % (s, d))
+        # the id is free: the other key takes it, the first is refused now
+        s, d, _ = two.req("PUT", path, {"ttl_ms": 60000}, c2)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        expect(two.req("PUT", path, {"ttl_ms": 60000}, c1)[0] == 403)
+        expect(two.req("DELETE", path, None, c2)[0] == 200)
+        # a lapsed lease frees the id as well
+        s, d, _ = two.req("PUT", "/v1/groups/go/clients/brief",
+                          {"ttl_ms": 300}, c1)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        expect(until(lambda: two.req("GET", "/v1/groups/go/clients/brief")
+                     [0] == 404), "the lease did not lapse")
+        s, d, _ = two.req("PUT", "/v1/groups/go/clients/brief",
+                          {"ttl_ms": 60000}, c2)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+
+    def owner_snapshot():
+        snap = os.path.join(tmp, "owner.json")
+        args = ("--member-token-file", mfile, "--client-token-file", cfile,
+                "--snapshot", snap)
+        a = Mdsd(*args, log=os.path.join(tmp, "owner.log")).start()
+        try:
+            s, d, _ = a.req("PUT", "/v1/groups/gs/clients/e",
+                            {"ttl_ms": 600000}, c1)
+            expect(s == 200 and d["created"], "%d %r" % (s, d))
+        finally:
+            expect(a.stop() == 0)
+        with open(snap) as f:
+            expect('"owner"' in f.read(), "no owner in the snapshot")
+        a = Mdsd(*args, port=a.port, log=os.path.join(tmp, "owner.log"))
+        a.start()
+        try:
+            expect(a.req("PUT", "/v1/groups/gs/clients/e",
+                         {"ttl_ms": 600000}, c2)[0] == 403)
+            s, d, _ = a.req("PUT", "/v1/groups/gs/clients/e",
+                            {"ttl_ms": 600000}, c1)
+            expect(s == 200 and not d["created"], "%d %r" % (s, d))
+            expect("owner" not in a.req("GET", "/v1/groups/gs/clients/e")[1])
+        finally:
+            expect(a.stop() == 0)
 
     def two_tokens_rules():
         port = "127.0.0.1:%d" % free_port()
@@ -979,8 +1079,8 @@ def main():
             # a 12th connection, idle: a read would be the 13th
             socks.append(socket.create_connection(("127.0.0.1", a.port)))
             s, d, h = a.req("GET", "/v1/groups/rs/members")
-            expect(s == 503 and h.get("connection") == "close",
-                   "%d %r %r" % (s, d, h))
+            expect(s == 503 and h.get("connection") == "close" and
+                   h.get("retry-after") == "1", "%d %r %r" % (s, d, h))
             head = long_poll(a.port, "rs", e, "127.0.0.7").recv(4096)
             expect(status_of(head) == 503, head)
             # heartbeats have their connections
@@ -1088,6 +1188,14 @@ def main():
                 two_tokens_client)
         t.check("two tokens: none, a wrong or a mixed one is 401",
                 two_tokens_refused)
+        t.check("client token: another key cannot renew, change or delete "
+                "an entry (403, counted), its owner can", owner_keys)
+        t.check("client token: a /clients write needs a well-formed key "
+                "(400)", owner_key_needed)
+        t.check("the member token deletes any client entry; a deleted or "
+                "lapsed one's id is free again", owner_admin_and_free)
+        t.check("a client entry's owner survives a snapshot restart",
+                owner_snapshot)
         t.check("--client-token-file needs another --member-token-file",
                 two_tokens_rules)
         t.check("off loopback: no start without a member token or --insecure",

@@ -5,8 +5,13 @@
 # 127.0.0.1 with a temporary data directory, two mdsd sharing it.  Both
 # answer identically; a long-poll on one wakes on a change made through
 # the other; killing one leaves the other answering; an etcd lease expiry
-# removes a member; a group's weight cap holds across both (409); a
-# long-poll whose peer hangs up ends (its etcd watch is dropped); stopping
+# removes a member; a group's weight cap holds across both (409), also
+# when two mdsd register members of one group at the same moment; a
+# long-poll whose peer hangs up ends (its etcd watch is dropped); with a
+# member and a client token, a /clients entry's owner (its client key)
+# holds across both mdsd: another key is refused (403) through either,
+# two keys creating one id at once through both leave one owner, the
+# member token deletes it; stopping
 # etcd makes /readyz fail and restarting it
 # brings the membership back.  A second etcd with TLS, client certificate
 # authentication and etcd auth enabled: mdsd passes --etcd-cacert,
@@ -253,6 +258,70 @@ def main():
                ["eng0"])
         expect("eng0" not in [m["id"] for m in b.list("g")[1]["members"]])
 
+    mtok, ctok = "member-T0ken_e", "client-T0ken_e"
+    mh = {"Authorization": "Bearer " + mtok}
+    k1 = {"Authorization": "Bearer " + ctok, "X-Dfkv-Client-Key": "1" * 64}
+    k2 = {"Authorization": "Bearer " + ctok, "X-Dfkv-Client-Key": "2" * 64}
+    own = {}
+
+    def owner_start():
+        toks = ["--member-token-file",
+                write_file(os.path.join(tmp, "m.token"), mtok.encode()),
+                "--client-token-file",
+                write_file(os.path.join(tmp, "c.token"), ctok.encode())]
+        for name in ("o1", "o2"):
+            own[name] = Mdsd("--backend", "etcd", "--etcd", etcd.url,
+                             "--etcd-prefix", "/dfkv/owned", *toks,
+                             log=os.path.join(tmp, name + ".log")).start()
+
+    def owner_across():
+        o1, o2 = own["o1"], own["o2"]
+        path = "/v1/groups/go/clients/engine"
+        one = {"ttl_ms": 60000, "host": "one"}
+        s, d, _ = o1.req("PUT", path, one, k1)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        for o in (o1, o2):
+            for method, body in [("PUT", one),
+                                 ("PUT", {"ttl_ms": 60000, "host": "two"}),
+                                 ("DELETE", None)]:
+                s, d, _ = o.req(method, path, body, k2)
+                expect(s == 403, "%s %r: %d %r" % (method, body, s, d))
+        s, d, _ = o2.req("GET", path)
+        expect(s == 200 and d["host"] == "one" and "owner" not in d, d)
+        s, d, _ = o2.req("PUT", path, {"ttl_ms": 60000, "host": "one-b"}, k1)
+        expect(s == 200 and not d["created"], "%d %r" % (s, d))
+        expect(o2.req("PUT", path, one, {"Authorization":
+                                         k1["Authorization"]})[0] == 400)
+        # the member token deletes it; the id is free for the other key
+        expect(o2.req("DELETE", path, None, mh)[0] == 200)
+        s, d, _ = o1.req("PUT", path, one, k2)
+        expect(s == 200 and d["created"], "%d %r" % (s, d))
+        expect(o2.req("DELETE", path, None, k1)[0] == 403)
+        expect(o2.req("DELETE", path, None, k2)[0] == 200)
+
+    def owner_race():
+        o1, o2 = own["o1"], own["o2"]
+        for i in range(10):
+            path = "/v1/groups/go/clients/race-%d" % i
+            go = threading.Barrier(2)
+            res = {}
+
+            def put(name, o, h):
+                go.wait()
+                res[name] = o.req("PUT", path, {"ttl_ms": 60000}, h)[0]
+            ths = [threading.Thread(target=put, args=("1", o1, k1)),
+                   threading.Thread(target=put, args=("2", o2, k2))]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(20)
+            expect(sorted(res.values()) == [200, 403], "%d: %r" % (i, res))
+            # the winner owns it through either mdsd, the loser does not
+            win = k1 if res["1"] == 200 else k2
+            lose = k2 if win is k1 else k1
+            expect(o2.req("PUT", path, {"ttl_ms": 60000}, win)[0] == 200)
+            expect(o1.req("PUT", path, {"ttl_ms": 60000}, lose)[0] == 403)
+
     def weight_cap():
         for i in range(4):
             s, d, _ = (a, b)[i % 2].put("gw", "w%d" % i, {"weight": 1000})
@@ -268,6 +337,36 @@ def main():
         expect(a.put("gw", "w0", {"weight": 999})[0] == 200)
         expect(b.put("gw", "w9", {"weight": 1})[0] == 200)
         expect(len(a.list("gw")[1]["members"]) == 10)
+
+    def weight_cap_race():
+        # cap 10, two members of weight 6 registered at once through two
+        # mdsd: one is refused whatever the interleaving
+        rs = [Mdsd("--backend", "etcd", "--etcd", etcd.url, "--etcd-prefix",
+                   "/dfkv/race", "--max-group-weight", "10",
+                   log=os.path.join(tmp, "race%d.log" % i)).start()
+              for i in range(2)]
+        try:
+            for i in range(20):
+                group = "race%d" % i
+                go = threading.Barrier(2)
+                res = {}
+
+                def put(j):
+                    go.wait()
+                    res[j] = rs[j].put(group, "m%d" % j, {"weight": 6})[0]
+                ths = [threading.Thread(target=put, args=(j,))
+                       for j in range(2)]
+                for th in ths:
+                    th.start()
+                for th in ths:
+                    th.join(20)
+                expect(sorted(res.values()) == [200, 409],
+                       "%s: %r" % (group, res))
+                ms = rs[0].list(group)[1]["members"]
+                expect(sum(m["weight"] for m in ms) == 6, ms)
+        finally:
+            for m in rs:
+                m.stop()
 
     def longpoll_gone():
         c = Mdsd("--backend", "etcd", "--etcd", etcd.url, "--long-poll-ms",
@@ -464,8 +563,15 @@ def main():
                 longpoll_quiet)
         t.check("DELETE through one is seen by the other", delete)
         t.check("clients are kept apart from members", clients)
+        t.check("two mdsd with a member and a client token", owner_start)
+        t.check("a client entry's owner holds across both mdsd; the member "
+                "token deletes it", owner_across)
+        t.check("two keys creating one client id through both mdsd at once: "
+                "one owner", owner_race)
         t.check("validation errors with the etcd backend", validation)
         t.check("the group weight cap across two mdsd: 409", weight_cap)
+        t.check("two mdsd registering at once cannot pass the weight cap "
+                "together", weight_cap_race)
         t.check("a long-poll whose peer hangs up ends", longpoll_gone)
         t.check("kill one mdsd: the other keeps answering", kill_one)
         t.check("an etcd lease expiry removes the member", expiry)
@@ -493,6 +599,8 @@ def main():
                 rcs.append(m.stop())
         if sec.get("c"):
             sec["c"].stop()
+        for m in own.values():
+            m.stop()
         etcd.stop()
         if sec.get("etcd"):
             sec["etcd"].stop()

@@ -116,7 +116,8 @@ static void node_register(struct agent *a, const struct agent_node *n)
 	e.weight = cfg->weight;
 	e.state = to_mds_state(state);
 	e.ttl_ms = cfg->ttl_ms;
-	ret = a->b->ops->put(a->b, cfg->group, MDS_MEMBERS, &e, &epoch, &created);
+	ret = a->b->ops->put(a->b, cfg->group, MDS_MEMBERS, &e, NULL, &epoch,
+			     &created);
 	if (ret) {
 		counter_inc(C_AGENT_ERRORS);
 		logmsg(LOG_ERR, "agent: cannot register node %s: %s", name,
@@ -144,7 +145,8 @@ static void node_deregister(struct agent *a, const char *name)
 	long i = known_find(a, name);
 	int ret;
 
-	ret = a->b->ops->del(a->b, a->cfg->group, MDS_MEMBERS, name, &epoch);
+	ret = a->b->ops->del(a->b, a->cfg->group, MDS_MEMBERS, name, NULL,
+			     &epoch);
 	if (ret && ret != -ENOENT) {
 		counter_inc(C_AGENT_ERRORS);
 		logmsg(LOG_ERR, "agent: cannot deregister node %s: %s", name,

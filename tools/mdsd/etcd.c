@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mdsd "etcd" backend: the directory lives in an etcd v3 cluster, reached
- * through its JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/deleterange,
+ * through its JSON gateway (/v3/kv/range, /v3/kv/txn, /v3/kv/deleterange,
  * /v3/lease/grant, /v3/lease/keepalive, /v3/watch) with libcurl (through
  * libdfkv's http.c helper).
  *
  * Keys: PREFIX/GROUP/members/ID and PREFIX/GROUP/clients/ID; the value is
- * the entry's canonical JSON.  Every entry has its own lease of
+ * the entry's canonical JSON, with a /clients entry's "owner" (mdsd.h).
+ * Every entry has its own lease of
  * ceil(ttl_ms / 1000) seconds: a registration grants one and puts the key
  * with it; a heartbeat of an unchanged entry only keeps the lease alive
  * (no write, so the revision does not move); a changed entry is put again
- * (with its lease when the TTL is unchanged).  etcd deletes the keys of an
+ * (with its lease when the TTL is unchanged).  A write is a transaction
+ * on the key's mod_revision as read (0: absent), so what was checked
+ * (the owner) is what is written over; a lost race is read and checked
+ * again.  A client-token delete is one too.  etcd deletes the keys of an
  * expired lease itself.  The epoch of a listing is the etcd revision of the
  * read, so every mdsd sharing the cluster answers identically; a
  * wait_epoch=N long-poll is a watch of the group's keys from revision N+1,
  * which returns at the first change after N, or within about a second of
  * the long-poll's peer leaving (the transfer's progress callback).  A
  * member's put that would raise the group's weight past
- * --max-group-weight is refused.  Several URLs may be given:
+ * --max-group-weight is refused: the sum is read at a revision R and the
+ * put's transaction also requires that no member key was written after
+ * R, so two mdsd cannot pass the cap together.  Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -530,19 +536,21 @@ static void entry_key(struct etcd *e, char *buf, size_t cap,
 		 id ? id : "");
 }
 
-/* The canonical value of an entry. */
-static char *entry_value(const struct mds_entry *en)
+/* The stored value of an entry: its canonical JSON and its owner. */
+static char *entry_value(const struct mds_entry *en,
+			 const struct mds_owner *owner)
 {
-	struct json_object *o = mds_entry_to_json(en);
+	struct json_object *o = mds_stored_to_json(en, owner);
 	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 
 	json_object_put(o);
 	return s;
 }
 
-/* Decode one kv into an entry; false when it is not a valid record. */
+/* Decode one kv into an entry and its owner (owner may be NULL); false
+ * when it is not a valid record. */
 static bool kv_entry(struct json_object *kv, const char *keyprefix,
-		     struct mds_entry *en)
+		     struct mds_entry *en, struct mds_owner *owner)
 {
 	struct json_object *k, *v, *o;
 	char *key, *val, why[128];
@@ -557,8 +565,8 @@ static bool kv_entry(struct json_object *kv, const char *keyprefix,
 	if (key && val && !strncmp(key, keyprefix, kl) &&
 	    mds_id_valid(key + kl)) {
 		o = mds_json_parse(val, vlen, why, sizeof(why));
-		if (o && !mds_entry_from_json(o, key + kl, 0, en, why,
-					      sizeof(why)))
+		if (o && !mds_stored_from_json(o, key + kl, NULL, en, owner,
+					       why, sizeof(why)))
 			ok = true;
 		else
 			logmsg(LOG_VERBOSE, "etcd: skipping bad record %s: %s",
@@ -638,22 +646,24 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
- * group's member weight past the cap?  0, -EDQUOT or the listing's error.
- * (Read, then written: two mdsd writing the same group at once may pass
- * the cap together; libdfkv refuses such a list.)
+ * group's member weight past the cap?  0, -EDQUOT or the listing's error;
+ * *rev: the revision the sum was read at (0: nothing read, the weight
+ * does not grow), which the write's transaction then compares on.
  */
 static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old)
+			const struct mds_entry *en, uint32_t old, uint64_t *rev)
 {
 	struct mds_list l;
 	uint64_t sum = en->weight;
 	int ret;
 
+	*rev = 0;
 	if (en->weight <= old)
 		return 0;
 	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
 	if (ret)
 		return ret;
+	*rev = l.epoch;
 	for (size_t i = 0; i < l.n; i++)
 		if (strcmp(l.v[i].id, en->id))
 			sum += l.v[i].weight;
@@ -661,73 +671,163 @@ static int weight_check(struct etcd *e, const char *group,
 	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
 }
 
-static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
-		    const struct mds_entry *en, uint64_t *epoch, bool *created)
+/* A compare: key's mod_revision equals mod (0: the key is absent). */
+static struct json_object *cmp_mod(const char *key, int64_t mod)
 {
-	struct etcd *e = to_etcd(b);
-	struct json_object *kv, *req, *resp;
-	char key[512], *val;
-	int64_t lease = 0, ttl = 0;
+	struct json_object *c = json_object_new_object();
+
+	add_b64(c, "key", key, strlen(key));
+	json_object_object_add(c, "target", json_object_new_string("MOD"));
+	json_object_object_add(c, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(c, "mod_revision", json_object_new_int64(mod));
+	return c;
+}
+
+/* A compare: no key under prefix was written after revision rev. */
+static struct json_object *cmp_unchanged(const char *prefix, uint64_t rev)
+{
+	struct json_object *c = json_object_new_object();
+
+	add_prefix_range(c, prefix);
+	json_object_object_add(c, "target", json_object_new_string("MOD"));
+	json_object_object_add(c, "result", json_object_new_string("LESS"));
+	json_object_object_add(c, "mod_revision",
+			       json_object_new_int64((int64_t)rev + 1));
+	return c;
+}
+
+/*
+ * One transaction: op (a request_put or request_delete_range, taken) when
+ * every compare (taken) holds.  0 with *ok and the revision, or call()'s
+ * error.
+ */
+static int txn(struct etcd *e, struct json_object *compare,
+	       struct json_object *op, bool *ok, uint64_t *rev)
+{
+	struct json_object *req = json_object_new_object(), *resp, *v;
+	struct json_object *success = json_object_new_array();
+	int ret;
+
+	json_object_array_add(success, op);
+	json_object_object_add(req, "compare", compare);
+	json_object_object_add(req, "success", success);
+	ret = call(e, "/v3/kv/txn", req, &resp);
+	if (ret)
+		return ret;
+	/* proto3 JSON leaves a false "succeeded" out */
+	*ok = json_object_object_get_ex(resp, "succeeded", &v) &&
+	      json_object_get_boolean(v);
+	*rev = header_rev(resp);
+	json_object_put(resp);
+	return 0;
+}
+
+/* Attempts of a write whose transaction lost to another writer. */
+#define ETCD_TXN_TRIES	8
+
+/* The entry at key: its kv (a new reference, NULL: absent), decoded. */
+static int read_entry(struct etcd *e, const char *key, const char *group,
+		      enum mds_kind k, struct json_object **kv,
+		      struct mds_entry *cur, struct mds_owner *owner,
+		      uint64_t *rev)
+{
+	char kp[512];
+	int ret;
+
+	memset(cur, 0, sizeof(*cur));
+	memset(owner, 0, sizeof(*owner));
+	ret = get_one(e, key, kv, rev);
+	if (ret || !*kv)
+		return ret;
+	entry_key(e, kp, sizeof(kp), group, k, NULL);
+	if (!kv_entry(*kv, kp, cur, owner)) {
+		/* unreadable: no owner, nothing to keep */
+		memset(cur, 0, sizeof(*cur));
+		memset(owner, 0, sizeof(*owner));
+	}
+	return 0;
+}
+
+/* One attempt of etcd_put: -EAGAIN when another write came between. */
+static int put_once(struct etcd *e, const char *group, enum mds_kind k,
+		    const struct mds_entry *en, const struct mds_writer *w,
+		    uint64_t *epoch, bool *created)
+{
+	struct json_object *kv, *put, *op, *cmp;
+	struct mds_owner owner;
 	struct mds_entry cur;
-	uint64_t rev;
+	char key[512], *val = NULL;
+	int64_t lease = 0, ttl = 0, mod = 0;
+	uint64_t rev, sum_rev = 0;
+	bool ok;
 	int ret;
 
 	entry_key(e, key, sizeof(key), group, k, en->id);
-	ret = get_one(e, key, &kv, &rev);
+	ret = read_entry(e, key, group, k, &kv, &cur, &owner, &rev);
 	if (ret)
 		return ret;
-	val = entry_value(en);
-	if (!val) {
-		json_object_put(kv);
-		return -ENOMEM;
-	}
 	*created = !kv;
-	if (!kv && k == MDS_MEMBERS) {
-		ret = weight_check(e, group, en, 0);
-		if (ret)
-			goto out;
-	}
 	if (kv) {
-		char kp[512];
-
 		lease = get_i64(kv, "lease");
-		entry_key(e, kp, sizeof(kp), group, k, NULL);
-		if (!kv_entry(kv, kp, &cur))
-			memset(&cur, 0, sizeof(cur));
+		mod = get_i64(kv, "mod_revision");
 		json_object_put(kv);
-		if (k == MDS_MEMBERS) {
-			ret = weight_check(e, group, en, cur.weight);
-			if (ret)
-				goto out;
-		}
+		if (!mds_owner_allows(&owner, w))
+			return -EPERM;
+	} else {
+		owner = mds_owner_of(w);
+	}
+	if (k == MDS_MEMBERS) {
+		ret = weight_check(e, group, en, cur.weight, &sum_rev);
+		if (ret)
+			return ret;
+	}
+	if (!*created) {
 		/* Same TTL: the lease can be kept. */
 		if (lease && cur.ttl_ms == en->ttl_ms) {
 			ret = keepalive(e, lease, &ttl);
 			if (ret)
-				goto out;
+				return ret;
 		}
 		if (ttl > 0 && mds_entry_equal(&cur, en)) {
 			counter_inc(C_RENEWALS);
 			*epoch = rev;
-			goto out;
+			return 0;
 		}
 		if (ttl <= 0)
 			lease = 0;
 	}
+	val = entry_value(en, &owner);
+	if (!val)
+		return -ENOMEM;
 	if (!lease) {
 		ret = grant(e, en->ttl_ms, &lease);
 		if (ret)
 			goto out;
 	}
-	req = json_object_new_object();
-	add_b64(req, "key", key, strlen(key));
-	add_b64(req, "value", val, strlen(val));
-	json_object_object_add(req, "lease", json_object_new_int64(lease));
-	ret = call(e, "/v3/kv/put", req, &resp);
+	put = json_object_new_object();
+	add_b64(put, "key", key, strlen(key));
+	add_b64(put, "value", val, strlen(val));
+	json_object_object_add(put, "lease", json_object_new_int64(lease));
+	op = json_object_new_object();
+	json_object_object_add(op, "request_put", put);
+	cmp = json_object_new_array();
+	json_object_array_add(cmp, cmp_mod(key, mod));
+	if (sum_rev) {
+		/* the weights summed are still the group's: no member was
+		 * added or changed since (a removal only lowers the sum) */
+		char members[512];
+
+		entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
+			  NULL);
+		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
+	}
+	ret = txn(e, cmp, op, &ok, epoch);
 	if (ret)
 		goto out;
-	*epoch = header_rev(resp);
-	json_object_put(resp);
+	if (!ok) {
+		ret = -EAGAIN;	/* an unused new lease just runs out */
+		goto out;
+	}
 	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
 	counter_inc(C_EPOCH_BUMPS);
 out:
@@ -735,22 +835,72 @@ out:
 	return ret;
 }
 
-static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
-		    const char *id, uint64_t *epoch)
+static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
+		    const struct mds_entry *en, const struct mds_writer *w,
+		    uint64_t *epoch, bool *created)
 {
-	struct etcd *e = to_etcd(b);
-	struct json_object *req = json_object_new_object(), *resp;
-	char key[512];
+	int ret = -EAGAIN;
+
+	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
+		ret = put_once(to_etcd(b), group, k, en, w, epoch, created);
+	return ret;
+}
+
+/* A client-token delete: the owner checked and the key deleted in one
+ * transaction on its mod_revision; -EAGAIN when it changed between. */
+static int del_owned_once(struct etcd *e, const char *key, const char *group,
+			  enum mds_kind k, const struct mds_writer *w,
+			  uint64_t *epoch)
+{
+	struct json_object *kv, *dr, *op, *cmp;
+	struct mds_owner owner;
+	struct mds_entry cur;
+	int64_t mod;
+	bool ok;
 	int ret;
 
-	entry_key(e, key, sizeof(key), group, k, id);
-	add_b64(req, "key", key, strlen(key));
-	ret = call(e, "/v3/kv/deleterange", req, &resp);
+	ret = read_entry(e, key, group, k, &kv, &cur, &owner, epoch);
 	if (ret)
 		return ret;
-	*epoch = header_rev(resp);
-	ret = get_i64(resp, "deleted") > 0 ? 0 : -ENOENT;
-	json_object_put(resp);
+	if (!kv)
+		return -ENOENT;
+	mod = get_i64(kv, "mod_revision");
+	json_object_put(kv);
+	if (!mds_owner_allows(&owner, w))
+		return -EPERM;
+	dr = json_object_new_object();
+	add_b64(dr, "key", key, strlen(key));
+	op = json_object_new_object();
+	json_object_object_add(op, "request_delete_range", dr);
+	cmp = json_object_new_array();
+	json_object_array_add(cmp, cmp_mod(key, mod));
+	ret = txn(e, cmp, op, &ok, epoch);
+	return ret ? ret : ok ? 0 : -EAGAIN;
+}
+
+static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
+		    const char *id, const struct mds_writer *w,
+		    uint64_t *epoch)
+{
+	struct etcd *e = to_etcd(b);
+	struct json_object *req, *resp;
+	char key[512];
+	int ret = -EAGAIN;
+
+	entry_key(e, key, sizeof(key), group, k, id);
+	if (w && w->must_own) {
+		for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
+			ret = del_owned_once(e, key, group, k, w, epoch);
+	} else {
+		req = json_object_new_object();
+		add_b64(req, "key", key, strlen(key));
+		ret = call(e, "/v3/kv/deleterange", req, &resp);
+		if (ret)
+			return ret;
+		*epoch = header_rev(resp);
+		ret = get_i64(resp, "deleted") > 0 ? 0 : -ENOENT;
+		json_object_put(resp);
+	}
 	if (!ret) {
 		counter_inc(C_DEREGISTRATIONS);
 		counter_inc(C_EPOCH_BUMPS);
@@ -820,7 +970,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		}
 		for (i = 0; i < n; i++) {
 			if (kv_entry(json_object_array_get_idx(kvs, i), prefix,
-				     &out->v[out->n]))
+				     &out->v[out->n], NULL))
 				out->n++;
 		}
 	}

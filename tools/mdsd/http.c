@@ -17,7 +17,11 @@
  * needs "Authorization: Bearer <token>", checked before anything else of
  * the request (401 with WWW-Authenticate otherwise; the body is not
  * read).  The member token writes anything; the client token
- * (--client-token-file) writes /clients only (403 on /members).
+ * (--client-token-file) writes /clients only (403 on /members), and of
+ * them only an entry its client key owns: such a write needs
+ * "X-Dfkv-Client-Key: <key>" (400 without), the first PUT of an id
+ * records the key's SHA-256 as the entry's owner, a write of an entry
+ * another key owns is 403 (the backend compares).
  *
  * Bounds, each refusing the peer that reaches it: libmicrohttpd's
  * connection limits (in all and per peer address); the last
@@ -79,6 +83,11 @@ struct http_server {
 enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
 enum role { ROLE_CLIENT, ROLE_MEMBER };	/* of a write with AUTH_OK */
 
+/* The client key header of /clients writes (SPEC 7), and its bounds. */
+#define CLIENT_KEY_HEADER	"X-Dfkv-Client-Key"
+#define CLIENT_KEY_MIN		32
+#define CLIENT_KEY_MAX		256
+
 /* Per-request state, kept in *con_cls across the handler's calls. */
 struct req {
 	struct dfkv_http_buf body;	/* at most the body limit */
@@ -87,16 +96,19 @@ struct req {
 	enum auth auth;		/* not AUTH_OK: refused, the body discarded */
 	bool forbidden;		/* a client token's write of /members */
 	bool busy;		/* refused: the writes' reserve is reached */
+	bool bad_key;		/* refused: no or a malformed client key */
+	struct mds_writer w;	/* a /clients write's key and duty */
 };
 
 /* A body larger than this many times the limit closes the connection. */
 #define DISCARD_FACTOR 16
 
-/* A reply, with one extra header (hname: hval) when hname is not NULL. */
+/* A reply, with the extra headers of hdrs (name, value, ..., NULL; or
+ * NULL). */
 static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
 				 unsigned int code, const char *ctype,
 				 const char *text, size_t len,
-				 const char *hname, const char *hval)
+				 const char *const *hdrs)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -107,8 +119,8 @@ static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	if (hname)
-		MHD_add_response_header(r, hname, hval);
+	for (; hdrs && hdrs[0]; hdrs += 2)
+		MHD_add_response_header(r, hdrs[0], hdrs[1]);
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	metrics_http(method, code);
@@ -129,17 +141,16 @@ static enum MHD_Result send_json(struct MHD_Connection *c, const char *method,
 	}
 	memcpy(buf, s, n);
 	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, NULL,
-			NULL);
+	ret = send_text(c, method, code, "application/json", buf, n, NULL);
 	free(buf);
 	json_object_put(o);
 	return ret;
 }
 
-/* {"error": msg}, with one extra header when hname is not NULL. */
+/* {"error": msg}, with the extra headers of hdrs (as send_text). */
 static enum MHD_Result send_error_msg(struct MHD_Connection *c,
 				      const char *method, unsigned int code,
-				      const char *hname, const char *hval,
+				      const char *const *hdrs,
 				      const char *msg)
 {
 	struct json_object *o = json_object_new_object();
@@ -158,8 +169,7 @@ static enum MHD_Result send_error_msg(struct MHD_Connection *c,
 	}
 	memcpy(buf, s, n);
 	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, hname,
-			hval);
+	ret = send_text(c, method, code, "application/json", buf, n, hdrs);
 	free(buf);
 	json_object_put(o);
 	return ret;
@@ -175,15 +185,24 @@ static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
 				  unsigned int code, const char *allow,
 				  const char *fmt, ...)
 {
+	const char *hdrs[] = { MHD_HTTP_HEADER_ALLOW, allow, NULL };
 	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return send_error_msg(c, method, code,
-			      allow ? MHD_HTTP_HEADER_ALLOW : NULL, allow, msg);
+	return send_error_msg(c, method, code, allow ? hdrs : NULL, msg);
 }
+
+/*
+ * The seconds a refused peer is asked to wait (429, 503): libdfkv's
+ * discovery honours it (bounded by its own limits).
+ */
+#define RETRY_AFTER_S	"1"
+static const char *const retry_after[] = {
+	MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_S, NULL
+};
 
 /*
  * A write's credentials: "Authorization: Bearer <token>", the scheme in
@@ -223,14 +242,18 @@ static enum auth check_auth(const struct mdsd_config *cfg,
 static enum MHD_Result send_unauthorized(struct MHD_Connection *c,
 					 const char *method, enum auth a)
 {
+	static const char *const missing[] = {
+		MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"mdsd\"", NULL
+	};
+	static const char *const wrong[] = {
+		MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		"Bearer realm=\"mdsd\", error=\"invalid_token\"", NULL
+	};
+
 	return a == AUTH_MISSING ?
-		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED,
-			       MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-			       "Bearer realm=\"mdsd\"",
+		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED, missing,
 			       "PUT and DELETE need Authorization: Bearer <token>") :
-		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED,
-			       MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-			       "Bearer realm=\"mdsd\", error=\"invalid_token\"",
+		send_error_msg(c, method, MHD_HTTP_UNAUTHORIZED, wrong,
 			       "wrong bearer token");
 }
 
@@ -238,14 +261,14 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c,
 static enum MHD_Result send_forbidden(struct MHD_Connection *c,
 				      const char *method)
 {
-	return send_error_msg(c, method, MHD_HTTP_FORBIDDEN, NULL, NULL,
+	return send_error_msg(c, method, MHD_HTTP_FORBIDDEN, NULL,
 			      "the client token may write /clients only; /members needs the member token");
 }
 
 /* A request refused at its first call, other than by 401 or 413. */
 static bool refused(const struct req *r)
 {
-	return r->auth != AUTH_OK || r->forbidden || r->busy;
+	return r->auth != AUTH_OK || r->forbidden || r->busy || r->bad_key;
 }
 
 /* Backend errors to HTTP. */
@@ -260,6 +283,10 @@ static enum MHD_Result send_backend_error(struct http_server *s,
 	case -ENOSPC:
 		return send_error(c, method, MHD_HTTP_INSUFFICIENT_STORAGE, NULL,
 				  "directory limit reached");
+	case -EPERM:
+		counter_inc(C_FORBIDDEN);
+		return send_error(c, method, MHD_HTTP_FORBIDDEN, NULL,
+				  "this /clients entry belongs to another client key");
 	case -EDQUOT:
 		counter_inc(C_WEIGHT_REFUSALS);
 		return send_error(c, method, MHD_HTTP_CONFLICT, NULL,
@@ -268,10 +295,16 @@ static enum MHD_Result send_backend_error(struct http_server *s,
 	case -ENOMEM:
 		return send_error(c, method, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				  NULL, "out of memory");
-	default:
+	default: {
+		char msg[160];
+
 		counter_inc(C_BACKEND_ERRORS);
-		return send_error(c, method, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
-				  "backend unavailable: %s", strerror(-err));
+		snprintf(msg, sizeof(msg), "%s: %s", err == -EAGAIN ?
+			 "conflicting writes" : "backend unavailable",
+			 strerror(-err));
+		return send_error_msg(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
+				      retry_after, msg);
+	}
 	}
 }
 
@@ -509,8 +542,7 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 			counter_inc(C_LONGPOLL_REFUSALS);
 			logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
 			return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
-					      MHD_HTTP_HEADER_RETRY_AFTER, "1",
-					      why);
+					      retry_after, why);
 		}
 	}
 	ret = s->b->ops->list(s->b, group, k, q.has_wait_epoch, q.wait_epoch,
@@ -576,7 +608,7 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 	json_object_put(o);
 	if (ret)
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL, "%s", err);
-	ret = s->b->ops->put(s->b, group, k, &e, &epoch, &created);
+	ret = s->b->ops->put(s->b, group, k, &e, &r->w, &epoch, &created);
 	if (ret)
 		return send_backend_error(s, c, method, ret);
 	logmsg(created ? LOG_VERBOSE : LOG_DEBUG, "%s %s/%s/%s",
@@ -590,14 +622,14 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 }
 
 static enum MHD_Result h_del(struct http_server *s, struct MHD_Connection *c,
-			     const char *method, const char *group,
-			     enum mds_kind k, const char *id)
+			     const char *method, const struct req *r,
+			     const char *group, enum mds_kind k, const char *id)
 {
 	struct json_object *reply;
 	uint64_t epoch = 0;
 	int ret;
 
-	ret = s->b->ops->del(s->b, group, k, id, &epoch);
+	ret = s->b->ops->del(s->b, group, k, id, &r->w, &epoch);
 	if (ret)
 		return send_backend_error(s, c, method, ret);
 	logmsg(LOG_VERBOSE, "deleted %s/%s/%s", group, mds_kind_name(k), id);
@@ -665,17 +697,16 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 					  "unexpected body");
 		if (is(seg[0], "healthz"))
 			return send_text(c, method, MHD_HTTP_OK, "text/plain",
-					 "ok\n", 3, NULL, NULL);
+					 "ok\n", 3, NULL);
 		if (is(seg[0], "readyz")) {
 			bool ready = s->b->ops->ready(s->b) &&
 				     !atomic_load(&mdsd_stopping);
 
 			return ready ?
 				send_text(c, method, MHD_HTTP_OK, "text/plain",
-					  "ready\n", 6, NULL, NULL) :
+					  "ready\n", 6, NULL) :
 				send_text(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
-					  "text/plain", "not ready\n", 10, NULL,
-					  NULL);
+					  "text/plain", "not ready\n", 10, NULL);
 		} else {
 			size_t len;
 			char *text = metrics_render(s->cfg, s->b, &len);
@@ -687,7 +718,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 						  NULL, "out of memory");
 			ret = send_text(c, method, MHD_HTTP_OK,
 					"text/plain; version=0.0.4; charset=utf-8",
-					text, len, NULL, NULL);
+					text, len, NULL);
 			free(text);
 			return ret;
 		}
@@ -740,17 +771,49 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
 				  "unexpected body");
 	if (is(method, "DELETE"))
-		return h_del(s, c, method, seg[2], k, seg[4]);
+		return h_del(s, c, method, r, seg[2], k, seg[4]);
 	return h_get_one(s, c, method, seg[2], k, seg[4]);
 }
 
-/* A write of /v1/groups/{g}/members/{id}: the member token's alone. */
-static bool members_path(const char *url)
+/* The kind of an entry's path /v1/groups/{g}/KIND/{id}; -1: another. */
+static int entry_path_kind(const char *url)
 {
 	char buf[512], *seg[MAX_SEGS];
 	int n = split(url, buf, sizeof(buf), seg);
 
-	return n == 5 && is(seg[3], "members");
+	if (n != 5)
+		return -1;
+	return is(seg[3], "members") ? MDS_MEMBERS :
+	       is(seg[3], "clients") ? MDS_CLIENTS : -1;
+}
+
+/*
+ * A /clients write's client key into r->w: the SHA-256 of
+ * X-Dfkv-Client-Key (CLIENT_KEY_MIN..MAX visible ASCII bytes), which the
+ * client token must send and must own the entry with.  false (a reason
+ * in *why): none where one is needed, or a malformed one.
+ */
+static bool client_key(struct MHD_Connection *c, enum role role,
+		       struct req *r, const char **why)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    CLIENT_KEY_HEADER);
+	size_t n = h ? strlen(h) : 0;
+
+	r->w.must_own = role == ROLE_CLIENT;
+	if (!h) {
+		*why = "the client token writes /clients with X-Dfkv-Client-Key: <key>";
+		return !r->w.must_own;
+	}
+	*why = "X-Dfkv-Client-Key must be 32 to 256 visible ASCII characters";
+	if (n < CLIENT_KEY_MIN || n > CLIENT_KEY_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (h[i] <= ' ' || h[i] > '~')
+			return false;
+	SHA256((const unsigned char *)h, n, r->w.key.sha256);
+	r->w.key.set = true;
+	return true;
 }
 
 /*
@@ -766,7 +829,7 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 	bool write = is(method, "PUT") || is(method, "DELETE");
 	const union MHD_DaemonInfo *di;
 	enum role role = ROLE_MEMBER;	/* without a member token: anyone */
-	const char *cl;
+	const char *cl, *why;
 	uint64_t clen;
 
 	if (write && cfg->member_auth) {
@@ -778,7 +841,8 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 			       "no" : "wrong");
 			return send_unauthorized(c, method, r->auth);
 		}
-		if (role == ROLE_CLIENT && members_path(url)) {
+		if (role == ROLE_CLIENT &&
+		    entry_path_kind(url) == MDS_MEMBERS) {
 			r->forbidden = true;
 			counter_inc(C_FORBIDDEN);
 			logmsg(LOG_VERBOSE, "403 %s %s: a client token", method,
@@ -786,14 +850,25 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 			return send_forbidden(c, method);
 		}
 	}
+	if (write && entry_path_kind(url) == MDS_CLIENTS &&
+	    !client_key(c, role, r, &why)) {
+		r->bad_key = true;
+		logmsg(LOG_VERBOSE, "400 %s %s: %s", method, url, why);
+		return send_error_msg(c, method, MHD_HTTP_BAD_REQUEST, NULL, why);
+	}
 	/* The last connections are the authenticated writes'. */
 	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 	if (!write && di &&
 	    di->num_connections > cfg->max_conns - cfg->reserved_writes) {
+		static const char *const hdrs[] = {
+			MHD_HTTP_HEADER_CONNECTION, "close",
+			MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_S, NULL
+		};
+
 		r->busy = true;
 		counter_inc(C_BUSY_REFUSALS);
 		return send_error_msg(c, method, MHD_HTTP_SERVICE_UNAVAILABLE,
-				      MHD_HTTP_HEADER_CONNECTION, "close",
+				      hdrs,
 				      "busy: the remaining connections are reserved for writes");
 	}
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,

@@ -48,6 +48,40 @@ void mds_list_free(struct mds_list *l);
 void mds_names_free(struct mds_names *n);
 int mds_names_add(struct mds_names *n, const char *name);	/* sorted, unique */
 
+/*
+ * The owner of a /clients entry (SPEC 7): the SHA-256 of the client key
+ * (X-Dfkv-Client-Key) its first PUT carried.  Stored with the entry (the
+ * snapshot, the etcd value), never listed.
+ */
+#define MDS_OWNER_LEN	32
+struct mds_owner {
+	bool set;
+	unsigned char sha256[MDS_OWNER_LEN];
+};
+
+/* A write's credentials as a backend sees them (NULL: the agent's). */
+struct mds_writer {
+	struct mds_owner key;	/* set: the writer sent a client key */
+	bool must_own;		/* the client token: an existing entry must
+				 * be key's (-EPERM otherwise) */
+};
+
+/* May w write (or delete) an existing entry owned by have?  Constant time. */
+bool mds_owner_allows(const struct mds_owner *have, const struct mds_writer *w);
+/* The owner a new entry written by w gets. */
+struct mds_owner mds_owner_of(const struct mds_writer *w);
+/*
+ * A stored record (snapshot entry, etcd value): the entry's canonical
+ * JSON plus "owner" (hex SHA-256) when it has one.  Decoding is strict;
+ * the field named skip (not NULL) is the caller's and ignored here;
+ * owner may be NULL.
+ */
+struct json_object *mds_stored_to_json(const struct mds_entry *e,
+				       const struct mds_owner *owner);
+int mds_stored_from_json(struct json_object *o, const char *id,
+			 const char *skip, struct mds_entry *e,
+			 struct mds_owner *owner, char *err, size_t errlen);
+
 /* ------------------------------------------------------------ backends */
 
 struct backend;
@@ -55,16 +89,24 @@ struct backend;
 /*
  * Every call is thread safe.  Errors: -ENOENT (no such entry), -ENOSPC
  * (a directory limit), -EDQUOT (the group's member weight would pass
- * max_group_weight: HTTP 409), -EIO / -ETIMEDOUT / -ECONNREFUSED (the
- * backend is unavailable: HTTP 503).
+ * max_group_weight: HTTP 409), -EPERM (the entry is another client key's:
+ * HTTP 403), -EAGAIN (concurrent writes kept conflicting: HTTP 503),
+ * -EIO / -ETIMEDOUT / -ECONNREFUSED (the backend is unavailable: HTTP
+ * 503).
  */
 struct backend_ops {
 	const char *name;
-	/* Register or heartbeat; *created tells which. */
+	/*
+	 * Register or heartbeat; *created tells which.  w (NULL: the
+	 * agent) is checked against an existing entry's owner; a new entry
+	 * takes w's key as its owner.
+	 */
 	int (*put)(struct backend *b, const char *group, enum mds_kind k,
-		   const struct mds_entry *e, uint64_t *epoch, bool *created);
+		   const struct mds_entry *e, const struct mds_writer *w,
+		   uint64_t *epoch, bool *created);
 	int (*del)(struct backend *b, const char *group, enum mds_kind k,
-		   const char *id, uint64_t *epoch);
+		   const char *id, const struct mds_writer *w,
+		   uint64_t *epoch);
 	/*
 	 * List a group's members or clients.  With wait, block until the
 	 * list changed after epoch `after`, at most wait_ms, until shutdown
@@ -187,7 +229,8 @@ enum mdsd_counter {
 	C_AGENT_EVENTS,
 	C_AGENT_ERRORS,
 	C_AUTH_FAILURES,	/* PUTs and DELETEs refused with 401 */
-	C_FORBIDDEN,		/* client-token writes of /members: 403 */
+	C_FORBIDDEN,		/* client-token writes of /members or of
+				 * another key's /clients entry: 403 */
 	C_WEIGHT_REFUSALS,	/* writes over max_group_weight: 409 */
 	C_BUSY_REFUSALS,	/* reads in the writes' reserve: 503 */
 	C_LONGPOLL_REFUSALS,	/* long-polls over a cap: 429 */

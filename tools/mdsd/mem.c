@@ -10,7 +10,9 @@
  * clock; a reaper thread drops expired entries.  Long-polls wait on one
  * condition variable broadcast by every change (and by wake, when a
  * long-poll's peer left).  A put that would make a group's member weights
- * add up to more than --max-group-weight is refused.  With a snapshot path the
+ * add up to more than --max-group-weight is refused.  A /clients entry
+ * keeps its owner (the SHA-256 of the client key that created it): a
+ * client-token write of someone else's entry is refused.  With a snapshot path the
  * directory is written (atomically: temporary file + rename) shortly after
  * every change and at exit, and read back at start: lease deadlines are
  * stored as wall-clock times, entries whose deadline passed while mdsd was
@@ -33,6 +35,7 @@
 
 struct mem_entry {
 	struct mds_entry e;
+	struct mds_owner owner;
 	uint64_t expires;	/* monotonic ms */
 };
 
@@ -153,9 +156,11 @@ static void entry_remove(struct mem *m, struct mem_group *g, enum mds_kind k,
 	m->n_entries--;
 }
 
-/* Caller holds the lock: add e (absent from g) with its lease deadline. */
+/* Caller holds the lock: add e (absent from g), its owner and its lease
+ * deadline. */
 static int entry_insert(struct mem *m, struct mem_group *g, enum mds_kind k,
-			const struct mds_entry *e, uint64_t expires)
+			const struct mds_entry *e, struct mds_owner owner,
+			uint64_t expires)
 {
 	long i = entry_find(g, k, e->id);
 	size_t at;
@@ -177,6 +182,7 @@ static int entry_insert(struct mem *m, struct mem_group *g, enum mds_kind k,
 	memmove(&g->v[k][at + 1], &g->v[k][at],
 		(g->n[k] - at) * sizeof(g->v[k][0]));
 	g->v[k][at].e = *e;
+	g->v[k][at].owner = owner;
 	g->v[k][at].expires = expires;
 	g->n[k]++;
 	m->n_entries++;
@@ -202,7 +208,8 @@ static bool over_weight(const struct mem *m, const struct mem_group *g,
 }
 
 static int mem_put(struct backend *b, const char *group, enum mds_kind k,
-		   const struct mds_entry *e, uint64_t *epoch, bool *created)
+		   const struct mds_entry *e, const struct mds_writer *w,
+		   uint64_t *epoch, bool *created)
 {
 	struct mem *m = to_mem(b);
 	struct mem_group *g;
@@ -216,6 +223,10 @@ static int mem_put(struct backend *b, const char *group, enum mds_kind k,
 		goto out;
 	}
 	i = entry_find(g, k, e->id);
+	if (i >= 0 && !mds_owner_allows(&g->v[k][i].owner, w)) {
+		ret = -EPERM;
+		goto out;
+	}
 	if (over_weight(m, g, k, i, e)) {
 		ret = -EDQUOT;
 		goto out;
@@ -233,7 +244,8 @@ static int mem_put(struct backend *b, const char *group, enum mds_kind k,
 			mark_dirty(m, false);
 		}
 	} else {
-		ret = entry_insert(m, g, k, e, now_mono_ms() + e->ttl_ms);
+		ret = entry_insert(m, g, k, e, mds_owner_of(w),
+				   now_mono_ms() + e->ttl_ms);
 		if (ret)
 			goto out;
 		*created = true;
@@ -248,7 +260,7 @@ out:
 }
 
 static int mem_del(struct backend *b, const char *group, enum mds_kind k,
-		   const char *id, uint64_t *epoch)
+		   const char *id, const struct mds_writer *w, uint64_t *epoch)
 {
 	struct mem *m = to_mem(b);
 	struct mem_group *g;
@@ -259,7 +271,9 @@ static int mem_del(struct backend *b, const char *group, enum mds_kind k,
 	g = group_find(m, group, false);
 	if (g) {
 		i = entry_find(g, k, id);
-		if (i >= 0) {
+		if (i >= 0 && !mds_owner_allows(&g->v[k][i].owner, w)) {
+			ret = -EPERM;
+		} else if (i >= 0) {
 			entry_remove(m, g, k, (size_t)i);
 			counter_inc(C_DEREGISTRATIONS);
 			bump(m, g, k);
@@ -375,7 +389,8 @@ static struct json_object *snapshot_json(struct mem *m)
 					       json_object_new_int64((int64_t)g->epoch[k]));
 			for (j = 0; j < g->n[k]; j++) {
 				struct mem_entry *me = &g->v[k][j];
-				struct json_object *eo = mds_entry_to_json(&me->e);
+				struct json_object *eo =
+					mds_stored_to_json(&me->e, &me->owner);
 				uint64_t left = me->expires > mono ?
 						me->expires - mono : 0;
 
@@ -541,31 +556,22 @@ static int snapshot_load(struct mem *m)
 				goto bad;
 			for (j = 0; j < json_object_array_length(arr); j++) {
 				struct json_object *eo = json_object_array_get_idx(arr, j);
-				struct json_object *copy;
+				struct mds_owner owner;
 				struct mds_entry e;
 				uint64_t at;
 
-				if (u64_field(eo, "expires_at_ms", &at))
+				if (u64_field(eo, "expires_at_ms", &at) ||
+				    mds_stored_from_json(eo, NULL, "expires_at_ms",
+							 &e, &owner, err,
+							 sizeof(err)))
 					goto bad;
-				/* Decode without the extra field. */
-				copy = json_object_new_object();
-				json_object_object_foreach(eo, key2, v) {
-					if (strcmp(key2, "expires_at_ms"))
-						json_object_object_add(copy, key2,
-								       json_object_get(v));
-				}
-				if (mds_entry_from_json(copy, NULL, 0, &e, err,
-							sizeof(err))) {
-					json_object_put(copy);
-					goto bad;
-				}
-				json_object_put(copy);
 				if (at <= wall) {
 					dropped++;
 					lost = true;
 					continue;
 				}
-				if (entry_insert(m, g, k, &e, mono + (at - wall)))
+				if (entry_insert(m, g, k, &e, owner,
+						 mono + (at - wall)))
 					goto bad;
 				kept++;
 			}
