@@ -1217,9 +1217,14 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		  conn->max_desc, READ_ONCE(node->max_value));
 	ap.private_data = h;
 	ap.private_data_len = sizeof(h);
-	ap.responder_resources = min_t(u32, cp->initiator_depth,
+	/*
+	 * The connect request's values are our side's already (the CM
+	 * swaps the client's): our READs in flight never exceed what the
+	 * client offers (0: they never start).
+	 */
+	ap.responder_resources = min_t(u32, cp->responder_resources,
 				       id->device->attrs.max_qp_rd_atom);
-	ap.initiator_depth = min_t(u32, cp->responder_resources,
+	ap.initiator_depth = min_t(u32, cp->initiator_depth,
 				   id->device->attrs.max_qp_init_rd_atom);
 	ap.rnr_retry_count = 6;		/* for the client's QP */
 	ap.flow_control = 1;
