@@ -21,8 +21,10 @@
  * receive its request came in, which keeps the client's window exact: a
  * request is never dropped for want of a receive.  PUT payloads are RDMA
  * READ from the client's descriptors straight into the reserved entry's
- * pages; GET data is RDMA WRITTEN from the pinned entry's pages, followed
- * by the SEND of the reply (RC ordering makes the data visible first).
+ * pages, one part of the value at a time under the node's and the peer
+ * address's receive caps as on TCP (ops->admit_recv); GET data is RDMA
+ * WRITTEN from the pinned entry's pages, followed by the SEND of the
+ * reply (RC ordering makes the data visible first).
  * Transfers go in rounds of at most RW_WRS work requests so the send queue
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
@@ -394,15 +396,17 @@ static int round_post(struct rdma_cmd *cmd)
 	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
 	struct dfkv_entry *e = cmd->xfer_write ? cmd->req.rd.e :
 		cmd->req.put.e;
-	u64 planned = cmd->xfer_done;
+	u64 planned = cmd->xfer_done, end = cmd->xfer_total;
 	u32 nwr = 0, nsge = 0, i;
 	int err = 0;
 
-	while (planned < cmd->xfer_total && nwr < RW_WRS && nsge < RW_SGES) {
+	/* a PUT's value, only as far as its entry has RAM yet */
+	if (!cmd->xfer_write && !cmd->buf_mapped)
+		end = min(end, cmd->req.put.reserved);
+	while (planned < end && nwr < RW_WRS && nsge < RW_SGES) {
 		const u8 *d = cmd->desc + (size_t)cmd->d_idx * DFKV_RDMA_DESC_LEN;
 		u32 dlen = get_unaligned_le32(d + DFKV_RDMA_DESC_BYTES);
-		u64 want = min_t(u64, dlen - cmd->d_off,
-				 cmd->xfer_total - planned);
+		u64 want = min_t(u64, dlen - cmd->d_off, end - planned);
 		u32 room = min_t(u32, per_wr, RW_SGES - nsge), first = nsge;
 		struct ib_rdma_wr *wr = &cmd->wrs[nwr];
 		size_t covered;
@@ -596,16 +600,28 @@ static void cmd_unpark(struct dfkv_req *req)
 static const struct dfkv_req_ops rdma_req_ops = {
 	.queue_response = cmd_queue_response,
 	.unpark = cmd_unpark,
+	.admit_recv = true,
 	.transport = DFKV_HIST_RDMA,
 };
 
-/* A transfer round completed: go on, or finish the request. */
+/*
+ * A transfer round completed: go on, or finish the request.  A PUT's
+ * READ that filled the RAM its entry has asks for the next part's
+ * (dfkv_req_recv_more()); refused, the PUT is aborted and its reply
+ * (BUSY, CACHE_FULL) decided.
+ */
 static void cmd_xfer_next(struct rdma_cmd *cmd)
 {
 	struct dfkv_req *req = &cmd->req;
 	bool failed = cmd->xfer_err;
 
 	if (!failed && cmd->xfer_done < cmd->xfer_total) {
+		if (!cmd->xfer_write && !cmd->buf_mapped &&
+		    cmd->xfer_done == req->put.reserved &&
+		    !dfkv_req_recv_more(req)) {
+			dfkv_req_exec(req, 0);
+			return;
+		}
 		if (!round_post(cmd))
 			return;
 		failed = true;
@@ -1203,8 +1219,11 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	 * From here on the release work owns the connection, its slot and
 	 * the id.
 	 */
-	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node))
+	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node,
+					     &id->route.addr.dst_addr))
 		goto err_free;
+	for (i = 0; i < conn->nr_cmds; i++)
+		conn->cmds[i]->req.peer = conn->core.peer;
 	atomic64_inc(&rn->accepts);
 	mutex_lock(&dev_lock);
 	list_add_tail(&conn->dev_list, &dev->conns);
