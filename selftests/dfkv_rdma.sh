@@ -656,7 +656,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 37
+tap_plan 38
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
