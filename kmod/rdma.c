@@ -844,6 +844,7 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdma_recv *rv = container_of(wc->wr_cqe, struct rdma_recv, cqe);
 	struct rdma_conn *conn = rv->conn;
+	bool first;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
@@ -857,6 +858,7 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	spin_lock(&conn->lock);
 	rv->seq = conn->recv_seq++;
+	first = !rv->seq;
 	WRITE_ONCE(conn->clk.got_request, true);
 	dfkv_conn_clock_moved(&conn->clk, rv->len);
 	if (!conn->dead && !list_empty(&conn->free_cmds))
@@ -865,6 +867,14 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		list_add_tail(&rv->list, &conn->pending);
 	spin_unlock(&conn->lock);
+	/*
+	 * A request on the QP means the connection is up, whether or not
+	 * the CM has had the client's RTU (late or lost): tell it, so that
+	 * our close is a disconnect (DREQ), not the reject of a connection
+	 * the CM still thinks is being set up.
+	 */
+	if (first)
+		rdma_notify(conn->cm_id, IB_EVENT_COMM_EST);
 }
 
 /* The reply went out: the request is over, its cmd serves the next. */
