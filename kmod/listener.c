@@ -248,15 +248,21 @@ void dfkv_listeners_conn_unreserve(struct dfkv_listeners *ls)
 
 int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
 				     struct dfkv_conn_core *cc,
-				     struct dfkv_node *node)
+				     struct dfkv_node *node,
+				     const struct sockaddr_storage *peer)
 {
 	int err = 0;
 
 	mutex_lock(&ls->lock);
-	if (ls->closing)
+	if (ls->closing) {
 		err = -ESHUTDOWN;
-	else
-		conn_list(ls, cc, node);
+	} else {
+		cc->peer = peer_get(ls, peer);
+		if (cc->peer)
+			conn_list(ls, cc, node);
+		else
+			err = -ENOMEM;
+	}
 	mutex_unlock(&ls->lock);
 	return err;
 }

@@ -2,13 +2,13 @@
 /*
  * What the TCP and RDMA transports keep alike per node: the listeners,
  * known by their address, and the connections they accepted, counted
- * against the node's limit and (TCP's) by the peer address they come
- * from; and the order in which a node's shutdown ends them (listeners
- * first, then every connection, then the wait for the last).  A
- * transport's per-node side starts with its struct
- * dfkv_listeners (transport.c sets it up, shuts it down and dumps it) and
- * each of its listeners embeds a struct dfkv_listener; sockets, CM ids and
- * the connections' own state stay in the transport.
+ * against the node's limit and by the peer address they come from; and
+ * the order in which a node's shutdown ends them (listeners first, then
+ * every connection, then the wait for the last).  A transport's per-node
+ * side starts with its struct dfkv_listeners (transport.c sets it up,
+ * shuts it down and dumps it) and each of its listeners embeds a struct
+ * dfkv_listener; sockets, CM ids and the connections' own state stay in
+ * the transport.
  */
 #ifndef _DFKV_LISTENER_H
 #define _DFKV_LISTENER_H
@@ -59,7 +59,7 @@ struct dfkv_peer {
  */
 struct dfkv_conn_core {
 	struct list_head list;		/* dfkv_listeners.conns */
-	struct dfkv_peer *peer;		/* NULL: not counted by address */
+	struct dfkv_peer *peer;		/* while listed */
 	unsigned long flags;		/* DFKV_CONN_DEAD */
 	struct workqueue_struct *wq;
 	struct work_struct release_work;
@@ -154,11 +154,13 @@ int dfkv_listeners_conn_reserve(struct dfkv_listeners *ls, u32 max);
 void dfkv_listeners_conn_unreserve(struct dfkv_listeners *ls);
 /*
  * List the connection of a reserved slot: -ESHUTDOWN when the node is
- * shutting down (the slot stays reserved); else as dfkv_listeners_conn_add().
+ * shutting down, -ENOMEM (the slot stays reserved either way); else as
+ * dfkv_listeners_conn_add().
  */
 int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
 				     struct dfkv_conn_core *cc,
-				     struct dfkv_node *node);
+				     struct dfkv_node *node,
+				     const struct sockaddr_storage *peer);
 /* A connection is gone: unlist it, wake shutdown, put its node reference. */
 void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 			     struct dfkv_conn_core *cc, struct dfkv_node *node);

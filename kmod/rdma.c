@@ -21,18 +21,25 @@
  * receive its request came in, which keeps the client's window exact: a
  * request is never dropped for want of a receive.  PUT payloads are RDMA
  * READ from the client's descriptors straight into the reserved entry's
- * pages; GET data is RDMA WRITTEN from the pinned entry's pages, followed
- * by the SEND of the reply (RC ordering makes the data visible first).
+ * pages, one part of the value at a time under the node's and the peer
+ * address's receive caps as on TCP (ops->admit_recv); GET data is RDMA
+ * WRITTEN from the pinned entry's pages, followed by the SEND of the
+ * reply (RC ordering makes the data visible first).
  * Transfers go in rounds of at most RW_WRS work requests so the send queue
  * is sized by the depth, whatever the value size.  Small values, key lists
  * and non-GET reply data ride inline in the SENDs.
  *
  * A connect request takes a slot under the node's connection limit
  * (max_conns, counted per transport) before anything of the connection
- * is allocated; over it, the request is rejected BUSY.  The node's
- * first-request and idle deadlines hold too: a delayed work per
- * connection kills one whose first request has not arrived, or that has
- * had no request in flight, for that long.
+ * is allocated; over it, the request is rejected BUSY.  The QP's ack
+ * timeout is ours (RDMA_ACK_TIMEOUT), its RNR retries bounded.  The
+ * node's deadlines hold as on TCP (dfkv_conn_deadline(), from a delayed
+ * work per connection): the first request, idleness, a payload READ
+ * whole within frame_ms of its start, and work requests posted that do
+ * not complete for frame_ms, or move less than min_rate, kill the
+ * connection, so a client that never completes its side of a transfer
+ * (a QP that never answers: rxe retries forever at a retry count of 7)
+ * holds neither entries nor RAM.
  *
  * Teardown happens on the workqueue, never in a CM callback: the release
  * work stops all posting, disconnects, drains the QP (every posted work
@@ -62,6 +69,13 @@
 #define RW_WRS			8
 #define RW_SGES			128
 #define RW_SGE_PER_WR		16
+/*
+ * Our QP's local ACK timeout, 4.096 us << 14 = 67 ms (IBA 9.7.6.1.3): a
+ * peer that stops acknowledging fails a work request after the connect
+ * request's retry count of those (at most 7, about half a second; rxe
+ * takes 7 as forever, the frame deadline ends that).
+ */
+#define RDMA_ACK_TIMEOUT	14
 
 static struct workqueue_struct *dfkv_rdma_wq;
 /*
@@ -152,6 +166,8 @@ struct rdma_cmd {
 	bool buf_mapped;
 
 	/* a transfer: READ into req.put.e or buf, or WRITE from req.rd.e */
+	struct list_head reading;	/* conn->reading, while READing */
+	unsigned long read_since;	/* jiffies: its READ started */
 	bool xfer_write;
 	u64 xfer_base;			/* value offset of the transfer's byte 0 */
 	u64 xfer_total;
@@ -198,13 +214,12 @@ struct rdma_conn {
 	u32 sge_wr;			/* SGEs per RDMA WRITE */
 
 	struct delayed_work deadline_work;
-	unsigned long accepted;		/* jiffies */
 
 	spinlock_t lock;		/* everything below, and all posting */
 	bool dead;			/* nothing is posted any more */
-	bool got_request;
-	u32 busy;			/* requests received, not yet answered */
-	unsigned long last_active;	/* jiffies: a request, or a reply sent */
+	struct dfkv_conn_clock clk;	/* for the deadlines */
+	u32 posted;			/* rounds and replies not completed */
+	struct list_head reading;	/* cmds READing a payload, oldest first */
 	struct list_head free_cmds;
 	struct list_head pending;	/* receives waiting for a cmd */
 	u64 recv_seq;
@@ -301,6 +316,7 @@ static void post_replies_locked(struct rdma_conn *conn)
 			conn_kill(conn);
 			continue;
 		}
+		conn->posted++;
 		cmd->recv = NULL;
 		cmd->state = CMD_SENT;
 	}
@@ -394,15 +410,17 @@ static int round_post(struct rdma_cmd *cmd)
 	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
 	struct dfkv_entry *e = cmd->xfer_write ? cmd->req.rd.e :
 		cmd->req.put.e;
-	u64 planned = cmd->xfer_done;
+	u64 planned = cmd->xfer_done, end = cmd->xfer_total;
 	u32 nwr = 0, nsge = 0, i;
 	int err = 0;
 
-	while (planned < cmd->xfer_total && nwr < RW_WRS && nsge < RW_SGES) {
+	/* a PUT's value, only as far as its entry has RAM yet */
+	if (!cmd->xfer_write && !cmd->buf_mapped)
+		end = min(end, cmd->req.put.reserved);
+	while (planned < end && nwr < RW_WRS && nsge < RW_SGES) {
 		const u8 *d = cmd->desc + (size_t)cmd->d_idx * DFKV_RDMA_DESC_LEN;
 		u32 dlen = get_unaligned_le32(d + DFKV_RDMA_DESC_BYTES);
-		u64 want = min_t(u64, dlen - cmd->d_off,
-				 cmd->xfer_total - planned);
+		u64 want = min_t(u64, dlen - cmd->d_off, end - planned);
 		u32 room = min_t(u32, per_wr, RW_SGES - nsge), first = nsge;
 		struct ib_rdma_wr *wr = &cmd->wrs[nwr];
 		size_t covered;
@@ -476,6 +494,8 @@ static int round_post(struct rdma_cmd *cmd)
 		err = -ESHUTDOWN;
 	else
 		err = ib_post_send(conn->qp, &cmd->wrs[0].wr, NULL);
+	if (!err)
+		conn->posted++;
 	spin_unlock(&conn->lock);
 	if (err) {
 		/* nothing of the round went out (rxe, mlx: all or the head) */
@@ -519,16 +539,45 @@ static void rw_last_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
 					    rw_last_cqe);
+	struct rdma_conn *conn = cmd->conn;
 
 	round_unmap(cmd);
+	spin_lock(&conn->lock);
+	conn->posted--;
+	if (wc->status == IB_WC_SUCCESS)
+		dfkv_conn_clock_moved(&conn->clk, cmd->round_bytes);
+	spin_unlock(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS) {
-		count_wc_error(cmd->conn, wc);
+		count_wc_error(conn, wc);
 		cmd->xfer_err = -EIO;
-		conn_kill(cmd->conn);
+		conn_kill(conn);
 	} else if (!cmd->xfer_err) {
 		cmd->xfer_done += cmd->round_bytes;
 	}
 	queue_work(dfkv_rdma_wq, &cmd->work);
+}
+
+/*
+ * A payload READ is under the frame deadline from its start to its end
+ * (conn_phase_locked()); cmds join conn->reading in that order.
+ */
+static void reading_add(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+
+	spin_lock(&conn->lock);
+	cmd->read_since = jiffies;
+	list_add_tail(&cmd->reading, &conn->reading);
+	spin_unlock(&conn->lock);
+}
+
+static void reading_del(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+
+	spin_lock(&conn->lock);
+	list_del_init(&cmd->reading);
+	spin_unlock(&conn->lock);
 }
 
 /* Start a transfer of the descriptors' total; false if none could start. */
@@ -541,7 +590,13 @@ static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 base, u64 len)
 	cmd->xfer_err = 0;
 	cmd->d_idx = 0;
 	cmd->d_off = 0;
-	return !round_post(cmd);
+	/* before the post: the round may complete at once */
+	if (!write)
+		reading_add(cmd);
+	if (!round_post(cmd))
+		return true;
+	reading_del(cmd);
+	return false;
 }
 
 /* ---------------------------------------------------------- execution */
@@ -596,20 +651,34 @@ static void cmd_unpark(struct dfkv_req *req)
 static const struct dfkv_req_ops rdma_req_ops = {
 	.queue_response = cmd_queue_response,
 	.unpark = cmd_unpark,
+	.admit_recv = true,
 	.transport = DFKV_HIST_RDMA,
 };
 
-/* A transfer round completed: go on, or finish the request. */
+/*
+ * A transfer round completed: go on, or finish the request.  A PUT's
+ * READ that filled the RAM its entry has asks for the next part's
+ * (dfkv_req_recv_more()); refused, the PUT is aborted and its reply
+ * (BUSY, CACHE_FULL) decided.
+ */
 static void cmd_xfer_next(struct rdma_cmd *cmd)
 {
 	struct dfkv_req *req = &cmd->req;
 	bool failed = cmd->xfer_err;
 
 	if (!failed && cmd->xfer_done < cmd->xfer_total) {
+		if (!cmd->xfer_write && !cmd->buf_mapped &&
+		    cmd->xfer_done == req->put.reserved &&
+		    !dfkv_req_recv_more(req)) {
+			reading_del(cmd);
+			dfkv_req_exec(req, 0);
+			return;
+		}
 		if (!round_post(cmd))
 			return;
 		failed = true;
 	}
+	reading_del(cmd);
 	if (cmd->buf_mapped) {
 		ib_dma_unmap_single(conn_ibdev(cmd->conn), cmd->buf_dma,
 				    req->payload_len, DMA_FROM_DEVICE);
@@ -775,6 +844,7 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdma_recv *rv = container_of(wc->wr_cqe, struct rdma_recv, cqe);
 	struct rdma_conn *conn = rv->conn;
+	bool first;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
@@ -788,15 +858,23 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	spin_lock(&conn->lock);
 	rv->seq = conn->recv_seq++;
-	conn->got_request = true;
-	conn->busy++;
-	conn->last_active = jiffies;
+	first = !rv->seq;
+	WRITE_ONCE(conn->clk.got_request, true);
+	dfkv_conn_clock_moved(&conn->clk, rv->len);
 	if (!conn->dead && !list_empty(&conn->free_cmds))
 		cmd_attach_locked(list_first_entry(&conn->free_cmds,
 						   struct rdma_cmd, free), rv);
 	else
 		list_add_tail(&rv->list, &conn->pending);
 	spin_unlock(&conn->lock);
+	/*
+	 * A request on the QP means the connection is up, whether or not
+	 * the CM has had the client's RTU (late or lost): tell it, so that
+	 * our close is a disconnect (DREQ), not the reject of a connection
+	 * the CM still thinks is being set up.
+	 */
+	if (first)
+		rdma_notify(conn->cm_id, IB_EVENT_COMM_EST);
 }
 
 /* The reply went out: the request is over, its cmd serves the next. */
@@ -806,6 +884,7 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 					    send_cqe);
 	struct rdma_conn *conn = cmd->conn;
 	bool close = cmd->req.rsp.close;
+	u32 sent = cmd->send_sge[0].length + (cmd->tx_mapped ? cmd->tx_len : 0);
 	struct rdma_recv *rv;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -823,8 +902,9 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 	dfkv_req_done(&cmd->req);
 	cmd->state = CMD_FREE;
 	spin_lock(&conn->lock);
-	conn->busy--;
-	conn->last_active = jiffies;
+	conn->posted--;
+	if (wc->status == IB_WC_SUCCESS)
+		dfkv_conn_clock_moved(&conn->clk, sent);
 	list_add(&cmd->free, &conn->free_cmds);
 	rv = list_first_entry_or_null(&conn->pending, struct rdma_recv, list);
 	if (rv && !conn->dead) {
@@ -840,6 +920,7 @@ static void cmd_cleanup(struct rdma_cmd *cmd)
 	struct ib_device *ibdev = conn_ibdev(cmd->conn);
 
 	round_unmap(cmd);
+	reading_del(cmd);
 	if (cmd->buf_mapped)
 		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->req.payload_len,
 				    DMA_FROM_DEVICE);
@@ -926,6 +1007,7 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 		conn->cmds[i] = cmd;
 		cmd->conn = conn;
 		INIT_WORK(&cmd->work, cmd_work);
+		INIT_LIST_HEAD(&cmd->reading);
 		dfkv_req_init(&cmd->req, conn->node, &conn->auth, &conn->owner,
 			      &rdma_req_ops);
 		cmd->rw_cqe.done = rw_done;
@@ -960,39 +1042,45 @@ static void conn_destroy_ib(struct rdma_conn *conn)
 }
 
 /*
- * The first-request and idle deadlines of SPEC section 2, with the node's
- * limits, checked when due.  A request is one SEND, so it is
- * complete once received; the connection is idle while it has no request
- * in flight (a transfer or a reply that stalls breaks the QP instead).
+ * What the connection is doing, for its deadlines: READing a payload
+ * (the oldest READ started is the frame whose deadline runs), else
+ * waiting for rounds or replies it posted, else nothing (between
+ * requests, a follower parked, a request being run).  The send queue
+ * completes in order, so a stalled work request stalls every later one.
  */
+static enum dfkv_conn_phase conn_phase_locked(struct rdma_conn *conn)
+{
+	struct rdma_cmd *oldest;
+
+	lockdep_assert_held(&conn->lock);
+	oldest = list_first_entry_or_null(&conn->reading, struct rdma_cmd,
+					  reading);
+	if (oldest) {
+		WRITE_ONCE(conn->clk.frame_start, oldest->read_since);
+		return DFKV_CONN_RX;
+	}
+	return conn->posted ? DFKV_CONN_TX : DFKV_CONN_WAIT;
+}
+
+/* The node's deadlines (dfkv_conn_deadline()), checked when due. */
 static void conn_deadline_work(struct work_struct *work)
 {
 	struct rdma_conn *conn = container_of(to_delayed_work(work),
 					      struct rdma_conn, deadline_work);
 	struct dfkv_conn_limits *lim = &conn->node->limits;
-	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
-	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
-	unsigned long now = jiffies, next = now + HZ;
-	bool drop = false;
+	unsigned long delay;
+	bool drop;
 
 	spin_lock(&conn->lock);
-	if (first && !conn->got_request) {
-		drop = time_after_eq(now, conn->accepted + first);
-		next = conn->accepted + first;
-	} else if (idle && !conn->busy) {
-		drop = time_after_eq(now, conn->last_active + idle);
-		next = conn->last_active + idle;
-	}
+	drop = dfkv_conn_deadline(lim, &conn->clk, conn_phase_locked(conn),
+				  &delay);
 	spin_unlock(&conn->lock);
 	if (drop) {
 		if (conn_kill(conn))
 			atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_RDMA]);
 		return;
 	}
-	if (time_before_eq(next, now))
-		next = now + HZ;
-	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work,
-			   min_t(unsigned long, next - now, HZ));
+	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, delay);
 }
 
 static void conn_release_work(struct work_struct *work)
@@ -1169,6 +1257,7 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->free_cmds);
 	INIT_LIST_HEAD(&conn->pending);
+	INIT_LIST_HEAD(&conn->reading);
 	dfkv_conn_core_init(&conn->core, dfkv_rdma_release_wq,
 			    conn_release_work);
 	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
@@ -1193,6 +1282,13 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	if (err)
 		goto err_free;
 	conn->qp = id->qp;
+	/*
+	 * Our QP's ack timeout, whatever the client's connect request says
+	 * (0 there would be no timer at all); its transport retries are the
+	 * request's retry count (IB: at most 7).
+	 */
+	if (rdma_set_ack_timeout(id, RDMA_ACK_TIMEOUT))
+		goto err_free;
 	if (conn_alloc_bufs(conn))
 		goto err_free;
 	for (i = 0; i < conn->depth; i++)
@@ -1203,8 +1299,11 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	 * From here on the release work owns the connection, its slot and
 	 * the id.
 	 */
-	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node))
+	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node,
+					     &id->route.addr.dst_addr))
 		goto err_free;
+	for (i = 0; i < conn->nr_cmds; i++)
+		conn->cmds[i]->req.peer = conn->core.peer;
 	atomic64_inc(&rn->accepts);
 	mutex_lock(&dev_lock);
 	list_add_tail(&conn->dev_list, &dev->conns);
@@ -1217,14 +1316,18 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 		  conn->max_desc, READ_ONCE(node->max_value));
 	ap.private_data = h;
 	ap.private_data_len = sizeof(h);
-	ap.responder_resources = min_t(u32, cp->initiator_depth,
+	/*
+	 * The connect request's values are our side's already (the CM
+	 * swaps the client's): our READs in flight never exceed what the
+	 * client offers (0: they never start, and the deadline ends it).
+	 */
+	ap.responder_resources = min_t(u32, cp->responder_resources,
 				       id->device->attrs.max_qp_rd_atom);
-	ap.initiator_depth = min_t(u32, cp->responder_resources,
+	ap.initiator_depth = min_t(u32, cp->initiator_depth,
 				   id->device->attrs.max_qp_init_rd_atom);
 	ap.rnr_retry_count = 6;		/* for the client's QP */
 	ap.flow_control = 1;
-	conn->accepted = jiffies;
-	conn->last_active = conn->accepted;
+	dfkv_conn_clock_init(&conn->clk, jiffies);
 	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, HZ);
 	if (rdma_accept(id, &ap))
 		conn_kill(conn);

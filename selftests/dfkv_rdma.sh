@@ -21,7 +21,10 @@
 # with a replayed or wrong proof, or of another tenant are FORBIDDEN, and
 # the third failed AUTH disconnects; the
 # node's first-request and idle deadlines and its connection limit hold
-# for RDMA connections; 300 RDMA PUTs of a key whose TCP leader drips
+# for RDMA connections; a PUT whose RDMA READ never starts (a client that
+# offers no READ credit) holds only its part of its peer address's
+# receive cap (PUTs from that address are BUSY, another address's OK)
+# and is dropped by the frame deadline with everything it held; 300 RDMA PUTs of a key whose TCP leader drips
 # its payload all park on the leader's entry (no dfkv_rdma worker sleeps
 # for it, an unrelated GET is served over RDMA and TCP) and get the
 # leader's result, and with a leader that never finishes, deleting the
@@ -46,6 +49,8 @@ DFKVCTL=$T/dfkvctl
 CLIENT=$T/client
 NS_B=dfkv-rb
 IP_A=192.0.2.65 IP_B=192.0.2.66
+# a second address of rva: another peer of kvr's
+IP_A2=192.0.2.69
 MAX=${DFKV_RDMA_MAX:-2097152}
 BIG=${DFKV_RDMA_BIG:-16777216}
 
@@ -85,7 +90,8 @@ setup_net() {
 	ip netns add $NS_B &&
 	ip link add rva type veth peer name rvb &&
 	ip link set rvb netns $NS_B &&
-	ip addr add $IP_A/30 dev rva && ip link set rva up &&
+	ip addr add $IP_A/30 dev rva && ip addr add $IP_A2/30 dev rva &&
+	ip link set rva up &&
 	inns $NS_B ip addr add $IP_B/30 dev rvb &&
 	inns $NS_B ip link set rvb up && inns $NS_B ip link set lo up &&
 	rdma link add rxe_ra type rxe netdev rva &&
@@ -127,8 +133,13 @@ ops() {
 	"$CLIENT" ops $IP_A "$MAX"
 }
 
+# rxe under TCG may take longer than the default frame_ms to READ a
+# DFKV_RDMA_BIG value: the deadline is raised as for a slow link.
 big() {
+	"$DFKVCTL" node set kvr --frame-ms 3600000 || return 1
 	"$CLIENT" big $IP_A "$BIG"
+	rc=$?
+	"$DFKVCTL" node set kvr --frame-ms 30000 && [ $rc -eq 0 ]
 }
 
 counters() {
@@ -380,6 +391,79 @@ conn_limit() {
 	[ $rc -eq 0 ] && [ "$qps" -eq 1 ] && [ "$ref" -eq 1 ] && [ "$acc" -eq 1 ]
 }
 
+# wait_above NAME VALUE: poll a counter of node kvr until it exceeds
+# VALUE (giving up after a minute).
+wait_above() {
+	end=$(($(date +%s) + 60))
+	while [ "$(nstat "$1")" -le "$2" ]; do
+		if [ "$(date +%s)" -ge $end ]; then
+			echo "$1 is $(nstat "$1"), still not above $2"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# The first part of a PUT kvr receives: an extent (4 MiB) of its RAM.
+PART=4194304
+
+# A connection that offers the node no RDMA READ (responder resources 0)
+# sends a PUT whose READ never starts: it holds its first part of the
+# peer address's receive cap (a quarter of an eighth of 200 MiB, less
+# than two parts), so a PUT of a part on another connection from that
+# address is BUSY (one more recv_busy) while another address's PUTs are
+# OK; closed, it gives its part back.  The frame deadline and the rate
+# floor are off meanwhile.
+recv_cap() {
+	"$DFKVCTL" node set kvr --frame-ms 3600000 --min-rate 0 || return 1
+	busy=$(nstat recv_busy)
+	rm -f "$T/go"
+	"$CLIENT" recvcap $IP_A $IP_A2 "$T/go" >"$T/cap.out" 2>"$T/cap.err" &
+	HOLD=$!
+	wait_line stalled "$T/cap.out" $HOLD && wait_stat recv_reserved_bytes $PART
+	held=$?
+	touch "$T/go"
+	end_bg $HOLD cap
+	rc=$?
+	HOLD=
+	wait_stat recv_reserved_bytes 0 && wait_stat rdma_conns 0
+	freed=$?
+	busy=$(($(nstat recv_busy) - busy))
+	echo "recv_busy +$busy"
+	"$DFKVCTL" node set kvr --frame-ms 30000 --min-rate 65536 &&
+	[ $held -eq 0 ] && [ $rc -eq 0 ] && [ $freed -eq 0 ] && [ $busy -eq 1 ]
+}
+
+# Such a connection's PUT READ never starts and a GET's WRITE, posted
+# after it (rdma_reads counts the READ posted), waits behind it with its
+# entry pinned: with the frame deadline at its floor the node drops the
+# connection (one more rdma_deadline_drops), which unpins the entry,
+# aborts the PUT (its key stays absent) and gives its part back.
+stall_deadline() {
+	"$DFKVCTL" node set kvr --frame-ms 3600000 --min-rate 0 || return 1
+	drops=$(nstat rdma_deadline_drops) reads=$(nstat rdma_reads)
+	rm -f "$T/go"
+	"$CLIENT" stall $IP_A "$T/go" 120 >"$T/stall.out" 2>"$T/stall.err" &
+	HOLD=$!
+	wait_line put "$T/stall.out" $HOLD &&
+	wait_stat recv_reserved_bytes $PART && wait_above rdma_reads "$reads" &&
+	touch "$T/go" && wait_line get "$T/stall.out" $HOLD &&
+	wait_stat pins 1
+	held=$?
+	"$DFKVCTL" node set kvr --frame-ms 1000
+	wait_stat rdma_conns 0
+	gone=$?
+	end_bg $HOLD stall
+	rc=$?
+	HOLD=
+	drops=$(($(nstat rdma_deadline_drops) - drops))
+	pins=$(nstat pins) res=$(nstat recv_reserved_bytes)
+	echo "rdma_deadline_drops +$drops, pins $pins, recv_reserved_bytes $res"
+	"$DFKVCTL" node set kvr --frame-ms 30000 --min-rate 65536 &&
+	[ $held -eq 0 ] && [ $gone -eq 0 ] && [ $rc -eq 0 ] &&
+	[ $drops -eq 1 ] && [ "$pins" -eq 0 ] && [ "$res" -eq 0 ]
+}
+
 FOLLOWERS=300
 
 # The node's parkings of PUT followers (dfkv_store_put_park), counted by
@@ -572,7 +656,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 35
+tap_plan 38
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -620,6 +704,10 @@ tcheck "no request within first_request_ms: disconnected" \
 tcheck "idle past idle_ms: disconnected" idle_deadline
 tcheck "over max_conns: rejected before any allocation, others served" \
 	conn_limit
+tcheck "a stalled PUT holds its peer's receive cap only: BUSY there, OK elsewhere" \
+	recv_cap
+tcheck "a request whose READ never starts: dropped at frame_ms, nothing held" \
+	stall_deadline
 tcheck "$FOLLOWERS RDMA followers of a dripping leader park, then OK" \
 	followers_finish
 tcheck "node deleted with $FOLLOWERS parked RDMA followers" followers_node_del

@@ -41,6 +41,19 @@
  *       With one connection short of the node's limit: a raw connection
  *       is accepted, the next one rejected BUSY, and the first still
  *       answers a request.
+ *   recvcap HOST SRC2 GOFILE
+ *       A raw connection offering the node no RDMA READ sends a PUT of
+ *       16 MiB: its READ never starts, its first part (4 MiB) stays
+ *       reserved; "stalled", then nothing until GOFILE exists: then a
+ *       PUT of 4 MiB on another connection from the same address must be
+ *       BUSY (the peer's cap), two from address SRC2 OK and read back
+ *       exact.
+ *   stall HOST GOFILE SECONDS
+ *       Such a connection stores a small value inline, sends a stalled
+ *       PUT, "put", once GOFILE exists a GET of the small value (its
+ *       WRITE waits behind the READ), "get", then waits SECONDS at most
+ *       for the node to disconnect it; afterwards the stalled PUT's key
+ *       is absent, the small value there.
  *   expose HOST EXPOSE
  *       libdfkv with rdma_expose EXPOSE against a fake node in this
  *       process (a raw rdma_cm listener on HOST:7411) that records each
@@ -617,13 +630,16 @@ static int raw_event(struct raw *r, enum rdma_cm_event_type want,
 }
 
 /*
- * Connect with a HELLO of epoch ep asking for depth requests (at most 32)
- * over mem bytes of registered memory; nrecv receives posted first.
+ * Connect from address src (NULL: the route's) with a HELLO of epoch ep
+ * asking for depth requests (at most 32) over mem bytes of registered
+ * memory, offering rd RDMA READs in flight to the node (0: its READs
+ * never start); nrecv receives posted first.
  */
-static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
-			     int nrecv, uint8_t depth, size_t mem)
+static int raw_connect_from(struct raw *r, const char *src, const char *host,
+			    uint8_t ep, int nrecv, uint8_t depth, size_t mem,
+			    uint8_t rd)
 {
-	struct addrinfo *ai;
+	struct addrinfo *ai, *sai = NULL;
 	struct ibv_qp_init_attr qa = { 0 };
 	struct rdma_conn_param cp = { 0 };
 	struct rdma_cm_event *ev;
@@ -634,16 +650,25 @@ static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
 	snprintf(port, sizeof(port), "%u", DFKV_PORT_RDMA);
 	if (getaddrinfo(host, port, NULL, &ai))
 		return -1;
+	if (src && getaddrinfo(src, NULL, NULL, &sai)) {
+		freeaddrinfo(ai);
+		return -1;
+	}
 	r->ch = rdma_create_event_channel();
 	if (!r->ch || rdma_create_id(r->ch, &r->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(r->id, NULL, ai->ai_addr, 5000) ||
+	    rdma_resolve_addr(r->id, sai ? sai->ai_addr : NULL, ai->ai_addr,
+			      5000) ||
 	    raw_event(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
 	    rdma_resolve_route(r->id, 5000) ||
 	    raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL)) {
 		freeaddrinfo(ai);
+		if (sai)
+			freeaddrinfo(sai);
 		return -1;
 	}
 	freeaddrinfo(ai);
+	if (sai)
+		freeaddrinfo(sai);
 	r->pd = ibv_alloc_pd(r->id->verbs);
 	r->cq = ibv_create_cq(r->id->verbs, 256, NULL, NULL, 0);
 	r->mem = aligned_alloc(4096, mem);
@@ -677,7 +702,7 @@ static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
 	h[8] = 4;			/* at most 4 descriptors */
 	cp.private_data = h;
 	cp.private_data_len = sizeof(h);
-	cp.responder_resources = 16;
+	cp.responder_resources = rd;
 	cp.initiator_depth = 16;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 6;
@@ -693,6 +718,12 @@ static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
 	}
 	rdma_ack_cm_event(ev);
 	return 0;
+}
+
+static int raw_connect_depth(struct raw *r, const char *host, uint8_t ep,
+			     int nrecv, uint8_t depth, size_t mem)
+{
+	return raw_connect_from(r, NULL, host, ep, nrecv, depth, mem, 16);
 }
 
 /* Depth 8 over RAW_MEM. */
@@ -1055,6 +1086,192 @@ static int cmd_limit(const char *host)
 	if (st || raw_reply(&a, 10000, NULL) != DFKV_STATUS_NOT_FOUND)
 		FAIL("limit: the accepted connection does not answer\n");
 	raw_close(&a);
+	return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------ stalled READs */
+
+#define STALL_LEN	(16u << 20)	/* a PUT whose READ never starts */
+#define CAP_LEN		(4u << 20)	/* a PUT of an extent of kvr's */
+#define DATA(r)		((r)->mem + (1 << 20))
+
+/* Poll until path exists (600 s at most). */
+static int wait_file(const char *path)
+{
+	uint64_t end = now_ms() + 600000;
+
+	while (access(path, F_OK)) {
+		if (now_ms() >= end) {
+			FAIL("no %s after 600 s\n", path);
+			return -1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* Connect offering the node no RDMA READ in flight (responder resources 0). */
+static int stall_connect(struct raw *r, const char *host)
+{
+	return raw_connect_from(r, NULL, host, DFKV_EPOCH_RDMA, 16, 8,
+				RAW_MEM, 0);
+}
+
+/*
+ * From slot s of a stall_connect()ed r, a PUT of STALL_LEN bytes of id
+ * from its memory: the node reserves the value's first part and posts its
+ * READ, which never starts, nor does anything the node posts after it.
+ */
+static int stall_send(struct raw *r, int s, const char *id)
+{
+	uint64_t addr = (uintptr_t)DATA(r);
+	uint32_t rkey = r->mr->rkey, len = STALL_LEN;
+
+	return raw_send(r, s, DFKV_OP_PUT, id, 0, 0, STALL_LEN, 1, &addr,
+			&rkey, &len);
+}
+
+/* A request of op for id with one descriptor of len bytes; its status. */
+static int raw_call(struct raw *r, int s, uint8_t op, const char *id,
+		    uint32_t len, uint64_t *stored)
+{
+	uint64_t addr = (uintptr_t)DATA(r);
+	uint32_t rkey = r->mr->rkey;
+
+	if (raw_send(r, s, op, id, 0, 0, op == DFKV_OP_PUT ? len : 0, 1,
+		     &addr, &rkey, &len))
+		return -1;
+	return raw_reply(r, 60000, stored);
+}
+
+/*
+ * recvcap: a stalled PUT holds the first part (an extent) of its peer
+ * address's receive cap (a quarter of an eighth of kvr's RAM, less than
+ * two extents), "stalled"; once gofile exists, a PUT of an extent on
+ * another connection from that address is BUSY, and PUTs of an extent
+ * from src2 (another peer address) are OK and read back exact.  Then
+ * every connection closes.
+ */
+static int cmd_recvcap(const char *host, const char *src2,
+		       const char *gofile)
+{
+	uint8_t *want = malloc(CAP_LEN);
+	struct raw s1 = { 0 }, s2, h;
+	uint64_t stored = 0;
+	char id[16];
+	int st;
+
+	if (!want || stall_connect(&s1, host) ||
+	    stall_send(&s1, 0, "cap-stall")) {
+		FAIL("recvcap: the stalled PUT\n");
+		goto out;
+	}
+	printf("stalled\n");
+	fflush(stdout);
+	if (wait_file(gofile))
+		goto out;
+	if (raw_connect(&s2, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("recvcap: a second connection\n");
+	} else {
+		st = raw_call(&s2, 0, DFKV_OP_PUT, "cap-busy", CAP_LEN, NULL);
+		if (st != DFKV_STATUS_BUSY)
+			FAIL("recvcap: over the peer's cap: status %d\n", st);
+	}
+	raw_close(&s2);
+	if (raw_connect_from(&h, src2, host, DFKV_EPOCH_RDMA, 16, 8, RAW_MEM,
+			     16)) {
+		FAIL("recvcap: connect from %s\n", src2);
+		goto out_h;
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(id, sizeof(id), "cap-ok-%d", i);
+		fill(DATA(&h), CAP_LEN, i + 1);
+		st = raw_call(&h, 2 * i, DFKV_OP_PUT, id, CAP_LEN, NULL);
+		if (st != DFKV_STATUS_OK)
+			FAIL("recvcap: %s from %s: status %d\n", id, src2, st);
+		memset(DATA(&h), 0, CAP_LEN);
+		st = raw_call(&h, 2 * i + 1, DFKV_OP_GET, id, CAP_LEN, &stored);
+		fill(want, CAP_LEN, i + 1);
+		if (st != DFKV_STATUS_OK || stored != CAP_LEN ||
+		    memcmp(DATA(&h), want, CAP_LEN))
+			FAIL("recvcap: %s read back: status %d\n", id, st);
+	}
+out_h:
+	raw_close(&h);
+out:
+	raw_close(&s1);
+	free(want);
+	return failures ? 1 : 0;
+}
+
+/*
+ * stall: on a stall_connect()ed connection, an inline PUT of a small
+ * value, then a stalled PUT, "put"; once gofile exists, a GET of the
+ * small value into its memory (the node pins the entry and posts its
+ * WRITE behind the stalled READ), "get"; then nothing until the node
+ * disconnects it (secs at most).  On a new connection the stalled PUT's
+ * key is absent, the small value still there.
+ */
+static int cmd_stall(const char *host, const char *gofile, unsigned int secs)
+{
+	static const char small[] = "a value the stalled GET pins";
+	uint64_t end, stored = 0;
+	struct rdma_cm_event *ev;
+	struct raw r;
+	int st;
+
+	if (stall_connect(&r, host) ||
+	    raw_send_inline(&r, 0, DFKV_OP_PUT, "stall-get", 0, small,
+			    sizeof(small)) ||
+	    raw_reply(&r, 60000, NULL) != DFKV_STATUS_OK ||
+	    stall_send(&r, 1, "stall-put")) {
+		FAIL("stall: the PUTs\n");
+		goto out;
+	}
+	printf("put\n");
+	fflush(stdout);
+	if (wait_file(gofile))
+		goto out;
+	{
+		uint64_t addr = (uintptr_t)DATA(&r) + STALL_LEN;
+		uint32_t rkey = r.mr->rkey, len = sizeof(small);
+
+		if (raw_send(&r, 2, DFKV_OP_GET, "stall-get", 0, 0, 0, 1,
+			     &addr, &rkey, &len)) {
+			FAIL("stall: the GET\n");
+			goto out;
+		}
+	}
+	printf("get\n");
+	fflush(stdout);
+	for (end = now_ms() + secs * 1000ULL;;) {
+		st = raw_event(&r, RDMA_CM_EVENT_DISCONNECTED, &ev);
+		if (!st) {
+			rdma_ack_cm_event(ev);
+			printf("disconnected by the node\n");
+			break;
+		}
+		if (st < 0 || now_ms() >= end) {
+			FAIL("stall: not disconnected (%d)\n", st);
+			goto out;
+		}
+	}
+	raw_close(&r);
+	if (raw_connect(&r, host, DFKV_EPOCH_RDMA, 16)) {
+		FAIL("stall: reconnect\n");
+		goto out;
+	}
+	if (raw_send(&r, 0, DFKV_OP_EXIST, "stall-put", 0, 0, 0, 0, NULL,
+		     NULL, NULL) ||
+	    raw_reply(&r, 60000, NULL) != DFKV_STATUS_NOT_FOUND)
+		FAIL("stall: the stalled PUT is visible\n");
+	if (raw_send(&r, 1, DFKV_OP_EXIST, "stall-get", 0, 0, 0, 0, NULL,
+		     NULL, NULL) ||
+	    raw_reply(&r, 60000, &stored) != DFKV_STATUS_OK ||
+	    stored != sizeof(small))
+		FAIL("stall: the small value is gone\n");
+out:
+	raw_close(&r);
 	return failures ? 1 : 0;
 }
 
@@ -2145,6 +2362,10 @@ int main(int argc, char **argv)
 				(unsigned int)atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "limit"))
 		return cmd_limit(argv[2]);
+	if (argc >= 5 && !strcmp(argv[1], "recvcap"))
+		return cmd_recvcap(argv[2], argv[3], argv[4]);
+	if (argc >= 5 && !strcmp(argv[1], "stall"))
+		return cmd_stall(argv[2], argv[3], (unsigned int)atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "auth"))
 		return cmd_auth(argv[2]);
 	if (argc >= 6 && !strcmp(argv[1], "leader"))
@@ -2158,7 +2379,9 @@ int main(int argc, char **argv)
 		return cmd_followers(argv[2], argv[3], atoi(argv[4]), NULL);
 	fprintf(stderr, "usage: %s ops HOST MAXSIZE [EXPOSE] | big HOST SIZE | "
 		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
-		"idle HOST NREQ SECONDS | limit HOST | expose HOST EXPOSE | "
+		"idle HOST NREQ SECONDS | limit HOST | "
+		"recvcap HOST SRC2 GOFILE | stall HOST GOFILE SECONDS | "
+		"expose HOST EXPOSE | "
 		"leader HOST ID GOFILE finish|never | "
 		"followers HOST ID N finish GOFILE | "
 		"followers HOST ID N gone\n", argv[0]);
