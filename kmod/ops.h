@@ -28,6 +28,7 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len);
 
 struct dfkv_put;
 struct dfkv_read;
+struct dfkv_waiter;
 
 /*
  * PUT in two steps, the value received in between (a leader's entry has
@@ -64,12 +65,18 @@ int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 		     struct dfkv_put *put, u64 len);
 /*
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
- * range length in *data_len until dfkv_op_get_end().
+ * range length in *data_len until dfkv_op_get_end().  A value being read
+ * from disk parks w and returns -EINPROGRESS (dfkv_store_get_begin());
+ * once w was woken, dfkv_op_get_resume() finishes the begin.  Without w,
+ * -EINTR: the caller's task was killed waiting.
  */
 int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 offset, u64 length,
-		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
-		      u64 *data_len);
+		      u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		      u64 *stored_len, u64 *data_len);
+int dfkv_op_get_resume(struct dfkv_node *node, u64 offset, u64 length,
+		       u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		       u64 *stored_len, u64 *data_len);
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
 /*
  * The bytes a GET of key's range would read now, for a caller that sizes

@@ -92,7 +92,7 @@ struct dfkv_entry {
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
 	bool charged;		/* len is charged to the tenant's quota */
-	struct list_head parked; /* followers' dfkv_put_waiters, until done */
+	struct list_head parked; /* dfkv_waiters: PUT followers, cold GETs */
 	u32 pins;		/* readers and leases */
 	u64 len;
 	u64 stamp;		/* last use (ns), updated without locks */
@@ -132,14 +132,14 @@ struct dfkv_store_lower_ops {
 	 * returns the PUT's status.
 	 */
 	int (*commit)(void *ctx, struct dfkv_entry *e, bool staged);
-	/* Read pinned, DURABLE e (where LOADING) from its disk into RAM. */
-	int (*load)(void *ctx, struct dfkv_entry *e);
 	/*
-	 * The same for a LEASE, without waiting: e is pinned and referenced
-	 * for the read, which unpins it (dfkv_store_unpin()) once ended.
-	 * 0 when started, -ENOMEM when it could not be.
+	 * Start reading DURABLE e (where LOADING) from its disk into RAM,
+	 * without waiting for it: e is pinned and referenced for the read,
+	 * which ends (at once when it cannot start) with dfkv_entry_loaded()
+	 * and then unpins it (dfkv_store_unpin()).  leased: a LEASE
+	 * started it.
 	 */
-	int (*load_async)(void *ctx, struct dfkv_entry *e);
+	void (*load)(void *ctx, struct dfkv_entry *e, bool leased);
 	/* Under e->lock: e's disk can serve a cold read now. */
 	bool (*readable_locked)(struct dfkv_entry *e);
 	/* Under e->lock: DURABLE e was used, or leaves DURABLE. */
@@ -189,6 +189,23 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 		    u32 numa);
 /* Drops every entry; no operation may be in flight. */
 void dfkv_store_destroy(struct dfkv_store *st);
+
+/*
+ * A request that waits for an entry without a sleeping task (a
+ * connection): parked on the entry, its wake() runs under the entry's
+ * lock once what it waits for happened (a PUT's leader finished, a cold
+ * read ended); it may only queue the work that resumes the request.
+ */
+struct dfkv_waiter {
+	struct list_head node;	/* on entry->parked; empty once woken */
+	void (*wake)(struct dfkv_waiter *w);
+};
+
+/*
+ * Take a waiter being torn down off e: when this returns, w->wake is not
+ * running and will not be called.
+ */
+void dfkv_store_unpark(struct dfkv_entry *e, struct dfkv_waiter *w);
 
 /* A PUT in progress. */
 struct dfkv_put {
@@ -243,23 +260,12 @@ void dfkv_store_put_drop(struct dfkv_put *put);
 int dfkv_store_put_wait(struct dfkv_put *put);
 
 /*
- * A follower that waits without a sleeping task (a connection): park it
- * on the leader's entry, and its wake() runs once the leader finished,
- * under the entry's lock (it may only queue work).  Then
- * dfkv_store_put_result() gives the leader's status.
+ * A follower that waits without a sleeping task: park it on the leader's
+ * entry until the leader finished, then dfkv_store_put_result() gives the
+ * leader's status (torn down: dfkv_store_unpark(), dfkv_store_put_drop()).
+ * False when the leader already finished (take the result now).
  */
-struct dfkv_put_waiter {
-	struct list_head node;
-	void (*wake)(struct dfkv_put_waiter *w);
-};
-
-/* Park; false when the leader already finished (take the result now). */
-bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w);
-/*
- * Unpark a follower being torn down: when this returns, w->wake is not
- * running and will not be called.  Drops the follower's reference.
- */
-void dfkv_store_put_unpark(struct dfkv_put *put, struct dfkv_put_waiter *w);
+bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_waiter *w);
 /* The finished leader's status for a follower; drops its reference. */
 int dfkv_store_put_result(struct dfkv_put *put);
 
@@ -268,8 +274,18 @@ struct dfkv_read {
 	struct dfkv_entry *e;
 };
 
+/*
+ * Start a GET: DFKV_STATUS_OK with rd->e pinned, or NOT_FOUND, BUSY,
+ * IO_ERROR.  A value being read from disk is waited for: with w, w is
+ * parked on the entry and -EINPROGRESS returned (rd->e pinned; torn
+ * down: dfkv_store_unpark(), dfkv_store_get_end()), and once w->wake()
+ * ran dfkv_store_get_resume() gives the status.  Without w the caller's
+ * task sleeps, killably: -EINTR, with nothing held.
+ */
 int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
-			 struct dfkv_read *rd);
+			 struct dfkv_read *rd, struct dfkv_waiter *w);
+/* -EINPROGRESS while w was not woken (a wakeup of the caller's own). */
+int dfkv_store_get_resume(struct dfkv_read *rd, struct dfkv_waiter *w);
 size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 		       struct iov_iter *to);
 /*
@@ -340,10 +356,10 @@ bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e);
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
 /*
  * A cold read of e into RAM ended (err 0: the value is in e->slots or its
- * stage): publish the outcome and wake the GETs waiting for it.  leased:
- * a LEASE started it, and a disk that could not give the value back (an
- * I/O error, a payload not matching its record) removes the block first,
- * so the GETs are misses.
+ * stage): publish the outcome and wake the GETs waiting for it.  A
+ * payload not matching its record (-EBADMSG) removes the block first, so
+ * the GETs are misses; so does any failure to give the value back (an
+ * I/O error too) when leased, a LEASE having started the read.
  */
 void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 		       struct dfkv_slot *slots, u32 nr, bool staged,

@@ -52,6 +52,7 @@ struct dfkv_tier {
 	bool stopped;			/* under lock: the store is going */
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
+	atomic_t reading;		/* cold reads started, not ended */
 };
 
 /* Set up the tier below st and register it with st, before any traffic. */
