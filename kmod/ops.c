@@ -85,6 +85,11 @@ int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put)
 	return done(node, DFKV_OP_PUT, dfkv_store_put_result(put));
 }
 
+int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put)
+{
+	return done(node, DFKV_OP_PUT, dfkv_store_put_flushed(put));
+}
+
 /*
  * An eighth of the RAM budget may be reserved by PUTs still receiving,
  * and a quarter of that (at least an extent) by one peer address.  A

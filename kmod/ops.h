@@ -33,11 +33,13 @@ struct dfkv_waiter;
 /*
  * PUT in two steps, the value received in between (a leader's entry has
  * RAM for its first ahead bytes, dfkv_store_put_begin()): begin returns
- * the final status unless put->e is set (the caller then fills a leader's entry and
- * calls end, err 0 to commit or why not; a follower calls end, which
- * sleeps until the leader finished, or parks with dfkv_store_put_park()
- * and takes dfkv_op_put_result() when woken).  An err of -EFAULT aborts
- * without counting and is returned.
+ * the final status unless put->e is set (the caller then fills a leader's
+ * entry and calls end, err 0 to commit or why not; a follower calls end,
+ * which sleeps until the leader finished, or parks with
+ * dfkv_store_put_park() and takes dfkv_op_put_result() when woken).  An
+ * err of -EFAULT aborts without counting and is returned.  A leader's
+ * commit that waits for the disk parks put->w (-EINPROGRESS) and takes
+ * dfkv_op_put_flushed() when woken, or sleeps killably (-EINTR).
  */
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 len, u64 ahead,
@@ -45,6 +47,8 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err);
 /* A parked follower's result once its leader finished (dfkv_store_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
+/* A parked leader's result once its flush ended; else -EINPROGRESS. */
+int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put);
 /*
  * RAM reserved by PUTs whose payload is still arriving from a peer is
  * bounded per node and per peer address (SPEC.md section 2; peer may be

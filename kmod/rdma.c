@@ -620,7 +620,8 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 		reply(cmd, 0);
 	} else {
 		/* a PUT's value or another op's payload is in, or not */
-		dfkv_req_exec(req, failed ? -EIO : 0);
+		if (!dfkv_req_exec(req, failed ? -EIO : 0))
+			cmd->state = CMD_PARKED;	/* for the disk */
 	}
 }
 
@@ -734,10 +735,12 @@ static void cmd_start(struct rdma_cmd *cmd)
 	}
 	switch (req->rx) {
 	case DFKV_REQ_RX_PUT:
-		if (!cmd->ndesc)
-			dfkv_req_exec(req, put_copy_inline(req));
-		else if (!xfer_start(cmd, false, 0, req->payload_len))
+		if (!cmd->ndesc) {
+			if (!dfkv_req_exec(req, put_copy_inline(req)))
+				cmd->state = CMD_PARKED;	/* for the disk */
+		} else if (!xfer_start(cmd, false, 0, req->payload_len)) {
 			dfkv_req_exec(req, -EIO);
+		}
 		break;
 	case DFKV_REQ_RX_BUF:
 		read_payload(cmd);

@@ -7,9 +7,10 @@
  * dfkv_req_begin() to dfkv_req_done(), so a transport's teardown gives
  * back whatever a request in any state holds with that one call.  A PUT
  * follower of a transport with ops->unpark parks on its leader's entry,
- * and a GET on the entry its value is being read from disk into, instead
- * of sleeping in a shared worker; a caller without one (an ioctl) sleeps
- * in its own task, killably.  A request that entered its
+ * a leader whose commit waits for the disk and a GET whose value is being
+ * read from disk on their own entry, instead of sleeping in a shared
+ * worker; a caller without one (an ioctl) sleeps in its own task,
+ * killably but for a PUT follower.  A request that entered its
  * node is timed and traced here, from dfkv_req_begin() to
  * dfkv_req_done(), the same for every transport.
  */
@@ -161,7 +162,10 @@ static bool exec_put(struct dfkv_req *req, int err)
 		return false;
 	if (put->leader) {
 		recv_release(req);
+		put->w = req_waiter(req);
 		status = dfkv_op_put_end(node, put, err);
+		if (status == -EINPROGRESS)
+			return false;	/* parked for its flush */
 	} else if (!req->ops->unpark) {
 		status = dfkv_op_put_end(node, put, 0);	/* sleeps */
 	} else {
@@ -397,10 +401,16 @@ bool dfkv_req_resume(struct dfkv_req *req)
 		queue_response(req);
 		return true;
 	}
-	/* Pairs with the entry lock its leader set done under. */
-	if (!READ_ONCE(req->put.e->done))
+	if (req->put.flushing) {
+		status = dfkv_op_put_flushed(req->node, &req->put);
+		if (status == -EINPROGRESS)
+			return false;
+	} else if (READ_ONCE(req->put.e->done)) {
+		/* Pairs with the entry lock its leader set done under. */
+		status = dfkv_op_put_result(req->node, &req->put);
+	} else {
 		return false;
-	status = dfkv_op_put_result(req->node, &req->put);
+	}
 	answer(req, status, req->put.stored_len);
 	queue_response(req);
 	return true;
@@ -460,7 +470,7 @@ void dfkv_req_done(struct dfkv_req *req)
 	if (req->in_op)
 		req_account(req);
 	recv_release(req);
-	if (req->put.e && req->put.leader) {
+	if (req->put.e && req->put.leader && !req->put.flushing) {
 		dfkv_op_put_end(node, &req->put, -EIO);
 	} else if (req->put.e) {
 		dfkv_store_unpark(req->put.e, &req->waiter);

@@ -11,7 +11,8 @@
  *                     says where the payload goes.
  *   dfkv_req_exec()   the payload is in (or could not be had): run the op
  *                     and queue the reply (ops->queue_response()), or park
- *                     a PUT follower until its leader finished, a GET
+ *                     a PUT follower until its leader finished, a leader
+ *                     until the flush its commit waits for ended, a GET
  *                     until its value's cold read ended (ops->unpark(),
  *                     then dfkv_req_resume()).
  *   dfkv_req_done()   the reply went out or never will: release what the
@@ -44,9 +45,10 @@ struct dfkv_req_ops {
 	void (*queue_response)(struct dfkv_req *req);
 	/*
 	 * A parked request may go on (a PUT follower's leader finished, a
-	 * GET's cold read ended): called under the entry's lock, it may
-	 * only queue the work that calls dfkv_req_resume().  NULL: the
-	 * caller's own task sleeps for them instead (a GET's killably).
+	 * leader's flush or a GET's cold read ended): called under the
+	 * entry's lock, it may only queue the work that calls
+	 * dfkv_req_resume().  NULL: the caller's own task sleeps for them
+	 * instead (killably for a flush or a cold read).
 	 */
 	void (*unpark)(struct dfkv_req *req);
 	/*
@@ -136,8 +138,9 @@ bool dfkv_req_recv_more(struct dfkv_req *req);
  * The payload is in (err 0), or is not: -EIO (a transfer failed, answered
  * IO_ERROR), -ENOMEM (BUSY), -EFAULT (the caller's memory, ioctl only).
  * Runs the op and queues its reply; false when it parked (a PUT
- * follower, a GET whose value is being read from disk).  Without
- * ops->unpark a GET killed while waiting answers -EINTR.
+ * follower, a leader waiting for the disk, a GET whose value is being
+ * read from disk).  Without ops->unpark a caller killed while waiting
+ * for the disk gets -EINTR.
  */
 bool dfkv_req_exec(struct dfkv_req *req, int err);
 /*

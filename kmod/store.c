@@ -473,6 +473,32 @@ retry:
 }
 
 /*
+ * A committed leader waits for its flush: put->w parked on the entry
+ * (-EINPROGRESS), or the caller's task asleep, killably (-EINTR); then
+ * the flush's status.
+ */
+static int put_flush_wait(struct dfkv_put *put)
+{
+	struct dfkv_entry *e = put->e;
+
+	if (put->w) {
+		spin_lock(&e->lock);
+		put->flushing = e->flags & DFKV_EF_SYNC;
+		if (put->flushing)
+			list_add_tail(&put->w->node, &e->parked);
+		spin_unlock(&e->lock);
+		if (put->flushing)
+			return -EINPROGRESS;
+	} else if (wait_event_killable(e->store->waitq,
+				       !(READ_ONCE(e->flags) & DFKV_EF_SYNC))) {
+		put->stored_len = 0;
+		dfkv_store_put_drop(put);
+		return -EINTR;
+	}
+	return dfkv_store_put_flushed(put);
+}
+
+/*
  * Only the leader changes a RESERVED entry's slots, and nobody else reads
  * them before it is committed, so the parts are added without the lock.
  * A value that started in RAM goes on in RAM: there is no moving it to a
@@ -613,14 +639,39 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	if (flush) {
 		if (!staged)
 			this_cpu_inc(st->stats->pcpu->ram_puts);
-		/* the tier queues the flush, and waits for it when it must */
-		status = st->lower->commit(st->lower_ctx, e, staged);
-		if (status != DFKV_STATUS_OK)
-			put->stored_len = 0;
+		/* the tier queues the flush; the PUT may wait for it */
+		if (st->lower->commit(st->lower_ctx, e, staged) == -EINPROGRESS)
+			return put_flush_wait(put);
 	}
 	dfkv_entry_put(e);
 	put->e = NULL;
 	return status;
+}
+
+int dfkv_store_put_flushed(struct dfkv_put *put)
+{
+	struct dfkv_entry *e = put->e;
+	int status;
+
+	spin_lock(&e->lock);
+	status = e->flags & DFKV_EF_SYNC ? -EINPROGRESS : e->flushed;
+	spin_unlock(&e->lock);
+	if (status == -EINPROGRESS)
+		return status;
+	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
+	dfkv_store_put_drop(put);
+	return status;
+}
+
+void dfkv_entry_flushed(struct dfkv_store *st, struct dfkv_entry *e,
+			int status)
+{
+	spin_lock(&e->lock);
+	e->flushed = status;
+	e->flags &= ~DFKV_EF_SYNC;
+	entry_wake_locked(e);
+	spin_unlock(&e->lock);
+	wake_up_all(&st->waitq);
 }
 
 void dfkv_store_put_drop(struct dfkv_put *put)

@@ -70,12 +70,13 @@ enum dfkv_entry_where {
 };
 
 /*
- * Flags about the records of the disk copy, orthogonal to the state
- * (entry->flags, under entry->lock).
+ * Flags about the disk copy, orthogonal to the state (entry->flags, under
+ * entry->lock).
  */
 #define DFKV_EF_RECS	BIT(0)	/* records were written: clear when freed */
 #define DFKV_EF_KEEP	BIT(1)	/* freed by a graceful stop: keep them */
 #define DFKV_EF_NOSPC	BIT(2)	/* the flush was given up: disk full */
+#define DFKV_EF_SYNC	BIT(3)	/* its PUT waits for the flush to end */
 
 struct dfkv_store;
 struct dfkv_disk;
@@ -89,6 +90,7 @@ struct dfkv_entry {
 	u8 where;		/* enum dfkv_entry_where */
 	u8 flags;		/* DFKV_EF_* */
 	u8 result;		/* leader's status, for followers */
+	u8 flushed;		/* a DFKV_EF_SYNC PUT's, once its flush ended */
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
 	bool charged;		/* len is charged to the tenant's quota */
@@ -128,8 +130,10 @@ struct dfkv_store_lower_ops {
 	bool (*over_watermark)(void *ctx, u64 len);
 	/*
 	 * e was just committed DIRTY and holds a reference for its flush:
-	 * queue the flush and, when the PUT must wait for the disk, wait;
-	 * returns the PUT's status.
+	 * queue the flush.  DFKV_STATUS_OK when the PUT need not wait for
+	 * the disk; -EINPROGRESS when it must: the tier set DFKV_EF_SYNC
+	 * and gives the PUT's status with dfkv_entry_flushed() once the
+	 * flush ended.
 	 */
 	int (*commit)(void *ctx, struct dfkv_entry *e, bool staged);
 	/*
@@ -211,8 +215,15 @@ void dfkv_store_unpark(struct dfkv_entry *e, struct dfkv_waiter *w);
 struct dfkv_put {
 	struct dfkv_entry *e;
 	bool leader;
+	bool flushing;		/* leader: parked until its flush ended */
 	u64 stored_len;
 	u64 reserved;		/* leader: the value's first bytes with RAM */
+	/*
+	 * leader: parked when its commit waits for the disk (then
+	 * dfkv_store_put_flushed()); NULL: the caller's task sleeps for it,
+	 * killably (-EINTR).
+	 */
+	struct dfkv_waiter *w;
 };
 
 /*
@@ -252,8 +263,14 @@ unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
 unsigned int dfkv_entry_ram_map(struct dfkv_entry *e, u64 off, size_t len,
 				struct bio_vec *bv, unsigned int max,
 				size_t *mapped);
-/* Commit (ok) or abort (!ok with status) a leader's PUT. */
+/*
+ * Commit (ok) or abort (!ok with status) a leader's PUT.  A commit that
+ * waits for the disk parks put->w and returns -EINPROGRESS (put->e held,
+ * put->flushing; torn down: dfkv_store_unpark(), dfkv_store_put_drop()).
+ */
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
+/* A parked leader's status once its flush ended; else -EINPROGRESS. */
+int dfkv_store_put_flushed(struct dfkv_put *put);
 /* Stop following a PUT without waiting for its leader. */
 void dfkv_store_put_drop(struct dfkv_put *put);
 /* Wait for the leader of a followed PUT; -EINTR if killed. */
@@ -364,6 +381,12 @@ int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
 void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 		       struct dfkv_slot *slots, u32 nr, bool staged,
 		       bool leased);
+/*
+ * The flush e's PUT waits for (DFKV_EF_SYNC) ended with status (enum
+ * dfkv_status): wake the PUT.
+ */
+void dfkv_entry_flushed(struct dfkv_store *st, struct dfkv_entry *e,
+			int status);
 /*
  * Link a rebuilt entry (done, result OK) into the index, still RESERVED;
  * -EEXIST when the key is stored already.  Then, under e->lock,

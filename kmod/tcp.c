@@ -18,10 +18,11 @@
  * (bio_vec iterators, one copy into the socket buffer, no staging
  * buffer).
  *
- * Neither a PUT follower nor a GET whose value is being read from disk
- * waits in the worker: the connection parks on the entry (reading nothing
- * more) and its io work is queued again when the leader finished or the
- * cold read ended, so a stalled disk holds no worker.  A frame must arrive whole, payload included,
+ * Neither a PUT follower, a leader whose commit waits for the disk nor a
+ * GET whose value is being read from disk waits in the worker: the
+ * connection parks on the entry (reading nothing more) and its io work is
+ * queued again when the leader finished, the flush or the cold read
+ * ended, so a stalled disk holds no worker.  A frame must arrive whole, payload included,
  * within frame_ms of its first byte, a reply must make progress within
  * frame_ms, both must keep up min_rate (dfkv_conn_deadline()), and a
  * PUT leader gets RAM one part of its value at a time as its payload
@@ -85,7 +86,7 @@ enum conn_state {
 	CONN_RX_PUT,		/* PUT payload into the reserved entry */
 	CONN_RX_BUF,		/* key list, HELLO or AUTH payload into rx_buf */
 	CONN_RX_DISCARD,	/* payload nobody needs */
-	CONN_PARKED,		/* waiting for a PUT leader, a cold read */
+	CONN_PARKED,		/* waiting: a PUT leader, a flush, a cold read */
 	CONN_TX,		/* sending the reply */
 };
 
@@ -270,7 +271,7 @@ static void request_done(struct dfkv_tcp_conn *c)
 
 /* ---------------------------------------------------------- execution */
 
-/* The leader or the cold read finished: run the connection again. */
+/* What the parked request waits for happened: run the connection again. */
 static void conn_unpark(struct dfkv_req *req)
 {
 	conn_queue(container_of(req, struct dfkv_tcp_conn, req));

@@ -598,10 +598,47 @@ static bool entry_parts_intact(struct dfkv_entry *e)
 
 /* ---------------------------------------------------------------- flush */
 
+/*
+ * The flush of e ended; a PUT waiting for it (DFKV_EF_SYNC) gets OK once
+ * durable.  When the flush was given up, IO_ERROR (or CACHE_FULL: no room
+ * on the disk) and the value is removed, so a PUT that failed leaves
+ * nothing readable, even one whose caller went away meanwhile.
+ * Write-around then lets a durable value leave RAM; a staged value leaves
+ * its stage.
+ */
 static void flush_done(struct dfkv_tier *t, struct dfkv_entry *e)
 {
-	wake_up_all(&t->st->waitq);
+	struct dfkv_store *st = t->st;
+	bool sync, durable, nospc, staged, unlink = false;
+
+	/* Before the wakeups: dfkv_tier_stop() waits for it on st->waitq. */
 	atomic_dec(&t->flushing);
+	spin_lock(&e->lock);
+	sync = e->flags & DFKV_EF_SYNC;
+	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
+	nospc = e->flags & DFKV_EF_NOSPC;
+	staged = e->stage;
+	/* The flush was given up: the PUT fails, so its value goes too. */
+	if (sync && !durable)
+		unlink = dfkv_entry_kill_locked(st, e);
+	spin_unlock(&e->lock);
+	if (unlink)
+		dfkv_entry_unlink(st, e);
+	if (!sync) {
+		wake_up_all(&st->waitq);
+	} else if (!durable) {
+		dfkv_entry_flushed(st, e, nospc ? DFKV_STATUS_CACHE_FULL :
+				   DFKV_STATUS_IO_ERROR);
+	} else {
+		if (staged) {
+			/* durable: frees the stage unless a reader holds it */
+			dfkv_entry_evict_ram(st, e);
+		} else if (READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND &&
+			   dfkv_entry_evict_ram(st, e)) {
+			this_cpu_inc(st->stats->pcpu->ram_bypasses);
+		}
+		dfkv_entry_flushed(st, e, DFKV_STATUS_OK);
+	}
 	dfkv_entry_put(e);	/* the flush's reference */
 }
 
@@ -786,46 +823,25 @@ static bool tier_put_waits(struct dfkv_tier *t)
 }
 
 /*
- * Queue a DIRTY entry's flush and, when the PUT waits for it (ack=disk,
- * write-around, watermark 0, staged), wait: OK once durable; when the
- * flush was given up, IO_ERROR (or CACHE_FULL: no room on the disk) and
- * the value is removed, so a PUT that failed leaves nothing readable.
- * Write-around then lets a durable value leave RAM; a staged value
- * leaves its stage.
+ * Queue a DIRTY entry's flush; the PUT waits for it (-EINPROGRESS, the
+ * flush's end gives its status: flush_done()) with ack=disk, write-around,
+ * watermark 0 or a staged value.
  */
 static int tier_commit(void *ctx, struct dfkv_entry *e, bool staged)
 {
 	struct dfkv_tier *t = ctx;
-	struct dfkv_store *st = t->st;
-	bool durable, nospc, unlink = false;
+	bool sync = staged || tier_put_waits(t);
 
 	INIT_WORK(&e->flush_work, tier_flush_work);
 	atomic_inc(&t->flushing);
 	atomic_inc(&t->backlog);
-	queue_work(t->wq, &e->flush_work);
-	if (!staged && !tier_put_waits(t))
-		return DFKV_STATUS_OK;
-
-	wait_event(st->waitq, READ_ONCE(e->state) != DFKV_E_DIRTY);
-	spin_lock(&e->lock);
-	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
-	nospc = e->flags & DFKV_EF_NOSPC;
-	/* The flush was given up: the PUT fails, so its value goes too. */
-	if (!durable)
-		unlink = dfkv_entry_kill_locked(st, e);
-	spin_unlock(&e->lock);
-	if (unlink)
-		dfkv_entry_unlink(st, e);
-	if (!durable)
-		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
-	if (staged) {
-		/* durable: frees the stage unless a reader holds it */
-		dfkv_entry_evict_ram(st, e);
-	} else if (READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND &&
-		   dfkv_entry_evict_ram(st, e)) {
-		this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	if (sync) {
+		spin_lock(&e->lock);
+		e->flags |= DFKV_EF_SYNC;
+		spin_unlock(&e->lock);
 	}
-	return DFKV_STATUS_OK;
+	queue_work(t->wq, &e->flush_work);
+	return sync ? -EINPROGRESS : DFKV_STATUS_OK;
 }
 
 /* A cold read in flight: its payload bios, then its check and outcome. */
