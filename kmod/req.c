@@ -10,9 +10,9 @@
  * a leader whose commit waits for the disk and a GET whose value is being
  * read from disk on their own entry, instead of sleeping in a shared
  * worker; a caller without one (an ioctl) sleeps in its own task,
- * killably but for a PUT follower.  A request that entered its
- * node is timed and traced here, from dfkv_req_begin() to
- * dfkv_req_done(), the same for every transport.
+ * killably.  A request that entered its node is timed and traced here,
+ * from dfkv_req_begin() to dfkv_req_done(), the same for every
+ * transport.
  */
 #include <linux/slab.h>
 #include <linux/string.h>

@@ -94,7 +94,7 @@ struct dfkv_entry {
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
 	bool charged;		/* len is charged to the tenant's quota */
-	struct list_head parked; /* dfkv_waiters: PUT followers, cold GETs */
+	struct list_head parked; /* dfkv_waiters: PUTs, cold GETs */
 	u32 pins;		/* readers and leases */
 	u64 len;
 	u64 stamp;		/* last use (ns), updated without locks */
@@ -197,8 +197,9 @@ void dfkv_store_destroy(struct dfkv_store *st);
 /*
  * A request that waits for an entry without a sleeping task (a
  * connection): parked on the entry, its wake() runs under the entry's
- * lock once what it waits for happened (a PUT's leader finished, a cold
- * read ended); it may only queue the work that resumes the request.
+ * lock once what it waits for happened (a PUT's leader finished, a
+ * leader's flush or a cold read ended); it may only queue the work that
+ * resumes the request.
  */
 struct dfkv_waiter {
 	struct list_head node;	/* on entry->parked; empty once woken */
