@@ -4,8 +4,9 @@
  * opener's network namespace; its ioctls copy size-versioned structs in
  * with copy_struct_from_user, run each op as a struct dfkv_req through the
  * executor of req.c in the caller's task (a PUT follower sleeps for its
- * leader here), with the caller's buffer as an iov_iter (one copy to or
- * from the store's pages), and write the results back.  Leases granted through a file belong to it
+ * leader here, a GET killably for its value's cold read), with the
+ * caller's buffer as an iov_iter (one copy to or from the store's pages),
+ * and write the results back.  Leases granted through a file belong to it
  * and are dropped when it is released.  So do the tenants DFKV_IOC_AUTH
  * authorized it for; a file opened with CAP_NET_ADMIN in the initial user
  * namespace acts for every tenant.
@@ -265,7 +266,7 @@ static int exec_op_node(struct dfkv_file *df, struct dfkv_node *node,
 	if (req.rx == DFKV_REQ_RX_PUT &&
 	    dfkv_store_put_copy(&req.put, 0, o->length, &ub->iter) != o->length)
 		err = -EFAULT;
-	dfkv_req_exec(&req, err);	/* a PUT follower sleeps here */
+	dfkv_req_exec(&req, err);	/* a follower, a cold GET sleeps here */
 	if (req.rd.e)
 		dfkv_req_read(&req, &ub->iter, -EFAULT);
 	o->stored_len = req.rsp.stored_len;

@@ -130,12 +130,25 @@ static void disk_io_release(struct percpu_ref *ref)
 
 /* ---- payload bios ---- */
 
-void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d)
+void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d,
+		   void (*end)(struct dfkv_dio *io))
 {
 	io->disk = d;
 	atomic_set(&io->pending, 1);
 	io->error = 0;
 	init_completion(&io->done);
+	io->end = end;
+}
+
+/* The last bio of io completed, or the submitter let go of it. */
+static void dio_put(struct dfkv_dio *io)
+{
+	if (!atomic_dec_and_test(&io->pending))
+		return;
+	if (io->end)
+		io->end(io);
+	else
+		complete(&io->done);
 }
 
 static void dio_end_io(struct bio *bio)
@@ -150,8 +163,7 @@ static void dio_end_io(struct bio *bio)
 	bio_put(bio);
 	/* the disk may be released once this is put; io lives on */
 	percpu_ref_put(&d->io);
-	if (atomic_dec_and_test(&io->pending))
-		complete(&io->done);
+	dio_put(io);
 }
 
 /*
@@ -233,7 +245,12 @@ int dfkv_dio_wait(struct dfkv_dio *io)
 {
 	if (!atomic_dec_and_test(&io->pending))
 		wait_for_completion(&io->done);
-	return READ_ONCE(io->error) ? -EIO : 0;
+	return dfkv_dio_error(io);
+}
+
+void dfkv_dio_finish(struct dfkv_dio *io)
+{
+	dio_put(io);
 }
 
 u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
@@ -593,7 +610,7 @@ static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
 	}
 	if (op_is_write(opf))
 		flush_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
-	dfkv_dio_init(&io, d);
+	dfkv_dio_init(&io, d, NULL);
 	disk_dio_submit(&io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
 	i = dfkv_dio_wait(&io);
 	if (!op_is_write(opf))

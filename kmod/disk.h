@@ -143,7 +143,12 @@ u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot);
  * [pos, pos + bytes of bv) to the device (REQ_OP_WRITE) or reading it
  * into the pages of bv (REQ_OP_READ) with as many bios as needed, all in
  * flight at once; dfkv_dio_wait() waits for all and returns 0 or -EIO.
- * Completions run in the block layer's context; the waiter is woken once.
+ * Or, without a task waiting: dfkv_dio_init() with an end() and
+ * dfkv_dio_finish() after the last submit; end() runs once all bios
+ * completed (from the last completion, in the block layer's context, or
+ * from dfkv_dio_finish() when none is in flight), and dfkv_dio_error()
+ * then gives 0 or -EIO.  Completions run in the block layer's context;
+ * the waiter is woken, or end() called, once.
  *
  * @pos is aligned to the logical block size (d->lbs, at most 4 KiB), and
  * so is every bio_vec's offset; every bio_vec but the last covers whole
@@ -160,12 +165,20 @@ struct dfkv_dio {
 	atomic_t pending;		/* bios + 1 for the submitter */
 	int error;			/* WRITE_ONCE from completions */
 	struct completion done;
+	void (*end)(struct dfkv_dio *io);	/* NULL: dfkv_dio_wait() */
 };
 
-void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d);
+void dfkv_dio_init(struct dfkv_dio *io, struct dfkv_disk *d,
+		   void (*end)(struct dfkv_dio *io));
 void dfkv_dio_submit(struct dfkv_dio *io, enum req_op op, u64 pos,
 		     const struct bio_vec *bv, unsigned int nr);
 int dfkv_dio_wait(struct dfkv_dio *io);
+void dfkv_dio_finish(struct dfkv_dio *io);
+
+static inline int dfkv_dio_error(const struct dfkv_dio *io)
+{
+	return READ_ONCE(io->error) ? -EIO : 0;
+}
 
 /*
  * CRC32C over the first @bytes of the pages of @bv, chained: start with

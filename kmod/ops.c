@@ -85,6 +85,11 @@ int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put)
 	return done(node, DFKV_OP_PUT, dfkv_store_put_result(put));
 }
 
+int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put)
+{
+	return done(node, DFKV_OP_PUT, dfkv_store_put_flushed(put));
+}
+
 /*
  * An eighth of the RAM budget may be reserved by PUTs still receiving,
  * and a quarter of that (at least an extent) by one peer address.  A
@@ -145,18 +150,13 @@ int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 	return done(node, DFKV_OP_PUT, dfkv_store_put_end(put, false, status));
 }
 
-int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
-		      const struct dfkv_key *key, u64 offset, u64 length,
-		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
-		      u64 *data_len)
+/* The store's part of a GET came out as status: the range it reads. */
+static int get_range(struct dfkv_node *node, int status, u64 offset,
+		     u64 length, u64 cap, struct dfkv_read *rd,
+		     u64 *stored_len, u64 *data_len)
 {
-	int status;
-
 	*stored_len = 0;
 	*data_len = 0;
-	if (!dfkv_auth_allows(node, auth, key, 1))
-		return done(node, DFKV_OP_GET, DFKV_STATUS_FORBIDDEN);
-	status = dfkv_store_get_begin(&node->store, key, rd);
 	if (status != DFKV_STATUS_OK)
 		return done(node, DFKV_OP_GET, status);
 	*stored_len = dfkv_read_len(rd);
@@ -169,6 +169,27 @@ int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		return done(node, DFKV_OP_GET, status);
 	}
 	return DFKV_STATUS_OK;
+}
+
+int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
+		      const struct dfkv_key *key, u64 offset, u64 length,
+		      u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		      u64 *stored_len, u64 *data_len)
+{
+	int status = DFKV_STATUS_FORBIDDEN;
+
+	if (dfkv_auth_allows(node, auth, key, 1))
+		status = dfkv_store_get_begin(&node->store, key, rd, w);
+	return get_range(node, status, offset, length, cap, rd, stored_len,
+			 data_len);
+}
+
+int dfkv_op_get_resume(struct dfkv_node *node, u64 offset, u64 length,
+		       u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		       u64 *stored_len, u64 *data_len)
+{
+	return get_range(node, dfkv_store_get_resume(rd, w), offset, length,
+			 cap, rd, stored_len, data_len);
 }
 
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)

@@ -28,15 +28,18 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len);
 
 struct dfkv_put;
 struct dfkv_read;
+struct dfkv_waiter;
 
 /*
  * PUT in two steps, the value received in between (a leader's entry has
  * RAM for its first ahead bytes, dfkv_store_put_begin()): begin returns
- * the final status unless put->e is set (the caller then fills a leader's entry and
- * calls end, err 0 to commit or why not; a follower calls end, which
- * sleeps until the leader finished, or parks with dfkv_store_put_park()
- * and takes dfkv_op_put_result() when woken).  An err of -EFAULT aborts
- * without counting and is returned.
+ * the final status unless put->e is set (the caller then fills a leader's
+ * entry and calls end, err 0 to commit or why not; a follower calls end,
+ * which sleeps until the leader finished, or parks with
+ * dfkv_store_put_park() and takes dfkv_op_put_result() when woken).  An
+ * err of -EFAULT aborts without counting and is returned.  A leader's
+ * commit that waits for the disk parks put->w (-EINPROGRESS) and takes
+ * dfkv_op_put_flushed() when woken, or sleeps killably (-EINTR).
  */
 int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 len, u64 ahead,
@@ -44,6 +47,8 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err);
 /* A parked follower's result once its leader finished (dfkv_store_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
+/* A parked leader's result once its flush ended; else -EINPROGRESS. */
+int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put);
 /*
  * RAM reserved by PUTs whose payload is still arriving from a peer is
  * bounded per node and per peer address (SPEC.md section 2; peer may be
@@ -64,12 +69,18 @@ int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 		     struct dfkv_put *put, u64 len);
 /*
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
- * range length in *data_len until dfkv_op_get_end().
+ * range length in *data_len until dfkv_op_get_end().  A value being read
+ * from disk parks w and returns -EINPROGRESS (dfkv_store_get_begin());
+ * once w was woken, dfkv_op_get_resume() finishes the begin.  Without w,
+ * -EINTR: the caller's task was killed waiting.
  */
 int dfkv_op_get_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 offset, u64 length,
-		      u64 cap, struct dfkv_read *rd, u64 *stored_len,
-		      u64 *data_len);
+		      u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		      u64 *stored_len, u64 *data_len);
+int dfkv_op_get_resume(struct dfkv_node *node, u64 offset, u64 length,
+		       u64 cap, struct dfkv_read *rd, struct dfkv_waiter *w,
+		       u64 *stored_len, u64 *data_len);
 int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
 /*
  * The bytes a GET of key's range would read now, for a caller that sizes

@@ -141,7 +141,7 @@ enum cmd_state {
 	CMD_FREE,
 	CMD_NEW,			/* a request to run */
 	CMD_XFER,			/* a READ/WRITE round in flight */
-	CMD_PARKED,			/* PUT follower waiting for its leader */
+	CMD_PARKED,			/* waiting: a PUT leader, a cold read */
 	CMD_REPLY,			/* reply built, waiting for its turn */
 	CMD_SENT,			/* reply posted */
 };
@@ -641,7 +641,7 @@ static void cmd_queue_response(struct dfkv_req *req)
 		reply(cmd, 0);
 }
 
-/* The leader of a parked follower finished (under its entry's lock). */
+/* A parked request may go on (under its entry's lock). */
 static void cmd_unpark(struct dfkv_req *req)
 {
 	queue_work(dfkv_rdma_wq,
@@ -689,7 +689,8 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 		reply(cmd, 0);
 	} else {
 		/* a PUT's value or another op's payload is in, or not */
-		dfkv_req_exec(req, failed ? -EIO : 0);
+		if (!dfkv_req_exec(req, failed ? -EIO : 0))
+			cmd->state = CMD_PARKED;	/* for the disk */
 	}
 }
 
@@ -803,16 +804,18 @@ static void cmd_start(struct rdma_cmd *cmd)
 	}
 	switch (req->rx) {
 	case DFKV_REQ_RX_PUT:
-		if (!cmd->ndesc)
-			dfkv_req_exec(req, put_copy_inline(req));
-		else if (!xfer_start(cmd, false, 0, req->payload_len))
+		if (!cmd->ndesc) {
+			if (!dfkv_req_exec(req, put_copy_inline(req)))
+				cmd->state = CMD_PARKED;	/* for the disk */
+		} else if (!xfer_start(cmd, false, 0, req->payload_len)) {
 			dfkv_req_exec(req, -EIO);
+		}
 		break;
 	case DFKV_REQ_RX_BUF:
 		read_payload(cmd);
 		break;
 	default:
-		/* a follower parks: no worker waits for its leader */
+		/* a follower, a cold GET parks: no worker waits for it */
 		if (!dfkv_req_exec(req, 0))
 			cmd->state = CMD_PARKED;
 		break;
@@ -930,7 +933,7 @@ static void cmd_cleanup(struct rdma_cmd *cmd)
 				    DMA_TO_DEVICE);
 	cmd->tx_mapped = false;
 	dfkv_req_done(&cmd->req);
-	/* A parked follower's wakeup racing us queued its work. */
+	/* A parked request's wakeup racing us queued its work. */
 	flush_work(&cmd->work);
 	cmd->state = CMD_FREE;
 }

@@ -6,10 +6,13 @@
  * node bracket, its PUT reservation or GET pin and its buffers from
  * dfkv_req_begin() to dfkv_req_done(), so a transport's teardown gives
  * back whatever a request in any state holds with that one call.  A PUT
- * follower of a transport with ops->unpark parks on its leader's entry
- * instead of sleeping in a shared worker.  A request that entered its
- * node is timed and traced here, from dfkv_req_begin() to
- * dfkv_req_done(), the same for every transport.
+ * follower of a transport with ops->unpark parks on its leader's entry,
+ * a leader whose commit waits for the disk and a GET whose value is being
+ * read from disk on their own entry, instead of sleeping in a shared
+ * worker; a caller without one (an ioctl) sleeps in its own task,
+ * killably.  A request that entered its node is timed and traced here,
+ * from dfkv_req_begin() to dfkv_req_done(), the same for every
+ * transport.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -21,7 +24,7 @@
 #include "wire.h"
 #include "trace.h"
 
-static void req_wake(struct dfkv_put_waiter *w)
+static void req_wake(struct dfkv_waiter *w)
 {
 	struct dfkv_req *req = container_of(w, struct dfkv_req, waiter);
 
@@ -46,6 +49,12 @@ static void answer(struct dfkv_req *req, int status, u64 stored_len)
 	req->rsp.status = status;
 	req->rsp.stored_len = stored_len;
 	req->decided = true;
+}
+
+/* What the request parks when it must wait: none without ops->unpark. */
+static struct dfkv_waiter *req_waiter(struct dfkv_req *req)
+{
+	return req->ops->unpark ? &req->waiter : NULL;
 }
 
 static void queue_response(struct dfkv_req *req)
@@ -153,7 +162,10 @@ static bool exec_put(struct dfkv_req *req, int err)
 		return false;
 	if (put->leader) {
 		recv_release(req);
+		put->w = req_waiter(req);
 		status = dfkv_op_put_end(node, put, err);
+		if (status == -EINPROGRESS)
+			return false;	/* parked for its flush */
 	} else if (!req->ops->unpark) {
 		status = dfkv_op_put_end(node, put, 0);	/* sleeps */
 	} else {
@@ -172,18 +184,27 @@ static void exec_exist(struct dfkv_req *req)
 	answer(req, status, stored);
 }
 
-static void exec_get(struct dfkv_req *req)
+/* A GET's begin or resume came out as status: false while parked. */
+static bool get_answer(struct dfkv_req *req, int status, u64 stored, u64 n)
 {
-	u64 stored = 0, n = 0;
-	int status;
-
-	status = dfkv_op_get_begin(req->node, req->auth, &req->key,
-				   req->offset, req->length, req->cap, &req->rd,
-				   &stored, &n);
+	if (status == -EINPROGRESS)
+		return false;
 	if (status != DFKV_STATUS_OK)
 		req->rd.e = NULL;
 	answer(req, status, stored);
 	req->rsp.data_len = n;
+	return true;
+}
+
+static bool exec_get(struct dfkv_req *req)
+{
+	u64 stored, n;
+	int status;
+
+	status = dfkv_op_get_begin(req->node, req->auth, &req->key,
+				   req->offset, req->length, req->cap, &req->rd,
+				   req_waiter(req), &stored, &n);
+	return get_answer(req, status, stored, n);
 }
 
 /* A native key list (ioctl): results in req->lens, nr_hits, lease_id. */
@@ -330,7 +351,8 @@ bool dfkv_req_exec(struct dfkv_req *req, int err)
 	}
 	switch (req->op) {
 	case DFKV_OP_GET:
-		exec_get(req);
+		if (!exec_get(req))
+			return false;
 		break;
 	case DFKV_OP_EXIST:
 		exec_exist(req);
@@ -367,12 +389,28 @@ out:
 
 bool dfkv_req_resume(struct dfkv_req *req)
 {
+	u64 stored, n;
 	int status;
 
-	/* Pairs with the entry lock its leader set done under. */
-	if (!READ_ONCE(req->put.e->done))
+	if (req->op == DFKV_OP_GET) {
+		status = dfkv_op_get_resume(req->node, req->offset, req->length,
+					    req->cap, &req->rd, &req->waiter,
+					    &stored, &n);
+		if (!get_answer(req, status, stored, n))
+			return false;
+		queue_response(req);
+		return true;
+	}
+	if (req->put.flushing) {
+		status = dfkv_op_put_flushed(req->node, &req->put);
+		if (status == -EINPROGRESS)
+			return false;
+	} else if (READ_ONCE(req->put.e->done)) {
+		/* Pairs with the entry lock its leader set done under. */
+		status = dfkv_op_put_result(req->node, &req->put);
+	} else {
 		return false;
-	status = dfkv_op_put_result(req->node, &req->put);
+	}
 	answer(req, status, req->put.stored_len);
 	queue_response(req);
 	return true;
@@ -432,12 +470,16 @@ void dfkv_req_done(struct dfkv_req *req)
 	if (req->in_op)
 		req_account(req);
 	recv_release(req);
-	if (req->put.e && req->put.leader)
+	if (req->put.e && req->put.leader && !req->put.flushing) {
 		dfkv_op_put_end(node, &req->put, -EIO);
-	else if (req->put.e)
-		dfkv_store_put_unpark(&req->put, &req->waiter);
-	if (req->rd.e)
+	} else if (req->put.e) {
+		dfkv_store_unpark(req->put.e, &req->waiter);
+		dfkv_store_put_drop(&req->put);
+	}
+	if (req->rd.e) {
+		dfkv_store_unpark(req->rd.e, &req->waiter);
 		dfkv_op_get_end(node, &req->rd, DFKV_STATUS_IO_ERROR);
+	}
 	kfree(req->rx_buf);
 	kfree(req->rsp.data);
 	if (req->in_op)

@@ -11,8 +11,10 @@
  *                     says where the payload goes.
  *   dfkv_req_exec()   the payload is in (or could not be had): run the op
  *                     and queue the reply (ops->queue_response()), or park
- *                     a PUT follower until its leader finished
- *                     (ops->unpark(), then dfkv_req_resume()).
+ *                     a PUT follower until its leader finished, a leader
+ *                     until the flush its commit waits for ended, a GET
+ *                     until its value's cold read ended (ops->unpark(),
+ *                     then dfkv_req_resume()).
  *   dfkv_req_done()   the reply went out or never will: release what the
  *                     request still holds; the req serves the next one.
  *
@@ -42,9 +44,11 @@ struct dfkv_req_ops {
 	 */
 	void (*queue_response)(struct dfkv_req *req);
 	/*
-	 * A parked PUT follower's leader finished: called under the entry's
-	 * lock, it may only queue the work that calls dfkv_req_resume().
-	 * NULL: the caller's own task sleeps for the leader instead.
+	 * A parked request may go on (a PUT follower's leader finished, a
+	 * leader's flush or a GET's cold read ended): called under the
+	 * entry's lock, it may only queue the work that calls
+	 * dfkv_req_resume().  NULL: the caller's own task sleeps for them
+	 * instead (killably for a flush or a cold read).
 	 */
 	void (*unpark)(struct dfkv_req *req);
 	/*
@@ -85,7 +89,7 @@ struct dfkv_req {
 	const struct dfkv_req_ops *ops;
 	/* admit_recv: the caller's peer address, set after dfkv_req_init() */
 	struct dfkv_peer *peer;
-	struct dfkv_put_waiter waiter;	/* while parked */
+	struct dfkv_waiter waiter;	/* while parked */
 
 	/* the request, as decoded by the transport */
 	u8 op;
@@ -133,12 +137,15 @@ bool dfkv_req_recv_more(struct dfkv_req *req);
 /*
  * The payload is in (err 0), or is not: -EIO (a transfer failed, answered
  * IO_ERROR), -ENOMEM (BUSY), -EFAULT (the caller's memory, ioctl only).
- * Runs the op and queues its reply; false when a PUT follower parked.
+ * Runs the op and queues its reply; false when it parked (a PUT
+ * follower, a leader waiting for the disk, a GET whose value is being
+ * read from disk).  Without ops->unpark a caller killed while waiting
+ * for the disk gets -EINTR.
  */
 bool dfkv_req_exec(struct dfkv_req *req, int err);
 /*
- * A parked follower was woken (ops->unpark()): queue its reply; false if
- * its leader has not finished (a wakeup of the transport's own).
+ * A parked request was woken (ops->unpark()): queue its reply; false if
+ * what it waits for has not happened (a wakeup of the transport's own).
  */
 bool dfkv_req_resume(struct dfkv_req *req);
 /* Answer status without running anything (a frame that does not parse). */
@@ -158,9 +165,10 @@ bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail);
 
 /*
  * The reply went out, or the transport gives the request up: release what
- * it holds (an unfinished PUT is aborted, a parked follower unparked, a
- * pinned GET entry unpinned, buffers freed, the node left).  A follower's
- * unpark may have raced: the transport flushes its own work after this.
+ * it holds (an unfinished PUT is aborted, a parked request unparked, a
+ * pinned GET entry unpinned, buffers freed, the node left).  A parked
+ * request's unpark may have raced: the transport flushes its own work
+ * after this.
  */
 void dfkv_req_done(struct dfkv_req *req);
 

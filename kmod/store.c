@@ -17,8 +17,10 @@
  * commits into RAM as DIRTY and the tier flushes it to DURABLE; only a
  * durable, unpinned entry may leave RAM (RAM eviction keeps the entry and
  * its disk copy).  A GET of an entry that is not in RAM marks it LOADING
- * and has the tier read the disk into RAM; GETs arriving meanwhile wait
- * for that read.
+ * and has the tier start reading the disk into RAM; it and the GETs
+ * arriving meanwhile park on the entry until the read ended (an ioctl
+ * caller's task sleeps for it, killably), so no shared worker waits for
+ * a disk.
  *
  * Lock order: entry lock, then a shard lock (evict.c) or a disk's lru
  * lock (tier.c).  Nothing sleeps under either; references are never
@@ -193,6 +195,20 @@ static struct dfkv_entry *entry_lookup(struct dfkv_store *st,
 static u64 now_stamp(void)
 {
 	return ktime_get_ns();
+}
+
+/* What the requests parked on e waited for happened: wake them all. */
+static void entry_wake_locked(struct dfkv_entry *e)
+{
+	lockdep_assert_held(&e->lock);
+	while (!list_empty(&e->parked)) {
+		struct dfkv_waiter *w = list_first_entry(&e->parked,
+							 struct dfkv_waiter,
+							 node);
+
+		list_del_init(&w->node);
+		w->wake(w);
+	}
 }
 
 /* Leave DIRTY (to the state the caller sets): no longer dirty bytes. */
@@ -457,6 +473,32 @@ retry:
 }
 
 /*
+ * A committed leader waits for its flush: put->w parked on the entry
+ * (-EINPROGRESS), or the caller's task asleep, killably (-EINTR); then
+ * the flush's status.
+ */
+static int put_flush_wait(struct dfkv_put *put)
+{
+	struct dfkv_entry *e = put->e;
+
+	if (put->w) {
+		spin_lock(&e->lock);
+		put->flushing = e->flags & DFKV_EF_SYNC;
+		if (put->flushing)
+			list_add_tail(&put->w->node, &e->parked);
+		spin_unlock(&e->lock);
+		if (put->flushing)
+			return -EINPROGRESS;
+	} else if (wait_event_killable(e->store->waitq,
+				       !(READ_ONCE(e->flags) & DFKV_EF_SYNC))) {
+		put->stored_len = 0;
+		dfkv_store_put_drop(put);
+		return -EINTR;
+	}
+	return dfkv_store_put_flushed(put);
+}
+
+/*
  * Only the leader changes a RESERVED entry's slots, and nobody else reads
  * them before it is committed, so the parts are added without the lock.
  * A value that started in RAM goes on in RAM: there is no moving it to a
@@ -589,14 +631,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
 	e->result = status;
 	e->done = true;
-	while (!list_empty(&e->parked)) {
-		struct dfkv_put_waiter *w = list_first_entry(&e->parked,
-							     struct dfkv_put_waiter,
-							     node);
-
-		list_del_init(&w->node);
-		w->wake(w);
-	}
+	entry_wake_locked(e);
 	spin_unlock(&e->lock);
 	wake_up_all(&st->waitq);
 	if (unlink)
@@ -604,14 +639,39 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	if (flush) {
 		if (!staged)
 			this_cpu_inc(st->stats->pcpu->ram_puts);
-		/* the tier queues the flush, and waits for it when it must */
-		status = st->lower->commit(st->lower_ctx, e, staged);
-		if (status != DFKV_STATUS_OK)
-			put->stored_len = 0;
+		/* the tier queues the flush; the PUT may wait for it */
+		if (st->lower->commit(st->lower_ctx, e, staged) == -EINPROGRESS)
+			return put_flush_wait(put);
 	}
 	dfkv_entry_put(e);
 	put->e = NULL;
 	return status;
+}
+
+int dfkv_store_put_flushed(struct dfkv_put *put)
+{
+	struct dfkv_entry *e = put->e;
+	int status;
+
+	spin_lock(&e->lock);
+	status = e->flags & DFKV_EF_SYNC ? -EINPROGRESS : e->flushed;
+	spin_unlock(&e->lock);
+	if (status == -EINPROGRESS)
+		return status;
+	put->stored_len = status == DFKV_STATUS_OK ? e->len : 0;
+	dfkv_store_put_drop(put);
+	return status;
+}
+
+void dfkv_entry_flushed(struct dfkv_store *st, struct dfkv_entry *e,
+			int status)
+{
+	spin_lock(&e->lock);
+	e->flushed = status;
+	e->flags &= ~DFKV_EF_SYNC;
+	entry_wake_locked(e);
+	spin_unlock(&e->lock);
+	wake_up_all(&st->waitq);
 }
 
 void dfkv_store_put_drop(struct dfkv_put *put)
@@ -646,7 +706,7 @@ int dfkv_store_put_wait(struct dfkv_put *put)
 	return dfkv_store_put_result(put);
 }
 
-bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w)
+bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_waiter *w)
 {
 	struct dfkv_entry *e = put->e;
 	bool parked;
@@ -659,15 +719,12 @@ bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w)
 	return parked;
 }
 
-void dfkv_store_put_unpark(struct dfkv_put *put, struct dfkv_put_waiter *w)
+void dfkv_store_unpark(struct dfkv_entry *e, struct dfkv_waiter *w)
 {
-	struct dfkv_entry *e = put->e;
-
 	spin_lock(&e->lock);
 	if (!list_empty(&w->node))
 		list_del_init(&w->node);
 	spin_unlock(&e->lock);
-	dfkv_store_put_drop(put);
 }
 
 struct dfkv_entry *dfkv_store_pin(struct dfkv_store *st,
@@ -716,11 +773,13 @@ void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 
 	spin_lock(&e->lock);
 	/*
-	 * A LEASE announced the block: one its disk cannot give back is
-	 * gone, so the GETs that follow are misses, never errors.  No RAM
-	 * to read it into is no such failure: those GETs read it.
+	 * A corrupt payload: the block is gone, never served.  A LEASE
+	 * announced the block: one its disk cannot give back is gone too,
+	 * so the GETs that follow are misses, never errors.  No RAM to read
+	 * it into is no such failure: those GETs read it.
 	 */
-	if (leased && err && err != -ENOSPC && err != -ENOMEM)
+	if (err == -EBADMSG ||
+	    (leased && err && err != -ENOSPC && err != -ENOMEM))
 		unlink = dfkv_entry_kill_locked(st, e);
 	if (!err) {
 		e->where = DFKV_W_RAM;
@@ -740,6 +799,7 @@ void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 	if (slots)
 		slots = ram_slots_take_locked(e, slots, &one);
 	e->load_err = err >= S8_MIN ? err : -EIO;
+	entry_wake_locked(e);
 	spin_unlock(&e->lock);
 	if (unlink)
 		dfkv_entry_unlink(st, e);
@@ -767,95 +827,115 @@ void dfkv_store_prefetch(struct dfkv_store *st, struct dfkv_entry *e)
 		return;
 	atomic64_inc(&st->pins);
 	this_cpu_inc(st->stats->pcpu->lease_reads);
-	if (st->lower->load_async(st->lower_ctx, e)) {
-		dfkv_entry_loaded(st, e, -ENOMEM, NULL, 0, false, true);
-		dfkv_store_unpin(e);
-	}
+	st->lower->load(st->lower_ctx, e, true);
 }
 
 /*
- * Pin a committed entry for reading, bringing it into RAM when it is only
- * on disk; NULL on a miss, ERR_PTR(-EIO) when its disk failed the read.
+ * The cold read a GET pinned rd->e for ended: 0 when the value is in RAM,
+ * else the entry is unpinned and -ENOENT (a miss), -EBUSY or -EIO.
  */
-static struct dfkv_entry *store_pin_ram(struct dfkv_store *st,
-					const struct dfkv_key *key)
+static int pin_loaded(struct dfkv_store *st, struct dfkv_read *rd)
+{
+	struct dfkv_entry *e = rd->e;
+	u8 where, state;
+	int err;
+
+	spin_lock(&e->lock);
+	where = e->where;
+	state = e->state;
+	err = e->load_err;
+	spin_unlock(&e->lock);
+	if (where == DFKV_W_RAM) {
+		this_cpu_inc(st->stats->pcpu->disk_hits);
+		return 0;
+	}
+	dfkv_store_get_end(rd);
+	/* A corrupt payload, or one a failed LEASE read removed: a miss. */
+	if (err == -EBADMSG || state == DFKV_E_DEAD)
+		return -ENOENT;
+	/* No RAM or stage to read it into now: the block is fine. */
+	if (err == -ENOSPC || err == -ENOMEM)
+		return -EBUSY;
+	return -EIO;
+}
+
+/*
+ * Pin a committed entry for reading into rd->e, bringing it into RAM when
+ * it is only on disk: 0, -ENOENT (a miss), -EBUSY, -EIO; -EINPROGRESS
+ * with w parked (rd->e pinned) while its cold read runs, -EINTR when the
+ * caller's task was killed waiting for it.
+ */
+static int store_pin_ram(struct dfkv_store *st, const struct dfkv_key *key,
+			 struct dfkv_read *rd, struct dfkv_waiter *w)
 {
 	struct dfkv_entry *e = entry_lookup(st, key);
-	bool load = false, cold = false, tiered = store_tiered(st);
-	int err = 0;
+	bool hit = false, load = false;
 
+	rd->e = NULL;
 	if (!e)
-		return NULL;
+		return -ENOENT;
 	spin_lock(&e->lock);
 	if (!dfkv_entry_visible(e->state) ||
 	    (e->where == DFKV_W_NONE &&
 	     (e->state != DFKV_E_DURABLE || !st->lower->readable_locked(e)))) {
 		spin_unlock(&e->lock);
 		dfkv_entry_put(e);
-		return NULL;
+		return -ENOENT;
 	}
 	e->pins++;
-	if (e->where == DFKV_W_LOADING) {
+	if (e->where == DFKV_W_RAM) {
+		hit = true;
+		if (store_tiered(st))
+			this_cpu_inc(st->stats->pcpu->ram_hits);
+	} else if (e->where == DFKV_W_LOADING) {
 		this_cpu_inc(st->stats->pcpu->coalesced);
-		cold = true;
-	} else if (e->where == DFKV_W_NONE) {
+	} else {
+		/* the read's own pin and reference, until it ended */
 		e->where = DFKV_W_LOADING;
+		e->pins++;
+		kref_get(&e->ref);
 		load = true;
-		cold = true;
-	} else if (tiered) {
-		this_cpu_inc(st->stats->pcpu->ram_hits);
 	}
+	if (!hit && w)
+		list_add_tail(&w->node, &e->parked);
 	spin_unlock(&e->lock);
-	atomic64_inc(&st->pins);
+	atomic64_add(load ? 2 : 1, &st->pins);
 	WRITE_ONCE(e->stamp, now_stamp());
+	rd->e = e;
+	if (hit)
+		return 0;
 	if (load) {
 		this_cpu_inc(st->stats->pcpu->ram_misses);
-		err = st->lower->load(st->lower_ctx, e);
-	} else {
-		wait_event(st->waitq, READ_ONCE(e->where) != DFKV_W_LOADING);
-		err = READ_ONCE(e->load_err);
+		st->lower->load(st->lower_ctx, e, false);
 	}
-	if (READ_ONCE(e->where) != DFKV_W_RAM) {
-		bool unlink = false;
-
-		/* A corrupt payload: the block is gone, never served. */
-		if (err == -EBADMSG && load) {
-			spin_lock(&e->lock);
-			unlink = dfkv_entry_kill_locked(st, e);
-			spin_unlock(&e->lock);
-			if (unlink)
-				dfkv_entry_unlink(st, e);
-		}
-		dfkv_store_unpin(e);
-		/* ... or one a failed LEASE read removed: a miss as well. */
-		if (err == -EBADMSG || READ_ONCE(e->state) == DFKV_E_DEAD)
-			return NULL;
-		/* No RAM or stage to read it into now: the block is fine. */
-		if (err == -ENOSPC || err == -ENOMEM)
-			return ERR_PTR(-EBUSY);
-		return ERR_PTR(-EIO);
+	if (w)
+		return -EINPROGRESS;
+	if (wait_event_killable(st->waitq,
+				READ_ONCE(e->where) != DFKV_W_LOADING)) {
+		dfkv_store_get_end(rd);
+		return -EINTR;
 	}
-	if (cold)
-		this_cpu_inc(st->stats->pcpu->disk_hits);
-	return e;
+	return pin_loaded(st, rd);
 }
 
-int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
-			 struct dfkv_read *rd)
+/* A GET's pin came out as err (store_pin_ram()): count it, its status. */
+static int get_status(struct dfkv_store *st, const struct dfkv_key *key,
+		      struct dfkv_read *rd, int err)
 {
 	struct dfkv_tenant *t;
 
-	rd->e = store_pin_ram(st, key);
-	if (IS_ERR(rd->e)) {
-		int busy = PTR_ERR(rd->e) == -EBUSY;
-
-		rd->e = NULL;
-		return busy ? DFKV_STATUS_BUSY : DFKV_STATUS_IO_ERROR;
-	}
-	if (rd->e) {
+	switch (err) {
+	case 0:
 		this_cpu_add(st->stats->pcpu->hits, 1);
 		atomic64_inc(&rd->e->tenant->hits);
 		return DFKV_STATUS_OK;
+	case -EINPROGRESS:
+	case -EINTR:
+		return err;
+	case -EBUSY:
+		return DFKV_STATUS_BUSY;
+	case -EIO:
+		return DFKV_STATUS_IO_ERROR;
 	}
 	this_cpu_add(st->stats->pcpu->misses, 1);
 	rcu_read_lock();
@@ -864,6 +944,27 @@ int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
 		atomic64_inc(&t->misses);
 	rcu_read_unlock();
 	return DFKV_STATUS_NOT_FOUND;
+}
+
+int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
+			 struct dfkv_read *rd, struct dfkv_waiter *w)
+{
+	return get_status(st, key, rd, store_pin_ram(st, key, rd, w));
+}
+
+int dfkv_store_get_resume(struct dfkv_read *rd, struct dfkv_waiter *w)
+{
+	struct dfkv_entry *e = rd->e;
+	struct dfkv_store *st = e->store;
+	struct dfkv_key key = e->key;
+	bool woken;
+
+	spin_lock(&e->lock);
+	woken = list_empty(&w->node);
+	spin_unlock(&e->lock);
+	if (!woken)
+		return -EINPROGRESS;
+	return get_status(st, &key, rd, pin_loaded(st, rd));
 }
 
 size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,

@@ -70,12 +70,13 @@ enum dfkv_entry_where {
 };
 
 /*
- * Flags about the records of the disk copy, orthogonal to the state
- * (entry->flags, under entry->lock).
+ * Flags about the disk copy, orthogonal to the state (entry->flags, under
+ * entry->lock).
  */
 #define DFKV_EF_RECS	BIT(0)	/* records were written: clear when freed */
 #define DFKV_EF_KEEP	BIT(1)	/* freed by a graceful stop: keep them */
 #define DFKV_EF_NOSPC	BIT(2)	/* the flush was given up: disk full */
+#define DFKV_EF_SYNC	BIT(3)	/* its PUT waits for the flush to end */
 
 struct dfkv_store;
 struct dfkv_disk;
@@ -89,10 +90,11 @@ struct dfkv_entry {
 	u8 where;		/* enum dfkv_entry_where */
 	u8 flags;		/* DFKV_EF_* */
 	u8 result;		/* leader's status, for followers */
+	u8 flushed;		/* a DFKV_EF_SYNC PUT's, once its flush ended */
 	bool done;		/* leader finished */
 	s8 load_err;		/* the last cold read's, for GETs waiting on it */
 	bool charged;		/* len is charged to the tenant's quota */
-	struct list_head parked; /* followers' dfkv_put_waiters, until done */
+	struct list_head parked; /* dfkv_waiters: PUTs, cold GETs */
 	u32 pins;		/* readers and leases */
 	u64 len;
 	u64 stamp;		/* last use (ns), updated without locks */
@@ -128,18 +130,20 @@ struct dfkv_store_lower_ops {
 	bool (*over_watermark)(void *ctx, u64 len);
 	/*
 	 * e was just committed DIRTY and holds a reference for its flush:
-	 * queue the flush and, when the PUT must wait for the disk, wait;
-	 * returns the PUT's status.
+	 * queue the flush.  DFKV_STATUS_OK when the PUT need not wait for
+	 * the disk; -EINPROGRESS when it must: the tier set DFKV_EF_SYNC
+	 * and gives the PUT's status with dfkv_entry_flushed() once the
+	 * flush ended.
 	 */
 	int (*commit)(void *ctx, struct dfkv_entry *e, bool staged);
-	/* Read pinned, DURABLE e (where LOADING) from its disk into RAM. */
-	int (*load)(void *ctx, struct dfkv_entry *e);
 	/*
-	 * The same for a LEASE, without waiting: e is pinned and referenced
-	 * for the read, which unpins it (dfkv_store_unpin()) once ended.
-	 * 0 when started, -ENOMEM when it could not be.
+	 * Start reading DURABLE e (where LOADING) from its disk into RAM,
+	 * without waiting for it: e is pinned and referenced for the read,
+	 * which ends (at once when it cannot start) with dfkv_entry_loaded()
+	 * and then unpins it (dfkv_store_unpin()).  leased: a LEASE
+	 * started it.
 	 */
-	int (*load_async)(void *ctx, struct dfkv_entry *e);
+	void (*load)(void *ctx, struct dfkv_entry *e, bool leased);
 	/* Under e->lock: e's disk can serve a cold read now. */
 	bool (*readable_locked)(struct dfkv_entry *e);
 	/* Under e->lock: DURABLE e was used, or leaves DURABLE. */
@@ -190,12 +194,37 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 /* Drops every entry; no operation may be in flight. */
 void dfkv_store_destroy(struct dfkv_store *st);
 
+/*
+ * A request that waits for an entry without a sleeping task (a
+ * connection): parked on the entry, its wake() runs under the entry's
+ * lock once what it waits for happened (a PUT's leader finished, a
+ * leader's flush or a cold read ended); it may only queue the work that
+ * resumes the request.
+ */
+struct dfkv_waiter {
+	struct list_head node;	/* on entry->parked; empty once woken */
+	void (*wake)(struct dfkv_waiter *w);
+};
+
+/*
+ * Take a waiter being torn down off e: when this returns, w->wake is not
+ * running and will not be called.
+ */
+void dfkv_store_unpark(struct dfkv_entry *e, struct dfkv_waiter *w);
+
 /* A PUT in progress. */
 struct dfkv_put {
 	struct dfkv_entry *e;
 	bool leader;
+	bool flushing;		/* leader: parked until its flush ended */
 	u64 stored_len;
 	u64 reserved;		/* leader: the value's first bytes with RAM */
+	/*
+	 * leader: parked when its commit waits for the disk (then
+	 * dfkv_store_put_flushed()); NULL: the caller's task sleeps for it,
+	 * killably (-EINTR).
+	 */
+	struct dfkv_waiter *w;
 };
 
 /*
@@ -235,31 +264,26 @@ unsigned int dfkv_entry_map(struct dfkv_entry *e, u64 off, size_t len,
 unsigned int dfkv_entry_ram_map(struct dfkv_entry *e, u64 off, size_t len,
 				struct bio_vec *bv, unsigned int max,
 				size_t *mapped);
-/* Commit (ok) or abort (!ok with status) a leader's PUT. */
+/*
+ * Commit (ok) or abort (!ok with status) a leader's PUT.  A commit that
+ * waits for the disk parks put->w and returns -EINPROGRESS (put->e held,
+ * put->flushing; torn down: dfkv_store_unpark(), dfkv_store_put_drop()).
+ */
 int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status);
+/* A parked leader's status once its flush ended; else -EINPROGRESS. */
+int dfkv_store_put_flushed(struct dfkv_put *put);
 /* Stop following a PUT without waiting for its leader. */
 void dfkv_store_put_drop(struct dfkv_put *put);
 /* Wait for the leader of a followed PUT; -EINTR if killed. */
 int dfkv_store_put_wait(struct dfkv_put *put);
 
 /*
- * A follower that waits without a sleeping task (a connection): park it
- * on the leader's entry, and its wake() runs once the leader finished,
- * under the entry's lock (it may only queue work).  Then
- * dfkv_store_put_result() gives the leader's status.
+ * A follower that waits without a sleeping task: park it on the leader's
+ * entry until the leader finished, then dfkv_store_put_result() gives the
+ * leader's status (torn down: dfkv_store_unpark(), dfkv_store_put_drop()).
+ * False when the leader already finished (take the result now).
  */
-struct dfkv_put_waiter {
-	struct list_head node;
-	void (*wake)(struct dfkv_put_waiter *w);
-};
-
-/* Park; false when the leader already finished (take the result now). */
-bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_put_waiter *w);
-/*
- * Unpark a follower being torn down: when this returns, w->wake is not
- * running and will not be called.  Drops the follower's reference.
- */
-void dfkv_store_put_unpark(struct dfkv_put *put, struct dfkv_put_waiter *w);
+bool dfkv_store_put_park(struct dfkv_put *put, struct dfkv_waiter *w);
 /* The finished leader's status for a follower; drops its reference. */
 int dfkv_store_put_result(struct dfkv_put *put);
 
@@ -268,8 +292,18 @@ struct dfkv_read {
 	struct dfkv_entry *e;
 };
 
+/*
+ * Start a GET: DFKV_STATUS_OK with rd->e pinned, or NOT_FOUND, BUSY,
+ * IO_ERROR.  A value being read from disk is waited for: with w, w is
+ * parked on the entry and -EINPROGRESS returned (rd->e pinned; torn
+ * down: dfkv_store_unpark(), dfkv_store_get_end()), and once w->wake()
+ * ran dfkv_store_get_resume() gives the status.  Without w the caller's
+ * task sleeps, killably: -EINTR, with nothing held.
+ */
 int dfkv_store_get_begin(struct dfkv_store *st, const struct dfkv_key *key,
-			 struct dfkv_read *rd);
+			 struct dfkv_read *rd, struct dfkv_waiter *w);
+/* -EINPROGRESS while w was not woken (a wakeup of the caller's own). */
+int dfkv_store_get_resume(struct dfkv_read *rd, struct dfkv_waiter *w);
 size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
 		       struct iov_iter *to);
 /*
@@ -340,14 +374,20 @@ bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e);
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
 /*
  * A cold read of e into RAM ended (err 0: the value is in e->slots or its
- * stage): publish the outcome and wake the GETs waiting for it.  leased:
- * a LEASE started it, and a disk that could not give the value back (an
- * I/O error, a payload not matching its record) removes the block first,
- * so the GETs are misses.
+ * stage): publish the outcome and wake the GETs waiting for it.  A
+ * payload not matching its record (-EBADMSG) removes the block first, so
+ * the GETs are misses; so does any failure to give the value back (an
+ * I/O error too) when leased, a LEASE having started the read.
  */
 void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 		       struct dfkv_slot *slots, u32 nr, bool staged,
 		       bool leased);
+/*
+ * The flush e's PUT waits for (DFKV_EF_SYNC) ended with status (enum
+ * dfkv_status): wake the PUT.
+ */
+void dfkv_entry_flushed(struct dfkv_store *st, struct dfkv_entry *e,
+			int status);
 /*
  * Link a rebuilt entry (done, result OK) into the index, still RESERVED;
  * -EEXIST when the key is stored already.  Then, under e->lock,

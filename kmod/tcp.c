@@ -18,9 +18,11 @@
  * (bio_vec iterators, one copy into the socket buffer, no staging
  * buffer).
  *
- * A PUT follower does not wait in the worker: the connection parks on the
- * leader's entry (reading nothing more) and its io work is queued again
- * when the leader finished.  A frame must arrive whole, payload included,
+ * Neither a PUT follower, a leader whose commit waits for the disk nor a
+ * GET whose value is being read from disk waits in the worker: the
+ * connection parks on the entry (reading nothing more) and its io work is
+ * queued again when the leader finished, the flush or the cold read
+ * ended, so a stalled disk holds no worker.  A frame must arrive whole, payload included,
  * within frame_ms of its first byte, a reply must make progress within
  * frame_ms, both must keep up min_rate (dfkv_conn_deadline()), and a
  * PUT leader gets RAM one part of its value at a time as its payload
@@ -84,7 +86,7 @@ enum conn_state {
 	CONN_RX_PUT,		/* PUT payload into the reserved entry */
 	CONN_RX_BUF,		/* key list, HELLO or AUTH payload into rx_buf */
 	CONN_RX_DISCARD,	/* payload nobody needs */
-	CONN_PARKED,		/* PUT follower waiting for its leader */
+	CONN_PARKED,		/* waiting: a PUT leader, a flush, a cold read */
 	CONN_TX,		/* sending the reply */
 };
 
@@ -269,7 +271,7 @@ static void request_done(struct dfkv_tcp_conn *c)
 
 /* ---------------------------------------------------------- execution */
 
-/* The leader finished: run the parked follower's connection again. */
+/* What the parked request waits for happened: run the connection again. */
 static void conn_unpark(struct dfkv_req *req)
 {
 	conn_queue(container_of(req, struct dfkv_tcp_conn, req));
@@ -491,7 +493,7 @@ static void conn_release_work(struct work_struct *work)
 	cancel_delayed_work_sync(&c->deadline_work);
 
 	dfkv_req_done(&c->req);
-	/* A parked follower's unpark racing us queued io work. */
+	/* A parked request's unpark racing us queued io work. */
 	cancel_work_sync(&c->io_work);
 	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
 

@@ -5,7 +5,8 @@
  * workqueue and the byte mover between RAM slots and disk slots; and the
  * entries' disk side, which the store hands down through its lower ops:
  * flushing DIRTY entries to DURABLE, cold reads of DURABLE ones into RAM
- * (coalesced: GETs arriving meanwhile wait for the one read), each disk's
+ * (started without waiting, the bios' completion publishing the outcome;
+ * GETs arriving meanwhile park for the one read), each disk's
  * recency list and eviction, and the entries of a disk that is attached
  * (rebuild), deleted or failed.  Entry states change only through the
  * store's _locked primitives.
@@ -53,6 +54,7 @@ int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
 	t->dirty_pct = DFKV_TIER_DIRTY_PCT_DEFAULT;
 	atomic_set(&t->backlog, 0);
 	atomic_set(&t->flushing, 0);
+	atomic_set(&t->reading, 0);
 	t->wq = alloc_workqueue("dfkv_flush/%s", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				DFKV_TIER_WORKERS_PER_DISK, name);
 	if (!t->wq)
@@ -284,6 +286,8 @@ void dfkv_tier_stop(struct dfkv_tier *t)
 			DFKV_TIER_STOP_TIMEOUT_MS, atomic_read(&t->flushing));
 		WRITE_ONCE(t->abandon, true);
 	}
+	/* Cold reads in flight: their bios fill the arena's pages. */
+	wait_event(st->waitq, !atomic_read(&t->reading));
 	flush_workqueue(t->wq);
 	/* A disk failing from here on leaves the store to its teardown. */
 	mutex_lock(&t->lock);
@@ -348,27 +352,24 @@ static void tier_io_done(struct dfkv_store *st, struct dfkv_entry *e, bool rd,
 
 /*
  * Move e's value between its RAM pages (arena slots or a stage) and its
- * disk slots, in chunks that stay inside one slot on each side: all of them in flight at once, then
- * one wait.  Slot starts are 64 KiB aligned and slot sizes 4 KiB
+ * disk slots, in chunks that stay inside one slot on each side: all of
+ * them submitted to io, in flight at once (a chunk that cannot be mapped
+ * fails io).  Slot starts are 64 KiB aligned and slot sizes 4 KiB
  * multiples, so every chunk is whole pages on both sides; a write zeroes
  * the part of the last page beyond the value first.
  */
-static int tier_io(struct dfkv_store *st, struct dfkv_entry *e,
-		   enum req_op op)
+static void tier_io_submit(struct dfkv_store *st, struct dfkv_entry *e,
+			   enum req_op op, struct dfkv_dio *io)
 {
 	struct dfkv_disk *d = e->disk;
 	u64 rext = st->slab.extent_bytes, dext = d->slab.extent_bytes;
-	bool rd = op == REQ_OP_READ;
 	struct bio_vec bv[32];
-	struct dfkv_dio io;
-	u64 off = 0, start = ktime_get_ns();
-	int err;
+	u64 off = 0;
 
-	if (rd)
+	if (op == REQ_OP_READ)
 		trace_dfkv_cold_read_submit(d->name, e->key.tenant, e->len);
 	else
 		trace_dfkv_flush_submit(d->name, e->key.tenant, e->len);
-	dfkv_dio_init(&io, d);
 	while (off < e->len) {
 		u32 ri = div64_u64(off, rext), di = div64_u64(off, dext);
 		u64 rin = off - (u64)ri * rext, din = off - (u64)di * dext;
@@ -382,14 +383,25 @@ static int tier_io(struct dfkv_store *st, struct dfkv_entry *e,
 			break;
 		if (op == REQ_OP_WRITE && mapped > n)
 			tier_zero_tail(bv, nr, n);
-		dfkv_dio_submit(&io, op, dfkv_disk_slot_pos(d, e->dslots[di]) + din,
+		dfkv_dio_submit(io, op, dfkv_disk_slot_pos(d, e->dslots[di]) + din,
 				bv, nr);
 		off += min_t(u64, mapped, n);
 	}
 	if (off < e->len)
-		WRITE_ONCE(io.error, -EIO);
+		WRITE_ONCE(io->error, -EIO);
+}
+
+/* A flush's payload write, waited for (by a flush worker). */
+static int tier_write(struct dfkv_store *st, struct dfkv_entry *e)
+{
+	u64 start = ktime_get_ns();
+	struct dfkv_dio io;
+	int err;
+
+	dfkv_dio_init(&io, e->disk, NULL);
+	tier_io_submit(st, e, REQ_OP_WRITE, &io);
 	err = dfkv_dio_wait(&io);
-	tier_io_done(st, e, rd, err, ktime_get_ns() - start);
+	tier_io_done(st, e, false, err, ktime_get_ns() - start);
 	return err;
 }
 
@@ -586,10 +598,47 @@ static bool entry_parts_intact(struct dfkv_entry *e)
 
 /* ---------------------------------------------------------------- flush */
 
+/*
+ * The flush of e ended; a PUT waiting for it (DFKV_EF_SYNC) gets OK once
+ * durable.  When the flush was given up, IO_ERROR (or CACHE_FULL: no room
+ * on the disk) and the value is removed, so a PUT that failed leaves
+ * nothing readable, even one whose caller went away meanwhile.
+ * Write-around then lets a durable value leave RAM; a staged value leaves
+ * its stage.
+ */
 static void flush_done(struct dfkv_tier *t, struct dfkv_entry *e)
 {
-	wake_up_all(&t->st->waitq);
+	struct dfkv_store *st = t->st;
+	bool sync, durable, nospc, staged, unlink = false;
+
+	/* Before the wakeups: dfkv_tier_stop() waits for it on st->waitq. */
 	atomic_dec(&t->flushing);
+	spin_lock(&e->lock);
+	sync = e->flags & DFKV_EF_SYNC;
+	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
+	nospc = e->flags & DFKV_EF_NOSPC;
+	staged = e->stage;
+	/* The flush was given up: the PUT fails, so its value goes too. */
+	if (sync && !durable)
+		unlink = dfkv_entry_kill_locked(st, e);
+	spin_unlock(&e->lock);
+	if (unlink)
+		dfkv_entry_unlink(st, e);
+	if (!sync) {
+		wake_up_all(&st->waitq);
+	} else if (!durable) {
+		dfkv_entry_flushed(st, e, nospc ? DFKV_STATUS_CACHE_FULL :
+				   DFKV_STATUS_IO_ERROR);
+	} else {
+		if (staged) {
+			/* durable: frees the stage unless a reader holds it */
+			dfkv_entry_evict_ram(st, e);
+		} else if (READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND &&
+			   dfkv_entry_evict_ram(st, e)) {
+			this_cpu_inc(st->stats->pcpu->ram_bypasses);
+		}
+		dfkv_entry_flushed(st, e, DFKV_STATUS_OK);
+	}
 	dfkv_entry_put(e);	/* the flush's reference */
 }
 
@@ -635,7 +684,7 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	if (err)
 		return err == -ENOMEM ? -EAGAIN : err;
 
-	err = tier_io(st, e, REQ_OP_WRITE);
+	err = tier_write(st, e);
 	if (err)
 		return -EAGAIN;
 	recs = kcalloc(nr, sizeof(*recs), GFP_KERNEL);
@@ -774,132 +823,150 @@ static bool tier_put_waits(struct dfkv_tier *t)
 }
 
 /*
- * Queue a DIRTY entry's flush and, when the PUT waits for it (ack=disk,
- * write-around, watermark 0, staged), wait: OK once durable; when the
- * flush was given up, IO_ERROR (or CACHE_FULL: no room on the disk) and
- * the value is removed, so a PUT that failed leaves nothing readable.
- * Write-around then lets a durable value leave RAM; a staged value
- * leaves its stage.
+ * Queue a DIRTY entry's flush; the PUT waits for it (-EINPROGRESS, the
+ * flush's end gives its status: flush_done()) with ack=disk, write-around,
+ * watermark 0 or a staged value.
  */
 static int tier_commit(void *ctx, struct dfkv_entry *e, bool staged)
 {
 	struct dfkv_tier *t = ctx;
-	struct dfkv_store *st = t->st;
-	bool durable, nospc, unlink = false;
+	bool sync = staged || tier_put_waits(t);
 
 	INIT_WORK(&e->flush_work, tier_flush_work);
 	atomic_inc(&t->flushing);
 	atomic_inc(&t->backlog);
-	queue_work(t->wq, &e->flush_work);
-	if (!staged && !tier_put_waits(t))
-		return DFKV_STATUS_OK;
-
-	wait_event(st->waitq, READ_ONCE(e->state) != DFKV_E_DIRTY);
-	spin_lock(&e->lock);
-	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
-	nospc = e->flags & DFKV_EF_NOSPC;
-	/* The flush was given up: the PUT fails, so its value goes too. */
-	if (!durable)
-		unlink = dfkv_entry_kill_locked(st, e);
-	spin_unlock(&e->lock);
-	if (unlink)
-		dfkv_entry_unlink(st, e);
-	if (!durable)
-		return nospc ? DFKV_STATUS_CACHE_FULL : DFKV_STATUS_IO_ERROR;
-	if (staged) {
-		/* durable: frees the stage unless a reader holds it */
-		dfkv_entry_evict_ram(st, e);
-	} else if (READ_ONCE(t->policy) == DFKV_TIER_WRITEAROUND &&
-		   dfkv_entry_evict_ram(st, e)) {
-		this_cpu_inc(st->stats->pcpu->ram_bypasses);
-	}
-	return DFKV_STATUS_OK;
-}
-
-/*
- * Read a pinned, durable entry that is not in RAM back into RAM: new RAM
- * slots (a stage when every slot is pinned or dirty, freed with the last
- * reader), then the disk straight into them.  The store set LOADING;
- * GETs of the key wait for it meanwhile (read coalescing).
- */
-static int tier_read(struct dfkv_tier *t, struct dfkv_entry *e, bool leased)
-{
-	struct dfkv_store *st = t->st;
-	struct dfkv_slot *slots;
-	bool staged = false;
-	u32 nr;
-	int err;
-
-	err = dfkv_evict_alloc_parts(&st->ram, e, &slots, &nr, &e->slot0, 0);
-	if (err == -ENOSPC) {
-		/* Every RAM slot pinned or dirty: read into a stage. */
-		for (; nr; nr--)
-			dfkv_slab_free(&st->slab, slots[nr - 1]);
-		if (slots != &e->slot0)
-			kvfree(slots);
-		slots = NULL;
-		err = dfkv_entry_stage(st, e);
-		staged = !err;
-	} else if (!err) {
-		/* Nobody reads e->slots while LOADING: publish them early. */
+	if (sync) {
 		spin_lock(&e->lock);
-		e->slots = slots;
-		e->nr_slots = nr;
+		e->flags |= DFKV_EF_SYNC;
 		spin_unlock(&e->lock);
 	}
-	if (!err) {
-		err = tier_io(st, e, REQ_OP_READ);
-		if (!err && !entry_parts_intact(e)) {
-			pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
-					    e->disk->name);
-			err = -EBADMSG;
-		}
-	}
-	dfkv_entry_loaded(st, e, err, slots, nr, staged, leased);
-	if (!err && !staged)
-		this_cpu_inc(st->stats->pcpu->promoted);
-	return err;
+	queue_work(t->wq, &e->flush_work);
+	return sync ? -EINPROGRESS : DFKV_STATUS_OK;
 }
 
-static int tier_load(void *ctx, struct dfkv_entry *e)
-{
-	return tier_read(ctx, e, false);
-}
-
-/* A cold read a LEASE started, run by the flush workers. */
-struct tier_load_work {
+/* A cold read in flight: its payload bios, then its check and outcome. */
+struct tier_read {
+	struct dfkv_dio io;
 	struct work_struct work;
 	struct dfkv_tier *t;
 	struct dfkv_entry *e;
+	struct dfkv_slot *slots;	/* the RAM slots read into */
+	u32 nr;
+	bool staged;			/* or a stage */
+	bool leased;
+	u64 start;
 };
 
-static void tier_load_work(struct work_struct *work)
+/*
+ * RAM for a cold read of e: new RAM slots, or a stage when every slot is
+ * pinned or dirty (freed with the last reader).
+ */
+static int tier_read_ram(struct dfkv_store *st, struct dfkv_entry *e,
+			 struct tier_read *rd)
 {
-	struct tier_load_work *lw = container_of(work, struct tier_load_work,
-						 work);
-	struct mem_cgroup *old = dfkv_store_charge(lw->t->st);
+	int err;
 
-	tier_read(lw->t, lw->e, true);
-	set_active_memcg(old);
-	dfkv_store_unpin(lw->e);	/* the read's pin and reference */
-	kfree(lw);
+	err = dfkv_evict_alloc_parts(&st->ram, e, &rd->slots, &rd->nr,
+				     &e->slot0, 0);
+	if (err == -ENOSPC) {
+		for (; rd->nr; rd->nr--)
+			dfkv_slab_free(&st->slab, rd->slots[rd->nr - 1]);
+		if (rd->slots != &e->slot0)
+			kvfree(rd->slots);
+		rd->slots = NULL;
+		err = dfkv_entry_stage(st, e);
+		rd->staged = !err;
+	} else if (!err) {
+		/* Nobody reads e->slots while LOADING: publish them early. */
+		spin_lock(&e->lock);
+		e->slots = rd->slots;
+		e->nr_slots = rd->nr;
+		spin_unlock(&e->lock);
+	}
+	return err;
+}
+
+/* Publish a cold read's outcome; the read's pin, reference and count go. */
+static void tier_read_end(struct tier_read *rd, int err)
+{
+	struct dfkv_tier *t = rd->t;
+	struct dfkv_store *st = t->st;
+	struct dfkv_entry *e = rd->e;
+
+	dfkv_entry_loaded(st, e, err, rd->slots, rd->nr, rd->staged,
+			  rd->leased);
+	if (!err && !rd->staged)
+		this_cpu_inc(st->stats->pcpu->promoted);
+	dfkv_store_unpin(e);
+	kfree(rd);
+	if (atomic_dec_and_test(&t->reading))
+		wake_up_all(&st->waitq);
+}
+
+/* Its bios completed: the payload is checked against its records. */
+static void tier_read_work(struct work_struct *work)
+{
+	struct tier_read *rd = container_of(work, struct tier_read, work);
+	struct dfkv_entry *e = rd->e;
+	int err = dfkv_dio_error(&rd->io);
+
+	tier_io_done(rd->t->st, e, true, err, ktime_get_ns() - rd->start);
+	if (!err && !entry_parts_intact(e)) {
+		pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
+				    e->disk->name);
+		err = -EBADMSG;
+	}
+	tier_read_end(rd, err);
 }
 
 /*
- * Queued on the tier's workqueue, so a disk delete and the node's stop
- * (flush_workqueue()) wait for it like for a flush.
+ * The last bio of a cold read completed, in the block layer's context:
+ * the CRCs and the outcome are the flush workers' (so a disk delete and
+ * the node's stop, which wait for t->reading, then flush_workqueue(),
+ * wait for them too).
  */
-static int tier_load_async(void *ctx, struct dfkv_entry *e)
+static void tier_read_bios_done(struct dfkv_dio *io)
 {
-	struct tier_load_work *lw = kmalloc(sizeof(*lw), GFP_KERNEL_ACCOUNT);
+	struct tier_read *rd = container_of(io, struct tier_read, io);
 
-	if (!lw)
-		return -ENOMEM;
-	INIT_WORK(&lw->work, tier_load_work);
-	lw->t = ctx;
-	lw->e = e;
-	queue_work(lw->t->wq, &lw->work);
-	return 0;
+	queue_work(rd->t->wq, &rd->work);
+}
+
+/*
+ * Start reading a pinned, durable entry that is not in RAM back into RAM:
+ * RAM for it, then bios from the disk straight into it; nothing waits
+ * here.  The store set LOADING; GETs of the key park until
+ * dfkv_entry_loaded() (read coalescing).
+ */
+static void tier_load(void *ctx, struct dfkv_entry *e, bool leased)
+{
+	struct dfkv_tier *t = ctx;
+	struct dfkv_store *st = t->st;
+	struct mem_cgroup *old = dfkv_store_charge(st);
+	struct tier_read *rd = kzalloc(sizeof(*rd), GFP_KERNEL_ACCOUNT);
+	int err = -ENOMEM;
+
+	if (rd)
+		err = tier_read_ram(st, e, rd);
+	set_active_memcg(old);
+	if (!rd) {
+		dfkv_entry_loaded(st, e, err, NULL, 0, false, leased);
+		dfkv_store_unpin(e);
+		return;
+	}
+	rd->t = t;
+	rd->e = e;
+	rd->leased = leased;
+	INIT_WORK(&rd->work, tier_read_work);
+	atomic_inc(&t->reading);
+	if (err) {
+		tier_read_end(rd, err);
+		return;
+	}
+	rd->start = ktime_get_ns();
+	dfkv_dio_init(&rd->io, e->disk, tier_read_bios_done);
+	tier_io_submit(st, e, REQ_OP_READ, &rd->io);
+	dfkv_dio_finish(&rd->io);
 }
 
 /* -------------------------------------------------------------- rebuild */
@@ -1080,7 +1147,6 @@ static const struct dfkv_store_lower_ops tier_lower_ops = {
 	.over_watermark = tier_over_watermark,
 	.commit = tier_commit,
 	.load = tier_load,
-	.load_async = tier_load_async,
 	.readable_locked = tier_readable_locked,
 	.touch_locked = tier_touch_locked,
 	.unlist_locked = tier_unlist_locked,

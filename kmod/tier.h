@@ -52,6 +52,7 @@ struct dfkv_tier {
 	bool stopped;			/* under lock: the store is going */
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
+	atomic_t reading;		/* cold reads started, not ended */
 };
 
 /* Set up the tier below st and register it with st, before any traffic. */
@@ -59,8 +60,9 @@ int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
 		   const char *name, const struct dfkv_tier_ops *ops, void *ctx);
 /*
  * Flush every dirty block (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported
- * if it fires); no new flush may be queued after it, and a disk failing
- * after it no longer touches the store.
+ * if it fires) and wait for the cold reads in flight (not bounded: their
+ * bios fill the store's pages); no new flush may be queued after it, and
+ * a disk failing after it no longer touches the store.
  */
 void dfkv_tier_stop(struct dfkv_tier *t);
 /* Close every disk (clean) after the store dropped its entries. */

@@ -13,6 +13,10 @@ the node returned bytes that differ from what was PUT for that key.
   check NODE SEED FIRST COUNT SIZE   GET them: counts of ok/miss/wrong/...
   rm    NODE SEED FIRST COUNT        REMOVE them
   burst NODE SEED INDEX SIZE THREADS THREADS concurrent GETs of one key
+  tcpget HOST PORT SEED FIRST COUNT SIZE  GET the keys over TCP, each on
+                                     its own connection, every request
+                                     sent before any reply is read
+  tcpput HOST PORT SEED FIRST COUNT SIZE  PUT them so
   lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
                                      "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
@@ -32,7 +36,7 @@ the node returned bytes that differ from what was PUT for that key.
                                      how many have a non-zero byte after
                                      the value, up to its 4 KiB page end
 
-put/check/rm/burst/lost print one line "ok=N miss=N wrong=N ..." (each
+put/check/rm/burst/tcpget/tcpput/lost print one line "ok=N miss=N wrong=N ..." (each
 status by its name), tail "found=N dirty=N", and exit 0; the shell tests
 assert on the counts.  With DFKV_BLK_PIDFILE set, the process writes
 its pid there first.
@@ -42,7 +46,9 @@ import fcntl
 import hashlib
 import os
 import random
+import resource
 import signal
+import socket
 import struct
 import sys
 import threading
@@ -228,6 +234,57 @@ def do_burst(node, seed, i, size, threads):
     return c
 
 
+def recv_all(s, n):
+    b = b""
+    while len(b) < n:
+        got = s.recv(n - len(b))
+        if not got:
+            raise ConnectionError("the node closed the connection")
+        b += got
+    return b
+
+
+def tcp_many(host, port, seed, first, count, frame):
+    """COUNT requests in flight at once, one per connection (SPEC.md 2):
+    frame(i) is key i's; yields (i, status name, stored_len, data)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    socks = []
+    for i in range(first, first + count):
+        s = socket.create_connection((host, port))
+        s.sendall(frame(i))
+        socks.append((s, i))
+    for s, i in socks:
+        _, st, stored, n = struct.unpack("<BBQQ", recv_all(s, 18))
+        data = recv_all(s, n)
+        s.close()
+        yield i, STATUS[st] if st < len(STATUS) else "status%d" % st, \
+            stored, data
+
+
+def tcp_prefix(op, seed, i, payload_len):
+    t, oid = key(seed, i)
+    return struct.pack("<BB16sQQQQ", 6, op, oid, t, 0, 0, payload_len)
+
+
+def do_tcpget(host, port, seed, first, count, size):
+    c = {}
+    for i, st, stored, data in tcp_many(host, port, seed, first, count,
+                                        lambda i: tcp_prefix(2, seed, i, 0)):
+        judge(c, (st, data if stored == len(data) else b""),
+              value(seed, i, size))
+    return c
+
+
+def do_tcpput(host, port, seed, first, count, size):
+    c = {}
+    for _, st, _, _ in tcp_many(host, port, seed, first, count,
+                                lambda i: tcp_prefix(1, seed, i, size) +
+                                value(seed, i, size)):
+        bump(c, st)
+    return c
+
+
 def crc32c(data, crc=0):
     """CRC-32C as the format uses it (ondisk.md): init and final xor ~0."""
     crc ^= 0xffffffff
@@ -336,6 +393,10 @@ def main(argv):
         print(count_line(do_lost(a[0], *map(int, a[1:5]))))
     elif cmd == "burst":
         print(count_line(do_burst(a[0], *map(int, a[1:5]))))
+    elif cmd == "tcpget":
+        print(count_line(do_tcpget(a[0], *map(int, a[1:6]))))
+    elif cmd == "tcpput":
+        print(count_line(do_tcpput(a[0], *map(int, a[1:6]))))
     elif cmd == "key":
         t, o = key(int(a[0]), int(a[1]))
         print("%016x:%s" % (t, o.hex()))

@@ -9,7 +9,10 @@
 # watermark (CACHE_FULL for new keys, existing ones readable), cold-read
 # promotion and coalescing (16 concurrent GETs, one disk read), and flush
 # failures (dm-error: retries, an unhealthy node, never wrong bytes, and
-# misses after a restart for the blocks that never reached the disk).
+# misses after a restart for the blocks that never reached the disk),
+# and a stalled disk holding no worker (RAM hits served while hundreds of
+# cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
+# killable).
 #
 # The disk is a dm-linear target over a loop device over a file in /tmp:
 # suspending its table holds every bio, which is how the tests pin the
@@ -288,11 +291,75 @@ t_pinned() {
 	expect 0 "$DFKVCTL" node del np
 }
 
+# A stalled disk holds no worker.  With the device suspended, 600 cold
+# GETs over as many TCP connections, more than the TCP workqueue runs at
+# once (256 per CPU), all wait for their reads (each has started one)
+# while another client's RAM hits on the node are all served, byte-exact;
+# an ioctl GET waiting for its read dies when killed.  Once the device is
+# back, every cold GET returns its block and no pin is left.
+t_stalled_disk() {
+	expect 0 "$DFKVCTL" node add ns --ram 16M &&
+	expect 0 "$DFKVCTL" disk add ns "$DM" &&
+	r=$($BLK put ns 31 0 601 4096) && blk_expect "cold set" "$r" ok=601 &&
+	wait_clean ns &&
+	restart ns 16M &&
+	expect 0 "$DFKVCTL" listener add ns 127.0.0.1 --port 7931 &&
+	r=$($BLK put ns 32 0 8 $SZ) && blk_expect "hot set" "$r" ok=8 &&
+	wait_clean ns &&
+	m=$(nstat ns ram_misses) &&
+	suspend &&
+	bg cold $BLK tcpget 127.0.0.1 7931 31 0 600 4096 &&
+	wait_until 90 nstat_is ns ram_misses $((m + 600)) || { resume; return 1; }
+	bg hot $BLK tcpget 127.0.0.1 7931 32 0 8 $SZ &&
+	r=$(bg_wait hot) && blk_expect "RAM hits, disk stalled" "$r" ok=8 wrong=0 &&
+	! bg_done cold &&
+	bg kget $BLK check ns 31 600 1 4096 &&
+	wait_until 90 nstat_is ns ram_misses $((m + 601)) &&
+	kill -KILL "$(cat "$T/kget.pid")" &&
+	bg_wait kget >/dev/null &&
+	! bg_done cold || { resume; return 1; }
+	resume &&
+	r=$(bg_wait cold) && blk_expect "cold GETs" "$r" ok=600 wrong=0 &&
+	wait_until 60 unpinned ns &&
+	expect 0 "$DFKVCTL" node del ns
+}
+
+# The same for ack=disk PUTs waiting for their flushes: 600 over as many
+# TCP connections all wait (each was committed to RAM) while RAM hits are
+# served; an ioctl PUT waiting for its flush dies when killed (its value
+# is still flushed).  Once the device is back every PUT is acknowledged
+# and every value reads back.
+t_stalled_commit() {
+	expect 0 "$DFKVCTL" node add nc --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nc "$DM" &&
+	expect 0 "$DFKVCTL" listener add nc 127.0.0.1 --port 7932 &&
+	r=$($BLK put nc 34 0 8 $SZ) && blk_expect "hot set" "$r" ok=8 &&
+	wait_clean nc &&
+	expect 0 "$DFKVCTL" node set nc --ack disk &&
+	p=$(nstat nc ram_puts) &&
+	suspend &&
+	bg puts $BLK tcpput 127.0.0.1 7932 33 0 600 4096 &&
+	wait_until 90 nstat_is nc ram_puts $((p + 600)) || { resume; return 1; }
+	bg hot $BLK tcpget 127.0.0.1 7932 34 0 8 $SZ &&
+	r=$(bg_wait hot) && blk_expect "RAM hits, disk stalled" "$r" ok=8 wrong=0 &&
+	! bg_done puts &&
+	bg kput $BLK put nc 33 600 1 4096 &&
+	wait_until 90 nstat_is nc ram_puts $((p + 601)) &&
+	kill -KILL "$(cat "$T/kput.pid")" &&
+	bg_wait kput >/dev/null &&
+	! bg_done puts || { resume; return 1; }
+	resume &&
+	r=$(bg_wait puts) && blk_expect "ack=disk PUTs" "$r" ok=600 &&
+	wait_clean nc &&
+	r=$($BLK check nc 33 0 601 4096) && blk_expect "read back" "$r" ok=601 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nc
+}
+
 t_unload() {
 	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
 }
 
-tap_plan 10
+tap_plan 12
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -302,5 +369,7 @@ tap_check "16 GETs of a cold block: one read, coalesced" t_coalesce
 tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
 tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_flush_fail
 tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
+tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
+tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "unload" t_unload
 tap_done

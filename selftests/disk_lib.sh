@@ -144,11 +144,12 @@ print(v)' "$3"
 
 # wait_until SECONDS CMD...: run CMD every 0.5 s until it succeeds; the
 # bound is wall-clock and generous (emulated VMs on loaded hosts).
-# dstat_is NODE DISK FIELD VALUE, nattr_is NODE FIELD VALUE: read the
-# field again on every call (wait_until retries the command, not its
-# arguments).
+# dstat_is NODE DISK FIELD VALUE, nattr_is NODE FIELD VALUE, nstat_is
+# NODE FIELD VALUE: read the field again on every call (wait_until
+# retries the command, not its arguments).
 dstat_is() { test "$(dstat "$1" "$2" "$3")" = "$4"; }
 nattr_is() { test "$(nattr "$1" "$2")" = "$3"; }
+nstat_is() { test "$(nstat "$1" "$2")" = "$3"; }
 
 wait_until() {
 	end=$(($(date +%s) + $1))
