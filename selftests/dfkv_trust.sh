@@ -30,11 +30,8 @@ NS=trust-ns
 REAL=17410	# t-real's listener
 ROGUE=17411	# t-rogue's
 MPORT=17482	# mdsd
-MPID=""
 
 cleanup() {
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null
-	wait 2>/dev/null
 	"$DFKVCTL" node del t-real 2>/dev/null
 	"$DFKVCTL" node del t-rogue 2>/dev/null
 	rm -rf "$T"
@@ -206,6 +203,8 @@ put_member() {
 		-d "{\"tcp\":\"127.0.0.1:$2\",\"ttl_ms\":120000}"
 }
 
+# mdsd lives only as long as the case (tap_check runs it in a subshell,
+# whose children the script's trap cannot see): started, checked, stopped.
 t_rogue() {
 	umask 077
 	for f in mtok ctok; do
@@ -213,12 +212,21 @@ t_rogue() {
 			>"$T/$f" || return 1
 	done
 	"$MDSD" --listen 127.0.0.1:$MPORT --member-token-file "$T/mtok" \
-		--client-token-file "$T/ctok" >"$T/mdsd.log" 2>&1 &
-	MPID=$!
+		--client-token-file "$T/ctok" </dev/null >"$T/mdsd.log" 2>&1 &
+	mpid=$!
+	rogue_checks
+	rc=$?
+	kill "$mpid"
+	wait "$mpid"
+	[ $rc -eq 0 ] || cat "$T/mdsd.log"
+	return $rc
+}
+
+rogue_checks() {
 	i=0
 	until curl -s --max-time 2 http://127.0.0.1:$MPORT/readyz >/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || { cat "$T/mdsd.log"; return 1; }
+		[ $i -lt 100 ] || return 1
 		sleep 0.1
 	done
 	code=$(put_member t-evil $ROGUE "$T/ctok")
