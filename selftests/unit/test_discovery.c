@@ -929,6 +929,24 @@ TEST_F(disc_token, a_token_refused_later_is_counted)
 	EXPECT_FALSE(client_listed(&self->m, "g1", "engine-r"));
 }
 
+#define CLIENT_TOKEN	"the-clients-t0ken"
+
+/*
+ * A fresh mdsd with the member token and the client token, member kv0 in
+ * g1; ctok gets the path of the client token's file.  0 or -1.
+ */
+static int mds_start_tokens(struct mds *m, char *ctok, size_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->token = TOKEN;
+	m->client_token = CLIENT_TOKEN;
+	if (mds_start(m, true) ||
+	    put_member(m, "g1", "kv0", 17400, 1, "up") != 200)
+		return -1;
+	snprintf(ctok, len, "%s/ctoken", m->dir);
+	return 0;
+}
+
 /* mdsd with a member and a client token: mds_token_file is the client's */
 TEST(disc_client_token)
 {
@@ -938,17 +956,12 @@ TEST(disc_client_token)
 	struct mds m;
 
 	ASSERT_TRUE(o != NULL);
-	memset(&m, 0, sizeof(m));
-	m.token = TOKEN;
-	m.client_token = "the-clients-t0ken";
 	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
-	ASSERT_EQ(0, mds_start(&m, true));
-	ASSERT_EQ(200, put_member(&m, "g1", "kv0", 17400, 1, "up"));
-	snprintf(ctok, sizeof(ctok), "%s/ctoken", m.dir);
+	ASSERT_EQ(0, mds_start_tokens(&m, ctok, sizeof(ctok)));
 	/* the client token registers no member */
 	snprintf(url, sizeof(url), "%s/v1/groups/g1/members/rogue", m.url);
 	EXPECT_EQ(403, http("PUT", url, "{}", NULL,
-			    "Authorization: Bearer the-clients-t0ken"));
+			    "Authorization: Bearer " CLIENT_TOKEN));
 	/* it registers the client, its heartbeats pass, its DELETE */
 	EXPECT_EQ(0, open_token(m.url, "engine-c", ctok, &c));
 	EXPECT_TRUE(client_listed(&m, "g1", "engine-c"));
@@ -971,13 +984,8 @@ TEST(disc_client_owner)
 	uint64_t end;
 	struct mds m;
 
-	memset(&m, 0, sizeof(m));
-	m.token = TOKEN;
-	m.client_token = "the-clients-t0ken";
 	ASSERT_NE(NULL, mdsd_path()) TH_LOG("build/tools/mdsd missing: make tools");
-	ASSERT_EQ(0, mds_start(&m, true));
-	ASSERT_EQ(200, put_member(&m, "g1", "kv0", 17400, 1, "up"));
-	snprintf(ctok, sizeof(ctok), "%s/ctoken", m.dir);
+	ASSERT_EQ(0, mds_start_tokens(&m, ctok, sizeof(ctok)));
 	snprintf(url, sizeof(url), "%s/v1/groups/g1/clients/engine-s", m.url);
 	ASSERT_EQ(0, open_token(m.url, "engine-s", ctok, &c1));
 	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
@@ -986,7 +994,7 @@ TEST(disc_client_owner)
 	EXPECT_LT(0, client_stat(c2, "dfkv_client_mds_forbidden_total"));
 	/* the client token without a key is refused: no engine's entry */
 	EXPECT_EQ(400, http("DELETE", url, NULL, NULL,
-			    "Authorization: Bearer the-clients-t0ken"));
+			    "Authorization: Bearer " CLIENT_TOKEN));
 	/* the first still renews its entry, the second keeps failing */
 	end = now_ms() + 10000;
 	while (client_stat(c2, "dfkv_client_mds_forbidden_total") < 4 &&
