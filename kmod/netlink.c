@@ -375,8 +375,23 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
 		nlmsg_free(skb);
 		return;
 	}
-	genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
-				DFKV_NLGRP_EVENTS, GFP_KERNEL);
+	dfkv_nl_multicast(node, skb);
+}
+
+/*
+ * Send an event to the node's namespace.  A deleted node sends none: its
+ * teardown may outlive the namespace, and node_retire() waits for an RCU
+ * grace period after setting ->unlinked, so no send is under way past it.
+ */
+void dfkv_nl_multicast(struct dfkv_node *node, struct sk_buff *skb)
+{
+	rcu_read_lock();
+	if (READ_ONCE(node->unlinked))
+		nlmsg_free(skb);
+	else
+		genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
+					DFKV_NLGRP_EVENTS, GFP_ATOMIC);
+	rcu_read_unlock();
 }
 
 /* Take an optional u32 attribute into *val. */

@@ -24,6 +24,8 @@ void dfkv_nl_notify_node(struct dfkv_node *node, u32 event);
 /* Announce a disk event (enum dfkv_event DISK_*) of a node. */
 void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
 			 u32 event);
+/* Send a built event skb to the node's netns, unless it was deleted. */
+void dfkv_nl_multicast(struct dfkv_node *node, struct sk_buff *skb);
 
 /* Shared by the command files of the family. */
 extern struct genl_family dfkv_nl_family;

@@ -107,8 +107,7 @@ void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
 		nlmsg_free(skb);
 		return;
 	}
-	genlmsg_multicast_netns(&dfkv_nl_family, node->net, skb, 0,
-				DFKV_NLGRP_EVENTS, GFP_KERNEL);
+	dfkv_nl_multicast(node, skb);
 }
 
 /* The node of a disk command, entered; NULL with extack set. */
@@ -152,12 +151,18 @@ int dfkv_nl_disk_add_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	if (info->attrs[DFKV_A_DISK_EXTENT_BYTES])
 		extent = nla_get_u64(info->attrs[DFKV_A_DISK_EXTENT_BYTES]);
-	err = dfkv_tier_disk_add(&node->tier,
-				 nla_data(info->attrs[DFKV_A_DISK_PATH]),
-				 info->attrs[DFKV_A_DISK_NAME] ?
-				 nla_data(info->attrs[DFKV_A_DISK_NAME]) : NULL,
-				 nla_get_flag(info->attrs[DFKV_A_DISK_FORMAT]),
-				 extent, info->extack);
+	/* A device still held by a deleted node is free once it let go. */
+	for (;;) {
+		err = dfkv_tier_disk_add(&node->tier,
+					 nla_data(info->attrs[DFKV_A_DISK_PATH]),
+					 info->attrs[DFKV_A_DISK_NAME] ?
+					 nla_data(info->attrs[DFKV_A_DISK_NAME]) :
+					 NULL,
+					 nla_get_flag(info->attrs[DFKV_A_DISK_FORMAT]),
+					 extent, info->extack);
+		if (err != -EBUSY || !dfkv_nodes_wait_retired(node))
+			break;
+	}
 	disk_cmd_done(node);
 	return err;
 }

@@ -3,8 +3,18 @@
  * Nodes and their network namespaces.  Each netns keeps its nodes on an
  * RCU list changed under a mutex; a node is found by name with a kref.  A
  * node lives from NODE_NEW until NODE_DEL, the death of its netns, or
- * module unload; deletion unlinks it, waits on a percpu_ref for the
- * operations in flight to finish, drops its leases and then its store.
+ * module unload.  Deletion (node_retire()) unlinks it, closes its
+ * listeners and connections and stops new operations; the rest,
+ * node_teardown() on dfkv_node_wq, waits on a percpu_ref for the
+ * operations in flight, lets the tier finish its flushes and cold reads,
+ * drops the leases, the store and the disks, and gives the RAM budget
+ * back.  NODE_DEL waits for it, so that its disks are closed and its RAM
+ * free when it returns, but killably: a hung device holds only the
+ * deleted node (module unload waits for it), never the deleter, other
+ * nodes, or a dying netns, which does not wait.  The name is free at
+ * once, and a new node that wants the RAM budget or a device a deleted
+ * node still holds waits, killably, for it to let go
+ * (dfkv_nodes_wait_retired()).  A deleted node sends no events.
  * Open files bound to a deleted node keep only the struct (their later
  * operations fail with -ENODEV).  Deletion leaves the node's state alone:
  * an operation that entered before it runs to completion on a whole node
@@ -19,11 +29,34 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <linux/netlink.h>
+#include <linux/wait.h>
 
 #include "node.h"
 #include "netlink.h"
 
 static unsigned int dfkv_net_id __read_mostly;
+
+/* Deleted nodes being torn down, and who waits for them. */
+static struct workqueue_struct *dfkv_node_wq;
+static atomic_t dfkv_nodes_retiring = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(dfkv_nodes_retired);
+
+/*
+ * True when deleted nodes were still being torn down and now none is, so
+ * that what they held (RAM budget, devices) may be free: the caller may
+ * retry.  False when none was, or the caller was killed while waiting, or
+ * self (the node the caller acts in, or NULL) is being deleted too: its
+ * teardown waits for the caller.
+ */
+bool dfkv_nodes_wait_retired(struct dfkv_node *self)
+{
+	if (!atomic_read(&dfkv_nodes_retiring))
+		return false;
+	return !wait_event_killable(dfkv_nodes_retired,
+				    !atomic_read(&dfkv_nodes_retiring) ||
+				    (self && percpu_ref_is_dying(&self->active))) &&
+	       !atomic_read(&dfkv_nodes_retiring);
+}
 
 /*
  * RAM budgets promised to the nodes of every namespace.  Their sum stays
@@ -33,13 +66,21 @@ static unsigned int dfkv_net_id __read_mostly;
  */
 static atomic64_t dfkv_ram_promised = ATOMIC64_INIT(0);
 
-static int node_promise_ram(u64 bytes, struct netlink_ext_ack *extack)
+static bool node_try_promise(u64 bytes)
 {
 	u64 host = (u64)totalram_pages() << PAGE_SHIFT;
 
 	if (atomic64_add_return(bytes, &dfkv_ram_promised) <= host - host / 8)
-		return 0;
+		return true;
 	atomic64_sub(bytes, &dfkv_ram_promised);
+	return false;
+}
+
+static int node_promise_ram(u64 bytes, struct netlink_ext_ack *extack)
+{
+	if (node_try_promise(bytes) ||
+	    (dfkv_nodes_wait_retired(NULL) && node_try_promise(bytes)))
+		return 0;
 	NL_SET_ERR_MSG(extack, "the host cannot back this RAM budget (nodes get 7/8 of RAM)");
 	return -ENOMEM;
 }
@@ -143,6 +184,7 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	node->ram_promised = cfg->ram_bytes;
 	kref_init(&node->ref);
 	init_completion(&node->drained);
+	init_completion(&node->retired);
 	node->net = net;
 	strscpy(node->name, cfg->name, sizeof(node->name));
 	node->ctime_ns = ktime_get_real_ns();
@@ -220,11 +262,12 @@ err_free:
 	return err;
 }
 
-/* Tear down an unlinked node: wait for its operations, free its data. */
-static void node_shutdown(struct dfkv_node *node)
+/* The rest of a deleted node's teardown, on dfkv_node_wq. */
+static void node_teardown(struct work_struct *work)
 {
-	dfkv_transports_node_shutdown(node);
-	percpu_ref_kill(&node->active);
+	struct dfkv_node *node = container_of(work, struct dfkv_node,
+					      teardown);
+
 	wait_for_completion(&node->drained);
 	dfkv_tier_stop(&node->tier);
 	dfkv_leases_shutdown(&node->leases);
@@ -233,7 +276,26 @@ static void node_shutdown(struct dfkv_node *node)
 	dfkv_store_destroy(&node->store);
 	dfkv_tier_destroy(&node->tier);
 	atomic64_sub(node->ram_promised, &dfkv_ram_promised);
+	if (atomic_dec_and_test(&dfkv_nodes_retiring))
+		wake_up_all(&dfkv_nodes_retired);
+	complete(&node->retired);
 	dfkv_node_put(node);
+}
+
+/*
+ * Retire a node just unlinked: no connection, operation or event reaches
+ * it after this returns; its teardown goes on in the background.
+ */
+static void node_retire(struct dfkv_node *node)
+{
+	WRITE_ONCE(node->unlinked, true);
+	dfkv_transports_node_shutdown(node);
+	percpu_ref_kill(&node->active);
+	synchronize_rcu();	/* every event send saw ->unlinked */
+	atomic_inc(&dfkv_nodes_retiring);
+	wake_up_all(&dfkv_nodes_retired);	/* a waiter acting in node */
+	INIT_WORK(&node->teardown, node_teardown);
+	queue_work(dfkv_node_wq, &node->teardown);
 }
 
 int dfkv_node_delete(struct net *net, const char *name)
@@ -250,8 +312,14 @@ int dfkv_node_delete(struct net *net, const char *name)
 	list_del_rcu(&node->list);
 	dn->gen++;
 	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_DEL);
+	kref_get(&node->ref);
 	mutex_unlock(&dn->lock);
-	node_shutdown(node);
+	node_retire(node);
+	/* A deleter killed meanwhile leaves the teardown to go on alone. */
+	if (wait_for_completion_killable(&node->retired))
+		pr_info("dfkv: node %s deleted; its teardown waits for its disks\n",
+			node->name);
+	dfkv_node_put(node);
 	return 0;
 }
 
@@ -287,7 +355,7 @@ static void __net_exit dfkv_net_exit(struct net *net)
 		mutex_unlock(&dn->lock);
 		if (!node)
 			break;
-		node_shutdown(node);
+		node_retire(node);
 	}
 }
 
@@ -300,10 +368,20 @@ static struct pernet_operations dfkv_net_ops = {
 
 int dfkv_node_pernet_init(void)
 {
-	return register_pernet_subsys(&dfkv_net_ops);
+	int err;
+
+	dfkv_node_wq = alloc_workqueue("dfkv_node_del", WQ_UNBOUND, 0);
+	if (!dfkv_node_wq)
+		return -ENOMEM;
+	err = register_pernet_subsys(&dfkv_net_ops);
+	if (err)
+		destroy_workqueue(dfkv_node_wq);
+	return err;
 }
 
+/* Every node is retired here; wait for their teardowns. */
 void dfkv_node_pernet_exit(void)
 {
 	unregister_pernet_subsys(&dfkv_net_ops);
+	destroy_workqueue(dfkv_node_wq);
 }

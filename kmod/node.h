@@ -14,6 +14,7 @@
 #include <linux/completion.h>
 #include <linux/sizes.h>
 #include <linux/bits.h>
+#include <linux/workqueue.h>
 #include <linux/dfkv.h>
 
 #include "store.h"
@@ -41,6 +42,9 @@ struct dfkv_node {
 	struct percpu_ref active;	/* operations in flight */
 	struct completion drained;
 	struct net *net;		/* not counted: the node dies first */
+	bool unlinked;			/* RCU: no more events to net */
+	struct work_struct teardown;	/* after NODE_DEL: node_teardown() */
+	struct completion retired;	/* node_teardown() is done */
 	char name[DFKV_NODE_NAME_MAX];
 	u64 ctime_ns;
 	u64 ram_promised;		/* counted in the host-wide sum */
@@ -87,6 +91,7 @@ void dfkv_node_pernet_exit(void);
 int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 		     struct netlink_ext_ack *extack);
 int dfkv_node_delete(struct net *net, const char *name);
+bool dfkv_nodes_wait_retired(struct dfkv_node *self);
 /* Look up a live node by name and take a reference, or NULL. */
 struct dfkv_node *dfkv_node_get(struct net *net, const char *name);
 void dfkv_node_put(struct dfkv_node *node);

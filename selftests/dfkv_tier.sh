@@ -12,7 +12,8 @@
 # misses after a restart for the blocks that never reached the disk),
 # and a stalled disk holding no worker (RAM hits served while hundreds of
 # cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
-# killable).
+# killable), and a node deleted while its disk is stalled (gone at once,
+# the deleter killable, the teardown finished once the device is back).
 #
 # The disk is a dm-linear target over a loop device over a file in /tmp:
 # suspending its table holds every bio, which is how the tests pin the
@@ -355,11 +356,52 @@ t_stalled_commit() {
 	expect 0 "$DFKVCTL" node del nc
 }
 
+# Deleting a node whose disk hangs: the node leaves at once (its name and
+# port are free, other nodes serve RAM hits) while its teardown waits for
+# the device, and so does the deleter, which dies when killed.  An ioctl
+# GET that entered before the deletion still gets its bytes.  Once the
+# device is back the teardown flushes what was dirty and closes the disk,
+# which attaches to the new node of that name with every value.
+no_node() { ! "$DFKVCTL" node show "$1" >/dev/null 2>&1; }
+
+t_stalled_delete() {
+	expect 0 "$DFKVCTL" node add nd --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	r=$($BLK put nd 37 0 4 4096) && blk_expect "cold set" "$r" ok=4 &&
+	wait_clean nd &&
+	restart nd 16M &&
+	expect 0 "$DFKVCTL" listener add nd 127.0.0.1 --port 7933 &&
+	expect 0 "$DFKVCTL" node add nr --ram 16M &&
+	r=$($BLK put nr 36 0 8 $SZ) && blk_expect "RAM set" "$r" ok=8 &&
+	m=$(nstat nd ram_misses) &&
+	suspend &&
+	r=$($BLK put nd 35 0 8 4096) && blk_expect "dirty set" "$r" ok=8 &&
+	bg kget $BLK check nd 37 0 1 4096 &&
+	wait_until 90 nstat_is nd ram_misses $((m + 1)) || { resume; return 1; }
+	"$DFKVCTL" node del nd >"$T/del" 2>&1 &
+	del=$!
+	wait_until 90 no_node nd &&
+	kill -0 "$del" &&
+	expect 0 "$DFKVCTL" node add nd --ram 16M &&
+	expect 0 "$DFKVCTL" listener add nd 127.0.0.1 --port 7933 &&
+	r=$($BLK check nr 36 0 8 $SZ) && blk_expect "RAM hits, disk stalled" "$r" ok=8 wrong=0 &&
+	kill -0 "$del" && kill -KILL "$del" &&
+	! bg_done kget || { resume; return 1; }
+	wait "$del"
+	resume &&
+	r=$(bg_wait kget) && blk_expect "GET entered before the deletion" "$r" ok=1 wrong=0 &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	r=$($BLK check nd 35 0 8 4096) && blk_expect "flushed by the teardown" "$r" ok=8 wrong=0 &&
+	r=$($BLK check nd 37 0 4 4096) && blk_expect "stored before" "$r" ok=4 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nd &&
+	expect 0 "$DFKVCTL" node del nr
+}
+
 t_unload() {
 	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
 }
 
-tap_plan 12
+tap_plan 13
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -371,5 +413,6 @@ tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_
 tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
+tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete
 tap_check "unload" t_unload
 tap_done
