@@ -17,6 +17,8 @@
 #include <linux/percpu-refcount.h>
 #include <linux/completion.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <linux/blk_types.h>
 #include <linux/dfkv.h>
 
@@ -86,6 +88,11 @@ struct dfkv_disk {
 	atomic64_t objects;		/* entries on lru (durable here) */
 	atomic64_t used_bytes;		/* and their bytes */
 	atomic64_t evictions;		/* entries evicted for its space */
+	/* owned by the tier: its deletion (dfkv_tier_disk_del()) */
+	bool leaving;			/* under the tier's lock */
+	struct dfkv_tier *leave_tier;
+	struct work_struct leave_work;
+	struct completion left;		/* closed, announced */
 };
 
 /*

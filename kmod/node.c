@@ -15,6 +15,7 @@
  * once, and a new node that wants the RAM budget or a device a deleted
  * node still holds waits, killably, for it to let go
  * (dfkv_nodes_wait_retired()).  A deleted node sends no events.
+ * Disk deletions run on dfkv_node_wq too (dfkv_tier_disk_del()).
  * Open files bound to a deleted node keep only the struct (their later
  * operations fail with -ENODEV).  Deletion leaves the node's state alone:
  * an operation that entered before it runs to completion on a whole node
@@ -217,7 +218,7 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 		goto err_tenants;
 	}
 	err = dfkv_tier_init(&node->tier, &node->store, node->name,
-			     &node_tier_ops, node);
+			     &node_tier_ops, node, dfkv_node_wq);
 	if (err)
 		goto err_tier;
 	dfkv_leases_init(&node->leases, &node->store, &node->stats);

@@ -17,10 +17,14 @@
  * by the release of its last reference, before its disk slots are freed;
  * a graceful stop marks the entries KEEP first so their records survive.
  *
- * Disk add and delete serialize on the tier's mutex; the data path reads
- * the ring under RCU only.  A disk in the list holds one reference, the
- * ring one per member, each entry with slots on the disk one more (and
- * counts in d->users, which a delete waits to fall to zero).
+ * Disk add and the list and ring changes of a delete serialize on the
+ * tier's mutex; the data path reads the ring under RCU only.  A delete's
+ * waits on the device (flushes, drained slots, the clean close) run on
+ * the node's control workqueue, outside the mutex, and its caller waits
+ * killably: a device that stopped answering holds only its own disk.
+ * A disk in the list holds one reference, the ring one per member, each
+ * entry with slots on the disk one more (and counts in d->users, which a
+ * delete waits to fall to zero), a deletion queued one.
  */
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
@@ -41,9 +45,11 @@
 static const struct dfkv_store_lower_ops tier_lower_ops;
 
 int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
-		   const char *name, const struct dfkv_tier_ops *ops, void *ctx)
+		   const char *name, const struct dfkv_tier_ops *ops, void *ctx,
+		   struct workqueue_struct *ctl_wq)
 {
 	t->st = st;
+	t->ctl_wq = ctl_wq;
 	mutex_init(&t->lock);
 	INIT_LIST_HEAD(&t->disks);
 	RCU_INIT_POINTER(t->ring, NULL);
@@ -55,6 +61,7 @@ int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
 	atomic_set(&t->backlog, 0);
 	atomic_set(&t->flushing, 0);
 	atomic_set(&t->reading, 0);
+	atomic_set(&t->leaving, 0);
 	t->wq = alloc_workqueue("dfkv_flush/%s", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				DFKV_TIER_WORKERS_PER_DISK, name);
 	if (!t->wq)
@@ -172,7 +179,10 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		return err;
 	mutex_lock(&t->lock);
 	if (tier_find(t, d->name)) {
-		NL_SET_ERR_MSG(extack, "this node has a disk of that name");
+		if (tier_find(t, d->name)->leaving)
+			NL_SET_ERR_MSG(extack, "a disk of that name is being deleted");
+		else
+			NL_SET_ERR_MSG(extack, "this node has a disk of that name");
 		err = -EEXIST;
 		goto err_close;
 	}
@@ -203,11 +213,15 @@ err_close:
 	return err;
 }
 
-int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
-		       struct netlink_ext_ack *extack)
+/*
+ * A disk's deletion, on t->ctl_wq: it may wait on the device for as long
+ * as the device takes, so it holds neither the tier's mutex while it does
+ * nor the deleter, who waits killably for d->left.
+ */
+static void tier_disk_leave(struct work_struct *work)
 {
-	struct dfkv_disk *d;
-	int err;
+	struct dfkv_disk *d = container_of(work, struct dfkv_disk, leave_work);
+	struct dfkv_tier *t = d->leave_tier;
 
 	/*
 	 * The blocks dirty now are flushed while the disk still takes its
@@ -217,30 +231,58 @@ int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 	 */
 	flush_workqueue(t->wq);
 	mutex_lock(&t->lock);
+	list_del(&d->link);
+	t->nr_disks--;
+	while (tier_publish_ring(t)) {
+		mutex_unlock(&t->lock);
+		msleep(20);	/* no memory for the ring: try again */
+		mutex_lock(&t->lock);
+	}
+	mutex_unlock(&t->lock);
+	/* No flush can route to d now: let the ones that did finish. */
+	flush_workqueue(t->wq);
+	tier_drop_disk(t, d);
+	dfkv_disk_close(d, true);
+	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);
+	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
+	complete_all(&d->left);
+	if (atomic_dec_and_test(&t->leaving))
+		wake_up_var(&t->leaving);
+	dfkv_disk_put(d);
+}
+
+int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
+		       struct netlink_ext_ack *extack)
+{
+	struct dfkv_disk *d;
+	int err = 0;
+
+	mutex_lock(&t->lock);
 	d = tier_find(t, name);
 	if (!d) {
 		mutex_unlock(&t->lock);
 		NL_SET_ERR_MSG(extack, "no disk of that name on this node");
 		return -ENOENT;
 	}
-	list_del(&d->link);
-	t->nr_disks--;
-	err = tier_publish_ring(t);
-	if (err) {
-		list_add_tail(&d->link, &t->disks);
-		t->nr_disks++;
-		mutex_unlock(&t->lock);
-		return err;
+	dfkv_disk_get(d);		/* the caller's */
+	if (!d->leaving) {		/* else: wait for that deletion */
+		d->leaving = true;
+		d->leave_tier = t;
+		init_completion(&d->left);
+		INIT_WORK(&d->leave_work, tier_disk_leave);
+		atomic_inc(&t->leaving);
+		dfkv_disk_get(d);	/* the work's */
+		queue_work(t->ctl_wq, &d->leave_work);
 	}
-	/* No flush can route to d now: let the ones that did finish. */
-	flush_workqueue(t->wq);
-	tier_drop_disk(t, d);
 	mutex_unlock(&t->lock);
-	dfkv_disk_close(d, true);
-	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);
-	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
+	if (wait_for_completion_killable(&d->left)) {
+		pr_info("dfkv: deleting disk %s goes on in the background: its device does not answer\n",
+			d->name);
+		NL_SET_ERR_MSG(extack, "interrupted: the deletion goes on in the background");
+		err = -EINTR;
+	}
 	dfkv_disk_put(d);
-	return 0;
+	return err;
 }
 
 struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
@@ -279,6 +321,8 @@ void dfkv_tier_stop(struct dfkv_tier *t)
 	struct dfkv_store *st = t->st;
 	long left;
 
+	/* Deletions first: they flush the blocks of their disks. */
+	wait_var_event(&t->leaving, !atomic_read(&t->leaving));
 	left = wait_event_timeout(st->waitq, !atomic_read(&t->flushing),
 				  msecs_to_jiffies(DFKV_TIER_STOP_TIMEOUT_MS));
 	if (!left) {

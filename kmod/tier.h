@@ -42,6 +42,7 @@ struct dfkv_tier {
 	u32 nr_disks;
 	struct dfkv_ring __rcu *ring;	/* NULL: no disk, RAM only */
 	struct workqueue_struct *wq;	/* flush workers */
+	struct workqueue_struct *ctl_wq;	/* disk deletions (the node's) */
 	const struct dfkv_tier_ops *ops;
 	void *ops_ctx;
 	u32 policy;			/* READ_ONCE, enum dfkv_tier_policy */
@@ -53,15 +54,18 @@ struct dfkv_tier {
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
 	atomic_t reading;		/* cold reads started, not ended */
+	atomic_t leaving;		/* deletions queued: wake_up_var */
 };
 
 /* Set up the tier below st and register it with st, before any traffic. */
 int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
-		   const char *name, const struct dfkv_tier_ops *ops, void *ctx);
+		   const char *name, const struct dfkv_tier_ops *ops, void *ctx,
+		   struct workqueue_struct *ctl_wq);
 /*
- * Flush every dirty block (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported
- * if it fires) and wait for the cold reads in flight (not bounded: their
- * bios fill the store's pages); no new flush may be queued after it, and
+ * Wait for the disk deletions queued, then flush every dirty block
+ * (bounded by DFKV_TIER_STOP_TIMEOUT_MS, reported if it fires) and wait
+ * for the cold reads in flight (not bounded: their bios fill the store's
+ * pages); no new flush may be queued after it, and
  * a disk failing after it no longer touches the store.
  */
 void dfkv_tier_stop(struct dfkv_tier *t);
@@ -71,6 +75,12 @@ void dfkv_tier_destroy(struct dfkv_tier *t);
 int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		       const char *name, bool format, u64 extent_bytes,
 		       struct netlink_ext_ack *extack);
+/*
+ * Delete a disk: its dirty blocks are flushed, its entries dropped (their
+ * records kept) and it closes clean, on ctl_wq.  The caller waits for that
+ * killably (-EINTR: it goes on in the background); a second delete of a
+ * disk being deleted waits for the first.
+ */
 int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 		       struct netlink_ext_ack *extack);
 /* The disk named name with a reference, or NULL; *pos-th for dumps. */

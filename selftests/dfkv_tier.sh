@@ -12,8 +12,10 @@
 # misses after a restart for the blocks that never reached the disk),
 # and a stalled disk holding no worker (RAM hits served while hundreds of
 # cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
-# killable), and a node deleted while its disk is stalled (gone at once,
-# the deleter killable, the teardown finished once the device is back).
+# killable), a node deleted while its disk is stalled (gone at once,
+# the deleter killable, the teardown finished once the device is back),
+# and a disk deleted while it is stalled (the deleter killable, the node
+# serving, the disk closed clean once the device is back).
 #
 # The disk is a dm-linear target over a loop device over a file in /tmp:
 # suspending its table holds every bio, which is how the tests pin the
@@ -397,11 +399,45 @@ t_stalled_delete() {
 	expect 0 "$DFKVCTL" node del nr
 }
 
+# A disk deleted while its device is stalled: the deleter waits inside
+# the kernel for the disk's dirty blocks, killably, while the node serves
+# RAM hits and answers for its disks; a second deletion joins the one
+# going on, and returns once the device is back, the disk closed clean
+# with the blocks written before and during the stall.
+in_syscall() { [ "$(cut -d' ' -f1 /proc/"$1"/syscall 2>/dev/null)" = "$2" ]; }
+
+t_stalled_disk_del() {
+	expect 0 "$DFKVCTL" node add nd --ram 16M &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	r=$($BLK put nd 34 0 8 $SZ) && blk_expect "set" "$r" ok=8 &&
+	wait_clean nd &&
+	suspend &&
+	r=$($BLK put nd 33 0 8 4096) && blk_expect "dirty set" "$r" ok=8 || { resume; return 1; }
+	"$DFKVCTL" disk del nd t0 >"$T/ddel" 2>&1 &
+	del=$!
+	wait_until 90 in_syscall "$del" 44 &&
+	r=$($BLK check nd 34 0 8 $SZ) && blk_expect "RAM hits, disk leaving" "$r" ok=8 wrong=0 &&
+	expect 0 "$DFKVCTL" disk show nd t0 &&
+	expect 1 "$DFKVCTL" disk add nd "$DM" &&
+	in_syscall "$del" 44 && kill -KILL "$del" || { resume; return 1; }
+	wait "$del"
+	"$DFKVCTL" disk del nd t0 >"$T/ddel" 2>&1 &
+	del=$!
+	wait_until 90 in_syscall "$del" 44 || { resume; return 1; }
+	resume &&
+	wait "$del" &&
+	expect 1 "$DFKVCTL" disk show nd t0 &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	r=$($BLK check nd 33 0 8 4096) && blk_expect "flushed by the deletion" "$r" ok=8 wrong=0 &&
+	r=$($BLK check nd 34 0 8 $SZ) && blk_expect "stored before" "$r" ok=8 wrong=0 &&
+	expect 0 "$DFKVCTL" node del nd
+}
+
 t_unload() {
 	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
 }
 
-tap_plan 13
+tap_plan 14
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -414,5 +450,6 @@ tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete
+tap_check "a stalled disk: disk deletion waits killably, the node goes on" t_stalled_disk_del
 tap_check "unload" t_unload
 tap_done
