@@ -13,12 +13,12 @@
  * superblock writes of open and close run outside it: before traffic
  * exists and after it ended.
  *
- * Record blocks: a record-area block is read, patched and written under
- * d->rec_lock[hash of the block], so two updates of one block never start
- * from two different images of it (ondisk.md, "Write rules").  Record
- * writes are group-committed: writers that arrive while one group is being
- * written queue up, and the first of them to find the disk idle writes
- * all their records as the next group (one PREFLUSH, each block once).
+ * Records: the record area's units that hold valid records have their
+ * images in RAM, and one group committer per disk patches and writes
+ * them, never reading the area back (ondisk.md, "Write rules"): callers
+ * that arrive while a group is being written queue up, and the first of
+ * them to find the disk idle writes all their records as the next group
+ * (one flush, each unit once, all units in flight at once).
  *
  * Failure: dfkv_disk_fail() turns the disk FAILED once, under fail_lock,
  * and queues fail_work, which holds a reference and calls on_fail() in
@@ -30,7 +30,6 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
-#include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -48,6 +47,7 @@
 #include <linux/workqueue.h>
 
 #include "disk.h"
+#include "trace.h"
 
 /* Bytes of record area the rebuild reads, scans and writes back at once. */
 #define DISK_SCAN_CHUNK		SZ_4M
@@ -313,107 +313,179 @@ static void disk_fail_work(struct work_struct *work)
 
 /* ---- records ---- */
 
-static struct mutex *disk_rec_lock(struct dfkv_disk *d, u64 block)
+/*
+ * The record area in RAM: d->rec_units holds the image of every 4 KiB
+ * unit of it that holds a record valid in this epoch, as on the device
+ * (the rebuild scan stores them, the committer keeps them).  A unit
+ * without an image holds no valid record, only zeros or records of
+ * earlier epochs that no rebuild accepts, so it is written from zeros.
+ * The write path therefore never reads the record area back.
+ *
+ * Every update, write or clear, goes through one committer per disk:
+ * callers queue their records, and whoever finds the disk idle takes the
+ * whole queue as a group: it patches the images of every unit the group
+ * touches, sends one empty REQ_PREFLUSH when the group publishes records
+ * (every payload they describe completed before its writer queued), then
+ * writes all those units at once with REQ_FUA, and waits.  A single
+ * committer is what keeps an image still while a bio sends it, and two
+ * writes of one unit from ever being in flight together.
+ */
+#define DISK_UNIT_SHIFT		ilog2(DFKV_OD_BLOCK)
+
+static u64 disk_rec_unit(struct dfkv_disk *d, u32 extent, u32 slot)
 {
-	return &d->rec_lock[hash_64(block, ilog2(DFKV_DISK_REC_LOCKS))];
+	return dfkv_od_rec_pos(&d->sb.geom, extent, slot) >> DISK_UNIT_SHIFT;
 }
 
-static u64 disk_rec_block(struct dfkv_disk *d, u32 extent, u32 slot)
-{
-	return dfkv_od_rec_pos(&d->sb.geom, extent, slot) >> ilog2(d->lbs);
-}
+/* One caller's update waiting in d->commit_queue. */
+struct disk_rec_commit {
+	struct list_head link;
+	const struct dfkv_od_rec *recs;	/* records to write, or */
+	const struct dfkv_slot *slots;	/* slots whose records to clear */
+	unsigned int nr;
+	int err;
+	bool done;		/* under d->commit_lock; then gone */
+};
 
-/* Entry @idx of a record update, and the record block it falls in. */
+/* Entry @idx of update @c, and the record unit it falls in. */
 struct disk_rec_ref {
-	u64 block;
-	u32 idx;
+	u64 unit;
+	const struct disk_rec_commit *c;
+	unsigned int idx;
 };
 
 static int disk_rec_ref_cmp(const void *a, const void *b)
 {
 	const struct disk_rec_ref *x = a, *y = b;
 
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
 }
 
-/* Extent and slot of entry @j of a record update. */
-static void disk_rec_at(const struct dfkv_od_rec *recs,
-			const struct dfkv_slot *slots, unsigned int j,
+/* Extent and slot of entry @j of an update. */
+static void disk_rec_at(const struct disk_rec_commit *c, unsigned int j,
 			u32 *extent, u32 *slot)
 {
-	*extent = recs ? recs[j].extent : slots[j].extent;
-	*slot = recs ? recs[j].slot : slots[j].index;
+	*extent = c->recs ? c->recs[j].extent : c->slots[j].extent;
+	*slot = c->recs ? c->recs[j].slot : c->slots[j].index;
+}
+
+static struct page *disk_unit_image(struct dfkv_disk *d, u64 unit)
+{
+	return xa_load(&d->rec_units, unit);
 }
 
 /*
- * Read the record block of @refs[0 .. @n) (all the same block) into
- * @page, patch their entries, write it back; all under the block's lock.
+ * The image of @unit, a zeroed one made for it when it had none; NULL
+ * without memory (the images stay as they were: an added zero image says
+ * what no image says).
  */
-static int disk_rec_rmw(struct dfkv_disk *d, const struct disk_rec_ref *refs,
-			unsigned int n, struct page *page, blk_opf_t flush,
-			const struct dfkv_od_rec *recs,
-			const struct dfkv_slot *slots)
+static struct page *disk_unit_image_make(struct dfkv_disk *d, u64 unit)
 {
-	u64 block = refs[0].block, pos = block << ilog2(d->lbs);
-	u8 *buf = page_address(page);
-	unsigned int j;
-	int err;
+	struct page *page = disk_unit_image(d, unit);
 
-	mutex_lock(disk_rec_lock(d, block));
-	err = disk_rw_page(d, REQ_OP_READ, pos, page, d->lbs);
-	if (err)
-		goto out;
-	for (j = 0; j < n; j++) {
-		u32 e, s, k = refs[j].idx;
-		u64 off;
-
-		disk_rec_at(recs, slots, k, &e, &s);
-		off = dfkv_od_rec_pos(&d->sb.geom, e, s) - pos;
-		if (recs)
-			dfkv_od_rec_encode(buf + off, &recs[k], d->sb.uuid);
-		else
-			memset(buf + off, 0, DFKV_OD_REC_BYTES);
+	if (page)
+		return page;
+	page = alloc_page(GFP_NOIO | __GFP_ZERO);
+	if (!page)
+		return NULL;
+	if (xa_err(xa_store(&d->rec_units, unit, page, GFP_NOIO))) {
+		__free_page(page);
+		return NULL;
 	}
-	err = disk_rw_page(d, REQ_OP_WRITE | REQ_FUA | flush, pos, page,
-			   d->lbs);
-	if (!err)
-		atomic64_inc(&d->stats.record_writes);
+	return page;
+}
+
+/* Write entry @idx of @c into the image of its unit. */
+static void disk_rec_patch(struct dfkv_disk *d, const struct disk_rec_ref *r,
+			   struct page *page)
+{
+	u32 e, s;
+	u64 off;
+
+	disk_rec_at(r->c, r->idx, &e, &s);
+	off = dfkv_od_rec_pos(&d->sb.geom, e, s) -
+	      (r->unit << DISK_UNIT_SHIFT);
+	if (r->c->recs)
+		dfkv_od_rec_encode(page_address(page) + off, &r->c->recs[r->idx],
+				   d->sb.uuid);
+	else
+		memset(page_address(page) + off, 0, DFKV_OD_REC_BYTES);
+}
+
+/*
+ * Write the @n distinct units of @refs (sorted) from their images, all at
+ * once, after a flush when @publish; then drop the images left all zero.
+ */
+static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
+			    unsigned int nr, struct bio_vec *bv, bool publish,
+			    u32 updates)
+{
+	u64 t0 = ktime_get_ns(), t1 = t0;
+	unsigned int i, j, n, units = 0;
+	struct blk_plug plug;
+	struct dfkv_dio io;
+	int err = 0;
+
+	if (publish) {
+		err = blkdev_issue_flush(disk_bdev(d));
+		t1 = ktime_get_ns();
+		if (err)
+			goto out;
+	}
+	dfkv_dio_init(&io, d, NULL);
+	blk_start_plug(&plug);
+	for (i = 0; i < nr; i = j) {
+		/* a run of consecutive units: one submission */
+		for (j = i, n = 0; j < nr; j++) {
+			if (j > i && refs[j].unit == refs[j - 1].unit)
+				continue;
+			if (j > i && refs[j].unit != refs[j - 1].unit + 1)
+				break;
+			bvec_set_page(&bv[n++], disk_unit_image(d, refs[j].unit),
+				      DFKV_OD_BLOCK, 0);
+		}
+		disk_dio_submit(&io, REQ_OP_WRITE | REQ_FUA,
+				refs[i].unit << DISK_UNIT_SHIFT, bv, n);
+		units += n;
+	}
+	blk_finish_plug(&plug);
+	err = dfkv_dio_wait(&io);
+	atomic64_add(units, &d->stats.record_writes);
+	for (i = 0; i < nr; i++) {
+		struct page *page = disk_unit_image(d, refs[i].unit);
+
+		if (page && !memchr_inv(page_address(page), 0, DFKV_OD_BLOCK)) {
+			xa_erase(&d->rec_units, refs[i].unit);
+			__free_page(page);
+		}
+	}
 out:
-	mutex_unlock(disk_rec_lock(d, block));
+	trace_dfkv_rec_commit(d->name, updates, nr, units, t1 - t0,
+			      ktime_get_ns() - t1, err);
 	return err;
 }
 
 /*
- * Write the records @recs, or clear the records of @slots: the entries are
- * sorted by record block, and every block is read, patched and written
- * once, in ascending order.  The first block written carries REQ_PREFLUSH,
- * which makes every payload that completed before this call durable
- * before any record that describes it.
+ * Commit a group of updates: every unit they touch gets an image first
+ * (nothing is patched if one cannot), then the images are patched and
+ * written.  A failed write fails the disk.
  */
-static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
-			   const struct dfkv_slot *slots, unsigned int nr)
+static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 {
-	blk_opf_t flush = REQ_PREFLUSH;
-	struct disk_rec_ref one, *refs = &one;
-	unsigned int i, j;
-	struct page *page;
-	int err = 0;
+	struct disk_rec_commit *c;
+	struct disk_rec_ref *refs;
+	unsigned int n = 0, i, k;
+	bool publish = false;
+	u32 updates = 0;
+	struct bio_vec *bv;
+	int err;
 
-	if (!nr)
-		return 0;
 	if (!dfkv_disk_up(d))
 		return -EIO;
-	for (i = 0; i < nr; i++) {
-		u32 e, s;
-
-		disk_rec_at(recs, slots, i, &e, &s);
-		if (e >= d->sb.geom.nr_extents || s >= d->sb.geom.max_slots) {
-			WARN_ONCE(1, "dfkv: record of extent %u slot %u beyond disk %s\n",
-				  e, s, d->name);
-			return -EINVAL;
-		}
+	list_for_each_entry(c, group, link) {
+		n += c->nr;
+		publish |= !!c->recs;
+		updates++;
 	}
 	if (!percpu_ref_tryget_live(&d->io)) {
 		/*
@@ -425,104 +497,67 @@ static int disk_rec_update(struct dfkv_disk *d, const struct dfkv_od_rec *recs,
 		return -EIO;
 	}
 	err = -ENOMEM;
-	page = alloc_page(GFP_NOIO);
-	if (!page)
+	refs = kvmalloc_array(n, sizeof(*refs) + sizeof(*bv), GFP_NOIO);
+	if (!refs)
 		goto out;
-	if (nr > 1) {
-		refs = kvmalloc_array(nr, sizeof(*refs), GFP_KERNEL);
-		if (!refs)
-			goto out_page;
-	}
-	for (i = 0; i < nr; i++) {
-		u32 e, s;
+	bv = (struct bio_vec *)(refs + n);
+	i = 0;
+	list_for_each_entry(c, group, link) {
+		for (k = 0; k < c->nr; k++, i++) {
+			u32 e, s;
 
-		disk_rec_at(recs, slots, i, &e, &s);
-		refs[i].block = disk_rec_block(d, e, s);
-		refs[i].idx = i;
-	}
-	if (nr > 1)
-		sort(refs, nr, sizeof(*refs), disk_rec_ref_cmp, NULL);
-
-	err = 0;
-	for (i = 0; i < nr; i = j) {
-		for (j = i + 1; j < nr && refs[j].block == refs[i].block; j++)
-			;
-		err = disk_rec_rmw(d, refs + i, j - i, page, flush, recs,
-				   slots);
-		if (err) {
-			dfkv_disk_fail(d, recs ? "record write failed" :
-						 "record clear failed");
-			err = -EIO;
-			break;
+			disk_rec_at(c, k, &e, &s);
+			refs[i] = (struct disk_rec_ref){
+				.unit = disk_rec_unit(d, e, s), .c = c, .idx = k,
+			};
 		}
-		flush = 0;
 	}
-	if (refs != &one)
-		kvfree(refs);
-out_page:
-	__free_page(page);
+	sort(refs, n, sizeof(*refs), disk_rec_ref_cmp, NULL);
+	for (i = 0; i < n; i++)
+		if (!disk_unit_image_make(d, refs[i].unit))
+			goto out_refs;
+	for (i = 0; i < n; i++)
+		disk_rec_patch(d, &refs[i], disk_unit_image(d, refs[i].unit));
+	err = disk_units_write(d, refs, n, bv, publish, updates);
+	if (err) {
+		dfkv_disk_fail(d, publish ? "record write failed" :
+					    "record clear failed");
+		err = -EIO;
+	}
+out_refs:
+	kvfree(refs);
 out:
 	percpu_ref_put(&d->io);
 	return err;
 }
 
-/* One writer's records waiting in d->commit_queue. */
-struct disk_rec_commit {
-	struct list_head link;
-	struct dfkv_od_rec *recs;
-	unsigned int nr;
-	int err;
-	bool done;		/* under d->commit_lock; then gone */
-};
-
-/*
- * Write the records of a group in one update; without memory for the
- * concatenation, writer by writer.  Every writer's payload completed
- * before it queued, so the update's PREFLUSH covers them all.
- */
-static void disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
+/* Queue @me and wait until a committer (this caller, or one before) ran it. */
+static int disk_rec_queue(struct dfkv_disk *d, struct disk_rec_commit *me)
 {
-	struct disk_rec_commit *c;
-	struct dfkv_od_rec *all = NULL;
-	unsigned int n = 0, at = 0;
-	int err;
-
-	list_for_each_entry(c, group, link)
-		n += c->nr;
-	if (!list_is_singular(group))
-		all = kvmalloc_array(n, sizeof(*all), GFP_KERNEL);
-	if (!all) {
-		list_for_each_entry(c, group, link)
-			c->err = disk_rec_update(d, c->recs, NULL, c->nr);
-		return;
-	}
-	list_for_each_entry(c, group, link) {
-		memcpy(all + at, c->recs, c->nr * sizeof(*all));
-		at += c->nr;
-	}
-	err = disk_rec_update(d, all, NULL, n);
-	kvfree(all);
-	list_for_each_entry(c, group, link)
-		c->err = err;
-}
-
-int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
-			unsigned int nr)
-{
-	struct disk_rec_commit me = { .recs = recs, .nr = nr };
 	struct disk_rec_commit *c, *tmp;
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
-		recs[i].gen = d->sb.epoch;
+	if (!me->nr)
+		return 0;
+	for (i = 0; i < me->nr; i++) {
+		u32 e, s;
+
+		disk_rec_at(me, i, &e, &s);
+		if (e >= d->sb.geom.nr_extents || s >= d->sb.geom.max_slots) {
+			WARN_ONCE(1, "dfkv: record of extent %u slot %u beyond disk %s\n",
+				  e, s, d->name);
+			return -EINVAL;
+		}
+	}
 	spin_lock(&d->commit_lock);
-	list_add_tail(&me.link, &d->commit_queue);
-	while (!me.done) {
+	list_add_tail(&me->link, &d->commit_queue);
+	while (!me->done) {
 		LIST_HEAD(group);
+		int err;
 
 		if (d->committing) {
 			spin_unlock(&d->commit_lock);
-			wait_event(d->commit_wait, READ_ONCE(me.done) ||
+			wait_event(d->commit_wait, READ_ONCE(me->done) ||
 				   !READ_ONCE(d->committing));
 			spin_lock(&d->commit_lock);
 			continue;
@@ -530,24 +565,68 @@ int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 		d->committing = true;
 		list_splice_init(&d->commit_queue, &group);
 		spin_unlock(&d->commit_lock);
-		disk_rec_commit_group(d, &group);
+		err = disk_rec_commit_group(d, &group);
 		spin_lock(&d->commit_lock);
-		/* A writer may return (and its frame go) once done is set. */
+		/* A caller may return (and its frame go) once done is set. */
 		list_for_each_entry_safe(c, tmp, &group, link) {
 			list_del(&c->link);
+			c->err = err;
 			WRITE_ONCE(c->done, true);
 		}
 		d->committing = false;
 		wake_up_all(&d->commit_wait);
 	}
 	spin_unlock(&d->commit_lock);
-	return me.err;
+	return me->err;
+}
+
+int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
+			unsigned int nr)
+{
+	struct disk_rec_commit me = { .recs = recs, .nr = nr };
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		recs[i].gen = d->sb.epoch;
+	return disk_rec_queue(d, &me);
 }
 
 int dfkv_disk_rec_clear(struct dfkv_disk *d, const struct dfkv_slot *slots,
 			unsigned int nr)
 {
-	return disk_rec_update(d, NULL, slots, nr);
+	struct disk_rec_commit me = { .slots = slots, .nr = nr };
+
+	return disk_rec_queue(d, &me);
+}
+
+/* The rebuild's images: the units of @buf (at unit @first) not all zero. */
+static int disk_units_load(struct dfkv_disk *d, u64 first, const void *buf,
+			   unsigned int nu)
+{
+	unsigned int i;
+
+	for (i = 0; i < nu; i++) {
+		const void *p = buf + (size_t)i * DFKV_OD_BLOCK;
+		struct page *page;
+
+		if (!memchr_inv(p, 0, DFKV_OD_BLOCK))
+			continue;
+		page = disk_unit_image_make(d, first + i);
+		if (!page)
+			return -ENOMEM;
+		memcpy(page_address(page), p, DFKV_OD_BLOCK);
+	}
+	return 0;
+}
+
+static void disk_units_free(struct dfkv_disk *d)
+{
+	struct page *page;
+	unsigned long i;
+
+	xa_for_each(&d->rec_units, i, page)
+		__free_page(page);
+	xa_destroy(&d->rec_units);
 }
 
 u64 dfkv_disk_slot_pos(struct dfkv_disk *d, struct dfkv_slot slot)
@@ -691,6 +770,10 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 			atomic64_add(q - p, &d->stats.record_writes);
 		}
 		bitmap_zero(ds.dirty, nu);
+		err = disk_units_load(d, ds.chunk_pos >> DISK_UNIT_SHIFT, buf,
+				      nu);
+		if (err)
+			goto out;
 		cond_resched();
 	}
 	err = 0;
@@ -880,7 +963,7 @@ int dfkv_disk_open(const char *path, const char *name, bool format,
 	struct dfkv_disk *d;
 	struct page *page;
 	char size[24];
-	int err, how, i;
+	int err, how;
 
 	*out = NULL;
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
@@ -895,8 +978,7 @@ int dfkv_disk_open(const char *path, const char *name, bool format,
 	kref_init(&d->ref);
 	spin_lock_init(&d->fail_lock);
 	init_completion(&d->io_done);
-	for (i = 0; i < DFKV_DISK_REC_LOCKS; i++)
-		mutex_init(&d->rec_lock[i]);
+	xa_init(&d->rec_units);
 	spin_lock_init(&d->commit_lock);
 	INIT_LIST_HEAD(&d->commit_queue);
 	init_waitqueue_head(&d->commit_wait);
@@ -1046,6 +1128,7 @@ static void disk_release(struct kref *ref)
 	struct dfkv_disk *d = container_of(ref, struct dfkv_disk, ref);
 
 	WARN_ON_ONCE(!d->closed);
+	disk_units_free(d);
 	dfkv_slab_destroy(&d->slab);
 	percpu_ref_exit(&d->io);
 	kfree_rcu(d, rcu);

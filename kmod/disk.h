@@ -30,8 +30,6 @@ struct bio_vec;
 struct netlink_ext_ack;
 struct dfkv_disk;
 
-/* Record-area blocks are read-modify-written under one of these. */
-#define DFKV_DISK_REC_LOCKS	64
 /* Default extent size of a new format. */
 #define DFKV_DISK_EXTENT_DEFAULT	(4ULL << 20)
 
@@ -70,9 +68,9 @@ struct dfkv_disk {
 	spinlock_t fail_lock;
 	struct percpu_ref io;		/* bios in flight; killed at close */
 	struct completion io_done;
-	/* serialize the read-modify-write of one record block (by hash) */
-	struct mutex rec_lock[DFKV_DISK_REC_LOCKS];
-	/* group commit of record writes (dfkv_disk_rec_write) */
+	/* the record area's units holding valid records: struct page * */
+	struct xarray rec_units;	/* the committer's */
+	/* group commit of record updates (dfkv_disk_rec_write/clear) */
 	spinlock_t commit_lock;
 	struct list_head commit_queue;	/* writers waiting for the next one */
 	bool committing;		/* a writer is writing a group */
@@ -198,15 +196,14 @@ u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
 
 /*
  * Publish records (their extent/slot fields say where; generation is set
- * to the running epoch) with REQ_PREFLUSH | REQ_FUA, after the payloads
- * they describe completed; or clear the records of slots (zero, same
- * flags).  Either failing fails the disk and returns -EIO.  Entries that
- * share a record block are written with one read-modify-write of it; the
- * first block written carries the REQ_PREFLUSH.  Record writes of
- * concurrent callers are group-committed: one update for all the records
- * queued while the previous group was written.  Process context (sleeps
- * on the block's mutex and the bios); -EIO without a write when the disk
- * is not UP.
+ * to the running epoch), after the payloads they describe completed; or
+ * clear the records of slots (zero).  Either failing fails the disk and
+ * returns -EIO.  The updates of concurrent callers are group-committed:
+ * one flush (when the group publishes records), then every record unit
+ * the group touches written once with REQ_FUA, all at once, from its RAM
+ * image: never a read.  Process context (sleeps on the group before and
+ * its bios); -EIO without a write when the disk is not UP, -ENOMEM
+ * without one when no image could be made.
  */
 int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 			unsigned int nr);

@@ -2,7 +2,8 @@
 /*
  * dfkv's trace events (system "dfkv"), for perf, trace-cmd, bpftrace and
  * tracefs: a request's start and end (req.c), a cold read's and a
- * flush's payload I/O submitted and completed (tier.c), an eviction
+ * flush's payload I/O submitted and completed (tier.c), a record group
+ * commit (disk.c), an eviction
  * (store.c) and a disk's state changes (tier.c).  The definitions are
  * made once, in trace.c.  Documentation/tuning.md shows how to use them.
  */
@@ -116,6 +117,34 @@ TRACE_EVENT(dfkv_evict,
 			   __entry->ram_only = ram_only;),
 	    TP_printk("tenant=%016llx len=%llu ram_only=%d", __entry->tenant,
 		      __entry->len, __entry->ram_only)
+);
+
+/*
+ * A record group commit (disk.c): the updates it took, their records, the
+ * units written, the flush before them and the unit writes, in ns.
+ */
+TRACE_EVENT(dfkv_rec_commit,
+	    TP_PROTO(const char *disk, u32 updates, u32 records, u32 units,
+		     u64 flush_ns, u64 write_ns, int err),
+	    TP_ARGS(disk, updates, records, units, flush_ns, write_ns, err),
+	    TP_STRUCT__entry(__string(disk, disk)
+			     __field(u32, updates)
+			     __field(u32, records)
+			     __field(u32, units)
+			     __field(u64, flush_ns)
+			     __field(u64, write_ns)
+			     __field(int, err)),
+	    TP_fast_assign(__assign_str(disk, disk);
+			   __entry->updates = updates;
+			   __entry->records = records;
+			   __entry->units = units;
+			   __entry->flush_ns = flush_ns;
+			   __entry->write_ns = write_ns;
+			   __entry->err = err;),
+	    TP_printk("disk=%s updates=%u records=%u units=%u flush_ns=%llu write_ns=%llu err=%d",
+		      __get_str(disk), __entry->updates, __entry->records,
+		      __entry->units, __entry->flush_ns, __entry->write_ns,
+		      __entry->err)
 );
 
 /* event: enum dfkv_event (DISK_ADD, DISK_DEL, DISK_STATE). */
