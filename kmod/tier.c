@@ -397,23 +397,32 @@ static void tier_io_done(struct dfkv_store *st, struct dfkv_entry *e, bool rd,
 /*
  * Move e's value between its RAM pages (arena slots or a stage) and its
  * disk slots, in chunks that stay inside one slot on each side: all of
- * them submitted to io, in flight at once (a chunk that cannot be mapped
- * fails io).  Slot starts are 64 KiB aligned and slot sizes 4 KiB
- * multiples, so every chunk is whole pages on both sides; a write zeroes
- * the part of the last page beyond the value first.
+ * them submitted to io under one plug, in flight at once, as bios of up
+ * to BIO_MAX_VECS pages (a chunk that cannot be mapped fails io).  Slot
+ * starts are 64 KiB aligned and slot sizes 4 KiB multiples, so every
+ * chunk is whole pages on both sides; a write zeroes the part of the last
+ * page beyond the value first.
  */
 static void tier_io_submit(struct dfkv_store *st, struct dfkv_entry *e,
 			   enum req_op op, struct dfkv_dio *io)
 {
 	struct dfkv_disk *d = e->disk;
 	u64 rext = st->slab.extent_bytes, dext = d->slab.extent_bytes;
-	struct bio_vec bv[32];
+	struct bio_vec one[8], *bv;
+	unsigned int nbv = BIO_MAX_VECS;
+	struct blk_plug plug;
 	u64 off = 0;
 
 	if (op == REQ_OP_READ)
 		trace_dfkv_cold_read_submit(d->name, e->key.tenant, e->len);
 	else
 		trace_dfkv_flush_submit(d->name, e->key.tenant, e->len);
+	bv = kmalloc_array(nbv, sizeof(*bv), GFP_NOIO | __GFP_NOWARN);
+	if (!bv) {
+		bv = one;	/* smaller bios, same bytes */
+		nbv = ARRAY_SIZE(one);
+	}
+	blk_start_plug(&plug);
 	while (off < e->len) {
 		u32 ri = div64_u64(off, rext), di = div64_u64(off, dext);
 		u64 rin = off - (u64)ri * rext, din = off - (u64)di * dext;
@@ -422,7 +431,7 @@ static void tier_io_submit(struct dfkv_store *st, struct dfkv_entry *e,
 		size_t mapped;
 
 		nr = dfkv_entry_ram_map(e, off, round_up(n, PAGE_SIZE), bv,
-					ARRAY_SIZE(bv), &mapped);
+					nbv, &mapped);
 		if (!nr)
 			break;
 		if (op == REQ_OP_WRITE && mapped > n)
@@ -431,22 +440,11 @@ static void tier_io_submit(struct dfkv_store *st, struct dfkv_entry *e,
 				bv, nr);
 		off += min_t(u64, mapped, n);
 	}
+	blk_finish_plug(&plug);
+	if (bv != one)
+		kfree(bv);
 	if (off < e->len)
 		WRITE_ONCE(io->error, -EIO);
-}
-
-/* A flush's payload write, waited for (by a flush worker). */
-static int tier_write(struct dfkv_store *st, struct dfkv_entry *e)
-{
-	u64 start = ktime_get_ns();
-	struct dfkv_dio io;
-	int err;
-
-	dfkv_dio_init(&io, e->disk, NULL);
-	tier_io_submit(st, e, REQ_OP_WRITE, &io);
-	err = dfkv_dio_wait(&io);
-	tier_io_done(st, e, false, err, ktime_get_ns() - start);
-	return err;
 }
 
 /* ------------------------------------------------- the entries' disk side */
@@ -708,9 +706,10 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	struct dfkv_evictor ev = {
 		.slab = &d->slab, .ops = &disk_evict_ops, .ctx = d,
 	};
-	u64 ext = d->slab.extent_bytes;
+	u64 ext = d->slab.extent_bytes, start;
 	struct dfkv_od_rec *recs;
 	struct dfkv_slot *slots;
+	struct dfkv_dio io;
 	u32 nr, i, *crcs;
 	int err;
 
@@ -728,15 +727,21 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	if (err)
 		return err == -ENOMEM ? -EAGAIN : err;
 
-	err = tier_write(st, e);
+	/* The payload CRCs are computed while its bios are in flight. */
+	start = ktime_get_ns();
+	dfkv_dio_init(&io, d, NULL);
+	tier_io_submit(st, e, REQ_OP_WRITE, &io);
+	for (i = 0; i < nr; i++)
+		crcs[i] = entry_ram_crc(e, (u64)i * ext,
+					dfkv_od_part_len(e->len, i, ext));
+	err = dfkv_dio_wait(&io);
+	tier_io_done(st, e, false, err, ktime_get_ns() - start);
 	if (err)
 		return -EAGAIN;
 	recs = kcalloc(nr, sizeof(*recs), GFP_KERNEL);
 	if (!recs)
 		return -EAGAIN;
 	for (i = 0; i < nr; i++) {
-		crcs[i] = entry_ram_crc(e, (u64)i * ext,
-					dfkv_od_part_len(e->len, i, ext));
 		recs[i].payload_crc = crcs[i];
 		recs[i].key = e->key;
 		recs[i].length = e->len;
