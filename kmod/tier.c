@@ -95,10 +95,10 @@ int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers)
 }
 
 /*
- * Rebuild the ring over the listed disks that are up and publish it.  When
- * every listed disk failed, the ring keeps naming them all: flushes then
- * fail (the blocks stay in RAM, ack=disk PUTs get IO_ERROR) rather than a
- * node with disks quietly acting as RAM-only.
+ * Rebuild the ring over the listed disks that are up and not leaving and
+ * publish it.  When every one of those failed, the ring keeps naming them
+ * all: flushes then fail (the blocks stay in RAM, ack=disk PUTs get
+ * IO_ERROR) rather than a node with disks quietly acting as RAM-only.
  */
 static int tier_publish_ring(struct dfkv_tier *t)
 {
@@ -112,12 +112,13 @@ static int tier_publish_ring(struct dfkv_tier *t)
 		if (!disks)
 			return -ENOMEM;
 		list_for_each_entry(d, &t->disks, link)
-			if (dfkv_disk_up(d))
+			if (!d->leaving && dfkv_disk_up(d))
 				disks[n++] = d;
 		if (!n)
 			list_for_each_entry(d, &t->disks, link)
-				disks[n++] = d;
-		ring = dfkv_ring_build(disks, n);
+				if (!d->leaving)
+					disks[n++] = d;
+		ring = n ? dfkv_ring_build(disks, n) : NULL;
 		kfree(disks);
 		if (IS_ERR(ring))
 			return PTR_ERR(ring);
@@ -216,7 +217,8 @@ err_close:
 /*
  * A disk's deletion, on t->ctl_wq: it may wait on the device for as long
  * as the device takes, so it holds neither the tier's mutex while it does
- * nor the deleter, who waits killably for d->left.
+ * nor the deleter, who waits killably for d->left.  The disk stays listed
+ * (shown, its name taken) until it closed.
  */
 static void tier_disk_leave(struct work_struct *work)
 {
@@ -231,8 +233,6 @@ static void tier_disk_leave(struct work_struct *work)
 	 */
 	flush_workqueue(t->wq);
 	mutex_lock(&t->lock);
-	list_del(&d->link);
-	t->nr_disks--;
 	while (tier_publish_ring(t)) {
 		mutex_unlock(&t->lock);
 		msleep(20);	/* no memory for the ring: try again */
@@ -243,6 +243,11 @@ static void tier_disk_leave(struct work_struct *work)
 	flush_workqueue(t->wq);
 	tier_drop_disk(t, d);
 	dfkv_disk_close(d, true);
+	mutex_lock(&t->lock);
+	list_del(&d->link);
+	t->nr_disks--;
+	tier_apply_workers(t);
+	mutex_unlock(&t->lock);
 	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_DEL);
 	complete_all(&d->left);

@@ -416,7 +416,9 @@ t_stalled_disk_del() {
 	"$DFKVCTL" disk del nd t0 >"$T/ddel" 2>&1 &
 	del=$!
 	wait_until 90 in_syscall "$del" 44 &&
-	r=$($BLK check nd 34 0 8 $SZ) && blk_expect "RAM hits, disk leaving" "$r" ok=8 wrong=0 &&
+	r=$($BLK check nd 34 0 8 $SZ) && never_wrong "disk leaving" "$r" &&
+	r=$($BLK put nd 35 0 8 4096) && blk_expect "set, disk leaving" "$r" ok=8 &&
+	r=$($BLK check nd 35 0 8 4096) && blk_expect "dirty, disk leaving" "$r" ok=8 wrong=0 &&
 	expect 0 "$DFKVCTL" disk show nd t0 &&
 	expect 1 "$DFKVCTL" disk add nd "$DM" &&
 	in_syscall "$del" 44 && kill -KILL "$del" || { resume; return 1; }
@@ -430,6 +432,7 @@ t_stalled_disk_del() {
 	expect 0 "$DFKVCTL" disk add nd "$DM" &&
 	r=$($BLK check nd 33 0 8 4096) && blk_expect "flushed by the deletion" "$r" ok=8 wrong=0 &&
 	r=$($BLK check nd 34 0 8 $SZ) && blk_expect "stored before" "$r" ok=8 wrong=0 &&
+	r=$($BLK check nd 35 0 8 4096) && blk_expect "set during the deletion" "$r" ok=8 wrong=0 &&
 	expect 0 "$DFKVCTL" node del nd
 }
 
