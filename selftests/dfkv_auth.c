@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 #include "dfkv_proof.h"
 
 #define NODE	"t-auth"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 #include "dfkv.h"
 #include "client_stats.h"
 
