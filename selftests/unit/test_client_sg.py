@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Scatter-gather in the Python dfkv.Client (put_sg, get_sg and their
-batches) against test_client.py's in-test epoch-6 nodes on loopback:
+batches) against the in-test epoch-6 nodes of fake_node.py on loopback:
 values gathered from and scattered into lists of buffers (numpy arrays
 when numpy is installed, array.array and bytearray otherwise), empty
 buffers, the ranges and TOO_LARGE of sg-ranges.json (the table the C sg
@@ -11,25 +11,19 @@ import array
 import json
 import os
 import sys
-import traceback
 
 import dfkv
-import test_client as tc   # starts its nodes and its client, tc.C
+from fake_node import cluster, stop
+from unittap import run, test
 
 try:
     import numpy as np
 except ImportError:
     np = None
 
-C = tc.C
-results = []
+NODES, _, C = cluster()
 SG_RANGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                          "sg-ranges.json")
-
-
-def test(fn):
-    results.append(fn)
-    return fn
 
 
 def pattern(n, seed):
@@ -149,26 +143,9 @@ def sg_batches():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(results)}")
-    print(f"# numpy: {'yes' if np is not None else 'no (array.array)'}")
-    failed = 0
-    for n, fn in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {n} - {fn.__name__}")
-        except Exception:  # noqa: BLE001  (report every failure as TAP)
-            failed += 1
-            print(f"not ok {n} - {fn.__name__}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    C.close()
-    for node in tc.NODES:
-        try:
-            node.stop()
-        except OSError:
-            pass
-    return 1 if failed else 0
+    rc = run(f"numpy: {'yes' if np is not None else 'no (array.array)'}")
+    stop(NODES, C)
+    return rc
 
 
 if __name__ == "__main__":
