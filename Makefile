@@ -15,6 +15,7 @@
 #   make lint         checkpatch --strict and sparse on kmod/; clang-tidy
 #                     (.clang-tidy) and cppcheck on lib/ and tools/
 #   make nlgen        regenerate the code generated from uapi/dfkv.yaml
+#                     (and the Python error codes from lib/dfkv.h)
 #   make bench        benchmarks in a VM (table + build/bench.json)
 #   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM

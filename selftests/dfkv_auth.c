@@ -3,7 +3,7 @@
  * Tenants (SPEC.md sections 5, 6 and 9) seen by a hostile client built
  * from the spec alone: raw TCP frames, /dev/dfkv ioctls from a process
  * without CAP_NET_ADMIN, its own HMAC (OpenSSL) checked against
- * auth-vectors.json, and the tenant commands over netlink.  With
+ * auth2-vectors.json, and the tenant commands over netlink.  With
  * auth=required every op on a key of a tenant the connection or file is
  * not authorized for is FORBIDDEN and changes nothing (batch and
  * scatter-gather entries too); the HELLO nonce, wrong, replayed and early
@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 #include "dfkv_proof.h"
 
 #define NODE	"t-auth"

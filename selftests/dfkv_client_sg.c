@@ -16,8 +16,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 #include "dfkv.h"
+#include "client_sg.h"
 #include "client_stats.h"
 
 #define NODE	"t-clsg"
@@ -79,24 +80,6 @@ static void pattern(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 9));
 }
 
-/* buf split by the sizes in pat (repeated), the last entry the rest. */
-static size_t split(void *buf, uint64_t len, const uint64_t *pat, size_t np,
-		    struct dfkv_iov *iov, size_t max)
-{
-	uint64_t off = 0;
-	size_t n = 0;
-
-	while (n < max && (off < len || !n)) {
-		uint64_t k = pat[n % np];
-
-		if (k > len - off || n == max - 1)
-			k = len - off;
-		iov[n++] = (struct dfkv_iov){ (uint8_t *)buf + off, k };
-		off += k;
-	}
-	return n;
-}
-
 /* The node holds exactly want (len bytes) under key: a plain GET ioctl. */
 static int node_has(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(sg) *self, const char *key, const void *want,
@@ -144,12 +127,12 @@ TEST_F(sg, roundtrip_byte_exact)
 		ASSERT_NE(NULL, out);
 		snprintf(key, sizeof(key), "rt-%zu", i);
 		pattern(in, n, (unsigned int)i);
-		np = split(in, n, put_pat, 8, piov, DFKV_IOV_MAX);
+		np = sg_split(in, n, put_pat, 8, piov, DFKV_IOV_MAX);
 		ASSERT_EQ(0, dfkv_put_sg(self->c, key, strlen(key), piov, np));
 		EXPECT_TRUE(node_has(_metadata, self, key, in, n));
 
 		memset(out, 0, n + 100);
-		ng = split(out, n + 100, get_pat, 6, giov, DFKV_IOV_MAX);
+		ng = sg_split(out, n + 100, get_pat, 6, giov, DFKV_IOV_MAX);
 		ASSERT_EQ(0, dfkv_get_sg(self->c, key, strlen(key), 0, 0, giov,
 					 ng, &len, &stored));
 		EXPECT_EQ(n, len);
@@ -204,43 +187,12 @@ TEST_F(sg, iovec_count_limits)
 
 TEST_F(sg, range_rules)
 {
-	static uint8_t in[10000], out[10000];
-	struct dfkv_iov giov[4] = {
-		{ out, 3000 }, { out + 3000, 1 }, { NULL, 0 },
-		{ out + 3001, 6999 },
-	};
-	static const struct {
-		uint64_t off, len;
-		size_t n;
-		int status;
-		uint64_t data_len;
-	} t[] = {
-		{ 0, 0, 4, 0, 10000 },
-		{ 0, 0, 2, DFKV_STATUS_TOO_LARGE, 0 },
-		{ 9000, 0, 2, 0, 1000 },
-		{ 100, 3001, 2, 0, 3001 },
-		{ 100, 3002, 2, DFKV_STATUS_TOO_LARGE, 0 },
-		{ 9990, 100, 1, 0, 10 },
-		{ 10000, 0, 1, 0, 0 },
-		{ 10001, 0, 1, DFKV_STATUS_INVALID, 0 },
-	};
-	uint64_t len, stored;
+	const char *repo = getenv("DFKV_REPO");
+	char path[512];
 
-	pattern(in, sizeof(in), 9);
-	ASSERT_EQ(0, dfkv_put(self->c, "range", 5, in, sizeof(in)));
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		memset(out, 0, sizeof(out));
-		len = stored = 77;
-		EXPECT_EQ(t[i].status,
-			  dfkv_get_sg(self->c, "range", 5, t[i].off, t[i].len,
-				      giov, t[i].n, &len, &stored)) {
-			TH_LOG("case %zu", i);
-		}
-		EXPECT_EQ(t[i].data_len, len);
-		EXPECT_EQ(sizeof(in), stored);
-		if (t[i].status == DFKV_STATUS_OK)
-			EXPECT_EQ(0, memcmp(in + t[i].off, out, len));
-	}
+	snprintf(path, sizeof(path), "%s/selftests/sg-ranges.json",
+		 repo ? repo : "..");
+	sg_check_ranges(_metadata, self->c, path, pattern);
 }
 
 TEST_F(sg, fail_closed)
@@ -288,9 +240,9 @@ TEST_F(sg, batches)
 					      "b-%d", i);
 		keys[i] = names[i];
 		pattern(in[i], 9000, (unsigned int)i + 1);
-		pc[i] = split(in[i], 9000 - (uint64_t)i * 17, pp, 5, piov[i], 6);
+		pc[i] = sg_split(in[i], 9000 - (uint64_t)i * 17, pp, 5, piov[i], 6);
 		pv[i] = piov[i];
-		gc[i] = split(out[i], 9000, gp, 3, giov[i], 6);
+		gc[i] = sg_split(out[i], 9000, gp, 3, giov[i], 6);
 		gv[i] = giov[i];
 	}
 	pc[10] = 0;				/* a bad slot */

@@ -29,7 +29,7 @@
 #include <sys/syscall.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 
 #define NODE		"fz"
 #define PORT		7499

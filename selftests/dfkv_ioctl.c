@@ -19,7 +19,7 @@
 #include <sys/uio.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 
 #define NODE "t-ioctl"
 

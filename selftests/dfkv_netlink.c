@@ -15,7 +15,7 @@
 #include <poll.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 #include "hist.h"
 
 FIXTURE(nl) {

@@ -104,7 +104,7 @@
 
 #include "client_stats.h"
 #include "dfkv_proof.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 
 static int failures;
 

@@ -17,7 +17,7 @@
 #include <sys/ioctl.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 
 #define NTHREADS	8
 #define OPS		1500

@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
-#include "dfkv_test.h"
+#include "testlib.h"
 
 #define NODE "t-tcp"
 #define PORT 7411

@@ -2,45 +2,32 @@
 /*
  * Unit tests of libdfkv's scatter-gather calls over TCP (dfkv_put_sg,
  * dfkv_get_sg and their batches) against the in-test epoch-6 nodes of
- * test_client_tcp.c: byte-exact values across irregular, tiny, empty and
+ * fake_node.c: byte-exact values across irregular, tiny, empty and
  * maximal iovec lists (gathered sends cut mid-segment, replies read
  * across segment boundaries), the range and TOO_LARGE rules with the
  * iovecs' total as the capacity, per-slot failures in batches, and every
  * bad argument failing closed with the outputs reset.
  *
- * The nodes and the "cluster" fixture are test_client_tcp.c's, included
- * here; its own tests are compiled but not registered (they run in
- * test_client_tcp), so this program runs only the tests below.
+ * The nodes and the "cluster" fixture are the ones test_client_tcp runs
+ * its tests on (fake_node.c, fake_cluster.h).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
 /* kselftest_harness.h (6.1) is not -Wextra clean */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
+#include "dfkv.h"
+#include "fake_cluster.h"
+#include "../client_sg.h"
 
-#define __register_test(t) ((void)(t))
-#include "test_client_tcp.c"
-#undef __register_test
-
-/* Split buf (len bytes) into iovecs of the sizes in pattern, repeated;
- * the last one takes the rest.  Returns the count (at most max). */
-static size_t split(void *buf, uint64_t len, const uint64_t *pattern,
-		    size_t np, struct dfkv_iov *iov, size_t max)
-{
-	uint64_t off = 0;
-	size_t n = 0;
-
-	while (n < max && (off < len || !n)) {
-		uint64_t k = pattern[n % np];
-
-		if (k > len - off || n == max - 1)
-			k = len - off;
-		iov[n++] = (struct dfkv_iov){ (uint8_t *)buf + off, k };
-		off += k;
-	}
-	return n;
-}
+#ifndef SG_RANGES
+#define SG_RANGES "../sg-ranges.json"
+#endif
 
 static uint64_t iov_total(const struct dfkv_iov *iov, size_t n)
 {
@@ -63,7 +50,7 @@ TEST_F(cluster, sg_put_get_byte_exact)
 	uint64_t len, stored;
 
 	fill(val, LEN, 3);
-	np = split(val, LEN, put_pat, 8, piov, 64);
+	np = sg_split(val, LEN, put_pat, 8, piov, 64);
 	ASSERT_EQ(LEN, iov_total(piov, np));
 	piov[3].base = NULL;			/* empty: base not looked at */
 	ASSERT_EQ(0, dfkv_put_sg(self->c, "sg-1", 4, piov, np));
@@ -75,7 +62,7 @@ TEST_F(cluster, sg_put_get_byte_exact)
 
 	/* scattered into a different split, with spare room at the end */
 	memset(got, 0, sizeof(got));
-	ng = split(got, sizeof(got), get_pat, 5, giov, 64);
+	ng = sg_split(got, sizeof(got), get_pat, 5, giov, 64);
 	ASSERT_EQ(sizeof(got), iov_total(giov, ng));
 	ASSERT_EQ(0, dfkv_get_sg(self->c, "sg-1", 4, 0, 0, giov, ng, &len,
 				 &stored));
@@ -120,12 +107,12 @@ TEST_F(cluster, sg_many_small_and_maximal_lists)
 
 	/* DFKV_IOV_MAX tiny entries: many sendmsg calls of 64 segments */
 	fill(val, sizeof(val), 5);
-	np = split(val, 3000, tiny, 6, piov, DFKV_IOV_MAX);
+	np = sg_split(val, 3000, tiny, 6, piov, DFKV_IOV_MAX);
 	ASSERT_EQ(3000, iov_total(piov, np));
 	ASSERT_GT(np, 64);
 	ASSERT_EQ(0, dfkv_put_sg(self->c, "tiny", 4, piov, np));
 	memset(got, 0, 4096);
-	ng = split(got, 3000, tiny + 1, 5, giov, DFKV_IOV_MAX);
+	ng = sg_split(got, 3000, tiny + 1, 5, giov, DFKV_IOV_MAX);
 	ASSERT_EQ(0, dfkv_get_sg(self->c, "tiny", 4, 0, 0, giov, ng, &len,
 				 &stored));
 	EXPECT_EQ(3000, len);
@@ -134,7 +121,7 @@ TEST_F(cluster, sg_many_small_and_maximal_lists)
 	/* exactly DFKV_IOV_MAX entries of 1 KiB: a 1 MiB value whose
 	 * send is cut mid-segment and whose reply is read directly into
 	 * the segments */
-	np = split(val, sizeof(val), odd, 4, piov, DFKV_IOV_MAX);
+	np = sg_split(val, sizeof(val), odd, 4, piov, DFKV_IOV_MAX);
 	ASSERT_EQ(DFKV_IOV_MAX, np);
 	ASSERT_EQ(sizeof(val), iov_total(piov, np));
 	ASSERT_EQ(0, dfkv_put_sg(self->c, "max", 3, piov, np));
@@ -159,45 +146,7 @@ TEST_F(cluster, sg_many_small_and_maximal_lists)
 
 TEST_F(cluster, sg_range_rules)
 {
-	static uint8_t val[10000], got[10000];
-	struct dfkv_iov giov[4] = {
-		{ got, 3000 }, { got + 3000, 1 }, { NULL, 0 },
-		{ got + 3001, 6999 },
-	};
-	static const struct {
-		uint64_t off, len;
-		size_t n;	/* entries of giov used */
-		int status;
-		uint64_t data_len;
-	} t[] = {
-		{ 0, 0, 4, 0, 10000 },			/* whole value */
-		{ 0, 0, 2, DFKV_STATUS_TOO_LARGE, 0 },	/* 3001 < 10000 */
-		{ 9000, 0, 2, 0, 1000 },		/* remainder fits */
-		{ 100, 3001, 2, 0, 3001 },		/* exactly the total */
-		{ 100, 3002, 2, DFKV_STATUS_TOO_LARGE, 0 },
-		{ 9990, 100, 1, 0, 10 },		/* clamped */
-		{ 10000, 0, 1, 0, 0 },			/* at the end */
-		{ 10001, 0, 1, DFKV_STATUS_INVALID, 0 },	/* beyond */
-	};
-	uint64_t len, stored;
-
-	fill(val, sizeof(val), 9);
-	ASSERT_EQ(0, dfkv_put(self->c, "range", 5, val, sizeof(val)));
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		memset(got, 0, sizeof(got));
-		len = stored = 77;
-		EXPECT_EQ(t[i].status,
-			  dfkv_get_sg(self->c, "range", 5, t[i].off, t[i].len,
-				      giov, t[i].n, &len, &stored)) {
-			TH_LOG("case %zu", i);
-		}
-		EXPECT_EQ(t[i].data_len, len);
-		EXPECT_EQ(sizeof(val), stored);
-		if (t[i].status == DFKV_STATUS_OK)
-			EXPECT_EQ(0, memcmp(val + t[i].off, got, len)) {
-				TH_LOG("case %zu", i);
-			}
-	}
+	sg_check_ranges(_metadata, self->c, SG_RANGES, fill);
 }
 
 TEST_F(cluster, sg_fail_closed_arguments)
@@ -274,9 +223,9 @@ TEST_F(cluster, sg_batches)
 					      "sgb-%d", i);
 		keys[i] = names[i];
 		fill(val[i], LEN, (unsigned int)i + 100);
-		pc[i] = split(val[i], LEN - (uint64_t)i, pp, 4, piov[i], 8);
+		pc[i] = sg_split(val[i], LEN - (uint64_t)i, pp, 4, piov[i], 8);
 		pv[i] = piov[i];
-		gc[i] = split(got[i], LEN, gp, 3, giov[i], 8);
+		gc[i] = sg_split(got[i], LEN, gp, 3, giov[i], 8);
 		gv[i] = giov[i];
 	}
 	/* slot 7: no array; slot 8: only empty entries; slot 9: too many */
@@ -364,10 +313,10 @@ TEST_F(cluster, sg_pipelined_large_values)
 		klens[i] = (uint64_t)snprintf(names[i], sizeof(names[i]),
 					      "big-%d", i);
 		keys[i] = names[i];
-		pc[i] = split(val, LEN - (uint64_t)i * 1000, pp + i % 5,
+		pc[i] = sg_split(val, LEN - (uint64_t)i * 1000, pp + i % 5,
 			      5 - (size_t)(i % 5), piov[i], DFKV_IOV_MAX);
 		pv[i] = piov[i];
-		gc[i] = split(got[i], LEN, gp, 4, giov[i], 40);
+		gc[i] = sg_split(got[i], LEN, gp, 4, giov[i], 40);
 		gv[i] = giov[i];
 	}
 	ASSERT_EQ(N, dfkv_put_sg_batch(self->c, N, keys, klens, pv, pc, st));
@@ -435,7 +384,7 @@ TEST_F(cluster, sg_partial_sends_resume_mid_segment)
 		klens[i] = (uint64_t)snprintf(names[i], sizeof(names[i]),
 					      "part-%d", i);
 		keys[i] = names[i];
-		pc[i] = split(val, LEN - (uint64_t)i, pp + i % 4,
+		pc[i] = sg_split(val, LEN - (uint64_t)i, pp + i % 4,
 			      4 - (size_t)(i % 4), piov[i], DFKV_IOV_MAX);
 		pv[i] = piov[i];
 	}
@@ -457,3 +406,5 @@ TEST_F(cluster, sg_partial_sends_resume_mid_segment)
 	}
 	dfkv_close(c);
 }
+
+TEST_HARNESS_MAIN

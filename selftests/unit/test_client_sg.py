@@ -1,30 +1,29 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Scatter-gather in the Python dfkv.Client (put_sg, get_sg and their
-batches) against test_client.py's in-test epoch-6 nodes on loopback:
+batches) against the in-test epoch-6 nodes of fake_node.py on loopback:
 values gathered from and scattered into lists of buffers (numpy arrays
 when numpy is installed, array.array and bytearray otherwise), empty
-buffers, ranges, TOO_LARGE, misses and bad arguments.  Prints TAP."""
+buffers, the ranges and TOO_LARGE of sg-ranges.json (the table the C sg
+tests check), misses and bad arguments.  Prints TAP."""
 
 import array
+import json
+import os
 import sys
-import traceback
 
 import dfkv
-import test_client as tc   # starts its nodes and its client, tc.C
+from fake_node import cluster, stop
+from unittap import run, test
 
 try:
     import numpy as np
 except ImportError:
     np = None
 
-C = tc.C
-results = []
-
-
-def test(fn):
-    results.append(fn)
-    return fn
+NODES, _, C = cluster()
+SG_RANGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "sg-ranges.json")
 
 
 def pattern(n, seed):
@@ -70,17 +69,22 @@ def get_sg_scatters_into_buffers():
 
 @test
 def get_sg_ranges_and_too_large():
-    v = pattern(10000, 3)
+    """Every case of ../sg-ranges.json, the table the C sg tests check."""
+    with open(SG_RANGES) as f:
+        table = json.load(f)
+    v = pattern(table["value_len"], 3)
     assert C.put(b"sg-c", v) == dfkv.OK
+    for i, t in enumerate(table["cases"]):
+        outs = [bytearray(n) for n in table["buffer_sizes"][:t["buffers"]]]
+        status = dfkv.STATUS[t["status"].upper()]
+        got = C.get_sg(b"sg-c", outs, t["offset"], t["length"])
+        # the length is the bytes written, or with TOO_LARGE the stored one
+        want = len(v) if status == dfkv.TOO_LARGE else t["data_len"]
+        assert got == (status, want), (i, t, got)
+        if status == dfkv.OK:
+            assert b"".join(outs)[:want] == \
+                v[t["offset"]:t["offset"] + want], (i, t)
     outs = [bytearray(3000), bytearray(1)]
-    assert C.get_sg(b"sg-c", outs) == (dfkv.TOO_LARGE, 10000)
-    assert C.get_sg(b"sg-c", outs, offset=9000) == (dfkv.OK, 1000)
-    assert bytes(outs[0][:1000]) == v[9000:]
-    assert C.get_sg(b"sg-c", outs, 100, 3001) == (dfkv.OK, 3001)
-    assert bytes(outs[0]) + bytes(outs[1]) == v[100:3101]
-    assert C.get_sg(b"sg-c", outs, 100, 3002)[0] == dfkv.TOO_LARGE
-    assert C.get_sg(b"sg-c", outs, 10000) == (dfkv.OK, 0)
-    assert C.get_sg(b"sg-c", outs, 10001)[0] == dfkv.STATUS["INVALID"]
     assert C.get_sg(b"sg-missing", outs) == (dfkv.NOT_FOUND, 0)
 
 
@@ -139,26 +143,9 @@ def sg_batches():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(results)}")
-    print(f"# numpy: {'yes' if np is not None else 'no (array.array)'}")
-    failed = 0
-    for n, fn in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {n} - {fn.__name__}")
-        except Exception:  # noqa: BLE001  (report every failure as TAP)
-            failed += 1
-            print(f"not ok {n} - {fn.__name__}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    C.close()
-    for node in tc.NODES:
-        try:
-            node.stop()
-        except OSError:
-            pass
-    return 1 if failed else 0
+    rc = run(f"numpy: {'yes' if np is not None else 'no (array.array)'}")
+    stop(NODES, C)
+    return rc
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@
 # is free again, the owner survives a snapshot restart and is never
 # listed.  TAP on
 # stdout; exit status non-zero on any failure.  Every wait is bounded.
-# The helpers here are shared with test_mdsd_etcd.py.
+# The helpers here are shared with test_mdsd_etcd.py; the TAP runner is
+# unittap.Tap.
 
 import contextlib
 import http.client
@@ -33,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from unittap import Tap
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MDSD = os.environ.get("MDSD") or os.path.join(REPO, "build", "tools", "mdsd")
@@ -51,29 +54,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def check(self, name, fn):
-        self.n += 1
-        try:
-            fn()
-            print("ok %d - %s" % (self.n, name), flush=True)
-        except Exception as e:  # noqa: BLE001 - any failure is a test failure
-            self.failed += 1
-            for line in ("%s: %s" % (type(e).__name__, e)).splitlines():
-                print("# " + line)
-            print("not ok %d - %s" % (self.n, name), flush=True)
-
-    def done(self):
-        print("1..%d" % self.n)
-        if self.failed:
-            print("# %d of %d failed" % (self.failed, self.n))
-        return 1 if self.failed else 0
 
 
 def expect(cond, msg="check failed"):

@@ -31,9 +31,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mdsd import (MDSD as MDSD_BIN, Mdsd, Tap, ensure_built,  # noqa: E402
+from test_mdsd import (MDSD as MDSD_BIN, Mdsd, ensure_built,  # noqa: E402
                        expect, free_port, gauge, held, long_poll, until,
                        write_file)
+from unittap import Tap  # noqa: E402
 
 
 class Etcd:

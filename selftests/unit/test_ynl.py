@@ -13,6 +13,8 @@ import sys
 
 import yaml
 
+from unittap import run, test
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 spec = yaml.safe_load(open(os.path.join(REPO, "uapi", "dfkv.yaml")))
 header = open(os.path.join(REPO, "uapi", "linux", "dfkv.h")).read()
@@ -61,12 +63,12 @@ def spec_prefix(name):
     return d.get("name-prefix", "dfkv-" + name + "-").upper().replace("-", "_")
 
 
-checks = []
+def same(want, got):
+    assert want == got, "want: %s\ngot: %s" % (want, got)
 
 
 def check(name, want, got):
-    checks.append(("YNL spec and uapi header agree: " + name, want == got,
-                   want, got))
+    test("YNL spec and uapi header agree: " + name)(lambda: same(want, got))
 
 
 check("attributes", spec_attrs("dfkv", "DFKV_A_"),
@@ -105,18 +107,15 @@ for enum, cname in (("node-flags", "dfkv_node_flags"),
             re.finditer(r"^\s*([A-Z_0-9]+) = 1U << (\d+),", body, re.M)}
     check("flags %s" % enum, spec_enum(enum, spec_prefix(enum)), bits)
 
-gen = subprocess.run([sys.executable,
-                      os.path.join(REPO, "tools", "ynl-gen", "dfkv-nlgen.py"),
-                      "--check"], capture_output=True, text=True)
-checks.append(("generated files are current (make nlgen)", gen.returncode == 0,
-               "no diff", gen.stdout + gen.stderr))
 
-print("1..%d" % len(checks))
-failed = 0
-for i, (name, ok, want, got) in enumerate(checks, 1):
-    if not ok:
-        failed += 1
-        for line in ("want: %s\ngot: %s" % (want, got)).splitlines():
-            print("# " + line)
-    print("%sok %d - %s" % ("" if ok else "not ", i, name))
-sys.exit(1 if failed else 0)
+@test("generated files are current (make nlgen)")
+def generated_current():
+    gen = subprocess.run([sys.executable,
+                          os.path.join(REPO, "tools", "ynl-gen",
+                                       "dfkv-nlgen.py"),
+                          "--check"], capture_output=True, text=True)
+    same("no diff", "no diff" if gen.returncode == 0 else
+         gen.stdout + gen.stderr)
+
+
+sys.exit(run())

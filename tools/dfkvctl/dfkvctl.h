@@ -3,7 +3,7 @@
  * dfkvctl: administration tool for dfkv.ko.  One file per subcommand
  * (version.c, node.c, tenant.c, listener.c, disk.c, stats.c, monitor.c,
  * put.c, get.c, exist.c, rm.c, probe.c, key.c, apply.c); main.c holds the
- * subcommand table.  This
+ * subcommand table, json.c the JSON forms of nodes and stats.  This
  * header has what they share: exit codes, argument parsing, the netlink
  * connection, node and disk attribute decoding, the human reports and the
  * JSON helpers, and the /dev/dfkv binding.
@@ -236,11 +236,15 @@ void pct(char *buf, size_t len, uint64_t part, uint64_t whole);
 int tenant_list_show(struct dfkv_genl *g, const char *node, bool json,
 		     bool raw);
 
-/* ---------------------------------------------------------------- JSON */
+/* ---------------------------------------------------------- JSON (json.c) */
 
 struct json_object;
 /* Every counter of ni->stat[] present, by name, plus derived figures. */
 struct json_object *stats_json(const struct node_info *ni);
+/* A node: its configuration, listeners and stats_json() (stats --json). */
+struct json_object *node_json(const struct node_info *ni);
+/* A node's name and latency histograms (stats --latency --json). */
+struct json_object *node_latency_json(const struct node_info *ni);
 /* Pretty-print o on stdout and drop it. */
 void json_print(struct json_object *o);
 

@@ -28,6 +28,7 @@
 
 #include "genl.h"
 #include "mdsd.h"
+#include "runtime.h"
 
 #define AGENT_MAX_NODES		256
 #define AGENT_RETRY_MS		1000

@@ -46,6 +46,7 @@
 
 #include "http.h"
 #include "mdsd.h"
+#include "runtime.h"
 #include "token.h"
 
 #define ETCD_TIMEOUT_MS		3000

@@ -51,6 +51,7 @@
 
 #include "http.h"
 #include "mdsd.h"
+#include "runtime.h"
 
 /* A peer address (the port left out), the key of the per-peer caps. */
 struct peer {

@@ -8,49 +8,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <curl/curl.h>
 
 #include "mdsd.h"
-
-atomic_bool mdsd_stopping;
-int log_level;
-
-uint64_t now_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t now_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void logmsg(int level, const char *fmt, ...)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	va_list ap;
-
-	if (level > log_level)
-		return;
-	pthread_mutex_lock(&lock);
-	fprintf(stderr, "mdsd: %s", level == LOG_ERR ? "error: " : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	pthread_mutex_unlock(&lock);
-}
+#include "runtime.h"
 
 int main(int argc, char *argv[])
 {

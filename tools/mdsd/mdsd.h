@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mdsd: the dfkv membership daemon (SPEC.md section 7).  One file per
- * concern: main.c (start, signals, shutdown), config.c (config file and
+ * concern: main.c (start, signals, shutdown), runtime.c (log, clocks,
+ * the stop flag: runtime.h), config.c (config file and
  * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd),
  * entry.c (record lists and names; the member/client record and its
  * JSON codec are libdfkv's lib/record.c, shared with discovery and
@@ -256,20 +257,5 @@ void metrics_http(const char *method, unsigned int code);
 /* The whole /metrics page (malloc()ed). */
 char *metrics_render(const struct mdsd_config *cfg, struct backend *b,
 		     size_t *len);
-
-/* ----------------------------------------------------------------- misc */
-
-extern atomic_bool mdsd_stopping;
-
-uint64_t now_mono_ms(void);
-uint64_t now_wall_ms(void);
-void logmsg(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-extern int log_level;	/* 0 errors+info, 1 verbose, 2 debug */
-
-#define LOG_ERR		(-1)
-#define LOG_INFO	0
-#define LOG_VERBOSE	1
-#define LOG_DEBUG	2
 
 #endif /* MDSD_H */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "mdsd.h"
+#include "runtime.h"
 
 #define MEM_MAX_GROUPS		4096
 #define SNAPSHOT_LAZY_MS	5000	/* heartbeat-only changes */

@@ -12,7 +12,9 @@ Writes, relative to the output directory (default: the repository):
                                  net/ipv4/fou_nl.c)
   lib/names_gen.h                the enum-name functions of userspace
                                  (libdfkv, dfkvctl, mdsd): dfkv_<enum>_str()
-  lib/python/dfkv/names.py       the same tables for the Python binding
+  lib/python/dfkv/names.py       the same tables for the Python binding,
+                                 and ERRORS: libdfkv's own error codes,
+                                 read from enum dfkv_error in lib/dfkv.h
 
 The files are checked in and never edited by hand: edit the spec and run
 `make nlgen`.  `--check` regenerates into a scratch directory and diffs
@@ -29,6 +31,7 @@ needs is an error, not a guess.  Standard library plus PyYAML.
 import argparse
 import difflib
 import os
+import re
 import sys
 import tempfile
 
@@ -36,6 +39,7 @@ import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SPEC = "uapi/dfkv.yaml"
+LIB_HEADER = "lib/dfkv.h"
 HOWTO = [
     "To add an attribute: append it to its attribute set in " + SPEC,
     "(and to the enum in uapi/linux/dfkv.h), list it in the request of the",
@@ -213,9 +217,10 @@ PROTOS = {
 }
 
 
-def banner(comment_open, kind):
-    lines = ["Do not edit directly, auto-generated from: " + SPEC,
-             "by tools/ynl-gen/dfkv-nlgen.py (" + kind + ")."] + HOWTO
+def banner(comment_open, kind, also=()):
+    lines = ["Do not edit directly, auto-generated from: " + SPEC] + \
+        ["and " + x for x in also] + \
+        ["by tools/ynl-gen/dfkv-nlgen.py (" + kind + ")."] + HOWTO
     if comment_open == "#":
         return ["# " + x for x in lines]
     return ["/*"] + [" * " + x for x in lines] + [" */"]
@@ -399,17 +404,42 @@ def gen_names_h(fam):
     return "\n".join(o) + "\n"
 
 
+def lib_errors(header):
+    """enum dfkv_error of libdfkv's header: [(name without DFKV_, value)].
+    Every entry spells its value; the __DFKV_E_MIN bound is left out."""
+    m = re.search(r"^enum dfkv_error \{(.*?)^\};", header, re.S | re.M)
+    if not m:
+        raise SpecError("%s has no enum dfkv_error" % LIB_HEADER)
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    out = []
+    for item in filter(None, (x.strip() for x in body.split(","))):
+        e = re.fullmatch(r"(_*)DFKV_(E_[A-Z0-9_]+) = (-[0-9]+)", item)
+        if not e:
+            raise SpecError("%s: enum dfkv_error entry %r is not "
+                            "DFKV_E_NAME = -N" % (LIB_HEADER, item))
+        if not e.group(1):
+            out.append((e.group(2), int(e.group(3))))
+    return out
+
+
 def gen_names_py(fam):
     o = ["# SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT"]
-    o += banner("#", "YNL-GEN python names")
+    o += banner("#", "YNL-GEN python names",
+                [LIB_HEADER + " (enum dfkv_error)"])
     o += ['"""Values of the enums of uapi/linux/dfkv.h by name (upper case,',
-          "as the header spells them without its prefix), one dict per enum.",
+          "as the header spells them without its prefix), one dict per enum;",
+          "ERRORS: libdfkv's own error codes (enum dfkv_error of lib/dfkv.h)",
+          'by name without the DFKV_ prefix ("E_INVAL").',
           '"""', ""]
     for e in fam.enums:
         o.append("%s = {" % c_upper(e["name"]))
         for ent in e["entries"]:
             o.append('    "%s": %d,' % (c_upper(ent["name"]), ent["value"]))
         o.append("}")
+    o.append("ERRORS = {")
+    for name, value in fam.errors:
+        o.append('    "%s": %d,' % (name, value))
+    o.append("}")
     return "\n".join(o) + "\n"
 
 
@@ -421,9 +451,11 @@ OUTPUTS = [
 ]
 
 
-def generate(spec_path, outdir):
+def generate(spec_path, header_path, outdir):
     with open(spec_path) as f:
         fam = Family(yaml.safe_load(f))
+    with open(header_path) as f:
+        fam.errors = lib_errors(f.read())
     for rel, fn in OUTPUTS:
         path = os.path.join(outdir, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -435,16 +467,18 @@ def generate(spec_path, outdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spec", default=os.path.join(REPO, SPEC))
+    ap.add_argument("--lib-header", default=os.path.join(REPO, LIB_HEADER),
+                    help="libdfkv's header (enum dfkv_error)")
     ap.add_argument("--out", default=REPO, help="output directory")
     ap.add_argument("--check", action="store_true",
                     help="diff a fresh generation against --out")
     args = ap.parse_args()
     try:
         if not args.check:
-            generate(args.spec, args.out)
+            generate(args.spec, args.lib_header, args.out)
             return 0
         with tempfile.TemporaryDirectory() as tmp:
-            generate(args.spec, tmp)
+            generate(args.spec, args.lib_header, tmp)
             bad = 0
             for rel, _ in OUTPUTS:
                 new = open(os.path.join(tmp, rel)).read().splitlines(True)

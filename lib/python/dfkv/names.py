@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 # Do not edit directly, auto-generated from: uapi/dfkv.yaml
+# and lib/dfkv.h (enum dfkv_error)
 # by tools/ynl-gen/dfkv-nlgen.py (YNL-GEN python names).
 # To add an attribute: append it to its attribute set in uapi/dfkv.yaml
 # (and to the enum in uapi/linux/dfkv.h), list it in the request of the
 # operations that take it, give it its checks, then run `make nlgen`
 # and commit the regenerated files (Documentation/netlink.md).
 """Values of the enums of uapi/linux/dfkv.h by name (upper case,
-as the header spells them without its prefix), one dict per enum.
+as the header spells them without its prefix), one dict per enum;
+ERRORS: libdfkv's own error codes (enum dfkv_error of lib/dfkv.h)
+by name without the DFKV_ prefix ("E_INVAL").
 """
 
 OP = {
@@ -78,4 +81,18 @@ HIST_TRANSPORT = {
     "DEV": 0,
     "TCP": 1,
     "RDMA": 2,
+}
+ERRORS = {
+    "E_INVAL": -1,
+    "E_NOMEM": -2,
+    "E_RANGE": -3,
+    "E_UNAVAILABLE": -4,
+    "E_TIMEOUT": -5,
+    "E_PROTO": -6,
+    "E_NOT_RUN": -7,
+    "E_MEMBERS": -8,
+    "E_NODEV": -9,
+    "E_SYS": -10,
+    "E_AUTH": -11,
+    "E_CANCELLED": -12,
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared fixtures of dfkv's C selftests: load the module, create and
- * delete nodes over netlink, open /dev/dfkv bound to a node, and build
- * ioctl argument structs.
+ * The helper library of dfkv's C selftests (testlib.c, linked into each
+ * of them; not a test itself): load the module, create and delete nodes
+ * over netlink, open /dev/dfkv bound to a node, and build ioctl argument
+ * structs.
  */
-#ifndef DFKV_TEST_H
-#define DFKV_TEST_H
+#ifndef DFKV_TESTLIB_H
+#define DFKV_TESTLIB_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -125,4 +126,4 @@ int dfkv_test_tcp_call(int fd, int op, const struct dfkv_key *k,
 /* The peer closed the connection (EOF or reset within 5 s). */
 int dfkv_test_peer_closed(int fd);
 
-#endif /* DFKV_TEST_H */
+#endif /* DFKV_TESTLIB_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fixtures shared by dfkv's C selftests (see dfkv_test.h).
+ * The helper library of dfkv's C selftests (see testlib.h), linked into
+ * each of them; not a test itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "dfkv_test.h"
+#include "testlib.h"
 
 int dfkv_test_load(void)
 {
