@@ -4,11 +4,12 @@
  * its peers (one member each, reached over the transport chosen for it:
  * /dev/dfkv in local.c, TCP in tcp.c or RDMA in rdma.c, through the ops
  * table of transport.h) and the routed request (struct dfkv_req) every
- * operation becomes.  Shared by client.c (API, routing, choice of
- * transport, stats), async.c (asynchronous batches), members.c,
- * discovery.c, auth.c (the tenant handshake), health.c and the
- * transports, which execute arrays of routed requests and fill in their
- * results.
+ * operation becomes.  Shared by client.c (API, stats), async.c
+ * (asynchronous batches), the engine both use (route.c, exec.c, sg.c,
+ * keyed.c, lease.c), peer.c (peer set-up, choice of transport),
+ * members.c, discovery.c, auth.c (the tenant handshake), health.c and
+ * the transports, which execute arrays of routed requests and fill in
+ * their results.
  */
 #ifndef DFKV_LIB_CLIENT_H
 #define DFKV_LIB_CLIENT_H
@@ -105,6 +106,7 @@ struct dfkv_client {
 	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
 	struct dfkv_rdma *rdma;		/* RDMA devices and pools, or NULL */
 	struct dfkv_async *async;	/* asynchronous batches (async.c) */
+	struct dfkv_leases *leases;	/* live lease handles (lease.c) */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];
