@@ -21,9 +21,9 @@
 #include "keyed.h"
 #include "lease.h"
 #include "peer.h"
-#include "rdma.h"
 #include "route.h"
 #include "sg.h"
+#include "transport.h"
 #include "token.h"
 
 static_assert(sizeof(struct dfkv_client_options_v2) ==
@@ -47,11 +47,10 @@ DFKV_API void dfkv_close(struct dfkv_client *c)
 	dfkv_disc_close(c);		/* no more ring changes */
 	dfkv_leases_close(c);
 	dfkv_peers_fini(c);
-	dfkv_rdma_client_fini(c);
+	dfkv_transports_close(c);
 	dfkv_ring_free(c->ring);
 	free(c->peers);
 	free(c->ns);
-	free(c->local_dev);
 	explicit_bzero(c->secret, sizeof(c->secret));
 	free(c);
 }
@@ -129,32 +128,22 @@ DFKV_API int dfkv_open_v2(const struct dfkv_client_options_v2 *opts,
 		goto fail;
 	c->ns_len = c->opt.ns_len;
 	c->ns = malloc((size_t)c->ns_len);
-	c->local_dev = strdup(c->opt.local_dev ? c->opt.local_dev : "/dev/dfkv");
-	if (!c->ns || !c->local_dev) {
+	if (!c->ns) {
 		err = DFKV_E_NOMEM;
 		goto fail;
 	}
 	memcpy(c->ns, c->opt.ns, (size_t)c->ns_len);
 	c->opt.ns = NULL;		/* never look at the caller's copies */
 	c->opt.members = NULL;
-	c->opt.local_dev = NULL;
 	err = dfkv_tenant_hash(c->ns, c->ns_len, &c->tenant);
 	if (!err)
 		err = secret_load(c);
+	if (!err)
+		err = dfkv_transports_open(c);	/* copies what they use */
+	c->opt.local_dev = NULL;
+	c->opt.rdma_devices = NULL;
 	if (err)
 		goto fail;
-	if (c->opt.transport == DFKV_TRANSPORT_RDMA ||
-	    (c->opt.transport == DFKV_TRANSPORT_AUTO && c->opt.rdma_port)) {
-		err = dfkv_rdma_client_init(c);
-		/* auto goes on over TCP without a device */
-		if (err && (c->opt.transport == DFKV_TRANSPORT_RDMA ||
-			    err != DFKV_E_NODEV))
-			goto fail;
-		if (err)
-			dfkv_rdma_client_fini(c);
-		err = 0;
-	}
-	c->opt.rdma_devices = NULL;
 	if (c->opt.mds_endpoints) {
 		err = dfkv_disc_open(c);	/* copies the strings */
 		c->opt.mds_endpoints = c->opt.group = c->opt.client_id = NULL;
@@ -746,7 +735,7 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 		atomic_load(&c->degraded_reads));
 	for (size_t i = 0; i < c->npeers; i++) {
 		down += now < atomic_load(&c->peers[i].down_until_ms);
-		local += c->peers[i].local;
+		local += c->peers[i].t == &dfkv_local_transport;
 	}
 	emit(&b, "# HELP dfkv_client_members Members of the ring.\n"
 	     "# TYPE dfkv_client_members gauge\n"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * libdfkv connection handling shared by the TCP and RDMA transports (see
- * conn.h and transport.h): peer address resolution, the peers' pools of
- * idle connections, the growth of an exec's work queues, the connections
+ * conn.h and transport.h): their per-peer state (the resolved address,
+ * the pool of idle connections), the growth of an exec's work queues, the connections
  * leases keep, and the one mapping of requests to wire prefixes and of
  * replies back into requests.
  */
@@ -16,43 +16,49 @@ int dfkv_pool_init(struct dfkv_pool *pool, size_t cap)
 {
 	pool->idle = calloc(cap, sizeof(*pool->idle));
 	pool->n = 0;
-	return pool->idle ? 0 : DFKV_E_NOMEM;
+	if (!pool->idle)
+		return DFKV_E_NOMEM;
+	pthread_mutex_init(&pool->lock, NULL);
+	return 0;
 }
 
 void dfkv_pool_fini(struct dfkv_pool *pool)
 {
+	if (!pool->idle)
+		return;
+	pthread_mutex_destroy(&pool->lock);
 	free(pool->idle);
 	pool->idle = NULL;
 	pool->n = 0;
 }
 
-void *dfkv_pool_take(struct dfkv_peer *p, struct dfkv_pool *pool)
+void *dfkv_pool_take(struct dfkv_pool *pool)
 {
 	void *conn = NULL;
 
-	pthread_mutex_lock(&p->pool_lock);
+	pthread_mutex_lock(&pool->lock);
 	if (pool->n)
 		conn = pool->idle[--pool->n];
-	pthread_mutex_unlock(&p->pool_lock);
+	pthread_mutex_unlock(&pool->lock);
 	return conn;
 }
 
-bool dfkv_pool_give(struct dfkv_peer *p, struct dfkv_pool *pool, size_t cap,
-		    void *conn)
+bool dfkv_pool_give(struct dfkv_pool *pool, size_t cap, void *conn)
 {
 	bool pooled = false;
 
-	pthread_mutex_lock(&p->pool_lock);
+	pthread_mutex_lock(&pool->lock);
 	if (pool->n < cap) {
 		pool->idle[pool->n++] = conn;
 		pooled = true;
 	}
-	pthread_mutex_unlock(&p->pool_lock);
+	pthread_mutex_unlock(&pool->lock);
 	return pooled;
 }
 
-int dfkv_peer_resolve(const struct dfkv_peer *p, uint16_t port,
-		      struct sockaddr_storage *ss, socklen_t *len)
+/* The peer's host at port (numeric), into ss and *len; 0 or DFKV_E_MEMBERS. */
+static int peer_resolve(const struct dfkv_peer *p, uint16_t port,
+			struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICSERV };
@@ -68,10 +74,32 @@ int dfkv_peer_resolve(const struct dfkv_peer *p, uint16_t port,
 		return DFKV_E_MEMBERS;
 	}
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	if (len)
-		*len = res->ai_addrlen;
+	*len = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
+}
+
+int dfkv_net_peer_init(struct dfkv_client *c, struct dfkv_peer *p,
+		       uint16_t port)
+{
+	struct dfkv_net_peer *np = dfkv_net_peer(p);
+	int err = dfkv_pool_init(&np->pool, c->opt.conns_per_peer);
+
+	if (err)
+		return err;
+	return peer_resolve(p, port, &np->addr, &np->addrlen);
+}
+
+void dfkv_net_peer_fini(struct dfkv_peer *p, void (*close_conn)(void *conn))
+{
+	struct dfkv_net_peer *np = dfkv_net_peer(p);
+	void *conn;
+
+	if (!np->pool.idle)
+		return;
+	while ((conn = dfkv_pool_take(&np->pool)))
+		close_conn(conn);
+	dfkv_pool_fini(&np->pool);
 }
 
 void *dfkv_grow(void *arr, size_t *alloc, size_t size)

@@ -1,45 +1,62 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
  * libdfkv connection handling the network transports (tcp.c, rdma.c) share:
- * resolving a peer's address, a peer's pool of idle connections (one per
- * transport, under the peer's pool_lock), the queue of an exec's work on
+ * the state they keep per peer (its address and its pool of idle
+ * connections, under the pool's lock), the queue of an exec's work on
  * a connection, and which connections granted leases keep.  What a
  * connection is and how it moves bytes stays in the transport.
  */
 #ifndef DFKV_LIB_CONN_H
 #define DFKV_LIB_CONN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
-struct dfkv_peer;
-struct dfkv_req;
+#include "client.h"
+
 struct dfkv_conn;
 
-/* A peer's idle connections of one transport. */
+/* A peer's idle connections of one transport, under its lock. */
 struct dfkv_pool {
+	pthread_mutex_t lock;		/* idle, n */
 	void **idle;			/* conns_per_peer slots */
 	size_t n;
 };
 
 /* Slots for cap idle connections; 0 or DFKV_E_NOMEM. */
 int dfkv_pool_init(struct dfkv_pool *pool, size_t cap);
-/* Free the slots of a pool that was emptied with dfkv_pool_take(). */
+/* Free the slots of a pool that was emptied with dfkv_pool_take()
+ * (nothing when dfkv_pool_init() did not succeed). */
 void dfkv_pool_fini(struct dfkv_pool *pool);
 /* The connection pooled last, or NULL. */
-void *dfkv_pool_take(struct dfkv_peer *p, struct dfkv_pool *pool);
+void *dfkv_pool_take(struct dfkv_pool *pool);
 /* Pool conn if one of the cap slots is free; false: the caller closes it. */
-bool dfkv_pool_give(struct dfkv_peer *p, struct dfkv_pool *pool, size_t cap,
-		    void *conn);
+bool dfkv_pool_give(struct dfkv_pool *pool, size_t cap, void *conn);
+
+/* What a network transport keeps per peer (struct dfkv_peer.tp). */
+struct dfkv_net_peer {
+	struct sockaddr_storage addr;	/* the node's, at the transport's port */
+	socklen_t addrlen;
+	struct dfkv_pool pool;
+};
+
+static inline struct dfkv_net_peer *dfkv_net_peer(const struct dfkv_peer *p)
+{
+	return p->tp;
+}
 
 /*
- * The peer's host at port (numeric), into ss and, if len is not NULL,
- * *len; 0 or DFKV_E_MEMBERS.
+ * The network state of p (zeroed): its pool of conns_per_peer idle
+ * connections and the peer's host at port (numeric); 0, DFKV_E_NOMEM or
+ * DFKV_E_MEMBERS.  dfkv_net_peer_fini() undoes it even when it failed,
+ * closing what the pool still holds with close_conn.
  */
-int dfkv_peer_resolve(const struct dfkv_peer *p, uint16_t port,
-		      struct sockaddr_storage *ss, socklen_t *len);
+int dfkv_net_peer_init(struct dfkv_client *c, struct dfkv_peer *p,
+		       uint16_t port);
+void dfkv_net_peer_fini(struct dfkv_peer *p, void (*close_conn)(void *conn));
 
 /*
  * Append item to the array arr of nr entries and alloc slots (lvalues,

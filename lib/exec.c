@@ -30,11 +30,9 @@ struct tgroup {
 	size_t n;
 };
 
-#define TRANSPORTS_MAX	3	/* local, TCP, RDMA */
-
 void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 {
-	struct tgroup g[TRANSPORTS_MAX] = { 0 };
+	struct tgroup g[DFKV_TRANSPORTS_MAX] = { 0 };
 	size_t ng = 0;
 
 	for (size_t i = 0; i < n; i++) {

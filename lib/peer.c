@@ -1,57 +1,86 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * libdfkv peer set-up (see peer.h): the choice of transport per member
- * (/dev/dfkv when asked for, or with AUTO when the node is in this
- * network namespace; else RDMA when it is on, else TCP) and the peer's
- * locks and health counters before any transport sets it up.
+ * libdfkv transports and peers (see peer.h): the transports' state for
+ * the client (/dev/dfkv always, RDMA when asked for), the choice of
+ * transport per member (/dev/dfkv when asked for, or with AUTO when the
+ * node is in this network namespace; else RDMA when it is on, else TCP),
+ * each peer's transport state (allocated here, set up by the transport)
+ * and its health counters.
  */
 #include "peer.h"
 #include "transport.h"
 
-void dfkv_peers_fini(struct dfkv_client *c)
+/* Whether the options ask for RDMA (AUTO: an RDMA port is named). */
+static bool rdma_wanted(const struct dfkv_client *c)
 {
-	for (size_t i = 0; i < c->npeers; i++) {
-		struct dfkv_peer *p = &c->peers[i];
+	return c->opt.transport == DFKV_TRANSPORT_RDMA ||
+	       (c->opt.transport == DFKV_TRANSPORT_AUTO && c->opt.rdma_port);
+}
 
-		if (p->t)
-			p->t->fini(c, p);
-		pthread_mutex_destroy(&p->pool_lock);
-		pthread_rwlock_destroy(&p->local_lock);
-	}
+int dfkv_transports_open(struct dfkv_client *c)
+{
+	int err = dfkv_local_transport.client_init(c);
+
+	if (err || !rdma_wanted(c))
+		return err;
+	err = dfkv_rdma_transport.client_init(c);
+	/* auto goes on over TCP without a device */
+	if (err && (c->opt.transport == DFKV_TRANSPORT_RDMA ||
+		    err != DFKV_E_NODEV))
+		return err;
+	if (err)
+		dfkv_rdma_transport.client_fini(c);
+	return 0;
+}
+
+void dfkv_transports_close(struct dfkv_client *c)
+{
+	dfkv_rdma_transport.client_fini(c);
+	dfkv_local_transport.client_fini(c);
 }
 
 /* Whether remote members go over RDMA: asked for, and a device is up. */
 static bool use_rdma(struct dfkv_client *c)
 {
-	return c->rdma && (c->opt.transport == DFKV_TRANSPORT_RDMA ||
-			   (c->opt.transport == DFKV_TRANSPORT_AUTO &&
-			    c->opt.rdma_port));
+	return c->tstate[DFKV_T_RDMA] && rdma_wanted(c);
 }
 
-/* A peer slot's locks and state, before any transport sets it up. */
+/* A peer slot's health, before any transport sets it up. */
 static void peer_slot_init(struct dfkv_peer *p)
 {
-	p->local_fd = -1;
-	pthread_mutex_init(&p->pool_lock, NULL);
-	pthread_rwlock_init(&p->local_lock, NULL);
 	atomic_init(&p->down_until_ms, 0);
 	atomic_init(&p->max_value, 0);
 	atomic_init(&p->auth_failures, 0);
 }
 
-/* Set up p over transport t (its fini runs at close even on failure). */
+/* Let go of p's transport state; p has no transport afterwards. */
+static void peer_drop(struct dfkv_client *c, struct dfkv_peer *p)
+{
+	if (!p->t)
+		return;
+	p->t->fini(c, p);
+	free(p->tp);
+	p->tp = NULL;
+	p->t = NULL;
+}
+
+/* Set up p over transport t; on failure p has no transport. */
 static int peer_use(struct dfkv_client *c, struct dfkv_peer *p,
 		    const struct dfkv_transport_ops *t)
 {
+	int err;
+
+	p->tp = calloc(1, t->peer_size);
+	if (!p->tp)
+		return DFKV_E_NOMEM;
 	p->t = t;
-	return t->init(c, p);
+	err = t->init(c, p);
+	if (err)
+		peer_drop(c, p);
+	return err;
 }
 
-/*
- * The transport of one peer: /dev/dfkv when asked for, or with AUTO
- * when the node is in this network namespace; else RDMA when it is on,
- * else TCP.
- */
+/* The transport of one peer (see above). */
 static int peer_choose(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	if (c->opt.transport == DFKV_TRANSPORT_LOCAL)
@@ -86,4 +115,10 @@ int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p)
 	if (err)
 		dfkv_peer_disable(p);
 	return err;
+}
+
+void dfkv_peers_fini(struct dfkv_client *c)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		peer_drop(c, &c->peers[i]);
 }

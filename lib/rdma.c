@@ -61,8 +61,12 @@
 #include <rdma/rdma_cma.h>
 
 #include "conn.h"
-#include "rdma.h"
 #include "transport.h"
+
+/* What the client asks for (the HELLO, request and descriptor layouts:
+ * uapi/linux/dfkv.h). */
+#define DFKV_RDMA_INLINE_WANT		4096
+#define DFKV_RDMA_DESC_WANT		256
 
 #define RDEV_MAX	16
 #define RDMA_DEPTH_WANT	64
@@ -108,6 +112,12 @@ struct dfkv_rdma {
 	size_t ncand;
 	uint32_t expose;		/* enum dfkv_rdma_expose */
 };
+
+/* The client's RDMA state (c->tstate), or NULL when RDMA is off. */
+static struct dfkv_rdma *rdma_of(const struct dfkv_client *c)
+{
+	return c->tstate[DFKV_T_RDMA];
+}
 
 struct rconn {
 	struct dfkv_conn base;		/* &dfkv_rdma_transport, the peer */
@@ -203,7 +213,7 @@ static bool dev_active(struct ibv_device *d)
 	return up;
 }
 
-int dfkv_rdma_client_init(struct dfkv_client *c)
+static int rdma_client_init(struct dfkv_client *c)
 {
 	struct dfkv_rdma *rd = calloc(1, sizeof(*rd));
 	struct ibv_device **list;
@@ -215,7 +225,7 @@ int dfkv_rdma_client_init(struct dfkv_client *c)
 	pthread_rwlock_init(&rd->pools_lock, NULL);
 	rd->expose = c->opt.rdma_expose ? c->opt.rdma_expose :
 		     DFKV_RDMA_EXPOSE_REQUEST;
-	c->rdma = rd;
+	c->tstate[DFKV_T_RDMA] = rd;
 	if (c->opt.rdma_devices) {
 		const char *s = c->opt.rdma_devices;
 
@@ -259,9 +269,9 @@ static void pool_free(struct pool *p)
 	free(p);
 }
 
-void dfkv_rdma_client_fini(struct dfkv_client *c)
+static void rdma_client_fini(struct dfkv_client *c)
 {
-	struct dfkv_rdma *rd = c->rdma;
+	struct dfkv_rdma *rd = rdma_of(c);
 
 	if (!rd)
 		return;
@@ -276,7 +286,7 @@ void dfkv_rdma_client_fini(struct dfkv_client *c)
 	pthread_mutex_destroy(&rd->lock);
 	pthread_rwlock_destroy(&rd->pools_lock);
 	free(rd);
-	c->rdma = NULL;
+	c->tstate[DFKV_T_RDMA] = NULL;
 }
 
 /* The client's entry for a device context; NULL when it cannot get one. */
@@ -345,7 +355,7 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 
 	if (!c || !dfkv_span_ok(base, len))
 		return DFKV_E_INVAL;
-	rd = c->rdma;
+	rd = rdma_of(c);
 	if (!rd)
 		return DFKV_E_NODEV;
 	p = calloc(1, sizeof(*p));
@@ -397,7 +407,7 @@ DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base)
 
 	if (!c || !base)
 		return DFKV_E_INVAL;
-	rd = c->rdma;
+	rd = rdma_of(c);
 	if (!rd)
 		return DFKV_E_NODEV;
 	/* the write lock waits for the requests using any pool */
@@ -452,7 +462,7 @@ static int mem_key(struct dfkv_client *c, struct rconn *conn,
 		   struct ritem *it, void *ptr, uint64_t len, int access,
 		   uint32_t *rkey)
 {
-	struct dfkv_rdma *rd = c->rdma;
+	struct dfkv_rdma *rd = rdma_of(c);
 	struct ibv_mr *mr;
 
 	for (struct pool *p = rd->pools; p; p = p->next) {
@@ -631,8 +641,8 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 		return DFKV_E_SYS;
 	if (rdma_create_id(conn->ch, &conn->id, conn, RDMA_PS_TCP))
 		return DFKV_E_SYS;
-	if (rdma_resolve_addr(conn->id, src, (struct sockaddr *)&p->rdma_addr,
-			      tmo))
+	if (rdma_resolve_addr(conn->id, src,
+			      (struct sockaddr *)&dfkv_net_peer(p)->addr, tmo))
 		return DFKV_E_UNAVAILABLE;
 	err = cm_wait(conn, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, &ev);
 	if (err)
@@ -653,7 +663,7 @@ static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 			       int *status)
 {
-	struct dfkv_rdma *rd = c->rdma;
+	struct dfkv_rdma *rd = rdma_of(c);
 	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
 	struct ibv_qp_init_attr qa = { 0 };
 	struct rdma_conn_param cp = { 0 };
@@ -675,7 +685,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	conn->base.t = &dfkv_rdma_transport;
 	conn->base.peer = p;
 	atomic_fetch_add(&c->connects, 1);
-	if (pick_src(rd, p->rdma_addr.ss_family, &src)) {
+	if (pick_src(rd, dfkv_net_peer(p)->addr.ss_family, &src)) {
 		err = conn_resolve(c, conn, (struct sockaddr *)&src, deadline);
 		if (err) {		/* not over that device: let CM choose */
 			conn_close(conn);
@@ -806,24 +816,21 @@ static int rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	uint16_t port = (uint16_t)(c->opt.rdma_port ? c->opt.rdma_port :
 				   DFKV_PORT_RDMA);
-	int err;
 
-	if (!c->rdma)
+	if (!rdma_of(c))
 		return DFKV_E_NODEV;
-	err = dfkv_pool_init(&p->rpool, c->opt.conns_per_peer);
-	if (!err)
-		err = dfkv_peer_resolve(p, port, &p->rdma_addr, NULL);
-	return err;
+	return dfkv_net_peer_init(c, p, port);
+}
+
+static void conn_close_pooled(void *conn)
+{
+	conn_close(conn);
 }
 
 static void rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct rconn *conn;
-
 	(void)c;
-	while ((conn = dfkv_pool_take(p, &p->rpool)))
-		conn_close(conn);
-	dfkv_pool_fini(&p->rpool);
+	dfkv_net_peer_fini(p, conn_close_pooled);
 }
 
 /* A pooled connection the node has not disconnected meanwhile. */
@@ -839,7 +846,8 @@ static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 {
 	struct rconn *conn;
 
-	while ((conn = dfkv_pool_take(p, &p->rpool)) && !idle_ok(conn))
+	while ((conn = dfkv_pool_take(&dfkv_net_peer(p)->pool)) &&
+	       !idle_ok(conn))
 		conn_close(conn);
 	if (conn)
 		return conn;
@@ -848,7 +856,7 @@ static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 
 static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 
 	conn->nq = conn->sent = conn->recvd = 0;
 	conn->active = false;
@@ -856,7 +864,7 @@ static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 		if (conn->send_busy[i])
 			healthy = false;	/* a SEND still unreported */
 	if (healthy && !conn->broken &&
-	    dfkv_pool_give(p, &p->rpool, c->opt.conns_per_peer, conn))
+	    dfkv_pool_give(&np->pool, c->opt.conns_per_peer, conn))
 		return;
 	conn_close(conn);
 }
@@ -1317,7 +1325,7 @@ static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		goto out_free;
 	}
 	atomic_fetch_add(&c->rdma_reqs, n);
-	pthread_rwlock_rdlock(&c->rdma->pools_lock);
+	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
 	for (size_t i = 0; i < n; i++)
 		items[i].r = reqs[i];
 	for (size_t p = 0; p < c->npeers; p++)
@@ -1424,7 +1432,7 @@ static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 	}
 	for (size_t i = 0; i < n; i++)
 		item_release(&items[i]);
-	pthread_rwlock_unlock(&c->rdma->pools_lock);
+	pthread_rwlock_unlock(&rdma_of(c)->pools_lock);
 out_free:
 	free(items);
 	free(conns);
@@ -1434,6 +1442,10 @@ out_free:
 
 const struct dfkv_transport_ops dfkv_rdma_transport = {
 	.name = "rdma",
+	.id = DFKV_T_RDMA,
+	.client_init = rdma_client_init,
+	.client_fini = rdma_client_fini,
+	.peer_size = sizeof(struct dfkv_net_peer),
 	.init = rdma_peer_init,
 	.fini = rdma_peer_fini,
 	.exec = rdma_exec,

@@ -81,11 +81,7 @@ struct tconn {
 
 static int tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	int err = dfkv_pool_init(&p->pool, c->opt.conns_per_peer);
-
-	if (err)
-		return err;
-	return dfkv_peer_resolve(p, p->port, &p->addr, &p->addrlen);
+	return dfkv_net_peer_init(c, p, p->port);
 }
 
 static void conn_close(struct tconn *conn)
@@ -96,14 +92,15 @@ static void conn_close(struct tconn *conn)
 	free(conn);
 }
 
+static void conn_close_pooled(void *conn)
+{
+	conn_close(conn);
+}
+
 static void tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct tconn *conn;
-
 	(void)c;
-	while ((conn = dfkv_pool_take(p, &p->pool)))
-		conn_close(conn);
-	dfkv_pool_fini(&p->pool);
+	dfkv_net_peer_fini(p, conn_close_pooled);
 }
 
 static bool conn_hello(struct tconn *conn);
@@ -115,12 +112,12 @@ static bool conn_hello(struct tconn *conn);
 static bool conn_connect(struct dfkv_client *c, struct tconn *conn,
 			 uint64_t now)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 	int one = 1;
 
 	if (conn->fd >= 0)
 		close(conn->fd);
-	conn->fd = socket(p->addr.ss_family,
+	conn->fd = socket(np->addr.ss_family,
 			  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (conn->fd < 0)
 		return false;
@@ -133,7 +130,7 @@ static bool conn_connect(struct dfkv_client *c, struct tconn *conn,
 		conn->fd = -1;
 		return false;
 	}
-	if (!connect(conn->fd, (struct sockaddr *)&p->addr, p->addrlen)) {
+	if (!connect(conn->fd, (struct sockaddr *)&np->addr, np->addrlen)) {
 		conn->connecting = false;
 		return true;
 	}
@@ -157,7 +154,8 @@ static struct tconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	struct tconn *conn;
 
-	while ((conn = dfkv_pool_take(p, &p->pool)) && !idle_ok(conn))
+	while ((conn = dfkv_pool_take(&dfkv_net_peer(p)->pool)) &&
+	       !idle_ok(conn))
 		conn_close(conn);
 	if (conn) {
 		conn->reused = true;
@@ -175,13 +173,13 @@ static struct tconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 
 static void conn_put(struct dfkv_client *c, struct tconn *conn, bool healthy)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 
 	conn->nq = conn->sent = conn->recvd = 0;
 	conn->active = false;
 	if (healthy && conn->fd >= 0 && !conn->connecting && !conn->have_hdr &&
 	    conn->rpos == conn->rlen &&
-	    dfkv_pool_give(p, &p->pool, c->opt.conns_per_peer, conn))
+	    dfkv_pool_give(&np->pool, c->opt.conns_per_peer, conn))
 		return;
 	conn_close(conn);
 }
@@ -756,6 +754,8 @@ static void tcp_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
 
 const struct dfkv_transport_ops dfkv_tcp_transport = {
 	.name = "tcp",
+	.id = DFKV_T_TCP,
+	.peer_size = sizeof(struct dfkv_net_peer),
 	.init = tcp_peer_init,
 	.fini = tcp_peer_fini,
 	.exec = tcp_exec,

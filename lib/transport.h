@@ -4,8 +4,9 @@
  * rdma.c, local.c) exports and a peer points at, the connection base
  * every network transport's connection starts with, and the one mapping
  * of a routed request to its wire prefix and of a reply back into the
- * request that TCP and RDMA share (conn.c).  client.c only chooses a
- * transport per peer and calls through the table.
+ * request that TCP and RDMA share (conn.c).  Each transport keeps its
+ * state for the client and for each peer behind the table; peer.c sets
+ * the transports up and chooses one per peer, exec.c calls through it.
  */
 #ifndef DFKV_LIB_TRANSPORT_H
 #define DFKV_LIB_TRANSPORT_H
@@ -31,10 +32,21 @@ struct dfkv_conn {
 
 struct dfkv_transport_ops {
 	const char *name;
+	enum dfkv_transport_id id;	/* its slot in c->tstate */
+	/*
+	 * Set up and let go of the client's state for this transport
+	 * (c->tstate[id]) at open and close; NULL when it keeps none.
+	 * client_init fails with DFKV_E_NODEV when the transport cannot
+	 * run here; client_fini runs even then, and only once.
+	 */
+	int (*client_init)(struct dfkv_client *c);
+	void (*client_fini)(struct dfkv_client *c);
+	/* The size of the state it keeps per peer (p->tp, zeroed). */
+	size_t peer_size;
 	/*
 	 * Set up the peer's state for this transport; on failure fini
-	 * still runs.  local: DFKV_E_NODEV when the node is not in this
-	 * network namespace.
+	 * runs at once (the peer then has no transport).  local:
+	 * DFKV_E_NODEV when the node is not in this network namespace.
 	 */
 	int (*init)(struct dfkv_client *c, struct dfkv_peer *p);
 	void (*fini)(struct dfkv_client *c, struct dfkv_peer *p);
