@@ -38,8 +38,8 @@
  * descriptors (a list longer than the negotiated maximum goes through one
  * bounce buffer).  Up to depth requests are in flight per connection and
  * replies come back in order; one exec call drives the connections of
- * every peer from one poll() loop on their completion channels, under
- * the batch's single deadline.
+ * every peer from one poll() loop (conn.c's, through the callbacks here)
+ * on their completion channels, under the batch's single deadline.
  *
  * Tenants (SPEC.md 9): with a tenant secret, a new connection runs the
  * AUTH2 handshake, HELLO and AUTH (SENDs with inline payloads, as key
@@ -135,11 +135,6 @@ struct rconn {
 	bool *send_busy;		/* slot's SEND not completed yet */
 	uint32_t sq_cap, sq_used;	/* send queue: WRs posted, unreported */
 	bool broken;
-	bool active;
-
-	/* work of the current exec */
-	struct ritem **q;
-	size_t nq, qcap, sent, recvd;
 };
 
 /* A request-scoped memory window and the bind that gives it its key. */
@@ -150,7 +145,7 @@ struct rwin {
 };
 
 struct ritem {
-	struct dfkv_req *r;
+	struct dfkv_item base;		/* the request */
 	struct dfkv_wire_req w;
 	struct ibv_mr **mrs;		/* request-scoped registrations */
 	size_t nmr, mrcap;
@@ -164,6 +159,16 @@ struct ritem {
 	bool inline_payload;
 	const uint8_t *payload;		/* inline payload source */
 };
+
+static struct ritem *ritem_of(struct dfkv_item *it)
+{
+	return dfkv_container_of(it, struct ritem, base);
+}
+
+static struct rconn *rconn_of(struct dfkv_conn *conn)
+{
+	return dfkv_container_of(conn, struct rconn, base);
+}
 
 /* ------------------------------------------------------------ devices */
 
@@ -552,7 +557,7 @@ static void conn_close(struct rconn *conn)
 	free(conn->sbuf);
 	free(conn->rbuf);
 	free(conn->send_busy);
-	free(conn->q);
+	free(conn->base.q);
 	free(conn);
 }
 
@@ -858,8 +863,7 @@ static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 {
 	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 
-	conn->nq = conn->sent = conn->recvd = 0;
-	conn->active = false;
+	dfkv_conn_reset(&conn->base, false);
 	for (uint32_t i = 0; healthy && i < conn->depth; i++)
 		if (conn->send_busy[i])
 			healthy = false;	/* a SEND still unreported */
@@ -872,7 +876,7 @@ static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 static void rdma_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
 			  bool healthy)
 {
-	rconn_put(c, dfkv_container_of(conn, struct rconn, base), healthy);
+	rconn_put(c, rconn_of(conn), healthy);
 }
 
 /* ------------------------------------------------------------- framing */
@@ -958,7 +962,7 @@ static int item_payload(struct dfkv_client *c, struct rconn *conn,
 static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 			struct ritem *it)
 {
-	struct dfkv_req *r = it->r;
+	struct dfkv_req *r = it->base.r;
 	const struct iovec *segs;
 	struct iovec one;
 	size_t nseg;
@@ -1026,7 +1030,7 @@ static void data_scatter(struct dfkv_req *r, const uint8_t *src, uint64_t n)
 /* A reply arrived for it: check its inline data, decode it into the request. */
 static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 {
-	struct dfkv_req *r = it->r;
+	struct dfkv_req *r = it->base.r;
 	const uint8_t *data = buf + DFKV_RESP_PREFIX_LEN;
 	struct dfkv_wire_resp resp;
 	uint64_t inl;
@@ -1062,20 +1066,17 @@ static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 
 static void conn_fail(struct dfkv_client *c, struct rconn *conn, int status)
 {
-	for (size_t i = conn->recvd; i < conn->nq; i++)
-		conn->q[i]->r->status = status;
-	conn->recvd = conn->nq;
+	dfkv_conn_fail(c, &conn->base, status);
 	conn->broken = true;
-	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->base.peer);
 }
 
 /* Post the SENDs the window and the send slots allow. */
 static int conn_send(struct dfkv_client *c, struct rconn *conn)
 {
-	while (conn->sent < conn->nq && conn->sent - conn->recvd < conn->depth) {
-		struct ritem *it = conn->q[conn->sent];
-		uint32_t slot = conn->sent % conn->depth;
+	while (conn->base.sent < conn->base.nq &&
+	       conn->base.sent - conn->base.recvd < conn->depth) {
+		struct ritem *it = ritem_of(conn->base.q[conn->base.sent]);
+		uint32_t slot = conn->base.sent % conn->depth;
 		uint8_t *b = conn->sbuf + (size_t)slot * conn->slen;
 		uint32_t len = DFKV_RDMA_REQ_HDR_LEN;
 		struct ibv_sge sge;
@@ -1120,9 +1121,9 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 			return DFKV_E_UNAVAILABLE;
 		conn->send_busy[slot] = true;
 		conn->sq_used++;
-		if (it->r->op == DFKV_OP_PUT)
+		if (it->base.r->op == DFKV_OP_PUT)
 			atomic_fetch_add(&c->bytes_out, it->w.payload_len);
-		conn->sent++;
+		conn->base.sent++;
 	}
 	(void)c;
 	return 0;
@@ -1148,10 +1149,11 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 					conn->send_busy[idx] = false;
 				continue;
 			}
-			if (conn->recvd >= conn->sent)
+			if (conn->base.recvd >= conn->base.sent)
 				return DFKV_E_PROTO;	/* unasked reply */
 			{
-				struct ritem *it = conn->q[conn->recvd];
+				struct ritem *it =
+					ritem_of(conn->base.q[conn->base.recvd]);
 				uint8_t *b = conn->rbuf + (size_t)idx * conn->rlen;
 				struct ibv_sge sge = { (uintptr_t)b,
 						       (uint32_t)conn->rlen,
@@ -1164,22 +1166,17 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 
 				if (err)
 					return err;
-				if (it->r->op == DFKV_OP_GET &&
-				    it->r->status == DFKV_STATUS_OK)
+				if (it->base.r->op == DFKV_OP_GET &&
+				    it->base.r->status == DFKV_STATUS_OK)
 					atomic_fetch_add(&c->bytes_in,
-							 it->r->data_len);
-				conn->recvd++;
+							 it->base.r->data_len);
+				conn->base.recvd++;
 				if (ibv_post_recv(conn->id->qp, &wr, &bad))
 					return DFKV_E_UNAVAILABLE;
 			}
 		}
 	}
 	return n < 0 ? DFKV_E_UNAVAILABLE : got;
-}
-
-static bool conn_push(struct rconn *conn, struct ritem *it)
-{
-	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
 
 /*
@@ -1190,13 +1187,13 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 		     struct dfkv_req *r, uint64_t deadline)
 {
 	struct pollfd pfd = { .fd = conn->cc->fd, .events = POLLIN };
-	struct ritem it = { .r = r };
+	struct ritem it = { .base.r = r };
 	int err = item_prepare(c, conn, &it);
 
-	conn->nq = conn->sent = conn->recvd = 0;
-	if (!err && !conn_push(conn, &it))
+	conn->base.nq = conn->base.sent = conn->base.recvd = 0;
+	if (!err && !dfkv_conn_push(&conn->base, &it.base))
 		err = DFKV_E_NOMEM;
-	while (!err && conn->recvd < conn->nq) {
+	while (!err && conn->base.recvd < conn->base.nq) {
 		uint64_t now = dfkv_now_ms();
 		struct ibv_cq *cq;
 		void *ctx;
@@ -1216,7 +1213,7 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 			ibv_ack_cq_events(cq, 1);
 	}
 	item_release(&it);
-	conn->nq = conn->sent = conn->recvd = 0;
+	conn->base.nq = conn->base.sent = conn->base.recvd = 0;
 	return err;
 }
 
@@ -1254,35 +1251,46 @@ static bool conn_sends_busy(const struct rconn *conn)
 	return false;
 }
 
-static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
-			  struct ritem *items, size_t n, struct rconn **conns)
+static void rdma_begin(struct dfkv_client *c, size_t n)
 {
-	size_t cnt = 0, k = 0, want;
-	struct rconn *held = NULL;
+	atomic_fetch_add(&c->rdma_reqs, n);
+	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
+}
+
+static void rdma_end(struct dfkv_client *c)
+{
+	pthread_rwlock_unlock(&rdma_of(c)->pools_lock);
+}
+
+/*
+ * Connections for the requests of one peer, each request prepared for
+ * the connection it goes on; returns how many were used.
+ */
+static size_t rdma_assign(struct dfkv_client *c, struct dfkv_peer *p,
+			  struct dfkv_req *const *reqs, void *items, size_t n,
+			  struct dfkv_conn **conns, uint64_t now)
+{
+	struct ritem *it = items;
+	struct dfkv_conn *held;
+	size_t want = dfkv_conn_want(c, p, reqs, n, &held), k = 0;
 	int status = DFKV_E_UNAVAILABLE;
 
-	for (size_t i = 0; i < n; i++)
-		if (items[i].r->peer == p) {
-			cnt++;
-			if (items[i].r->conn)
-				held = dfkv_container_of(items[i].r->conn,
-							 struct rconn, base);
-		}
-	if (!cnt)
+	(void)now;
+	if (!want)
 		return 0;
-	want = held ? 1 : cnt < c->opt.conns_per_peer ? cnt :
-		c->opt.conns_per_peer;
 	for (; k < want; k++) {
-		conns[k] = held ? held : conn_get(c, p, &status);
-		if (!conns[k])
+		struct rconn *conn = held ? rconn_of(held) :
+			conn_get(c, p, &status);
+
+		if (!conn)
 			break;
-		conns[k]->nq = conns[k]->sent = conns[k]->recvd = 0;
-		conns[k]->active = true;
+		conns[k] = &conn->base;
+		dfkv_conn_reset(&conn->base, true);
 	}
 	if (!k) {
 		for (size_t i = 0; i < n; i++)
-			if (items[i].r->peer == p)
-				items[i].r->status = status;
+			if (it[i].base.r->peer == p)
+				it[i].base.r->status = status;
 		/* no device: the node is not down */
 		if (status != DFKV_E_NODEV)
 			dfkv_peer_failed(c, p);
@@ -1292,153 +1300,129 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		struct rconn *conn;
 		int err;
 
-		if (items[i].r->peer != p)
+		if (it[i].base.r->peer != p)
 			continue;
-		conn = conns[rr++ % k];
-		err = item_prepare(c, conn, &items[i]);
+		conn = rconn_of(conns[rr++ % k]);
+		err = item_prepare(c, conn, &it[i]);
 		if (err)
-			items[i].r->status = err;
-		else if (!conn_push(conn, &items[i]))
-			items[i].r->status = DFKV_E_NOMEM;
+			it[i].base.r->status = err;
+		else if (!dfkv_conn_push(&conn->base, &it[i].base))
+			it[i].base.r->status = DFKV_E_NOMEM;
 	}
 	return k;
 }
 
-static bool conn_busy(const struct rconn *conn)
+static void rdma_advance(struct dfkv_client *c, struct dfkv_conn *base,
+			 uint64_t now)
 {
-	return conn->active && !conn->broken && conn->recvd < conn->nq;
+	struct rconn *conn = rconn_of(base);
+	int rc = conn_poll(c, conn);
+
+	(void)now;
+	if (rc >= 0)
+		rc = conn_send(c, conn);
+	if (rc < 0)
+		conn_fail(c, conn, rc);
 }
 
-static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		      uint64_t deadline)
+/*
+ * Arm the completion channel, then look again (no completion slips by);
+ * the connection's pollfds are that channel and its CM event channel,
+ * and the loop looks again after 100 ms at the most.
+ */
+static int rdma_arm(struct dfkv_client *c, struct dfkv_conn *base,
+		    uint64_t now, uint64_t deadline, struct pollfd *pfd,
+		    uint64_t *wait)
 {
-	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
-	struct ritem *items = calloc(n, sizeof(*items));
-	struct rconn **conns = calloc(maxc ? maxc : 1, sizeof(*conns));
-	/* per connection: its completion channel, its CM event channel */
-	struct pollfd *pfd = calloc(maxc ? 2 * maxc : 2, sizeof(*pfd));
-	struct rconn **pconn = calloc(maxc ? maxc : 1, sizeof(*pconn));
+	struct rconn *conn = rconn_of(base);
+	int rc;
 
-	if (!items || !conns || !pfd || !pconn) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i]->status = DFKV_E_NOMEM;
-		goto out_free;
+	if (now >= deadline) {
+		conn_fail(c, conn, DFKV_E_TIMEOUT);
+		return -1;
 	}
-	atomic_fetch_add(&c->rdma_reqs, n);
-	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
-	for (size_t i = 0; i < n; i++)
-		items[i].r = reqs[i];
-	for (size_t p = 0; p < c->npeers; p++)
-		nc += assign_peer(c, &c->peers[p], items, n, conns + nc);
-
-	for (;;) {
-		uint64_t now = dfkv_now_ms();
-		bool progress = false;
-		size_t np = 0;
-		int rc;
-
-		for (size_t i = 0; i < nc; i++) {
-			struct rconn *conn = conns[i];
-
-			if (!conn_busy(conn))
-				continue;
-			rc = conn_poll(c, conn);
-			if (rc >= 0)
-				rc = conn_send(c, conn);
-			if (rc < 0)
-				conn_fail(c, conn, rc);
-		}
-		for (size_t i = 0; i < nc; i++) {
-			struct rconn *conn = conns[i];
-
-			if (!conn_busy(conn))
-				continue;
-			if (now >= deadline) {
-				conn_fail(c, conn, DFKV_E_TIMEOUT);
-				continue;
-			}
-			/* arm, then look again: no completion slips by */
-			if (ibv_req_notify_cq(conn->cq, 0)) {
-				conn_fail(c, conn, DFKV_E_UNAVAILABLE);
-				continue;
-			}
-			rc = conn_poll(c, conn);
-			if (rc < 0) {
-				conn_fail(c, conn, rc);
-				continue;
-			}
-			if (rc > 0)
-				progress = true;
-			pconn[np] = conn;
-			pfd[2 * np].fd = conn->cc->fd;
-			pfd[2 * np + 1].fd = conn->ch->fd;
-			pfd[2 * np].events = pfd[2 * np + 1].events = POLLIN;
-			pfd[2 * np].revents = pfd[2 * np + 1].revents = 0;
-			np++;
-		}
-		if (!np)
-			break;
-		if (progress)
-			continue;
-		rc = poll(pfd, 2 * np, (int)(deadline - now > 100 ? 100 :
-					     deadline - now));
-		if (rc < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < np; i++) {
-			struct rdma_cm_event *ev;
-			struct ibv_cq *cq;
-			void *ctx;
-
-			if ((pfd[2 * i].revents & POLLIN) &&
-			    !ibv_get_cq_event(pconn[i]->cc, &cq, &ctx))
-				ibv_ack_cq_events(cq, 1);
-			/*
-			 * A CM event on an established connection is its end
-			 * (the node disconnected, the device went away): fail
-			 * now rather than after the transport's retries.
-			 */
-			if ((pfd[2 * i + 1].revents & POLLIN) &&
-			    !rdma_get_cm_event(pconn[i]->ch, &ev)) {
-				rdma_ack_cm_event(ev);
-				conn_fail(c, pconn[i], DFKV_E_UNAVAILABLE);
-			}
-		}
+	if (ibv_req_notify_cq(conn->cq, 0)) {
+		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+		return -1;
 	}
-	for (size_t i = 0; i < nc; i++)
-		if (conn_busy(conns[i]))
-			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
-
-	for (size_t i = 0; i < nc; i++) {
-		struct rconn *conn = conns[i];
-		bool healthy = !conn->broken && conn->recvd == conn->nq;
-		bool keep = false;
-
-		/* the last SENDs' completions are due (their replies came) */
-		for (int t = 0; healthy && t < 1000 && conn_sends_busy(conn); t++)
-			if (conn_poll(c, conn) < 0)
-				healthy = false;
-
-		/* a granted lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq; j++) {
-			item_windows_release(conn->q[j]);
-			keep |= dfkv_lease_keeps(conn->q[j]->r,
-						 &conn->base,
-						 healthy);
-		}
-		if (keep)
-			conn->active = false;
-		else	/* a broken connection is closed before its buffers go */
-			rconn_put(c, conn, healthy);
+	rc = conn_poll(c, conn);
+	if (rc < 0) {
+		conn_fail(c, conn, rc);
+		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		item_release(&items[i]);
-	pthread_rwlock_unlock(&rdma_of(c)->pools_lock);
-out_free:
-	free(items);
-	free(conns);
-	free(pfd);
-	free(pconn);
+	pfd[0].fd = conn->cc->fd;
+	pfd[1].fd = conn->ch->fd;
+	pfd[0].events = pfd[1].events = POLLIN;
+	pfd[0].revents = pfd[1].revents = 0;
+	if (*wait > 100)
+		*wait = 100;
+	return rc > 0;
 }
+
+static void rdma_events(struct dfkv_client *c, struct dfkv_conn *base,
+			const struct pollfd *pfd)
+{
+	struct rconn *conn = rconn_of(base);
+	struct rdma_cm_event *ev;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if ((pfd[0].revents & POLLIN) &&
+	    !ibv_get_cq_event(conn->cc, &cq, &ctx))
+		ibv_ack_cq_events(cq, 1);
+	/*
+	 * A CM event on an established connection is its end (the node
+	 * disconnected, the device went away): fail now rather than after
+	 * the transport's retries.
+	 */
+	if ((pfd[1].revents & POLLIN) && !rdma_get_cm_event(conn->ch, &ev)) {
+		rdma_ack_cm_event(ev);
+		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+	}
+}
+
+static void rdma_fail(struct dfkv_client *c, struct dfkv_conn *base,
+		      int status)
+{
+	conn_fail(c, rconn_of(base), status);
+}
+
+/*
+ * The last SENDs' completions are due (their replies came); the
+ * requests' windows go now, their other keys and buffers once a broken
+ * connection was closed (item_release after conn_put).
+ */
+static bool rdma_settle(struct dfkv_client *c, struct dfkv_conn *base)
+{
+	struct rconn *conn = rconn_of(base);
+	bool healthy = !conn->broken && base->recvd == base->nq;
+
+	for (int t = 0; healthy && t < 1000 && conn_sends_busy(conn); t++)
+		if (conn_poll(c, conn) < 0)
+			healthy = false;
+	for (size_t j = 0; j < base->nq; j++)
+		item_windows_release(ritem_of(base->q[j]));
+	return healthy;
+}
+
+static void rdma_item_release(struct dfkv_item *it)
+{
+	item_release(ritem_of(it));
+}
+
+static const struct dfkv_net_ops rdma_net_ops = {
+	.item_size = sizeof(struct ritem),
+	.nfds = 2,
+	.begin = rdma_begin,
+	.end = rdma_end,
+	.assign = rdma_assign,
+	.advance = rdma_advance,
+	.arm = rdma_arm,
+	.events = rdma_events,
+	.fail = rdma_fail,
+	.settle = rdma_settle,
+	.item_release = rdma_item_release,
+};
 
 const struct dfkv_transport_ops dfkv_rdma_transport = {
 	.name = "rdma",
@@ -1448,6 +1432,7 @@ const struct dfkv_transport_ops dfkv_rdma_transport = {
 	.peer_size = sizeof(struct dfkv_net_peer),
 	.init = rdma_peer_init,
 	.fini = rdma_peer_fini,
-	.exec = rdma_exec,
+	.exec = dfkv_conn_exec,
+	.net = &rdma_net_ops,
 	.conn_put = rdma_conn_put,
 };

@@ -17,17 +17,30 @@
 #include "health.h"
 #include "wire.h"
 
+struct dfkv_net_ops;
+
 #define dfkv_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+/* What conn.c sees of a request on a connection: each network
+ * transport's item (its wire state for the request) starts with it. */
+struct dfkv_item {
+	struct dfkv_req *r;
+};
+
 /*
  * What the client and conn.c see of a connection: the transport that
- * owns it (its conn_put takes it back) and the peer it reaches.  A lease
- * granted over it keeps it (struct dfkv_req.conn) until RELEASE.
+ * owns it (its conn_put takes it back), the peer it reaches and the work
+ * of the current exec (conn.c): the items queued on it in order, of
+ * which the first sent went out and the first recvd were answered.  A
+ * lease granted over it keeps it (struct dfkv_req.conn) until RELEASE.
  */
 struct dfkv_conn {
 	const struct dfkv_transport_ops *t;
 	struct dfkv_peer *peer;
+	struct dfkv_item **q;
+	size_t nq, qcap, sent, recvd;
+	bool active;			/* carrying the current exec's work */
 };
 
 struct dfkv_transport_ops {
@@ -58,6 +71,9 @@ struct dfkv_transport_ops {
 	 */
 	void (*exec)(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		     uint64_t deadline_ms);
+	/* A network transport's part in that exec, which is then
+	 * dfkv_conn_exec (conn.h); NULL for local. */
+	const struct dfkv_net_ops *net;
 	/* Take back a connection a lease held (pool it or close it). */
 	void (*conn_put)(struct dfkv_client *c, struct dfkv_conn *conn,
 			 bool healthy);
