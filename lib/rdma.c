@@ -665,68 +665,68 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			  uint64_t deadline);
 
-static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
-			       int *status)
+/* A fresh connection to p, nothing set up yet. */
+static struct rconn *conn_alloc(struct dfkv_peer *p)
 {
-	struct dfkv_rdma *rd = rdma_of(c);
-	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
-	struct ibv_qp_init_attr qa = { 0 };
-	struct rdma_conn_param cp = { 0 };
+	struct rconn *conn = calloc(1, sizeof(*conn));
+
+	if (conn) {
+		conn->base.t = &dfkv_rdma_transport;
+		conn->base.peer = p;
+	}
+	return conn;
+}
+
+/*
+ * Resolve *connp's route, over the device local to the calling thread
+ * when several could carry it, else where CM chooses (on a connection
+ * made afresh: *connp NULL when there was no memory for it).
+ */
+static int conn_route(struct dfkv_client *c, struct rconn **connp,
+		      uint64_t deadline)
+{
+	struct dfkv_peer *p = (*connp)->base.peer;
 	struct sockaddr_storage src;
-	struct rdma_cm_event *ev;
-	struct rconn *conn;
-	uint8_t h[DFKV_RDMA_HELLO_LEN] = { 0 };
-	const uint8_t *sh;
-	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
-		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
 	int err;
 
-	*status = DFKV_E_UNAVAILABLE;
-	conn = calloc(1, sizeof(*conn));
-	if (!conn) {
-		*status = DFKV_E_NOMEM;
-		return NULL;
-	}
-	conn->base.t = &dfkv_rdma_transport;
-	conn->base.peer = p;
-	atomic_fetch_add(&c->connects, 1);
-	if (pick_src(rd, dfkv_net_peer(p)->addr.ss_family, &src)) {
-		err = conn_resolve(c, conn, (struct sockaddr *)&src, deadline);
-		if (err) {		/* not over that device: let CM choose */
-			conn_close(conn);
-			conn = calloc(1, sizeof(*conn));
-			if (!conn) {
-				*status = DFKV_E_NOMEM;
-				return NULL;
-			}
-			conn->base.t = &dfkv_rdma_transport;
-	conn->base.peer = p;
-			err = conn_resolve(c, conn, NULL, deadline);
-		}
-	} else {
-		err = conn_resolve(c, conn, NULL, deadline);
-	}
-	if (err)
-		goto fail;
-	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device))) {
-		err = DFKV_E_NODEV;
-		goto fail;
-	}
+	if (!pick_src(rdma_of(c), dfkv_net_peer(p)->addr.ss_family, &src))
+		return conn_resolve(c, *connp, NULL, deadline);
+	err = conn_resolve(c, *connp, (struct sockaddr *)&src, deadline);
+	if (!err)
+		return 0;
+	/* not over that device: let CM choose */
+	conn_close(*connp);
+	*connp = conn_alloc(p);
+	if (!*connp)
+		return DFKV_E_NOMEM;
+	return conn_resolve(c, *connp, NULL, deadline);
+}
+
+/*
+ * The resolved connection's verbs (on an allowed device, DFKV_E_NODEV
+ * otherwise): the device's PD, a completion channel and CQ, the QP, and
+ * receives for the largest grant of depth, posted before the connect.
+ */
+static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
+		      uint32_t depth)
+{
+	struct dfkv_rdma *rd = rdma_of(c);
+	struct ibv_qp_init_attr qa = { 0 };
+
+	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device)))
+		return DFKV_E_NODEV;
 	conn->dev = dev_of(rd, conn->id->verbs, &conn->dev_idx);
 	if (!conn->dev)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->cc = ibv_create_comp_channel(conn->id->verbs);
 	if (!conn->cc)
-		goto fail;
-	/* sized for what the server may grant at most */
-	if (depth > 128)
-		depth = 128;
+		return DFKV_E_UNAVAILABLE;
 	/* a request's window binds go ahead of its SEND */
 	conn->sq_cap = depth + 1 + (conn->dev->mw ? DFKV_RDMA_DESC_WANT : 0);
 	conn->cq = ibv_create_cq(conn->id->verbs, (int)(conn->sq_cap + depth + 1),
 				 NULL, conn->cc, 0);
 	if (!conn->cq || ibv_req_notify_cq(conn->cq, 0))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	qa.send_cq = conn->cq;
 	qa.recv_cq = conn->cq;
 	qa.qp_type = IBV_QPT_RC;
@@ -736,25 +736,18 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
-		goto fail;
-
-	h[0] = DFKV_EPOCH_RDMA;
-	h[2] = (uint8_t)depth;
-	h[3] = (uint8_t)(depth >> 8);
-	dfkv_put_le32(h + 4, DFKV_RDMA_INLINE_WANT);
-	dfkv_put_le32(h + 8, DFKV_RDMA_DESC_WANT);
-	/* receives for the largest grant, posted before the connect */
+		return DFKV_E_UNAVAILABLE;
 	conn->depth = depth;
 	conn->rlen = DFKV_RESP_PREFIX_LEN +
 		(DFKV_RDMA_REPLY_DATA_MAX > DFKV_RDMA_INLINE_WANT ?
 		 DFKV_RDMA_REPLY_DATA_MAX : DFKV_RDMA_INLINE_WANT);
 	conn->rbuf = malloc(conn->rlen * depth);
 	if (!conn->rbuf)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->rmr = ibv_reg_mr(conn->dev->pd, conn->rbuf, conn->rlen * depth,
 			       IBV_ACCESS_LOCAL_WRITE);
 	if (!conn->rmr)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	for (uint32_t i = 0; i < depth; i++) {
 		struct ibv_sge sge = { (uintptr_t)(conn->rbuf + i * conn->rlen),
 				       (uint32_t)conn->rlen, conn->rmr->lkey };
@@ -762,8 +755,29 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(conn->id->qp, &wr, &bad))
-			goto fail;
+			return DFKV_E_UNAVAILABLE;
 	}
+	return 0;
+}
+
+/*
+ * Connect with the RDMA HELLO asking for depth, and take what the node
+ * grants (depth, inline size, descriptors, max_value_bytes);
+ * DFKV_E_PROTO when its reply or grant is not one we can use.
+ */
+static int conn_establish(struct rconn *conn, uint32_t depth,
+			  uint64_t deadline)
+{
+	struct rdma_conn_param cp = { 0 };
+	uint8_t h[DFKV_RDMA_HELLO_LEN] = { 0 };
+	struct rdma_cm_event *ev;
+	const uint8_t *sh;
+
+	h[0] = DFKV_EPOCH_RDMA;
+	h[2] = (uint8_t)depth;
+	h[3] = (uint8_t)(depth >> 8);
+	dfkv_put_le32(h + 4, DFKV_RDMA_INLINE_WANT);
+	dfkv_put_le32(h + 8, DFKV_RDMA_DESC_WANT);
 	cp.private_data = h;
 	cp.private_data_len = sizeof(h);
 	cp.responder_resources = 16;
@@ -771,16 +785,14 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 6;		/* the node refuses 7 (infinite) */
 	if (rdma_connect(conn->id, &cp))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	if (cm_wait(conn, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	sh = ev->param.conn.private_data;
 	if (!sh || ev->param.conn.private_data_len < DFKV_RDMA_HELLO_LEN ||
 	    sh[0] != DFKV_EPOCH_RDMA || sh[1] != DFKV_STATUS_OK) {
 		rdma_ack_cm_event(ev);
-		*status = DFKV_E_PROTO;
-		conn_close(conn);
-		return NULL;
+		return DFKV_E_PROTO;
 	}
 	conn->depth = sh[2] | (uint32_t)sh[3] << 8;
 	conn->inline_max = dfkv_get_le32(sh + 4);
@@ -789,27 +801,73 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	rdma_ack_cm_event(ev);
 	if (!conn->depth || conn->depth > depth || !conn->max_desc ||
 	    conn->inline_max > DFKV_RDMA_INLINE_WANT ||
-	    conn->max_desc > DFKV_RDMA_DESC_WANT) {
-		*status = DFKV_E_PROTO;
-		conn_close(conn);
-		return NULL;
-	}
+	    conn->max_desc > DFKV_RDMA_DESC_WANT)
+		return DFKV_E_PROTO;
+	return 0;
+}
+
+/* The send slots for the granted depth, inline size and descriptors. */
+static int conn_sends(struct rconn *conn)
+{
 	conn->slen = DFKV_RDMA_REQ_HDR_LEN +
 		(conn->inline_max > conn->max_desc * DFKV_RDMA_DESC_LEN ?
 		 conn->inline_max : conn->max_desc * DFKV_RDMA_DESC_LEN);
 	conn->sbuf = malloc(conn->slen * conn->depth);
 	conn->send_busy = calloc(conn->depth, sizeof(*conn->send_busy));
 	if (!conn->sbuf || !conn->send_busy)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->smr = ibv_reg_mr(conn->dev->pd, conn->sbuf,
 			       conn->slen * conn->depth, 0);
-	if (!conn->smr)
-		goto fail;
-	atomic_store(&p->max_value, conn->max_value);
-	err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+	return conn->smr ? 0 : DFKV_E_UNAVAILABLE;
+}
+
+/*
+ * A new connection to p, established and (with a tenant secret) through
+ * the handshake; NULL and *status (DFKV_E_UNAVAILABLE, DFKV_E_NOMEM,
+ * DFKV_E_PROTO for a node whose grant we cannot use, DFKV_E_NODEV for a
+ * device off the whitelist) when it could not be made.
+ */
+static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
+			       int *status)
+{
+	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
+	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
+		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
+	struct rconn *conn = conn_alloc(p);
+	int err;
+
+	*status = DFKV_E_UNAVAILABLE;
+	if (!conn) {
+		*status = DFKV_E_NOMEM;
+		return NULL;
+	}
+	atomic_fetch_add(&c->connects, 1);
+	err = conn_route(c, &conn, deadline);
+	if (!conn) {
+		*status = DFKV_E_NOMEM;
+		return NULL;
+	}
+	/* sized for what the server may grant at most */
+	if (depth > 128)
+		depth = 128;
 	if (!err)
-		return conn;
-fail:
+		err = conn_verbs(c, conn, depth);
+	if (!err) {
+		err = conn_establish(conn, depth, deadline);
+		if (err == DFKV_E_PROTO) {
+			*status = err;
+			conn_close(conn);
+			return NULL;
+		}
+	}
+	if (!err)
+		err = conn_sends(conn);
+	if (!err) {
+		atomic_store(&p->max_value, conn->max_value);
+		err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+		if (!err)
+			return conn;
+	}
 	if (err == DFKV_E_NODEV)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
