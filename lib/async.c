@@ -5,8 +5,8 @@
  * thread, the eventfd that tells completed batches are waiting, reaping,
  * cancellation, waiting and the teardown dfkv_close runs.
  *
- * A batch is routed and its requests built when it is submitted (ops.c
- * helpers in client.c, the same the synchronous calls use).  The
+ * A batch is routed and its requests built when it is submitted (route.c,
+ * sg.c, keyed.c: the same the synchronous calls use).  The
  * completion thread takes the queued requests in submission order, a
  * round of at most round_size() at a time across every queued batch, and
  * runs each round through dfkv_execute(): the transports' pipelines, peer
@@ -21,7 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ops.h"
+#include "async.h"
+#include "exec.h"
+#include "keyed.h"
+#include "lease.h"
+#include "route.h"
+#include "sg.h"
 
 static_assert(sizeof(struct dfkv_batch_desc) == DFKV_BATCH_DESC_SIZE_VER0,
 	      "batch descriptor layout");
@@ -336,7 +341,7 @@ static void *worker(void *arg)
 			gone = b->next;
 			/* closing: dfkv_close drops the lease with the rest */
 			if (b->lease && !stopping)
-				dfkv_release(c, b->lease);
+				dfkv_lease_release(c, b->lease);
 			batch_release(b);
 		}
 		pthread_mutex_lock(&a->lock);
@@ -657,6 +662,6 @@ DFKV_API void dfkv_batch_free(struct dfkv_batch *b)
 	pthread_mutex_unlock(&a->lock);
 	l = b->lease;
 	if (l)
-		dfkv_release(b->c, l);
+		dfkv_lease_release(b->c, l);
 	batch_release(b);
 }

@@ -4,25 +4,32 @@
  * its peers (one member each, reached over the transport chosen for it:
  * /dev/dfkv in local.c, TCP in tcp.c or RDMA in rdma.c, through the ops
  * table of transport.h) and the routed request (struct dfkv_req) every
- * operation becomes.  Shared by client.c (API, routing, choice of
- * transport, stats), async.c (asynchronous batches), members.c,
- * discovery.c, auth.c (the tenant handshake), health.c and the
- * transports, which execute arrays of routed requests and fill in their
- * results.
+ * operation becomes.  Shared by client.c (API, stats), async.c
+ * (asynchronous batches), the engine both use (route.c, exec.c, sg.c,
+ * keyed.c, lease.c), peer.c (peer set-up, choice of transport),
+ * members.c, discovery.c, auth.c (the tenant handshake), health.c and
+ * the transports, which execute arrays of routed requests and fill in
+ * their results.
  */
 #ifndef DFKV_LIB_CLIENT_H
 #define DFKV_LIB_CLIENT_H
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "util.h"
-#include "conn.h"
 #include "health.h"
 
 #define DFKV_HOST_MAX	256
+
+/* The transports (transport.h), each with its slot in a client. */
+enum dfkv_transport_id {
+	DFKV_T_LOCAL,
+	DFKV_T_TCP,
+	DFKV_T_RDMA,
+	DFKV_TRANSPORTS_MAX
+};
 
 struct dfkv_conn;
 struct dfkv_transport_ops;
@@ -34,22 +41,7 @@ struct dfkv_peer {
 	uint32_t weight;
 	uint32_t index;
 	const struct dfkv_transport_ops *t;	/* how it is reached, or NULL */
-
-	pthread_mutex_t pool_lock;	/* pool, rpool */
-
-	/* TCP */
-	struct sockaddr_storage addr;
-	socklen_t addrlen;		/* 0: not resolved / not TCP */
-	struct dfkv_pool pool;
-
-	/* RDMA (rdma.c) */
-	struct sockaddr_storage rdma_addr;
-	struct dfkv_pool rpool;
-
-	/* /dev/dfkv; the rwlock keeps the fd stable across a rebind */
-	pthread_rwlock_t local_lock;
-	int local_fd;			/* -1: this peer is reached over TCP */
-	bool local;
+	void *tp;			/* t's state for it (t->peer_size) */
 
 	_Atomic uint64_t down_until_ms;	/* peer health: skip until then */
 	_Atomic uint64_t max_value;	/* the node's max_value_bytes from
@@ -97,14 +89,15 @@ struct dfkv_client {
 	uint64_t tenant;
 	uint8_t secret[DFKV_TENANT_SECRET_LEN];	/* the tenant's, if has_secret */
 	bool has_secret;
-	char *local_dev;
 	struct dfkv_peer *peers;
 	_Atomic size_t npeers;		/* grows under discovery (slots are
 					 * set up before it counts them) */
 	struct dfkv_ring *ring;		/* static members; NULL with disc */
 	struct dfkv_disc *disc;		/* discovery through mdsd, or NULL */
-	struct dfkv_rdma *rdma;		/* RDMA devices and pools, or NULL */
+	void *tstate[DFKV_TRANSPORTS_MAX];	/* each transport's state for
+						 * the client, or NULL */
 	struct dfkv_async *async;	/* asynchronous batches (async.c) */
+	struct dfkv_leases *leases;	/* live lease handles (lease.c) */
 
 	/* stats (client.c) */
 	_Atomic uint64_t ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX - __DFKV_E_MIN];

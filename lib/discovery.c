@@ -71,6 +71,7 @@
 
 #include "discovery.h"
 #include "http.h"
+#include "peer.h"
 #include "record.h"
 
 #define DISC_SLOTS_MAX		4096	/* peer slots for the life of a client */

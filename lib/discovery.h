@@ -28,7 +28,4 @@ int dfkv_disc_route(struct dfkv_client *c, const uint8_t id[DFKV_OBJECT_ID_LEN],
  * returns the length written (truncated at cap). */
 size_t dfkv_disc_stats(struct dfkv_client *c, char *buf, size_t cap);
 
-/* client.c: a new peer slot ready for use (locks, transport). */
-int dfkv_peer_setup(struct dfkv_client *c, struct dfkv_peer *p);
-
 #endif /* DFKV_LIB_DISCOVERY_H */

@@ -23,6 +23,37 @@ static_assert(sizeof(struct dfkv_ioc_batch) == DFKV_IOC_BATCH_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_bind) == DFKV_IOC_BIND_SIZE_VER0, "ABI");
 static_assert(sizeof(struct dfkv_ioc_auth) == DFKV_IOC_AUTH_SIZE_VER0, "ABI");
 
+/* What the transport keeps per peer: the bound file, stable across a
+ * rebind under the rwlock. */
+struct lpeer {
+	pthread_rwlock_t lock;
+	int fd;
+};
+
+static struct lpeer *lpeer(const struct dfkv_peer *p)
+{
+	return p->tp;
+}
+
+/* The client's state: the path of /dev/dfkv. */
+static const char *local_dev(const struct dfkv_client *c)
+{
+	return c->tstate[DFKV_T_LOCAL];
+}
+
+static int local_client_init(struct dfkv_client *c)
+{
+	c->tstate[DFKV_T_LOCAL] = strdup(c->opt.local_dev ? c->opt.local_dev :
+					 "/dev/dfkv");
+	return c->tstate[DFKV_T_LOCAL] ? 0 : DFKV_E_NOMEM;
+}
+
+static void local_client_fini(struct dfkv_client *c)
+{
+	free(c->tstate[DFKV_T_LOCAL]);
+	c->tstate[DFKV_T_LOCAL] = NULL;
+}
+
 /*
  * Authorize a bound file for the client's tenant (SPEC.md 9).  A refusal
  * (EACCES), or a module without tenants (ENOTTY), leaves it unauthorized:
@@ -43,7 +74,7 @@ static void auth(const struct dfkv_client *c, int fd)
 static int open_bound(const struct dfkv_client *c, const char *node)
 {
 	struct dfkv_ioc_bind b = { .size = sizeof(b) };
-	int fd = open(c->local_dev, O_RDWR | O_CLOEXEC);
+	int fd = open(local_dev(c), O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return DFKV_E_NODEV;
@@ -59,38 +90,39 @@ static int open_bound(const struct dfkv_client *c, const char *node)
 
 static int local_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	int fd = open_bound(c, p->name);
+	struct lpeer *lp = lpeer(p);
 
-	p->local_fd = -1;
-	if (fd < 0)
-		return fd;
-	p->local_fd = fd;
-	p->local = true;
-	return 0;
+	pthread_rwlock_init(&lp->lock, NULL);
+	lp->fd = open_bound(c, p->name);
+	return lp->fd < 0 ? lp->fd : 0;
 }
 
 static void local_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
+	struct lpeer *lp = lpeer(p);
+
 	(void)c;
-	if (p->local_fd >= 0)
-		close(p->local_fd);
-	p->local_fd = -1;
+	if (lp->fd >= 0)
+		close(lp->fd);
+	lp->fd = -1;
+	pthread_rwlock_destroy(&lp->lock);
 }
 
 /* After a cooldown, a peer whose node went away is bound afresh. */
 static void rebind(struct dfkv_client *c, struct dfkv_peer *p, int stale_fd)
 {
+	struct lpeer *lp = lpeer(p);
 	int fd;
 
-	pthread_rwlock_wrlock(&p->local_lock);
-	if (p->local_fd == stale_fd) {
+	pthread_rwlock_wrlock(&lp->lock);
+	if (lp->fd == stale_fd) {
 		fd = open_bound(c, p->name);
 		if (fd >= 0) {
-			close(p->local_fd);
-			p->local_fd = fd;
+			close(lp->fd);
+			lp->fd = fd;
 		}
 	}
-	pthread_rwlock_unlock(&p->local_lock);
+	pthread_rwlock_unlock(&lp->lock);
 }
 
 /* An ioctl's errno as the request's status. */
@@ -250,8 +282,8 @@ static void local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 				idx[cnt++] = i;
 		if (!cnt)
 			continue;
-		pthread_rwlock_rdlock(&peer->local_lock);
-		fd = peer->local_fd;
+		pthread_rwlock_rdlock(&lpeer(peer)->lock);
+		fd = lpeer(peer)->fd;
 		/* data ops batched, keyed ops one by one, in request order */
 		{
 			size_t nd = 0;
@@ -271,7 +303,7 @@ static void local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 				    reqs[i]->status == DFKV_E_UNAVAILABLE)
 					failed = true;
 		}
-		pthread_rwlock_unlock(&peer->local_lock);
+		pthread_rwlock_unlock(&lpeer(peer)->lock);
 		if (failed) {
 			dfkv_peer_failed(c, peer);
 			rebind(c, peer, fd);
@@ -285,6 +317,10 @@ out:
 
 const struct dfkv_transport_ops dfkv_local_transport = {
 	.name = "local",
+	.id = DFKV_T_LOCAL,
+	.client_init = local_client_init,
+	.client_fini = local_client_fini,
+	.peer_size = sizeof(struct lpeer),
 	.init = local_peer_init,
 	.fini = local_peer_fini,
 	.exec = local_exec,

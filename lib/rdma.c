@@ -38,8 +38,8 @@
  * descriptors (a list longer than the negotiated maximum goes through one
  * bounce buffer).  Up to depth requests are in flight per connection and
  * replies come back in order; one exec call drives the connections of
- * every peer from one poll() loop on their completion channels, under
- * the batch's single deadline.
+ * every peer from one poll() loop (conn.c's, through the callbacks here)
+ * on their completion channels, under the batch's single deadline.
  *
  * Tenants (SPEC.md 9): with a tenant secret, a new connection runs the
  * AUTH2 handshake, HELLO and AUTH (SENDs with inline payloads, as key
@@ -61,8 +61,12 @@
 #include <rdma/rdma_cma.h>
 
 #include "conn.h"
-#include "rdma.h"
 #include "transport.h"
+
+/* What the client asks for (the HELLO, request and descriptor layouts:
+ * uapi/linux/dfkv.h). */
+#define DFKV_RDMA_INLINE_WANT		4096
+#define DFKV_RDMA_DESC_WANT		256
 
 #define RDEV_MAX	16
 #define RDMA_DEPTH_WANT	64
@@ -109,6 +113,12 @@ struct dfkv_rdma {
 	uint32_t expose;		/* enum dfkv_rdma_expose */
 };
 
+/* The client's RDMA state (c->tstate), or NULL when RDMA is off. */
+static struct dfkv_rdma *rdma_of(const struct dfkv_client *c)
+{
+	return c->tstate[DFKV_T_RDMA];
+}
+
 struct rconn {
 	struct dfkv_conn base;		/* &dfkv_rdma_transport, the peer */
 	struct rdma_event_channel *ch;
@@ -125,11 +135,6 @@ struct rconn {
 	bool *send_busy;		/* slot's SEND not completed yet */
 	uint32_t sq_cap, sq_used;	/* send queue: WRs posted, unreported */
 	bool broken;
-	bool active;
-
-	/* work of the current exec */
-	struct ritem **q;
-	size_t nq, qcap, sent, recvd;
 };
 
 /* A request-scoped memory window and the bind that gives it its key. */
@@ -140,7 +145,7 @@ struct rwin {
 };
 
 struct ritem {
-	struct dfkv_req *r;
+	struct dfkv_item base;		/* the request */
 	struct dfkv_wire_req w;
 	struct ibv_mr **mrs;		/* request-scoped registrations */
 	size_t nmr, mrcap;
@@ -154,6 +159,16 @@ struct ritem {
 	bool inline_payload;
 	const uint8_t *payload;		/* inline payload source */
 };
+
+static struct ritem *ritem_of(struct dfkv_item *it)
+{
+	return dfkv_container_of(it, struct ritem, base);
+}
+
+static struct rconn *rconn_of(struct dfkv_conn *conn)
+{
+	return dfkv_container_of(conn, struct rconn, base);
+}
 
 /* ------------------------------------------------------------ devices */
 
@@ -203,7 +218,7 @@ static bool dev_active(struct ibv_device *d)
 	return up;
 }
 
-int dfkv_rdma_client_init(struct dfkv_client *c)
+static int rdma_client_init(struct dfkv_client *c)
 {
 	struct dfkv_rdma *rd = calloc(1, sizeof(*rd));
 	struct ibv_device **list;
@@ -215,7 +230,7 @@ int dfkv_rdma_client_init(struct dfkv_client *c)
 	pthread_rwlock_init(&rd->pools_lock, NULL);
 	rd->expose = c->opt.rdma_expose ? c->opt.rdma_expose :
 		     DFKV_RDMA_EXPOSE_REQUEST;
-	c->rdma = rd;
+	c->tstate[DFKV_T_RDMA] = rd;
 	if (c->opt.rdma_devices) {
 		const char *s = c->opt.rdma_devices;
 
@@ -259,9 +274,9 @@ static void pool_free(struct pool *p)
 	free(p);
 }
 
-void dfkv_rdma_client_fini(struct dfkv_client *c)
+static void rdma_client_fini(struct dfkv_client *c)
 {
-	struct dfkv_rdma *rd = c->rdma;
+	struct dfkv_rdma *rd = rdma_of(c);
 
 	if (!rd)
 		return;
@@ -276,7 +291,7 @@ void dfkv_rdma_client_fini(struct dfkv_client *c)
 	pthread_mutex_destroy(&rd->lock);
 	pthread_rwlock_destroy(&rd->pools_lock);
 	free(rd);
-	c->rdma = NULL;
+	c->tstate[DFKV_T_RDMA] = NULL;
 }
 
 /* The client's entry for a device context; NULL when it cannot get one. */
@@ -345,7 +360,7 @@ DFKV_API int dfkv_register_memory(struct dfkv_client *c, void *base,
 
 	if (!c || !dfkv_span_ok(base, len))
 		return DFKV_E_INVAL;
-	rd = c->rdma;
+	rd = rdma_of(c);
 	if (!rd)
 		return DFKV_E_NODEV;
 	p = calloc(1, sizeof(*p));
@@ -397,7 +412,7 @@ DFKV_API int dfkv_unregister_memory(struct dfkv_client *c, void *base)
 
 	if (!c || !base)
 		return DFKV_E_INVAL;
-	rd = c->rdma;
+	rd = rdma_of(c);
 	if (!rd)
 		return DFKV_E_NODEV;
 	/* the write lock waits for the requests using any pool */
@@ -452,7 +467,7 @@ static int mem_key(struct dfkv_client *c, struct rconn *conn,
 		   struct ritem *it, void *ptr, uint64_t len, int access,
 		   uint32_t *rkey)
 {
-	struct dfkv_rdma *rd = c->rdma;
+	struct dfkv_rdma *rd = rdma_of(c);
 	struct ibv_mr *mr;
 
 	for (struct pool *p = rd->pools; p; p = p->next) {
@@ -542,7 +557,7 @@ static void conn_close(struct rconn *conn)
 	free(conn->sbuf);
 	free(conn->rbuf);
 	free(conn->send_busy);
-	free(conn->q);
+	free(conn->base.q);
 	free(conn);
 }
 
@@ -631,8 +646,8 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 		return DFKV_E_SYS;
 	if (rdma_create_id(conn->ch, &conn->id, conn, RDMA_PS_TCP))
 		return DFKV_E_SYS;
-	if (rdma_resolve_addr(conn->id, src, (struct sockaddr *)&p->rdma_addr,
-			      tmo))
+	if (rdma_resolve_addr(conn->id, src,
+			      (struct sockaddr *)&dfkv_net_peer(p)->addr, tmo))
 		return DFKV_E_UNAVAILABLE;
 	err = cm_wait(conn, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, &ev);
 	if (err)
@@ -650,68 +665,68 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			  uint64_t deadline);
 
-static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
-			       int *status)
+/* A fresh connection to p, nothing set up yet. */
+static struct rconn *conn_alloc(struct dfkv_peer *p)
 {
-	struct dfkv_rdma *rd = c->rdma;
-	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
-	struct ibv_qp_init_attr qa = { 0 };
-	struct rdma_conn_param cp = { 0 };
+	struct rconn *conn = calloc(1, sizeof(*conn));
+
+	if (conn) {
+		conn->base.t = &dfkv_rdma_transport;
+		conn->base.peer = p;
+	}
+	return conn;
+}
+
+/*
+ * Resolve *connp's route, over the device local to the calling thread
+ * when several could carry it, else where CM chooses (on a connection
+ * made afresh: *connp NULL when there was no memory for it).
+ */
+static int conn_route(struct dfkv_client *c, struct rconn **connp,
+		      uint64_t deadline)
+{
+	struct dfkv_peer *p = (*connp)->base.peer;
 	struct sockaddr_storage src;
-	struct rdma_cm_event *ev;
-	struct rconn *conn;
-	uint8_t h[DFKV_RDMA_HELLO_LEN] = { 0 };
-	const uint8_t *sh;
-	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
-		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
 	int err;
 
-	*status = DFKV_E_UNAVAILABLE;
-	conn = calloc(1, sizeof(*conn));
-	if (!conn) {
-		*status = DFKV_E_NOMEM;
-		return NULL;
-	}
-	conn->base.t = &dfkv_rdma_transport;
-	conn->base.peer = p;
-	atomic_fetch_add(&c->connects, 1);
-	if (pick_src(rd, p->rdma_addr.ss_family, &src)) {
-		err = conn_resolve(c, conn, (struct sockaddr *)&src, deadline);
-		if (err) {		/* not over that device: let CM choose */
-			conn_close(conn);
-			conn = calloc(1, sizeof(*conn));
-			if (!conn) {
-				*status = DFKV_E_NOMEM;
-				return NULL;
-			}
-			conn->base.t = &dfkv_rdma_transport;
-	conn->base.peer = p;
-			err = conn_resolve(c, conn, NULL, deadline);
-		}
-	} else {
-		err = conn_resolve(c, conn, NULL, deadline);
-	}
-	if (err)
-		goto fail;
-	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device))) {
-		err = DFKV_E_NODEV;
-		goto fail;
-	}
+	if (!pick_src(rdma_of(c), dfkv_net_peer(p)->addr.ss_family, &src))
+		return conn_resolve(c, *connp, NULL, deadline);
+	err = conn_resolve(c, *connp, (struct sockaddr *)&src, deadline);
+	if (!err)
+		return 0;
+	/* not over that device: let CM choose */
+	conn_close(*connp);
+	*connp = conn_alloc(p);
+	if (!*connp)
+		return DFKV_E_NOMEM;
+	return conn_resolve(c, *connp, NULL, deadline);
+}
+
+/*
+ * The resolved connection's verbs (on an allowed device, DFKV_E_NODEV
+ * otherwise): the device's PD, a completion channel and CQ, the QP, and
+ * receives for the largest grant of depth, posted before the connect.
+ */
+static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
+		      uint32_t depth)
+{
+	struct dfkv_rdma *rd = rdma_of(c);
+	struct ibv_qp_init_attr qa = { 0 };
+
+	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device)))
+		return DFKV_E_NODEV;
 	conn->dev = dev_of(rd, conn->id->verbs, &conn->dev_idx);
 	if (!conn->dev)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->cc = ibv_create_comp_channel(conn->id->verbs);
 	if (!conn->cc)
-		goto fail;
-	/* sized for what the server may grant at most */
-	if (depth > 128)
-		depth = 128;
+		return DFKV_E_UNAVAILABLE;
 	/* a request's window binds go ahead of its SEND */
 	conn->sq_cap = depth + 1 + (conn->dev->mw ? DFKV_RDMA_DESC_WANT : 0);
 	conn->cq = ibv_create_cq(conn->id->verbs, (int)(conn->sq_cap + depth + 1),
 				 NULL, conn->cc, 0);
 	if (!conn->cq || ibv_req_notify_cq(conn->cq, 0))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	qa.send_cq = conn->cq;
 	qa.recv_cq = conn->cq;
 	qa.qp_type = IBV_QPT_RC;
@@ -721,25 +736,18 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
-		goto fail;
-
-	h[0] = DFKV_EPOCH_RDMA;
-	h[2] = (uint8_t)depth;
-	h[3] = (uint8_t)(depth >> 8);
-	dfkv_put_le32(h + 4, DFKV_RDMA_INLINE_WANT);
-	dfkv_put_le32(h + 8, DFKV_RDMA_DESC_WANT);
-	/* receives for the largest grant, posted before the connect */
+		return DFKV_E_UNAVAILABLE;
 	conn->depth = depth;
 	conn->rlen = DFKV_RESP_PREFIX_LEN +
 		(DFKV_RDMA_REPLY_DATA_MAX > DFKV_RDMA_INLINE_WANT ?
 		 DFKV_RDMA_REPLY_DATA_MAX : DFKV_RDMA_INLINE_WANT);
 	conn->rbuf = malloc(conn->rlen * depth);
 	if (!conn->rbuf)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->rmr = ibv_reg_mr(conn->dev->pd, conn->rbuf, conn->rlen * depth,
 			       IBV_ACCESS_LOCAL_WRITE);
 	if (!conn->rmr)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	for (uint32_t i = 0; i < depth; i++) {
 		struct ibv_sge sge = { (uintptr_t)(conn->rbuf + i * conn->rlen),
 				       (uint32_t)conn->rlen, conn->rmr->lkey };
@@ -747,8 +755,29 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(conn->id->qp, &wr, &bad))
-			goto fail;
+			return DFKV_E_UNAVAILABLE;
 	}
+	return 0;
+}
+
+/*
+ * Connect with the RDMA HELLO asking for depth, and take what the node
+ * grants (depth, inline size, descriptors, max_value_bytes);
+ * DFKV_E_PROTO when its reply or grant is not one we can use.
+ */
+static int conn_establish(struct rconn *conn, uint32_t depth,
+			  uint64_t deadline)
+{
+	struct rdma_conn_param cp = { 0 };
+	uint8_t h[DFKV_RDMA_HELLO_LEN] = { 0 };
+	struct rdma_cm_event *ev;
+	const uint8_t *sh;
+
+	h[0] = DFKV_EPOCH_RDMA;
+	h[2] = (uint8_t)depth;
+	h[3] = (uint8_t)(depth >> 8);
+	dfkv_put_le32(h + 4, DFKV_RDMA_INLINE_WANT);
+	dfkv_put_le32(h + 8, DFKV_RDMA_DESC_WANT);
 	cp.private_data = h;
 	cp.private_data_len = sizeof(h);
 	cp.responder_resources = 16;
@@ -756,16 +785,14 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 6;		/* the node refuses 7 (infinite) */
 	if (rdma_connect(conn->id, &cp))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	if (cm_wait(conn, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev))
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	sh = ev->param.conn.private_data;
 	if (!sh || ev->param.conn.private_data_len < DFKV_RDMA_HELLO_LEN ||
 	    sh[0] != DFKV_EPOCH_RDMA || sh[1] != DFKV_STATUS_OK) {
 		rdma_ack_cm_event(ev);
-		*status = DFKV_E_PROTO;
-		conn_close(conn);
-		return NULL;
+		return DFKV_E_PROTO;
 	}
 	conn->depth = sh[2] | (uint32_t)sh[3] << 8;
 	conn->inline_max = dfkv_get_le32(sh + 4);
@@ -774,27 +801,73 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	rdma_ack_cm_event(ev);
 	if (!conn->depth || conn->depth > depth || !conn->max_desc ||
 	    conn->inline_max > DFKV_RDMA_INLINE_WANT ||
-	    conn->max_desc > DFKV_RDMA_DESC_WANT) {
-		*status = DFKV_E_PROTO;
-		conn_close(conn);
-		return NULL;
-	}
+	    conn->max_desc > DFKV_RDMA_DESC_WANT)
+		return DFKV_E_PROTO;
+	return 0;
+}
+
+/* The send slots for the granted depth, inline size and descriptors. */
+static int conn_sends(struct rconn *conn)
+{
 	conn->slen = DFKV_RDMA_REQ_HDR_LEN +
 		(conn->inline_max > conn->max_desc * DFKV_RDMA_DESC_LEN ?
 		 conn->inline_max : conn->max_desc * DFKV_RDMA_DESC_LEN);
 	conn->sbuf = malloc(conn->slen * conn->depth);
 	conn->send_busy = calloc(conn->depth, sizeof(*conn->send_busy));
 	if (!conn->sbuf || !conn->send_busy)
-		goto fail;
+		return DFKV_E_UNAVAILABLE;
 	conn->smr = ibv_reg_mr(conn->dev->pd, conn->sbuf,
 			       conn->slen * conn->depth, 0);
-	if (!conn->smr)
-		goto fail;
-	atomic_store(&p->max_value, conn->max_value);
-	err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+	return conn->smr ? 0 : DFKV_E_UNAVAILABLE;
+}
+
+/*
+ * A new connection to p, established and (with a tenant secret) through
+ * the handshake; NULL and *status (DFKV_E_UNAVAILABLE, DFKV_E_NOMEM,
+ * DFKV_E_PROTO for a node whose grant we cannot use, DFKV_E_NODEV for a
+ * device off the whitelist) when it could not be made.
+ */
+static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
+			       int *status)
+{
+	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
+	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
+		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
+	struct rconn *conn = conn_alloc(p);
+	int err;
+
+	*status = DFKV_E_UNAVAILABLE;
+	if (!conn) {
+		*status = DFKV_E_NOMEM;
+		return NULL;
+	}
+	atomic_fetch_add(&c->connects, 1);
+	err = conn_route(c, &conn, deadline);
+	if (!conn) {
+		*status = DFKV_E_NOMEM;
+		return NULL;
+	}
+	/* sized for what the server may grant at most */
+	if (depth > 128)
+		depth = 128;
 	if (!err)
-		return conn;
-fail:
+		err = conn_verbs(c, conn, depth);
+	if (!err) {
+		err = conn_establish(conn, depth, deadline);
+		if (err == DFKV_E_PROTO) {
+			*status = err;
+			conn_close(conn);
+			return NULL;
+		}
+	}
+	if (!err)
+		err = conn_sends(conn);
+	if (!err) {
+		atomic_store(&p->max_value, conn->max_value);
+		err = c->has_secret ? conn_handshake(c, conn, deadline) : 0;
+		if (!err)
+			return conn;
+	}
 	if (err == DFKV_E_NODEV)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
@@ -806,24 +879,21 @@ static int rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	uint16_t port = (uint16_t)(c->opt.rdma_port ? c->opt.rdma_port :
 				   DFKV_PORT_RDMA);
-	int err;
 
-	if (!c->rdma)
+	if (!rdma_of(c))
 		return DFKV_E_NODEV;
-	err = dfkv_pool_init(&p->rpool, c->opt.conns_per_peer);
-	if (!err)
-		err = dfkv_peer_resolve(p, port, &p->rdma_addr, NULL);
-	return err;
+	return dfkv_net_peer_init(c, p, port);
+}
+
+static void conn_close_pooled(void *conn)
+{
+	conn_close(conn);
 }
 
 static void rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct rconn *conn;
-
 	(void)c;
-	while ((conn = dfkv_pool_take(p, &p->rpool)))
-		conn_close(conn);
-	dfkv_pool_fini(&p->rpool);
+	dfkv_net_peer_fini(p, conn_close_pooled);
 }
 
 /* A pooled connection the node has not disconnected meanwhile. */
@@ -839,7 +909,8 @@ static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 {
 	struct rconn *conn;
 
-	while ((conn = dfkv_pool_take(p, &p->rpool)) && !idle_ok(conn))
+	while ((conn = dfkv_pool_take(&dfkv_net_peer(p)->pool)) &&
+	       !idle_ok(conn))
 		conn_close(conn);
 	if (conn)
 		return conn;
@@ -848,15 +919,14 @@ static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
 
 static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 
-	conn->nq = conn->sent = conn->recvd = 0;
-	conn->active = false;
+	dfkv_conn_reset(&conn->base, false);
 	for (uint32_t i = 0; healthy && i < conn->depth; i++)
 		if (conn->send_busy[i])
 			healthy = false;	/* a SEND still unreported */
 	if (healthy && !conn->broken &&
-	    dfkv_pool_give(p, &p->rpool, c->opt.conns_per_peer, conn))
+	    dfkv_pool_give(&np->pool, c->opt.conns_per_peer, conn))
 		return;
 	conn_close(conn);
 }
@@ -864,7 +934,7 @@ static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 static void rdma_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
 			  bool healthy)
 {
-	rconn_put(c, dfkv_container_of(conn, struct rconn, base), healthy);
+	rconn_put(c, rconn_of(conn), healthy);
 }
 
 /* ------------------------------------------------------------- framing */
@@ -950,7 +1020,7 @@ static int item_payload(struct dfkv_client *c, struct rconn *conn,
 static int item_prepare(struct dfkv_client *c, struct rconn *conn,
 			struct ritem *it)
 {
-	struct dfkv_req *r = it->r;
+	struct dfkv_req *r = it->base.r;
 	const struct iovec *segs;
 	struct iovec one;
 	size_t nseg;
@@ -1018,7 +1088,7 @@ static void data_scatter(struct dfkv_req *r, const uint8_t *src, uint64_t n)
 /* A reply arrived for it: check its inline data, decode it into the request. */
 static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 {
-	struct dfkv_req *r = it->r;
+	struct dfkv_req *r = it->base.r;
 	const uint8_t *data = buf + DFKV_RESP_PREFIX_LEN;
 	struct dfkv_wire_resp resp;
 	uint64_t inl;
@@ -1054,20 +1124,17 @@ static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 
 static void conn_fail(struct dfkv_client *c, struct rconn *conn, int status)
 {
-	for (size_t i = conn->recvd; i < conn->nq; i++)
-		conn->q[i]->r->status = status;
-	conn->recvd = conn->nq;
+	dfkv_conn_fail(c, &conn->base, status);
 	conn->broken = true;
-	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->base.peer);
 }
 
 /* Post the SENDs the window and the send slots allow. */
 static int conn_send(struct dfkv_client *c, struct rconn *conn)
 {
-	while (conn->sent < conn->nq && conn->sent - conn->recvd < conn->depth) {
-		struct ritem *it = conn->q[conn->sent];
-		uint32_t slot = conn->sent % conn->depth;
+	while (conn->base.sent < conn->base.nq &&
+	       conn->base.sent - conn->base.recvd < conn->depth) {
+		struct ritem *it = ritem_of(conn->base.q[conn->base.sent]);
+		uint32_t slot = conn->base.sent % conn->depth;
 		uint8_t *b = conn->sbuf + (size_t)slot * conn->slen;
 		uint32_t len = DFKV_RDMA_REQ_HDR_LEN;
 		struct ibv_sge sge;
@@ -1112,9 +1179,9 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 			return DFKV_E_UNAVAILABLE;
 		conn->send_busy[slot] = true;
 		conn->sq_used++;
-		if (it->r->op == DFKV_OP_PUT)
+		if (it->base.r->op == DFKV_OP_PUT)
 			atomic_fetch_add(&c->bytes_out, it->w.payload_len);
-		conn->sent++;
+		conn->base.sent++;
 	}
 	(void)c;
 	return 0;
@@ -1140,10 +1207,11 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 					conn->send_busy[idx] = false;
 				continue;
 			}
-			if (conn->recvd >= conn->sent)
+			if (conn->base.recvd >= conn->base.sent)
 				return DFKV_E_PROTO;	/* unasked reply */
 			{
-				struct ritem *it = conn->q[conn->recvd];
+				struct ritem *it =
+					ritem_of(conn->base.q[conn->base.recvd]);
 				uint8_t *b = conn->rbuf + (size_t)idx * conn->rlen;
 				struct ibv_sge sge = { (uintptr_t)b,
 						       (uint32_t)conn->rlen,
@@ -1156,22 +1224,17 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 
 				if (err)
 					return err;
-				if (it->r->op == DFKV_OP_GET &&
-				    it->r->status == DFKV_STATUS_OK)
+				if (it->base.r->op == DFKV_OP_GET &&
+				    it->base.r->status == DFKV_STATUS_OK)
 					atomic_fetch_add(&c->bytes_in,
-							 it->r->data_len);
-				conn->recvd++;
+							 it->base.r->data_len);
+				conn->base.recvd++;
 				if (ibv_post_recv(conn->id->qp, &wr, &bad))
 					return DFKV_E_UNAVAILABLE;
 			}
 		}
 	}
 	return n < 0 ? DFKV_E_UNAVAILABLE : got;
-}
-
-static bool conn_push(struct rconn *conn, struct ritem *it)
-{
-	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
 }
 
 /*
@@ -1182,13 +1245,13 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 		     struct dfkv_req *r, uint64_t deadline)
 {
 	struct pollfd pfd = { .fd = conn->cc->fd, .events = POLLIN };
-	struct ritem it = { .r = r };
+	struct ritem it = { .base.r = r };
 	int err = item_prepare(c, conn, &it);
 
-	conn->nq = conn->sent = conn->recvd = 0;
-	if (!err && !conn_push(conn, &it))
+	conn->base.nq = conn->base.sent = conn->base.recvd = 0;
+	if (!err && !dfkv_conn_push(&conn->base, &it.base))
 		err = DFKV_E_NOMEM;
-	while (!err && conn->recvd < conn->nq) {
+	while (!err && conn->base.recvd < conn->base.nq) {
 		uint64_t now = dfkv_now_ms();
 		struct ibv_cq *cq;
 		void *ctx;
@@ -1208,7 +1271,7 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 			ibv_ack_cq_events(cq, 1);
 	}
 	item_release(&it);
-	conn->nq = conn->sent = conn->recvd = 0;
+	conn->base.nq = conn->base.sent = conn->base.recvd = 0;
 	return err;
 }
 
@@ -1246,35 +1309,46 @@ static bool conn_sends_busy(const struct rconn *conn)
 	return false;
 }
 
-static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
-			  struct ritem *items, size_t n, struct rconn **conns)
+static void rdma_begin(struct dfkv_client *c, size_t n)
 {
-	size_t cnt = 0, k = 0, want;
-	struct rconn *held = NULL;
+	atomic_fetch_add(&c->rdma_reqs, n);
+	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
+}
+
+static void rdma_end(struct dfkv_client *c)
+{
+	pthread_rwlock_unlock(&rdma_of(c)->pools_lock);
+}
+
+/*
+ * Connections for the requests of one peer, each request prepared for
+ * the connection it goes on; returns how many were used.
+ */
+static size_t rdma_assign(struct dfkv_client *c, struct dfkv_peer *p,
+			  struct dfkv_req *const *reqs, void *items, size_t n,
+			  struct dfkv_conn **conns, uint64_t now)
+{
+	struct ritem *it = items;
+	struct dfkv_conn *held;
+	size_t want = dfkv_conn_want(c, p, reqs, n, &held), k = 0;
 	int status = DFKV_E_UNAVAILABLE;
 
-	for (size_t i = 0; i < n; i++)
-		if (items[i].r->peer == p) {
-			cnt++;
-			if (items[i].r->conn)
-				held = dfkv_container_of(items[i].r->conn,
-							 struct rconn, base);
-		}
-	if (!cnt)
+	(void)now;
+	if (!want)
 		return 0;
-	want = held ? 1 : cnt < c->opt.conns_per_peer ? cnt :
-		c->opt.conns_per_peer;
 	for (; k < want; k++) {
-		conns[k] = held ? held : conn_get(c, p, &status);
-		if (!conns[k])
+		struct rconn *conn = held ? rconn_of(held) :
+			conn_get(c, p, &status);
+
+		if (!conn)
 			break;
-		conns[k]->nq = conns[k]->sent = conns[k]->recvd = 0;
-		conns[k]->active = true;
+		conns[k] = &conn->base;
+		dfkv_conn_reset(&conn->base, true);
 	}
 	if (!k) {
 		for (size_t i = 0; i < n; i++)
-			if (items[i].r->peer == p)
-				items[i].r->status = status;
+			if (it[i].base.r->peer == p)
+				it[i].base.r->status = status;
 		/* no device: the node is not down */
 		if (status != DFKV_E_NODEV)
 			dfkv_peer_failed(c, p);
@@ -1284,158 +1358,139 @@ static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
 		struct rconn *conn;
 		int err;
 
-		if (items[i].r->peer != p)
+		if (it[i].base.r->peer != p)
 			continue;
-		conn = conns[rr++ % k];
-		err = item_prepare(c, conn, &items[i]);
+		conn = rconn_of(conns[rr++ % k]);
+		err = item_prepare(c, conn, &it[i]);
 		if (err)
-			items[i].r->status = err;
-		else if (!conn_push(conn, &items[i]))
-			items[i].r->status = DFKV_E_NOMEM;
+			it[i].base.r->status = err;
+		else if (!dfkv_conn_push(&conn->base, &it[i].base))
+			it[i].base.r->status = DFKV_E_NOMEM;
 	}
 	return k;
 }
 
-static bool conn_busy(const struct rconn *conn)
+static void rdma_advance(struct dfkv_client *c, struct dfkv_conn *base,
+			 uint64_t now)
 {
-	return conn->active && !conn->broken && conn->recvd < conn->nq;
+	struct rconn *conn = rconn_of(base);
+	int rc = conn_poll(c, conn);
+
+	(void)now;
+	if (rc >= 0)
+		rc = conn_send(c, conn);
+	if (rc < 0)
+		conn_fail(c, conn, rc);
 }
 
-static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		      uint64_t deadline)
+/*
+ * Arm the completion channel, then look again (no completion slips by);
+ * the connection's pollfds are that channel and its CM event channel,
+ * and the loop looks again after 100 ms at the most.
+ */
+static int rdma_arm(struct dfkv_client *c, struct dfkv_conn *base,
+		    uint64_t now, uint64_t deadline, struct pollfd *pfd,
+		    uint64_t *wait)
 {
-	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
-	struct ritem *items = calloc(n, sizeof(*items));
-	struct rconn **conns = calloc(maxc ? maxc : 1, sizeof(*conns));
-	/* per connection: its completion channel, its CM event channel */
-	struct pollfd *pfd = calloc(maxc ? 2 * maxc : 2, sizeof(*pfd));
-	struct rconn **pconn = calloc(maxc ? maxc : 1, sizeof(*pconn));
+	struct rconn *conn = rconn_of(base);
+	int rc;
 
-	if (!items || !conns || !pfd || !pconn) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i]->status = DFKV_E_NOMEM;
-		goto out_free;
+	if (now >= deadline) {
+		conn_fail(c, conn, DFKV_E_TIMEOUT);
+		return -1;
 	}
-	atomic_fetch_add(&c->rdma_reqs, n);
-	pthread_rwlock_rdlock(&c->rdma->pools_lock);
-	for (size_t i = 0; i < n; i++)
-		items[i].r = reqs[i];
-	for (size_t p = 0; p < c->npeers; p++)
-		nc += assign_peer(c, &c->peers[p], items, n, conns + nc);
-
-	for (;;) {
-		uint64_t now = dfkv_now_ms();
-		bool progress = false;
-		size_t np = 0;
-		int rc;
-
-		for (size_t i = 0; i < nc; i++) {
-			struct rconn *conn = conns[i];
-
-			if (!conn_busy(conn))
-				continue;
-			rc = conn_poll(c, conn);
-			if (rc >= 0)
-				rc = conn_send(c, conn);
-			if (rc < 0)
-				conn_fail(c, conn, rc);
-		}
-		for (size_t i = 0; i < nc; i++) {
-			struct rconn *conn = conns[i];
-
-			if (!conn_busy(conn))
-				continue;
-			if (now >= deadline) {
-				conn_fail(c, conn, DFKV_E_TIMEOUT);
-				continue;
-			}
-			/* arm, then look again: no completion slips by */
-			if (ibv_req_notify_cq(conn->cq, 0)) {
-				conn_fail(c, conn, DFKV_E_UNAVAILABLE);
-				continue;
-			}
-			rc = conn_poll(c, conn);
-			if (rc < 0) {
-				conn_fail(c, conn, rc);
-				continue;
-			}
-			if (rc > 0)
-				progress = true;
-			pconn[np] = conn;
-			pfd[2 * np].fd = conn->cc->fd;
-			pfd[2 * np + 1].fd = conn->ch->fd;
-			pfd[2 * np].events = pfd[2 * np + 1].events = POLLIN;
-			pfd[2 * np].revents = pfd[2 * np + 1].revents = 0;
-			np++;
-		}
-		if (!np)
-			break;
-		if (progress)
-			continue;
-		rc = poll(pfd, 2 * np, (int)(deadline - now > 100 ? 100 :
-					     deadline - now));
-		if (rc < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < np; i++) {
-			struct rdma_cm_event *ev;
-			struct ibv_cq *cq;
-			void *ctx;
-
-			if ((pfd[2 * i].revents & POLLIN) &&
-			    !ibv_get_cq_event(pconn[i]->cc, &cq, &ctx))
-				ibv_ack_cq_events(cq, 1);
-			/*
-			 * A CM event on an established connection is its end
-			 * (the node disconnected, the device went away): fail
-			 * now rather than after the transport's retries.
-			 */
-			if ((pfd[2 * i + 1].revents & POLLIN) &&
-			    !rdma_get_cm_event(pconn[i]->ch, &ev)) {
-				rdma_ack_cm_event(ev);
-				conn_fail(c, pconn[i], DFKV_E_UNAVAILABLE);
-			}
-		}
+	if (ibv_req_notify_cq(conn->cq, 0)) {
+		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+		return -1;
 	}
-	for (size_t i = 0; i < nc; i++)
-		if (conn_busy(conns[i]))
-			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
-
-	for (size_t i = 0; i < nc; i++) {
-		struct rconn *conn = conns[i];
-		bool healthy = !conn->broken && conn->recvd == conn->nq;
-		bool keep = false;
-
-		/* the last SENDs' completions are due (their replies came) */
-		for (int t = 0; healthy && t < 1000 && conn_sends_busy(conn); t++)
-			if (conn_poll(c, conn) < 0)
-				healthy = false;
-
-		/* a granted lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq; j++) {
-			item_windows_release(conn->q[j]);
-			keep |= dfkv_lease_keeps(conn->q[j]->r,
-						 &conn->base,
-						 healthy);
-		}
-		if (keep)
-			conn->active = false;
-		else	/* a broken connection is closed before its buffers go */
-			rconn_put(c, conn, healthy);
+	rc = conn_poll(c, conn);
+	if (rc < 0) {
+		conn_fail(c, conn, rc);
+		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		item_release(&items[i]);
-	pthread_rwlock_unlock(&c->rdma->pools_lock);
-out_free:
-	free(items);
-	free(conns);
-	free(pfd);
-	free(pconn);
+	pfd[0].fd = conn->cc->fd;
+	pfd[1].fd = conn->ch->fd;
+	pfd[0].events = pfd[1].events = POLLIN;
+	pfd[0].revents = pfd[1].revents = 0;
+	if (*wait > 100)
+		*wait = 100;
+	return rc > 0;
 }
+
+static void rdma_events(struct dfkv_client *c, struct dfkv_conn *base,
+			const struct pollfd *pfd)
+{
+	struct rconn *conn = rconn_of(base);
+	struct rdma_cm_event *ev;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if ((pfd[0].revents & POLLIN) &&
+	    !ibv_get_cq_event(conn->cc, &cq, &ctx))
+		ibv_ack_cq_events(cq, 1);
+	/*
+	 * A CM event on an established connection is its end (the node
+	 * disconnected, the device went away): fail now rather than after
+	 * the transport's retries.
+	 */
+	if ((pfd[1].revents & POLLIN) && !rdma_get_cm_event(conn->ch, &ev)) {
+		rdma_ack_cm_event(ev);
+		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+	}
+}
+
+static void rdma_fail(struct dfkv_client *c, struct dfkv_conn *base,
+		      int status)
+{
+	conn_fail(c, rconn_of(base), status);
+}
+
+/*
+ * The last SENDs' completions are due (their replies came); the
+ * requests' windows go now, their other keys and buffers once a broken
+ * connection was closed (item_release after conn_put).
+ */
+static bool rdma_settle(struct dfkv_client *c, struct dfkv_conn *base)
+{
+	struct rconn *conn = rconn_of(base);
+	bool healthy = !conn->broken && base->recvd == base->nq;
+
+	for (int t = 0; healthy && t < 1000 && conn_sends_busy(conn); t++)
+		if (conn_poll(c, conn) < 0)
+			healthy = false;
+	for (size_t j = 0; j < base->nq; j++)
+		item_windows_release(ritem_of(base->q[j]));
+	return healthy;
+}
+
+static void rdma_item_release(struct dfkv_item *it)
+{
+	item_release(ritem_of(it));
+}
+
+static const struct dfkv_net_ops rdma_net_ops = {
+	.item_size = sizeof(struct ritem),
+	.nfds = 2,
+	.begin = rdma_begin,
+	.end = rdma_end,
+	.assign = rdma_assign,
+	.advance = rdma_advance,
+	.arm = rdma_arm,
+	.events = rdma_events,
+	.fail = rdma_fail,
+	.settle = rdma_settle,
+	.item_release = rdma_item_release,
+};
 
 const struct dfkv_transport_ops dfkv_rdma_transport = {
 	.name = "rdma",
+	.id = DFKV_T_RDMA,
+	.client_init = rdma_client_init,
+	.client_fini = rdma_client_fini,
+	.peer_size = sizeof(struct dfkv_net_peer),
 	.init = rdma_peer_init,
 	.fini = rdma_peer_fini,
-	.exec = rdma_exec,
+	.exec = dfkv_conn_exec,
+	.net = &rdma_net_ops,
 	.conn_put = rdma_conn_put,
 };

@@ -3,21 +3,21 @@
  * libdfkv TCP transport (SPEC.md section 2, epoch 6).  Each peer keeps a
  * small pool of idle non-blocking connections.  One exec call spreads its
  * requests over up to conns_per_peer connections per peer and drives all
- * of them from one poll() loop: frames are written with gathered sendmsg
- * (prefix + the caller's value, no copy), up to batch_concurrency
- * requests in flight per connection, and replies are matched in FIFO
- * order, with GET data received straight into the caller's buffer.  A
- * scatter-gather value is a list of segments on both paths: its buffers
- * are gathered by the same sendmsg, and a reply's data is read into them
- * (readv-style recvmsg) by a cursor walking the segments.  A
- * connection that fails is closed and its peer reported unhealthy; a
- * pooled connection that the node had closed while idle is retried once
- * on a fresh one.  A fresh connection first carries the AUTH2 handshake
- * of SPEC.md 9 (auth.c): its HELLO goes out alone, then (with a tenant
- * secret) its AUTH alone, and the exec's requests follow only once the
- * node's name and proof checked out, so a connection costs one or two
- * round trips more.  A node that fails the handshake fails the
- * connection as an unreachable one does.
+ * of them from one poll() loop (conn.c's, through the callbacks here):
+ * frames are written with gathered sendmsg (prefix + the caller's value,
+ * no copy), up to batch_concurrency requests in flight per connection, and
+ * replies are matched in FIFO order, with GET data received straight into
+ * the caller's buffer.  A scatter-gather value is a list of segments on
+ * both paths: its buffers are gathered by the same sendmsg, and a reply's
+ * data is read into them (readv-style recvmsg) by a cursor walking the
+ * segments.  A connection that fails is closed and its peer reported
+ * unhealthy; a pooled connection that the node had closed while idle is
+ * retried once on a fresh one.  A fresh connection first carries the AUTH2
+ * handshake of SPEC.md 9 (auth.c): its HELLO goes out alone, then (with a
+ * tenant secret) its AUTH alone, and the exec's requests follow only once
+ * the node's name and proof checked out, so a connection costs one or two
+ * round trips more.  A node that fails the handshake fails the connection
+ * as an unreachable one does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,7 @@
 #define IOV_MAX_BATCH	64
 
 struct item {
-	struct dfkv_req *r;
+	struct dfkv_item base;		/* the request */
 	struct dfkv_wire_req w;
 	uint8_t hdr[DFKV_REQ_PREFIX_LEN];
 	const struct iovec *out;	/* payload segments (w.payload_len) */
@@ -52,14 +52,10 @@ struct tconn {
 	int fd;
 	bool connecting;
 	bool reused;		/* came from the pool */
-	bool active;
 	uint64_t connect_deadline;
 
-	/* work of the current exec: items, in order */
-	struct item **q;
-	size_t nq, qcap;
-	size_t sent, sent_off;	/* requests fully sent; bytes of q[sent] */
-	size_t recvd;		/* requests fully answered */
+	/* the current exec's work is base.q; of base.q[base.sent], */
+	size_t sent_off;	/* the bytes sent so far */
 	bool want_out;		/* last send hit EAGAIN */
 
 	/* receive state for q[recvd] */
@@ -77,33 +73,40 @@ struct tconn {
 	bool hs_wait;		/* q[recvd] is HELLO or AUTH, not answered */
 };
 
+static struct tconn *tconn_of(struct dfkv_conn *conn)
+{
+	return dfkv_container_of(conn, struct tconn, base);
+}
+
+static struct item *item_of(struct dfkv_item *it)
+{
+	return dfkv_container_of(it, struct item, base);
+}
+
 /* --------------------------------------------------------------- pool */
 
 static int tcp_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	int err = dfkv_pool_init(&p->pool, c->opt.conns_per_peer);
-
-	if (err)
-		return err;
-	return dfkv_peer_resolve(p, p->port, &p->addr, &p->addrlen);
+	return dfkv_net_peer_init(c, p, p->port);
 }
 
 static void conn_close(struct tconn *conn)
 {
 	if (conn->fd >= 0)
 		close(conn->fd);
-	free(conn->q);
+	free(conn->base.q);
 	free(conn);
+}
+
+static void conn_close_pooled(void *conn)
+{
+	conn_close(conn);
 }
 
 static void tcp_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
-	struct tconn *conn;
-
 	(void)c;
-	while ((conn = dfkv_pool_take(p, &p->pool)))
-		conn_close(conn);
-	dfkv_pool_fini(&p->pool);
+	dfkv_net_peer_fini(p, conn_close_pooled);
 }
 
 static bool conn_hello(struct tconn *conn);
@@ -115,12 +118,12 @@ static bool conn_hello(struct tconn *conn);
 static bool conn_connect(struct dfkv_client *c, struct tconn *conn,
 			 uint64_t now)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 	int one = 1;
 
 	if (conn->fd >= 0)
 		close(conn->fd);
-	conn->fd = socket(p->addr.ss_family,
+	conn->fd = socket(np->addr.ss_family,
 			  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (conn->fd < 0)
 		return false;
@@ -133,7 +136,7 @@ static bool conn_connect(struct dfkv_client *c, struct tconn *conn,
 		conn->fd = -1;
 		return false;
 	}
-	if (!connect(conn->fd, (struct sockaddr *)&p->addr, p->addrlen)) {
+	if (!connect(conn->fd, (struct sockaddr *)&np->addr, np->addrlen)) {
 		conn->connecting = false;
 		return true;
 	}
@@ -157,7 +160,8 @@ static struct tconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 {
 	struct tconn *conn;
 
-	while ((conn = dfkv_pool_take(p, &p->pool)) && !idle_ok(conn))
+	while ((conn = dfkv_pool_take(&dfkv_net_peer(p)->pool)) &&
+	       !idle_ok(conn))
 		conn_close(conn);
 	if (conn) {
 		conn->reused = true;
@@ -175,13 +179,12 @@ static struct tconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p)
 
 static void conn_put(struct dfkv_client *c, struct tconn *conn, bool healthy)
 {
-	struct dfkv_peer *p = conn->base.peer;
+	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
 
-	conn->nq = conn->sent = conn->recvd = 0;
-	conn->active = false;
+	dfkv_conn_reset(&conn->base, false);
 	if (healthy && conn->fd >= 0 && !conn->connecting && !conn->have_hdr &&
 	    conn->rpos == conn->rlen &&
-	    dfkv_pool_give(p, &p->pool, c->opt.conns_per_peer, conn))
+	    dfkv_pool_give(&np->pool, c->opt.conns_per_peer, conn))
 		return;
 	conn_close(conn);
 }
@@ -190,7 +193,7 @@ static void conn_put(struct dfkv_client *c, struct tconn *conn, bool healthy)
 
 static int item_prepare(struct item *it)
 {
-	struct dfkv_req *r = it->r;
+	struct dfkv_req *r = it->base.r;
 
 	dfkv_req_wire(r, DFKV_EPOCH_TCP, &it->w);
 	it->out = &it->out1;
@@ -252,11 +255,6 @@ static uint64_t frame_len(const struct item *it)
 
 /* ----------------------------------------------------------- handshake */
 
-static bool conn_push(struct tconn *conn, struct item *it)
-{
-	return dfkv_push(conn->q, conn->nq, conn->qcap, it);
-}
-
 /*
  * Queue the handshake request r (its item it) as q[at], ahead of the
  * work not sent yet; false when memory ran out.
@@ -265,13 +263,13 @@ static bool conn_insert(struct tconn *conn, size_t at, struct item *it,
 			struct dfkv_req *r)
 {
 	memset(it, 0, sizeof(*it));
-	it->r = r;
+	it->base.r = r;
 	item_prepare(it);	/* allocates nothing for HELLO and AUTH */
-	if (!conn_push(conn, it))
+	if (!dfkv_conn_push(&conn->base, &it->base))
 		return false;
-	memmove(conn->q + at + 1, conn->q + at,
-		(conn->nq - 1 - at) * sizeof(*conn->q));
-	conn->q[at] = it;
+	memmove(conn->base.q + at + 1, conn->base.q + at,
+		(conn->base.nq - 1 - at) * sizeof(*conn->base.q));
+	conn->base.q[at] = &it->base;
 	return true;
 }
 
@@ -296,7 +294,7 @@ static int conn_hs_next(struct dfkv_client *c, struct tconn *conn,
 		dfkv_handshake_auth(&conn->hs);
 
 	if (next == DFKV_HS_AUTH)
-		return conn_insert(conn, conn->recvd, &conn->hs_item[1],
+		return conn_insert(conn, conn->base.recvd, &conn->hs_item[1],
 				   &conn->hs.auth) ? 0 : DFKV_E_NOMEM;
 	conn->hs_wait = false;
 	return next == DFKV_HS_DONE ? 0 : DFKV_E_UNAVAILABLE;
@@ -307,22 +305,18 @@ static int conn_hs_next(struct dfkv_client *c, struct tconn *conn,
 /* A reply is complete: hand its results to the request. */
 static void item_complete(struct tconn *conn, struct item *it)
 {
-	dfkv_req_answer(it->r, &conn->resp, it->in1.iov_base);
+	dfkv_req_answer(it->base.r, &conn->resp, it->in1.iov_base);
 }
 
 /* Fail every unanswered request of conn with status and close it. */
 static void conn_fail(struct dfkv_client *c, struct tconn *conn,
 		      int status)
 {
-	for (size_t i = conn->recvd; i < conn->nq; i++)
-		conn->q[i]->r->status = status;
-	conn->recvd = conn->nq;
+	dfkv_conn_fail(c, &conn->base, status);
 	if (conn->fd >= 0)
 		close(conn->fd);
 	conn->fd = -1;
-	conn->active = false;
-	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->base.peer);
+	conn->base.active = false;
 }
 
 /*
@@ -332,8 +326,9 @@ static void conn_fail(struct dfkv_client *c, struct tconn *conn,
 static void conn_error(struct dfkv_client *c, struct tconn *conn,
 		       int status, uint64_t now)
 {
-	if (conn->reused && conn->recvd == 0 && status == DFKV_E_UNAVAILABLE) {
-		conn->sent = conn->sent_off = 0;
+	if (conn->reused && conn->base.recvd == 0 &&
+	    status == DFKV_E_UNAVAILABLE) {
+		conn->base.sent = conn->sent_off = 0;
 		conn->rpos = conn->rlen = 0;
 		conn->have_hdr = false;
 		conn->want_out = false;
@@ -372,20 +367,20 @@ static bool payload_iov(const struct item *it, uint64_t po,
  */
 static int conn_send(struct dfkv_client *c, struct tconn *conn)
 {
-	size_t end = conn->hs_wait ? conn->recvd + 1 : conn->nq;
+	size_t end = conn->hs_wait ? conn->base.recvd + 1 : conn->base.nq;
 
-	while (conn->sent < end &&
-	       conn->sent - conn->recvd < c->opt.batch_concurrency) {
+	while (conn->base.sent < end &&
+	       conn->base.sent - conn->base.recvd < c->opt.batch_concurrency) {
 		struct iovec iov[IOV_MAX_BATCH];
 		struct msghdr msg = { .msg_iov = iov };
 		size_t niov = 0, off = conn->sent_off;
 		ssize_t n;
 
 		/* whole frames, then the part of one that fits */
-		for (size_t i = conn->sent;
-		     i < end && i - conn->recvd < c->opt.batch_concurrency &&
+		for (size_t i = conn->base.sent;
+		     i < end && i - conn->base.recvd < c->opt.batch_concurrency &&
 		     niov < IOV_MAX_BATCH; i++, off = 0) {
-			struct item *it = conn->q[i];
+			struct item *it = item_of(conn->base.q[i]);
 
 			if (off < DFKV_REQ_PREFIX_LEN)
 				iov[niov++] = (struct iovec){
@@ -409,14 +404,15 @@ static int conn_send(struct dfkv_client *c, struct tconn *conn)
 		conn->want_out = false;
 		/* advance over what went out */
 		while (n > 0) {
-			struct item *it = conn->q[conn->sent];
+			struct item *it = item_of(conn->base.q[conn->base.sent]);
 			uint64_t left = frame_len(it) - conn->sent_off;
 
 			if ((uint64_t)n >= left) {
 				n -= (ssize_t)left;
-				conn->sent++;
+				conn->base.sent++;
 				conn->sent_off = 0;
-				atomic_fetch_add(&c->bytes_out, it->r->op == DFKV_OP_PUT ?
+				atomic_fetch_add(&c->bytes_out,
+						 it->base.r->op == DFKV_OP_PUT ?
 						 it->w.payload_len : 0);
 			} else {
 				conn->sent_off += (size_t)n;
@@ -495,10 +491,10 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 		ssize_t n;
 
 		/* a reply may come for a request still being sent */
-		if (conn->recvd >= conn->nq ||
-		    (conn->recvd >= conn->sent && !conn->sent_off))
+		if (conn->base.recvd >= conn->base.nq ||
+		    (conn->base.recvd >= conn->base.sent && !conn->sent_off))
 			return 0;
-		it = conn->q[conn->recvd];
+		it = item_of(conn->base.q[conn->base.recvd]);
 		if (!conn->have_hdr) {
 			size_t avail = conn->rlen - conn->rpos;
 
@@ -516,10 +512,10 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 			if (dfkv_wire_resp_decode(conn->rbuf + conn->rpos, avail,
 						  &it->w, &conn->resp))
 				return DFKV_E_PROTO;
-			if ((it->r->op == DFKV_OP_GET ||
-			     it->r->op == DFKV_OP_HELLO ||
-			     it->r->op == DFKV_OP_AUTH) &&
-			    conn->resp.data_len > it->r->cap)
+			if ((it->base.r->op == DFKV_OP_GET ||
+			     it->base.r->op == DFKV_OP_HELLO ||
+			     it->base.r->op == DFKV_OP_AUTH) &&
+			    conn->resp.data_len > it->base.r->cap)
 				return DFKV_E_PROTO;
 			conn->rpos += DFKV_RESP_PREFIX_LEN;
 			conn->have_hdr = true;
@@ -563,11 +559,11 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 				conn->rlen = (size_t)n;
 			}
 		}
-		if (it->r->op == DFKV_OP_GET)
+		if (it->base.r->op == DFKV_OP_GET)
 			atomic_fetch_add(&c->bytes_in, conn->resp.data_len);
 		item_complete(conn, it);
 		conn->have_hdr = false;
-		conn->recvd++;
+		conn->base.recvd++;
 		if (it == &conn->hs_item[0] || it == &conn->hs_item[1]) {
 			int err = conn_hs_next(c, conn, it);
 
@@ -579,185 +575,152 @@ static int conn_recv(struct dfkv_client *c, struct tconn *conn)
 
 /* ---------------------------------------------------------------- exec */
 
-/* Connections for the requests of one peer; returns how many were used. */
-static size_t assign_peer(struct dfkv_client *c, struct dfkv_peer *p,
-			  struct item *items, size_t n,
-			  struct tconn **conns, uint64_t now)
+static void tcp_begin(struct dfkv_client *c, size_t n)
 {
-	size_t cnt = 0, k = 0, want;
-	struct tconn *held = NULL;
+	atomic_fetch_add(&c->tcp_reqs, n);
+}
 
-	for (size_t i = 0; i < n; i++)
-		if (items[i].r->peer == p) {
-			cnt++;
-			if (items[i].r->conn)
-				held = dfkv_container_of(items[i].r->conn,
-							 struct tconn, base);
-		}
-	if (!cnt)
-		return 0;
-	want = held ? 1 : cnt < c->opt.conns_per_peer ? cnt :
-		c->opt.conns_per_peer;
+static int tcp_item_init(struct dfkv_item *it)
+{
+	return item_prepare(item_of(it));
+}
+
+/* Connections for the requests of one peer; returns how many were used. */
+static size_t tcp_assign(struct dfkv_client *c, struct dfkv_peer *p,
+			 struct dfkv_req *const *reqs, void *items, size_t n,
+			 struct dfkv_conn **conns, uint64_t now)
+{
+	struct item *it = items;
+	struct dfkv_conn *held;
+	size_t want = dfkv_conn_want(c, p, reqs, n, &held), k = 0;
+
 	for (; k < want; k++) {
-		conns[k] = held ? held : conn_get(c, p);
-		if (!conns[k])
+		struct tconn *conn = held ? tconn_of(held) : conn_get(c, p);
+
+		if (!conn)
 			break;
-		conns[k]->nq = conns[k]->sent = conns[k]->recvd = 0;
-		conns[k]->sent_off = 0;
-		conns[k]->active = true;
-		if (conns[k]->fd < 0)
-			conn_connect(c, conns[k], now);	/* fd < 0: fails below */
+		conns[k] = &conn->base;
+		dfkv_conn_reset(&conn->base, true);
+		conn->sent_off = 0;
+		if (conn->fd < 0)
+			conn_connect(c, conn, now);	/* fd < 0: fails below */
 	}
 	for (size_t i = 0, rr = 0; i < n; i++) {
-		if (items[i].r->peer != p)
+		if (it[i].base.r->peer != p)
 			continue;
-		if (!k || !conn_push(conns[rr++ % k], &items[i]))
-			items[i].r->status = DFKV_E_NOMEM;
+		if (!k || !dfkv_conn_push(conns[rr++ % k], &it[i].base))
+			it[i].base.r->status = DFKV_E_NOMEM;
 	}
 	for (size_t j = 0; j < k; j++)
-		if (conns[j]->fd < 0)
-			conn_fail(c, conns[j], DFKV_E_UNAVAILABLE);
+		if (tconn_of(conns[j])->fd < 0)
+			conn_fail(c, tconn_of(conns[j]), DFKV_E_UNAVAILABLE);
 	return k;
 }
 
-static bool conn_busy(const struct tconn *conn)
+static void tcp_advance(struct dfkv_client *c, struct dfkv_conn *base,
+			uint64_t now)
 {
-	return conn->active && conn->recvd < conn->nq;
+	struct tconn *conn = tconn_of(base);
+	int rc;
+
+	if (conn->connecting)
+		return;
+	/* send, receive (which opens the window), send again */
+	rc = conn_send(c, conn);
+	if (!rc)
+		rc = conn_recv(c, conn);
+	if (!rc)
+		rc = conn_send(c, conn);
+	if (rc == -1)
+		conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
+	else if (rc < 0)
+		conn_fail(c, conn, rc);
 }
 
-static void tcp_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
-		     uint64_t deadline)
+/* A connect has its own deadline; the wait is no longer than it. */
+static int tcp_arm(struct dfkv_client *c, struct dfkv_conn *base, uint64_t now,
+		   uint64_t deadline, struct pollfd *pfd, uint64_t *wait)
 {
-	size_t maxc = c->npeers * c->opt.conns_per_peer, nc = 0;
-	struct item *items = calloc(n, sizeof(*items));
-	struct tconn **conns = calloc(maxc, sizeof(*conns));
-	struct pollfd *pfd = calloc(maxc, sizeof(*pfd));
-	struct tconn **pconn = calloc(maxc, sizeof(*pconn));
+	struct tconn *conn = tconn_of(base);
 
-	if (!items || !conns || !pfd || !pconn) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i]->status = DFKV_E_NOMEM;
-		goto out;
+	if (now >= deadline ||
+	    (conn->connecting && now >= conn->connect_deadline)) {
+		conn_fail(c, conn, conn->connecting ?
+			  DFKV_E_UNAVAILABLE : DFKV_E_TIMEOUT);
+		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		items[i].r = reqs[i];
-		if (item_prepare(&items[i]))
-			reqs[i]->status = DFKV_E_NOMEM;
-	}
-	atomic_fetch_add(&c->tcp_reqs, n);
-	{
-		uint64_t now = dfkv_now_ms();
-
-		for (size_t p = 0; p < c->npeers; p++)
-			nc += assign_peer(c, &c->peers[p], items, n, conns + nc,
-					  now);
-	}
-
-	for (;;) {
-		uint64_t now = dfkv_now_ms();
-		size_t np = 0;
-		uint64_t wait;
-		int rc;
-
-		/* make progress without waiting, then wait for what blocks */
-		for (size_t i = 0; i < nc; i++) {
-			struct tconn *conn = conns[i];
-
-			if (!conn_busy(conn) || conn->connecting)
-				continue;
-			/* send, receive (which opens the window), send again */
-			rc = conn_send(c, conn);
-			if (!rc)
-				rc = conn_recv(c, conn);
-			if (!rc)
-				rc = conn_send(c, conn);
-			if (rc == -1)
-				conn_error(c, conn, DFKV_E_UNAVAILABLE, now);
-			else if (rc < 0)
-				conn_fail(c, conn, rc);
-		}
-		for (size_t i = 0; i < nc; i++) {
-			struct tconn *conn = conns[i];
-
-			if (!conn_busy(conn))
-				continue;
-			if (now >= deadline ||
-			    (conn->connecting && now >= conn->connect_deadline)) {
-				conn_fail(c, conn, conn->connecting ?
-					  DFKV_E_UNAVAILABLE : DFKV_E_TIMEOUT);
-				continue;
-			}
-			pconn[np] = conn;
-			pfd[np].fd = conn->fd;
-			pfd[np].events = conn->connecting || conn->want_out ?
-				POLLOUT : 0;
-			if (!conn->connecting)
-				pfd[np].events |= POLLIN;
-			pfd[np].revents = 0;
-			np++;
-		}
-		if (!np)
-			break;
-		wait = deadline - now;
-		for (size_t i = 0; i < np; i++)
-			if (pconn[i]->connecting &&
-			    pconn[i]->connect_deadline - now < wait)
-				wait = pconn[i]->connect_deadline - now;
-		rc = poll(pfd, np, wait > INT32_MAX ? INT32_MAX : (int)wait);
-		if (rc < 0 && errno != EINTR)
-			break;
-		/* settle connects; data is moved by the next pass */
-		for (size_t i = 0; i < np && rc > 0; i++) {
-			struct tconn *conn = pconn[i];
-			int err = 0;
-			socklen_t el = sizeof(err);
-
-			if (!conn->connecting || !pfd[i].revents)
-				continue;
-			if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &el) ||
-			    err)
-				conn_fail(c, conn, DFKV_E_UNAVAILABLE);
-			else
-				conn->connecting = false;
-		}
-	}
-	/* whatever is still pending failed the deadline or the poll */
-	for (size_t i = 0; i < nc; i++)
-		if (conn_busy(conns[i]))
-			conn_fail(c, conns[i], DFKV_E_TIMEOUT);
-out:
-	for (size_t i = 0; i < nc; i++) {
-		struct tconn *conn = conns[i];
-		bool healthy = conn->fd >= 0 && conn->recvd == conn->nq;
-		bool keep = false;
-
-		/* a granted TCP lease keeps its connection until RELEASE */
-		for (size_t j = 0; j < conn->nq; j++)
-			keep |= dfkv_lease_keeps(conn->q[j]->r, &conn->base,
-						 healthy);
-		if (keep)
-			conn->active = false;
-		else
-			conn_put(c, conn, healthy);
-	}
-	for (size_t i = 0; items && i < n; i++)
-		free(items[i].owned);
-	free(items);
-	free(conns);
-	free(pfd);
-	free(pconn);
+	pfd->fd = conn->fd;
+	pfd->events = conn->connecting || conn->want_out ? POLLOUT : 0;
+	if (!conn->connecting)
+		pfd->events |= POLLIN;
+	pfd->revents = 0;
+	if (conn->connecting && conn->connect_deadline - now < *wait)
+		*wait = conn->connect_deadline - now;
+	return 0;
 }
+
+/* Settle connects; data is moved by the next round. */
+static void tcp_events(struct dfkv_client *c, struct dfkv_conn *base,
+		       const struct pollfd *pfd)
+{
+	struct tconn *conn = tconn_of(base);
+	int err = 0;
+	socklen_t el = sizeof(err);
+
+	if (!conn->connecting || !pfd->revents)
+		return;
+	if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &el) || err)
+		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+	else
+		conn->connecting = false;
+}
+
+static void tcp_fail(struct dfkv_client *c, struct dfkv_conn *base,
+		     int status)
+{
+	conn_fail(c, tconn_of(base), status);
+}
+
+static bool tcp_settle(struct dfkv_client *c, struct dfkv_conn *base)
+{
+	struct tconn *conn = tconn_of(base);
+
+	(void)c;
+	return conn->fd >= 0 && base->recvd == base->nq;
+}
+
+static void tcp_item_release(struct dfkv_item *it)
+{
+	free(item_of(it)->owned);
+}
+
+static const struct dfkv_net_ops tcp_net_ops = {
+	.item_size = sizeof(struct item),
+	.nfds = 1,
+	.begin = tcp_begin,
+	.item_init = tcp_item_init,
+	.assign = tcp_assign,
+	.advance = tcp_advance,
+	.arm = tcp_arm,
+	.events = tcp_events,
+	.fail = tcp_fail,
+	.settle = tcp_settle,
+	.item_release = tcp_item_release,
+};
 
 static void tcp_conn_put(struct dfkv_client *c, struct dfkv_conn *conn,
 			 bool healthy)
 {
-	conn_put(c, dfkv_container_of(conn, struct tconn, base), healthy);
+	conn_put(c, tconn_of(conn), healthy);
 }
 
 const struct dfkv_transport_ops dfkv_tcp_transport = {
 	.name = "tcp",
+	.id = DFKV_T_TCP,
+	.peer_size = sizeof(struct dfkv_net_peer),
 	.init = tcp_peer_init,
 	.fini = tcp_peer_fini,
-	.exec = tcp_exec,
+	.exec = dfkv_conn_exec,
+	.net = &tcp_net_ops,
 	.conn_put = tcp_conn_put,
 };

@@ -4,8 +4,9 @@
  * rdma.c, local.c) exports and a peer points at, the connection base
  * every network transport's connection starts with, and the one mapping
  * of a routed request to its wire prefix and of a reply back into the
- * request that TCP and RDMA share (conn.c).  client.c only chooses a
- * transport per peer and calls through the table.
+ * request that TCP and RDMA share (conn.c).  Each transport keeps its
+ * state for the client and for each peer behind the table; peer.c sets
+ * the transports up and chooses one per peer, exec.c calls through it.
  */
 #ifndef DFKV_LIB_TRANSPORT_H
 #define DFKV_LIB_TRANSPORT_H
@@ -16,25 +17,49 @@
 #include "health.h"
 #include "wire.h"
 
+struct dfkv_net_ops;
+
 #define dfkv_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+/* What conn.c sees of a request on a connection: each network
+ * transport's item (its wire state for the request) starts with it. */
+struct dfkv_item {
+	struct dfkv_req *r;
+};
+
 /*
  * What the client and conn.c see of a connection: the transport that
- * owns it (its conn_put takes it back) and the peer it reaches.  A lease
- * granted over it keeps it (struct dfkv_req.conn) until RELEASE.
+ * owns it (its conn_put takes it back), the peer it reaches and the work
+ * of the current exec (conn.c): the items queued on it in order, of
+ * which the first sent went out and the first recvd were answered.  A
+ * lease granted over it keeps it (struct dfkv_req.conn) until RELEASE.
  */
 struct dfkv_conn {
 	const struct dfkv_transport_ops *t;
 	struct dfkv_peer *peer;
+	struct dfkv_item **q;
+	size_t nq, qcap, sent, recvd;
+	bool active;			/* carrying the current exec's work */
 };
 
 struct dfkv_transport_ops {
 	const char *name;
+	enum dfkv_transport_id id;	/* its slot in c->tstate */
+	/*
+	 * Set up and let go of the client's state for this transport
+	 * (c->tstate[id]) at open and close; NULL when it keeps none.
+	 * client_init fails with DFKV_E_NODEV when the transport cannot
+	 * run here; client_fini runs even then, and only once.
+	 */
+	int (*client_init)(struct dfkv_client *c);
+	void (*client_fini)(struct dfkv_client *c);
+	/* The size of the state it keeps per peer (p->tp, zeroed). */
+	size_t peer_size;
 	/*
 	 * Set up the peer's state for this transport; on failure fini
-	 * still runs.  local: DFKV_E_NODEV when the node is not in this
-	 * network namespace.
+	 * runs at once (the peer then has no transport).  local:
+	 * DFKV_E_NODEV when the node is not in this network namespace.
 	 */
 	int (*init)(struct dfkv_client *c, struct dfkv_peer *p);
 	void (*fini)(struct dfkv_client *c, struct dfkv_peer *p);
@@ -46,6 +71,9 @@ struct dfkv_transport_ops {
 	 */
 	void (*exec)(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		     uint64_t deadline_ms);
+	/* A network transport's part in that exec, which is then
+	 * dfkv_conn_exec (conn.h); NULL for local. */
+	const struct dfkv_net_ops *net;
 	/* Take back a connection a lease held (pool it or close it). */
 	void (*conn_put)(struct dfkv_client *c, struct dfkv_conn *conn,
 			 bool healthy);
