@@ -420,7 +420,7 @@ t_stalled_disk_del() {
 	r=$($BLK put nd 35 0 8 4096) && blk_expect "set, disk leaving" "$r" ok=8 &&
 	r=$($BLK check nd 35 0 8 4096) && blk_expect "dirty, disk leaving" "$r" ok=8 wrong=0 &&
 	expect 0 "$DFKVCTL" disk show nd t0 &&
-	expect 1 "$DFKVCTL" disk add nd "$DM" &&
+	expect 3 "$DFKVCTL" disk add nd "$DM" && has "$T/err" "busy" &&
 	in_syscall "$del" 44 && kill -KILL "$del" || { resume; return 1; }
 	wait "$del"
 	"$DFKVCTL" disk del nd t0 >"$T/ddel" 2>&1 &
