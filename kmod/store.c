@@ -30,6 +30,7 @@
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
+#include <linux/wait_bit.h>
 #include <linux/timekeeping.h>
 #include <linux/sizes.h>
 
@@ -195,6 +196,18 @@ static struct dfkv_entry *entry_lookup(struct dfkv_store *st,
 static u64 now_stamp(void)
 {
 	return ktime_get_ns();
+}
+
+/*
+ * A thread sleeping on e (wait_var_event(e, ...): a PUT follower, an
+ * ack=disk PUT, a GET of a block being read) may go on: the hashed wait
+ * queues of the kernel's var waits, never one queue per store.  After
+ * the state change, outside e->lock; e itself may not be touched.
+ */
+static void entry_wake_sleepers(struct dfkv_entry *e)
+{
+	smp_mb(); /* the state change before the sleeper check */
+	wake_up_var(e);
 }
 
 /* What the requests parked on e waited for happened: wake them all. */
@@ -489,8 +502,8 @@ static int put_flush_wait(struct dfkv_put *put)
 		spin_unlock(&e->lock);
 		if (put->flushing)
 			return -EINPROGRESS;
-	} else if (wait_event_killable(e->store->waitq,
-				       !(READ_ONCE(e->flags) & DFKV_EF_SYNC))) {
+	} else if (wait_var_event_killable(e,
+				!(READ_ONCE(e->flags) & DFKV_EF_SYNC))) {
 		put->stored_len = 0;
 		dfkv_store_put_drop(put);
 		return -EINTR;
@@ -633,7 +646,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	e->done = true;
 	entry_wake_locked(e);
 	spin_unlock(&e->lock);
-	wake_up_all(&st->waitq);
+	entry_wake_sleepers(e);
 	if (unlink)
 		dfkv_entry_unlink(st, e);
 	if (flush) {
@@ -671,7 +684,7 @@ void dfkv_entry_flushed(struct dfkv_store *st, struct dfkv_entry *e,
 	e->flags &= ~DFKV_EF_SYNC;
 	entry_wake_locked(e);
 	spin_unlock(&e->lock);
-	wake_up_all(&st->waitq);
+	entry_wake_sleepers(e);
 }
 
 void dfkv_store_put_drop(struct dfkv_put *put)
@@ -698,7 +711,7 @@ int dfkv_store_put_wait(struct dfkv_put *put)
 {
 	int err;
 
-	err = wait_event_killable(put->e->store->waitq, READ_ONCE(put->e->done));
+	err = wait_var_event_killable(put->e, READ_ONCE(put->e->done));
 	if (err) {
 		dfkv_store_put_drop(put);
 		return err;
@@ -803,7 +816,7 @@ void dfkv_entry_loaded(struct dfkv_store *st, struct dfkv_entry *e, int err,
 	spin_unlock(&e->lock);
 	if (unlink)
 		dfkv_entry_unlink(st, e);
-	wake_up_all(&st->waitq);
+	entry_wake_sleepers(e);
 	if (slots)
 		ram_slots_free(st, slots, nr, slots != &one);
 	stage_free(st, stage);
@@ -910,8 +923,7 @@ static int store_pin_ram(struct dfkv_store *st, const struct dfkv_key *key,
 	}
 	if (w)
 		return -EINPROGRESS;
-	if (wait_event_killable(st->waitq,
-				READ_ONCE(e->where) != DFKV_W_LOADING)) {
+	if (wait_var_event_killable(e, READ_ONCE(e->where) != DFKV_W_LOADING)) {
 		dfkv_store_get_end(rd);
 		return -EINTR;
 	}
@@ -1129,7 +1141,6 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 	st->tenants = tenants;
 	st->evict = evict;
 	st->capacity = (u64)nr * ext;
-	init_waitqueue_head(&st->waitq);
 	err = dfkv_lru_init(&st->lru);
 	if (err)
 		return err;

@@ -159,7 +159,6 @@ struct dfkv_store {
 	struct dfkv_arena arena;
 	struct dfkv_stats *stats;
 	struct dfkv_tenants *tenants;
-	wait_queue_head_t waitq;	/* PUT followers, flushes, cold reads */
 	struct dfkv_lru lru;		/* RAM recency (evict.c) */
 	struct dfkv_evictor ram;	/* RAM slots, evicting by recency */
 	bool evict;			/* READ_ONCE: evict when full */

@@ -323,20 +323,19 @@ static struct dfkv_disk *tier_route(struct dfkv_tier *t, const u8 *object_id)
 
 void dfkv_tier_stop(struct dfkv_tier *t)
 {
-	struct dfkv_store *st = t->st;
 	long left;
 
 	/* Deletions first: they flush the blocks of their disks. */
 	wait_var_event(&t->leaving, !atomic_read(&t->leaving));
-	left = wait_event_timeout(st->waitq, !atomic_read(&t->flushing),
-				  msecs_to_jiffies(DFKV_TIER_STOP_TIMEOUT_MS));
+	left = wait_var_event_timeout(&t->flushing, !atomic_read(&t->flushing),
+				      msecs_to_jiffies(DFKV_TIER_STOP_TIMEOUT_MS));
 	if (!left) {
 		pr_warn("dfkv: flushing dirty blocks timed out after %u ms, %d left: they are dropped\n",
 			DFKV_TIER_STOP_TIMEOUT_MS, atomic_read(&t->flushing));
 		WRITE_ONCE(t->abandon, true);
 	}
 	/* Cold reads in flight: their bios fill the arena's pages. */
-	wait_event(st->waitq, !atomic_read(&t->reading));
+	wait_var_event(&t->reading, !atomic_read(&t->reading));
 	flush_workqueue(t->wq);
 	/* A disk failing from here on leaves the store to its teardown. */
 	mutex_lock(&t->lock);
@@ -658,8 +657,8 @@ static void flush_done(struct dfkv_tier *t, struct dfkv_entry *e)
 	struct dfkv_store *st = t->st;
 	bool sync, durable, nospc, staged, unlink = false;
 
-	/* Before the wakeups: dfkv_tier_stop() waits for it on st->waitq. */
-	atomic_dec(&t->flushing);
+	if (atomic_dec_and_test(&t->flushing))
+		wake_up_var(&t->flushing);	/* dfkv_tier_stop() */
 	spin_lock(&e->lock);
 	sync = e->flags & DFKV_EF_SYNC;
 	durable = e->state == DFKV_E_DURABLE || e->state == DFKV_E_DEAD;
@@ -671,12 +670,10 @@ static void flush_done(struct dfkv_tier *t, struct dfkv_entry *e)
 	spin_unlock(&e->lock);
 	if (unlink)
 		dfkv_entry_unlink(st, e);
-	if (!sync) {
-		wake_up_all(&st->waitq);
-	} else if (!durable) {
+	if (sync && !durable) {
 		dfkv_entry_flushed(st, e, nospc ? DFKV_STATUS_CACHE_FULL :
 				   DFKV_STATUS_IO_ERROR);
-	} else {
+	} else if (sync) {
 		if (staged) {
 			/* durable: frees the stage unless a reader holds it */
 			dfkv_entry_evict_ram(st, e);
@@ -954,7 +951,7 @@ static void tier_read_end(struct tier_read *rd, int err)
 	dfkv_store_unpin(e);
 	kfree(rd);
 	if (atomic_dec_and_test(&t->reading))
-		wake_up_all(&st->waitq);
+		wake_up_var(&t->reading);
 }
 
 /* Its bios completed: the payload is checked against its records. */
@@ -1178,7 +1175,7 @@ static bool fail_disk_entry(struct dfkv_store *st, struct dfkv_entry *e,
 	if (READ_ONCE(e->disk) != arg ||
 	    READ_ONCE(e->state) != DFKV_E_DURABLE)
 		return false;
-	wait_event(st->waitq, READ_ONCE(e->where) != DFKV_W_LOADING);
+	wait_var_event(e, READ_ONCE(e->where) != DFKV_W_LOADING);
 	spin_lock(&e->lock);
 	if (e->where == DFKV_W_LOADING) {
 		changed = true;	/* not decided yet: the next pass */
