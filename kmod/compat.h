@@ -21,6 +21,7 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/netlink.h>
+#include <linux/skbuff.h>
 
 /*
  * Whether the kernel built against is release @a.@b or later (the
@@ -49,6 +50,34 @@
 #define DFKV_ERR_MSG_FMT(extack, fallback, fmt, args...) \
 	NL_SET_ERR_MSG(extack, fallback)
 #endif
+
+/*
+ * A ubuf_info of the module's own, for zero-copy sends of its pages
+ * (msghdr.msg_ubuf, 6.0 on): 6.10 moved the callback the stack calls as
+ * it lets go of them into a struct ubuf_info_ops.  One reference, the
+ * sender's, to begin with.
+ */
+struct dfkv_ubuf {
+	struct ubuf_info ubuf;
+#if DFKV_KERNEL_GE(6, 10)
+	struct ubuf_info_ops ops;
+#endif
+};
+
+static inline void dfkv_ubuf_init(struct dfkv_ubuf *u,
+				  void (*done)(struct sk_buff *skb,
+					       struct ubuf_info *ubuf,
+					       bool zerocopy_success))
+{
+#if DFKV_KERNEL_GE(6, 10)
+	u->ops = (struct ubuf_info_ops){ .complete = done };
+	u->ubuf.ops = &u->ops;
+#else
+	u->ubuf.callback = done;
+#endif
+	u->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&u->ubuf.refcnt, 1);
+}
 
 /*
  * An exclusive read-write open of a block device by path.

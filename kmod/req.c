@@ -434,6 +434,20 @@ void dfkv_req_sent(struct dfkv_req *req, bool ok)
 	req->rsp.data_len = 0;
 }
 
+bool dfkv_req_lend(struct dfkv_req *req, struct dfkv_read *lent)
+{
+	if (!req->rd.e || !dfkv_node_enter(req->node))
+		return false;
+	dfkv_store_pin_more(&req->rd, lent);
+	return true;
+}
+
+void dfkv_req_lent_back(struct dfkv_node *node, struct dfkv_read *lent)
+{
+	dfkv_store_get_end(lent);
+	dfkv_node_exit(node);
+}
+
 bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
 {
 	u64 n = req->rsp.data_len;

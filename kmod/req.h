@@ -162,6 +162,16 @@ void dfkv_req_sent(struct dfkv_req *req, bool ok);
  * copy was whole.
  */
 bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail);
+/*
+ * GET data lent past the reply (zero-copy: the network stack holds the
+ * pages until it frees its last buffer of them): another pin on the
+ * reply's entry, in @lent, and the node entered, so neither the bytes
+ * nor the node go while the stack holds them.  False (send by copy): no
+ * GET data, or the node is being deleted.  dfkv_req_lent_back() gives
+ * both back, in process context.
+ */
+bool dfkv_req_lend(struct dfkv_req *req, struct dfkv_read *lent);
+void dfkv_req_lent_back(struct dfkv_node *node, struct dfkv_read *lent);
 
 /*
  * The reply went out, or the transport gives the request up: release what

@@ -998,6 +998,18 @@ void dfkv_store_sent(struct dfkv_read *rd, u64 n)
 	atomic64_add(n, &rd->e->tenant->bytes_out);
 }
 
+void dfkv_store_pin_more(const struct dfkv_read *rd, struct dfkv_read *more)
+{
+	struct dfkv_entry *e = rd->e;
+
+	spin_lock(&e->lock);
+	e->pins++;
+	kref_get(&e->ref);
+	spin_unlock(&e->lock);
+	atomic64_inc(&e->store->pins);
+	more->e = e;
+}
+
 void dfkv_store_get_end(struct dfkv_read *rd)
 {
 	dfkv_store_unpin(rd->e);

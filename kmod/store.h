@@ -311,6 +311,8 @@ size_t dfkv_store_read(struct dfkv_read *rd, u64 off, size_t len,
  */
 void dfkv_store_sent(struct dfkv_read *rd, u64 n);
 void dfkv_store_get_end(struct dfkv_read *rd);
+/* Another pin and reference on rd's entry, as @more (dfkv_store_get_end()). */
+void dfkv_store_pin_more(const struct dfkv_read *rd, struct dfkv_read *more);
 
 static inline u64 dfkv_read_len(const struct dfkv_read *rd)
 {

@@ -14,9 +14,10 @@
  * order while the client pipelines.  That request is the connection's
  * struct dfkv_req: this file decodes its prefix and moves its payload and
  * reply, the executor (req.c) runs it.  PUT payloads are received
- * straight into the store's pages and GET data is sent from them
- * (bio_vec iterators, one copy into the socket buffer, no staging
- * buffer).
+ * straight into the store's pages (bio_vec iterators, no staging buffer)
+ * and GET data is lent to the socket without a copy: a struct tcp_lend
+ * keeps the entry pinned until the stack frees its last buffer of the
+ * pages, retransmits included, since RAM pages are reused in place.
  *
  * Neither a PUT follower, a leader whose commit waits for the disk nor a
  * GET whose value is being read from disk waits in the worker: the
@@ -110,10 +111,94 @@ struct dfkv_tcp_conn {
 
 	u8 rhdr[DFKV_RESP_PREFIX_LEN];
 	size_t rhdr_sent;
+	struct tcp_lend *lend;		/* the GET reply's, being sent */
+	bool lent;			/* some reply lent pages */
 	u64 tx_len;
 	u64 tx_sent;
 	struct bio_vec bv[CONN_BVECS];
 };
+
+/*
+ * GET data lent to the socket (msghdr.msg_ubuf, MSG_ZEROCOPY): its own
+ * pin on the entry and the node entered, so neither the bytes nor the
+ * node go while the stack holds the pages.  zc.ubuf.refcnt counts the
+ * stack's references and the sender's, dropped when the reply is sent;
+ * the last one queues the give-back, which may not run where the stack
+ * lets go (softirq).
+ */
+struct tcp_lend {
+	struct dfkv_ubuf zc;
+	struct dfkv_read rd;
+	struct dfkv_node *node;
+	struct work_struct back;
+};
+
+static void tcp_lend_back(struct work_struct *work)
+{
+	struct tcp_lend *l = container_of(work, struct tcp_lend, back);
+
+	dfkv_req_lent_back(l->node, &l->rd);
+	kfree(l);
+}
+
+static void tcp_lend_put(struct sk_buff *skb, struct ubuf_info *ubuf,
+			 bool zerocopy_success)
+{
+	struct tcp_lend *l = container_of(ubuf, struct tcp_lend, zc.ubuf);
+
+	if (refcount_dec_and_test(&ubuf->refcnt))
+		queue_work(dfkv_tcp_wq, &l->back);
+}
+
+/* The reply's lend, made at its first send; NULL: send by copy. */
+static struct ubuf_info *conn_lend(struct dfkv_tcp_conn *c)
+{
+	struct tcp_lend *l = c->lend;
+
+	if (l)
+		return &l->zc.ubuf;
+	l = kmalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return NULL;
+	if (!dfkv_req_lend(&c->req, &l->rd)) {
+		kfree(l);
+		return NULL;
+	}
+	l->node = c->node;
+	INIT_WORK(&l->back, tcp_lend_back);
+	dfkv_ubuf_init(&l->zc, tcp_lend_put);
+	c->lend = l;
+	c->lent = true;
+	return &l->zc.ubuf;
+}
+
+/* The reply is sent or given up: the sender's reference goes. */
+static void conn_lend_end(struct dfkv_tcp_conn *c)
+{
+	if (c->lend) {
+		tcp_lend_put(NULL, &c->lend->zc.ubuf, true);
+		c->lend = NULL;
+	}
+}
+
+/*
+ * A connection that lent pages closes with an abort when the stack still
+ * queues data for the peer: its buffers (and pins) go now, not after a
+ * slow or absent peer's retransmission timeouts.
+ */
+static void conn_close_lent(struct dfkv_tcp_conn *c)
+{
+	struct sock *sk = c->sock->sk;
+	bool queued;
+
+	if (!c->lent)
+		return;
+	lock_sock(sk);
+	queued = !tcp_rtx_and_write_queues_empty(sk);
+	release_sock(sk);
+	if (queued)
+		sock_no_linger(sk);
+}
 
 static void conn_kill(struct dfkv_tcp_conn *c)
 {
@@ -238,6 +323,10 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 			size_t mapped;
 			unsigned int nr;
 
+			msg.msg_ubuf = conn_lend(c);
+			if (msg.msg_ubuf)
+				msg.msg_flags = MSG_ZEROCOPY;
+
 			/* GET data, from the pinned entry's pages */
 			nr = dfkv_entry_map(req->rd.e, req->offset + c->tx_sent,
 					    min_t(u64, left, MAX_RW_COUNT),
@@ -245,7 +334,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 			if (!mapped)
 				return -EIO;
 			if (mapped < left)
-				msg.msg_flags = MSG_MORE;
+				msg.msg_flags |= MSG_MORE;
 			iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, c->bv, nr,
 				      mapped);
 		}
@@ -262,6 +351,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 /* The reply went out: release what the request held, expect the next. */
 static void request_done(struct dfkv_tcp_conn *c)
 {
+	conn_lend_end(c);
 	if (c->req.rd.e)
 		dfkv_req_sent(&c->req, true);
 	dfkv_req_done(&c->req);
@@ -492,11 +582,13 @@ static void conn_release_work(struct work_struct *work)
 	cancel_work_sync(&c->io_work);
 	cancel_delayed_work_sync(&c->deadline_work);
 
+	conn_lend_end(c);
 	dfkv_req_done(&c->req);
 	/* A parked request's unpark racing us queued io work. */
 	cancel_work_sync(&c->io_work);
 	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
 
+	conn_close_lent(c);
 	sock_release(c->sock);
 	dfkv_listeners_conn_del(&tcp_node(c->node)->ls, &c->core, c->node);
 	dfkv_auth_destroy(&c->auth);

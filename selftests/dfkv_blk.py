@@ -17,6 +17,10 @@ the node returned bytes that differ from what was PUT for that key.
                                      its own connection, every request
                                      sent before any reply is read
   tcpput HOST PORT SEED FIRST COUNT SIZE  PUT them so
+  stallget HOST PORT SEED INDEX SIZE GET one key over TCP with a 64 KiB
+                                     receive buffer; after the reply's
+                                     prefix print "stalled" and read
+                                     nothing more until SIGUSR1
   lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
                                      "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
@@ -36,7 +40,7 @@ the node returned bytes that differ from what was PUT for that key.
                                      how many have a non-zero byte after
                                      the value, up to its 4 KiB page end
 
-put/check/rm/burst/tcpget/tcpput/lost print one line "ok=N miss=N wrong=N ..." (each
+put/check/rm/burst/tcpget/tcpput/stallget/lost print one line "ok=N miss=N wrong=N ..." (each
 status by its name), tail "found=N dirty=N", and exit 0; the shell tests
 assert on the counts.  With DFKV_BLK_PIDFILE set, the process writes
 its pid there first.
@@ -285,6 +289,29 @@ def do_tcpput(host, port, seed, first, count, size):
     return c
 
 
+def do_stallget(host, port, seed, i, size):
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.connect((host, port))
+    s.sendall(tcp_prefix(2, seed, i, 0))
+    _, st, stored, n = struct.unpack("<BBQQ", recv_all(s, 18))
+    print("stalled", flush=True)
+    signal.sigwait([signal.SIGUSR1])
+    data = bytearray(n)
+    view, got = memoryview(data), 0
+    while got < n:
+        r = s.recv_into(view[got:])
+        if not r:
+            raise ConnectionError("the node closed the connection")
+        got += r
+    s.close()
+    c = {}
+    st = STATUS[st] if st < len(STATUS) else "status%d" % st
+    judge(c, (st, bytes(data) if stored == n else b""), value(seed, i, size))
+    return c
+
+
 def crc32c(data, crc=0):
     """CRC-32C as the format uses it (ondisk.md): init and final xor ~0."""
     crc ^= 0xffffffff
@@ -397,6 +424,8 @@ def main(argv):
         print(count_line(do_tcpget(a[0], *map(int, a[1:6]))))
     elif cmd == "tcpput":
         print(count_line(do_tcpput(a[0], *map(int, a[1:6]))))
+    elif cmd == "stallget":
+        print(count_line(do_stallget(a[0], *map(int, a[1:5]))))
     elif cmd == "key":
         t, o = key(int(a[0]), int(a[1]))
         print("%016x:%s" % (t, o.hex()))

@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Zero-copy GET replies on TCP (tcp.c, struct tcp_lend), inside the test
+# VM as root.  A GET's data goes to the socket as the entry's own pages,
+# and RAM pages are reused in place for other values, other tenants'
+# included: the entry stays pinned until the stack let go of its last
+# buffer of them, retransmits included.
+#
+# A client in a network namespace, behind a veth whose node side drops
+# 2% of the packets (netem), GETs a 4 MiB value and stops reading after
+# the reply's prefix.  The node's socket buffers take the whole reply, so
+# the request is done while the bytes wait for the reader: then the key
+# is REMOVEd and the RAM refilled with another tenant's values, and the
+# client reads, through the losses: exactly the old bytes.  The entry is
+# pinned while the stack holds it (the node's pins gauge: this is what
+# fails if the data was copied), and unpinned once the reader has it all.
+# A reader that never resumes holds neither the pages nor the node: the
+# node's deletion aborts its connection and returns.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/disk_lib.sh"
+
+NS=dfkv-zc
+IF=dfkv-zc
+ADDR=192.0.2.21
+PORT=7951
+SZ=4194304
+WMEM=$(sysctl -n net.ipv4.tcp_wmem)
+
+zc_cleanup() {
+	ip netns del $NS 2>/dev/null
+	sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+	disk_cleanup
+}
+trap zc_cleanup EXIT
+
+tap_plan 4
+modprobe veth 2>/dev/null
+modprobe sch_netem 2>/dev/null
+dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
+# Whole replies fit the node's socket buffers (sockets take the size
+# their listener had when it was made).
+sysctl -qw net.ipv4.tcp_wmem="4096 16777216 16777216"
+{ ip netns add $NS &&
+	ip link add $IF type veth peer name eth0 netns $NS &&
+	ip -n $NS link set lo up && ip -n $NS link set eth0 up &&
+	ip link set $IF up && ip addr add $ADDR/30 dev $IF &&
+	ip -n $NS addr add 192.0.2.22/30 dev eth0; } ||
+	{ echo "Bail out! no veth pair into a network namespace"; exit 1; }
+
+# stalled NAME: the reader NAME (output in $T/NAME) got the prefix.
+stalled() { grep -q '^stalled$' "$T/$1" 2>/dev/null; }
+
+# reader NAME SEED: a stallget of key SEED:0 from inside $NS.
+reader() {
+	DFKV_BLK_PIDFILE="$T/$1.pid" ip netns exec $NS \
+		$BLK stallget $ADDR $PORT "$2" 0 $SZ >"$T/$1" 2>&1 &
+	wait_until 90 stalled "$1"
+}
+
+# reply_queued: the node's socket to the reader holds the whole reply
+# (Send-Q: bytes not acknowledged yet), so the request is done.
+reply_queued() {
+	q=$(ss -Htn state established "( sport = :$PORT )" |
+		awk '{ print $2 }')
+	[ "${q:-0}" -ge $((SZ + 18)) ]
+}
+
+# setup NODE SEED: a 16 MiB node with key SEED:0 of 4 MiB and a listener.
+setup() {
+	expect 0 "$DFKVCTL" node add "$1" --ram 16M &&
+	r=$($BLK put "$1" "$2" 0 1 $SZ) && blk_expect "set" "$r" ok=1 &&
+	expect 0 "$DFKVCTL" listener add "$1" $ADDR --port $PORT
+}
+
+t_lent_survives() {
+	setup zc 51 &&
+	expect 0 tc qdisc add dev $IF root netem loss 2% &&
+	reader zc1 51 &&
+	wait_until 90 reply_queued &&
+	wait_until 90 nstat_is zc pins 1 &&
+	r=$($BLK rm zc 51 0 1) && blk_expect "removed" "$r" ok=1 &&
+	r=$($BLK check zc 51 0 1 $SZ) && blk_expect "gone" "$r" miss=1 &&
+	r=$($BLK put zc 52 0 56 262144) && never_wrong "refill" "$r" &&
+	expect 0 test "$(nstat zc pins)" = 1 &&
+	kill -USR1 "$(cat "$T/zc1.pid")" &&
+	wait_until 120 grep -q '^ok=' "$T/zc1" &&
+	blk_expect "the old bytes, retransmits too" "$(tail -n 1 "$T/zc1")" \
+		ok=1 wrong=0 &&
+	wait_until 90 nstat_is zc pins 0 &&
+	r=$($BLK check zc 52 0 56 262144) && never_wrong "the refill" "$r" &&
+	expect 0 tc qdisc del dev $IF root
+}
+tap_check "GET data lent to a stalled reader: the old bytes after REMOVE and refill" \
+	t_lent_survives
+
+t_node_del() {
+	expect 0 "$DFKVCTL" node del zc &&
+	setup zd 53 &&
+	reader zd1 53 &&
+	wait_until 90 reply_queued &&
+	wait_until 90 nstat_is zd pins 1 &&
+	expect 0 timeout 120 "$DFKVCTL" node del zd &&
+	expect 1 "$DFKVCTL" stats zd
+}
+tap_check "a reader that never resumes: node deletion aborts it and returns" \
+	t_node_del
+pid=$(cat "$T/zd1.pid" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
+
+t_copy_path() {
+	# Loopback: the stack copies lent pages as it delivers them (its
+	# receive path never holds them); the reply is whole all the same.
+	expect 0 "$DFKVCTL" node add zl --ram 16M &&
+	r=$($BLK put zl 54 0 4 $SZ) && blk_expect "set" "$r" ok=4 &&
+	expect 0 "$DFKVCTL" listener add zl 127.0.0.1 --port $PORT &&
+	r=$($BLK tcpget 127.0.0.1 $PORT 54 0 4 $SZ) &&
+	blk_expect "loopback GETs" "$r" ok=4 wrong=0 &&
+	wait_until 90 nstat_is zl pins 0 &&
+	expect 0 "$DFKVCTL" node del zl
+}
+tap_check "loopback GETs: whole, unpinned after" t_copy_path
+
+t_unload() {
+	expect 0 rmmod dfkv
+}
+tap_check "unload" t_unload
+tap_done
