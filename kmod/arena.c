@@ -3,8 +3,13 @@
  * RAM arena of a node: each slab extent is backed by an array of order-0
  * pages allocated when the slab first binds the extent and kept until the
  * node goes away (extents move between size classes without reallocating).
- * Pages come from one NUMA node, or round-robin from all nodes with memory
- * (the default), so a node's bandwidth is not one memory controller's.
+ * They are allocated in runs of up to ARENA_RUN_ORDER where the allocator
+ * has them at hand (no retry, no warning: falling back to smaller runs,
+ * down to single pages) and split, so most of a value's pages are
+ * physically contiguous and a disk bio of it is a few segments, not one
+ * per page.  Pages come from one NUMA node, or run by run round-robin
+ * from all nodes with memory (the default), so a node's bandwidth is not
+ * one memory controller's.
  * The store maps byte ranges to bio_vecs over these pages; copies to and
  * from user buffers and sockets run page by page over those, one copy.
  * The pages are charged to the memory cgroup of the task that created the
@@ -22,6 +27,9 @@
 
 #include "arena.h"
 
+/* The largest run: 2 MiB (a huge page's worth), within every MAX_ORDER. */
+#define ARENA_RUN_ORDER	(PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0)
+
 int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 		    u32 numa)
 {
@@ -29,6 +37,7 @@ int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 	    (numa >= MAX_NUMNODES || !node_state(numa, N_MEMORY)))
 		return -EINVAL;
 	a->numa = numa;
+	atomic_set(&a->next_run, 0);
 	a->extent_bytes = extent_bytes;
 	a->nr_extents = nr_extents;
 	a->pages_per_extent = extent_bytes >> PAGE_SHIFT;
@@ -43,6 +52,53 @@ int dfkv_arena_init(struct dfkv_arena *a, u64 extent_bytes, u32 nr_extents,
 		return -ENOMEM;
 	}
 	a->memcg = get_mem_cgroup_from_mm(current->mm);
+	return 0;
+}
+
+/* The NUMA node of the next run: the nodes with memory in turn. */
+static int arena_next_nid(struct dfkv_arena *a)
+{
+	unsigned int n;
+	int nid;
+
+	if (a->numa != DFKV_NUMA_INTERLEAVE)
+		return a->numa;
+	n = (unsigned int)atomic_inc_return(&a->next_run) %
+	    num_node_state(N_MEMORY);
+	for_each_node_state(nid, N_MEMORY)
+		if (!n--)
+			return nid;
+	return first_memory_node;
+}
+
+/*
+ * Fill pages[0 .. nr) from one node: runs as long as the allocator gives
+ * without trying hard, each split into order-0 pages.
+ */
+static int arena_alloc_run(struct dfkv_arena *a, struct page **pages, u32 nr)
+{
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_NOWARN |
+		    (a->numa == DFKV_NUMA_INTERLEAVE ? 0 : __GFP_THISNODE);
+	unsigned int order = min_t(unsigned int, ARENA_RUN_ORDER, ilog2(nr));
+	int nid = arena_next_nid(a);
+	u32 i = 0, j;
+
+	while (i < nr) {
+		struct page *p;
+
+		order = min_t(unsigned int, order, ilog2(nr - i));
+		p = alloc_pages_node(nid, gfp | (order ? __GFP_NORETRY : 0),
+				     order);
+		if (!p) {
+			if (!order)
+				return -ENOMEM;
+			order--;
+			continue;
+		}
+		split_page(p, order);
+		for (j = 0; j < 1U << order; j++)
+			pages[i++] = p + j;
+	}
 	return 0;
 }
 
@@ -78,8 +134,8 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 	struct dfkv_arena *a = ctx;
 	struct mem_cgroup *old;
 	struct page **pages;
-	u32 i;
-	int nid, err = 0;
+	u32 i, run;
+	int err = 0;
 
 	if (extent >= a->nr_extents)
 		return -EINVAL;
@@ -93,21 +149,12 @@ int dfkv_arena_bind(void *ctx, u32 extent, int cls)
 		err = -ENOMEM;
 		goto out;
 	}
-	nid = a->numa == DFKV_NUMA_INTERLEAVE ?
-		first_memory_node : a->numa;
-	for (i = 0; i < a->pages_per_extent; i++) {
-		pages[i] = alloc_pages_node(nid, GFP_KERNEL_ACCOUNT |
-					    __GFP_NOWARN |
-					    (a->numa == DFKV_NUMA_INTERLEAVE ?
-					     0 : __GFP_THISNODE), 0);
-		if (a->numa == DFKV_NUMA_INTERLEAVE) {
-			nid = next_memory_node(nid);
-			if (nid >= MAX_NUMNODES)
-				nid = first_memory_node;
-		}
-		if (!pages[i]) {
+	for (i = 0; i < a->pages_per_extent; i += run) {
+		run = min_t(u32, a->pages_per_extent - i,
+			    1U << ARENA_RUN_ORDER);
+		err = arena_alloc_run(a, pages + i, run);
+		if (err) {
 			arena_free_extent(a, pages);
-			err = -ENOMEM;
 			goto out;
 		}
 	}

@@ -23,11 +23,12 @@ struct dfkv_arena {
 	struct page ***pages;	/* [extent][page], allocated on first bind */
 	atomic_long_t *nid_pages; /* [nr_node_ids]: bound pages per NUMA node */
 	struct mem_cgroup *memcg; /* charged for what the node allocates */
+	atomic_t next_run;	/* interleave: runs allocated so far */
 };
 
 /*
  * numa: allocate every page on that NUMA node, or DFKV_NUMA_INTERLEAVE to
- * spread each extent's pages round-robin over the nodes with memory.  The
+ * spread the extents' runs of pages round-robin over the nodes with memory.  The
  * caller's memory cgroup (the node's creator) is charged for the pages,
  * whichever task later binds an extent.
  */

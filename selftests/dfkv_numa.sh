@@ -48,7 +48,8 @@ bound() {
 }
 tap_check "--numa 1: the arena's pages are on NUMA node 1" bound
 
-# Round-robin page by page: each node holds about half.
+# Round-robin run by run (2 MiB extents here: one run each): each node
+# holds about half.
 interleaved() {
 	set -- $(placement n2) || return 1
 	echo "node0 $1 KiB, node1 $2 KiB"
