@@ -280,7 +280,7 @@ static void expect_untouched(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, dfkv_test_simple(self->dev, DFKV_IOC_EXIST, fresh, &o));
 	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
-	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_PINS, 0, 0));
 	expect_b_intact(_metadata, self);
 }
 

@@ -95,7 +95,7 @@ check_point() {
 	expect 0 "$DFKVCTL" node add lwc --ram 16M &&
 	expect 0 "$DFKVCTL" disk add lwc "$loop" &&
 	r=$($BLK check lwc 61 0 32 $SZ) &&
-	blk_expect "at $sb" "$r" ok="$want" wrong=0
+	blk_expect "at $sb (clean closes: $S1, $S2, $S3)" "$r" ok="$want" wrong=0
 	rc=$?
 	"$DFKVCTL" node del lwc >/dev/null 2>&1
 	losetup -d "$loop"

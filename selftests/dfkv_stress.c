@@ -178,7 +178,8 @@ TEST_F(stress, mixed_ops_return_exact_bytes)
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-mix", 64 << 20, 0, 1));
 	run_workers(_metadata, "t-mix", 0, 0, &self->g);
 	EXPECT_LT(0, dfkv_test_stat(&self->g, "t-mix", DFKV_STAT_HITS));
-	EXPECT_EQ(0, dfkv_test_stat(&self->g, "t-mix", DFKV_STAT_PINS));
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, "t-mix", DFKV_STAT_PINS, 0,
+					0));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-mix"));
 }
 

@@ -25,6 +25,12 @@
 #define NODE "t-tcp"
 #define PORT 7411
 
+/* A stat of the test's node reaching want (ge: at least want), 60 s at most. */
+static int wait_stat(struct dfkv_genl *g, int stat, int64_t want, int ge)
+{
+	return dfkv_test_wait_stat(g, NODE, stat, want, ge);
+}
+
 struct resp {
 	int status;
 	uint64_t stored_len;
@@ -360,7 +366,7 @@ TEST_F(tcp, keys_ops_hello_stats)
 					     DFKV_STAT_LEASES); i++)
 		usleep(100 * 1000);
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
-	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
 
 	self->fd = connect_to("127.0.0.1", PORT);
 	ASSERT_LE(0, self->fd);
@@ -513,21 +519,6 @@ static int tasks_in(const char *fn)
 	return n;
 }
 
-/* Poll a node stat until it is want (or at least want); 60 s at most. */
-static int wait_stat(struct dfkv_genl *g, int stat, int64_t want, int ge)
-{
-	int64_t v;
-	int i;
-
-	for (i = 0; i < 600; i++) {
-		v = dfkv_test_stat(g, NODE, stat);
-		if (v == want || (ge && v > want))
-			return 1;
-		usleep(100 * 1000);
-	}
-	return 0;
-}
-
 /* No task sleeps in fn over a couple of seconds of samples. */
 static int never_in(const char *fn)
 {
@@ -601,7 +592,7 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 			      sizeof(val)));
 	ASSERT_EQ(0, recv_resp(self->fd, &r, NULL, 0));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
-	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
 }
 
 /* A connection to 127.0.0.1:port from source address src; fd or -1. */
@@ -757,8 +748,12 @@ TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
 	ASSERT_EQ(0, connect(fd, (void *)&sa, sizeof(sa)));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, send_req(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0));
-	/* Stuck in the first reply, the entry pinned; then dropped. */
-	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 1, 0));
+	/*
+	 * Stuck in the first reply, the entry pinned (by the request, and
+	 * for the pages lent to the socket); then dropped, its lent pages
+	 * with it (the connection is reset, its queue purged).
+	 */
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 1, 1));
 	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_DEADLINE_DROPS, drops + 1,
 			      1));
 	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 1, 0));

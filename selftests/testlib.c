@@ -202,6 +202,21 @@ int64_t dfkv_test_stat(struct dfkv_genl *g, const char *node, int stat)
 	return c.val;
 }
 
+int dfkv_test_wait_stat(struct dfkv_genl *g, const char *node, int stat,
+			int64_t want, int ge)
+{
+	int64_t v;
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		v = dfkv_test_stat(g, node, stat);
+		if (v == want || (ge && v > want))
+			return 1;
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
 int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
 		     uint16_t port, int add)
 {

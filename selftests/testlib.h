@@ -44,6 +44,14 @@ int dfkv_test_verify(const void *buf, size_t len, const struct dfkv_key *k,
 
 /* A node stat (DFKV_STAT_*) read over netlink; -1 on error. */
 int64_t dfkv_test_stat(struct dfkv_genl *g, const char *node, int stat);
+/*
+ * Poll a node stat until it is want (or, with ge, at least want): 60 s
+ * at most; 1 when it got there.  For what the node does after a reply
+ * went out, such as giving back the pages a TCP GET lent to the socket
+ * once the peer acknowledged them (the pins gauge).
+ */
+int dfkv_test_wait_stat(struct dfkv_genl *g, const char *node, int stat,
+			int64_t want, int ge);
 
 /* Add (add != 0) or delete a TCP listener; 0 or -errno. */
 int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
