@@ -90,12 +90,12 @@ check_point() {
 	cp --sparse=always "$1" "$T/chk.img" &&
 	sb=$($LW sb "$T/chk.img") &&
 	echo "$sb" >>"$T/seen" &&
-	want=$(expect_ok "$sb") &&
+	serve=$(expect_ok "$sb") &&
 	loop=$(losetup -f --show "$T/chk.img") || return 1
 	expect 0 "$DFKVCTL" node add lwc --ram 16M &&
 	expect 0 "$DFKVCTL" disk add lwc "$loop" &&
 	r=$($BLK check lwc 61 0 32 $SZ) &&
-	blk_expect "at $sb (clean closes: $S1, $S2, $S3)" "$r" ok="$want" wrong=0
+	blk_expect "at $sb (clean closes: $S1, $S2, $S3)" "$r" ok="$serve" wrong=0
 	rc=$?
 	"$DFKVCTL" node del lwc >/dev/null 2>&1
 	losetup -d "$loop"
