@@ -10,6 +10,7 @@
 # promotion and coalescing (16 concurrent GETs, one disk read), and flush
 # failures (dm-error: retries, an unhealthy node, never wrong bytes, and
 # misses after a restart for the blocks that never reached the disk),
+# write-around (a PUT leaves RAM once on the disk, a GET brings it back),
 # and a stalled disk holding no worker (RAM hits served while hundreds of
 # cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
 # killable), a node deleted while its disk is stalled (gone at once,
@@ -440,7 +441,29 @@ t_unload() {
 	dfkv_unload && ! grep -q '^dfkv ' /proc/modules
 }
 
-tap_plan 14
+# Write-around: a PUT is answered once on the disk and leaves RAM (a
+# bypass, RAM holds nothing of it); a whole-value GET reads it back into
+# RAM, and the next GET of it is a RAM hit.
+t_writearound() {
+	expect 0 "$DFKVCTL" node add nw --ram 16M &&
+	expect 0 "$DFKVCTL" node set nw --policy writearound &&
+	expect 0 "$DFKVCTL" disk add nw "$DM" &&
+	objs=$(nstat nw ram_objects) && bypass=$(nstat nw ram_bypasses) &&
+	r=$($BLK put nw 37 0 8 $SZ) && blk_expect "set" "$r" ok=8 &&
+	expect 0 test "$(nstat nw ram_bypasses)" = $((bypass + 8)) &&
+	expect 0 test "$(nstat nw ram_objects)" = "$objs" &&
+	expect 0 test "$(nstat nw dirty_bytes)" = 0 &&
+	misses=$(nstat nw ram_misses) && hits=$(nstat nw ram_hits) &&
+	r=$($BLK check nw 37 0 8 $SZ) && blk_expect "read from disk" "$r" ok=8 wrong=0 &&
+	expect 0 test "$(nstat nw ram_misses)" = $((misses + 8)) &&
+	expect 0 test "$(nstat nw ram_objects)" = $((objs + 8)) &&
+	r=$($BLK check nw 37 0 8 $SZ) && blk_expect "RAM hits" "$r" ok=8 wrong=0 &&
+	expect 0 test "$(nstat nw ram_hits)" = $((hits + 8)) &&
+	expect 0 test "$(nstat nw ram_misses)" = $((misses + 8)) &&
+	expect 0 "$DFKVCTL" node del nw
+}
+
+tap_plan 15
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -450,6 +473,7 @@ tap_check "16 GETs of a cold block: one read, coalesced" t_coalesce
 tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
 tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_flush_fail
 tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
+tap_check "write-around: the value leaves RAM, a GET brings it back" t_writearound
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete
