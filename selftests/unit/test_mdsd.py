@@ -183,8 +183,10 @@ def until(fn, timeout=20.0):
 
 
 def gauge(mdsd, name):
-    """One sample of mdsd's /metrics."""
-    return metric(mdsd.req("GET", "/metrics")[1], name)
+    """One sample of mdsd's /metrics; None when the read was refused (a
+    503 while every read connection is taken, see reserved_writes)."""
+    status, body = mdsd.req("GET", "/metrics")[:2]
+    return metric(body, name) if status == 200 else None
 
 
 @contextlib.contextmanager
@@ -1045,8 +1047,9 @@ def main():
     def reserved_poll(a, e, i):
         # The i-th long-poll waiting, from one of four addresses.  The
         # last read mdsd allows may find the previous /metrics read's
-        # connection not yet closed on mdsd's side (answered 503): then
-        # the poll is made again once that one is gone.
+        # connection not yet closed on mdsd's side (answered 503, and so
+        # may the /metrics read itself): then the poll is made again once
+        # that one is gone.
         def waiting():
             return gauge(a, "dfkv_mds_long_poll_waiters") == i + 1
         for _ in range(10):
