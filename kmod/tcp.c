@@ -67,6 +67,8 @@ struct tcp_node {
 	struct dfkv_listeners ls;	/* first: the transport layer's */
 	atomic64_t accepts;
 	atomic64_t proto_errors;
+	atomic64_t zc_replies;		/* GET replies lent to the socket */
+	atomic64_t zc_copied;		/* of those, copied by the stack */
 };
 
 static struct tcp_node *tcp_node(struct dfkv_node *node)
@@ -131,12 +133,15 @@ struct tcp_lend {
 	struct dfkv_read rd;
 	struct dfkv_node *node;
 	struct work_struct back;
+	bool copied;			/* the stack copied some of it */
 };
 
 static void tcp_lend_back(struct work_struct *work)
 {
 	struct tcp_lend *l = container_of(work, struct tcp_lend, back);
 
+	if (READ_ONCE(l->copied))
+		atomic64_inc(&tcp_node(l->node)->zc_copied);
 	dfkv_req_lent_back(l->node, &l->rd);
 	kfree(l);
 }
@@ -146,6 +151,8 @@ static void tcp_lend_put(struct sk_buff *skb, struct ubuf_info *ubuf,
 {
 	struct tcp_lend *l = container_of(ubuf, struct tcp_lend, zc.ubuf);
 
+	if (!zerocopy_success)
+		WRITE_ONCE(l->copied, true);
 	if (refcount_dec_and_test(&ubuf->refcnt))
 		queue_work(dfkv_tcp_wq, &l->back);
 }
@@ -165,6 +172,8 @@ static struct ubuf_info *conn_lend(struct dfkv_tcp_conn *c)
 		return NULL;
 	}
 	l->node = c->node;
+	l->copied = false;
+	atomic64_inc(&tcp_node(c->node)->zc_replies);
 	INIT_WORK(&l->back, tcp_lend_back);
 	dfkv_ubuf_init(&l->zc, tcp_lend_put);
 	c->lend = l;
@@ -784,7 +793,11 @@ static int tcp_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    nla_put_u64_64bit(skb, DFKV_STAT_ACCEPTS,
 			      atomic64_read(&tn->accepts), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_PROTO_ERRORS,
-			      atomic64_read(&tn->proto_errors), DFKV_STAT_PAD))
+			      atomic64_read(&tn->proto_errors), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_REPLIES,
+			      atomic64_read(&tn->zc_replies), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_COPIED,
+			      atomic64_read(&tn->zc_copied), DFKV_STAT_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

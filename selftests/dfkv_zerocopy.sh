@@ -77,6 +77,7 @@ setup() {
 
 t_lent_survives() {
 	setup zc 51 &&
+	zr=$(nstat zc tcp_zc_replies) &&
 	expect 0 tc qdisc add dev $IF root netem loss 2% &&
 	reader zc1 51 &&
 	wait_until 90 reply_queued &&
@@ -90,6 +91,7 @@ t_lent_survives() {
 	blk_expect "the old bytes, retransmits too" "$(tail -n 1 "$T/zc1")" \
 		ok=1 wrong=0 &&
 	wait_until 90 nstat_is zc pins 0 &&
+	expect 0 test "$(nstat zc tcp_zc_replies)" = $((zr + 1)) &&
 	r=$($BLK check zc 52 0 56 262144) && never_wrong "the refill" "$r" &&
 	expect 0 tc qdisc del dev $IF root
 }
@@ -111,13 +113,16 @@ pid=$(cat "$T/zd1.pid" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
 
 t_copy_path() {
 	# Loopback: the stack copies lent pages as it delivers them (its
-	# receive path never holds them); the reply is whole all the same.
+	# receive path never holds them, tcp_zc_copied counts it); the
+	# reply is whole all the same.
 	expect 0 "$DFKVCTL" node add zl --ram 16M &&
 	r=$($BLK put zl 54 0 4 $SZ) && blk_expect "set" "$r" ok=4 &&
 	expect 0 "$DFKVCTL" listener add zl 127.0.0.1 --port $PORT &&
 	r=$($BLK tcpget 127.0.0.1 $PORT 54 0 4 $SZ) &&
 	blk_expect "loopback GETs" "$r" ok=4 wrong=0 &&
 	wait_until 90 nstat_is zl pins 0 &&
+	expect 0 test "$(nstat zl tcp_zc_replies)" = 4 &&
+	expect 0 test "$(nstat zl tcp_zc_copied)" = 4 &&
 	expect 0 "$DFKVCTL" node del zl
 }
 tap_check "loopback GETs: whole, unpinned after" t_copy_path

@@ -76,6 +76,8 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_RDMA_DEADLINE_DROPS] = "rdma_deadline_drops",
 	[DFKV_STAT_RAM_OBJECTS] = "ram_objects",
 	[DFKV_STAT_RAM_USED_BYTES] = "ram_used_bytes",
+	[DFKV_STAT_TCP_ZC_REPLIES] = "tcp_zc_replies",
+	[DFKV_STAT_TCP_ZC_COPIED] = "tcp_zc_copied",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)

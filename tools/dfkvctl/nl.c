@@ -816,6 +816,9 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 			"receiving",
 			fmt_bytes(s[DFKV_STAT_RECV_RESERVED], raw, a, sizeof(a)),
 			(unsigned long long)s[DFKV_STAT_RECV_BUSY]);
+		fprintf(f, "  %-12s %llu GET replies lent to sockets    copied by the stack %llu\n",
+			"zero-copy", U(s[DFKV_STAT_TCP_ZC_REPLIES]),
+			U(s[DFKV_STAT_TCP_ZC_COPIED]));
 	}
 	if (ni->has_stat[DFKV_STAT_AUTH_OK]) {
 		fprintf(f, "  %-12s ok %llu    failed %llu    forbidden requests %llu\n",

@@ -627,6 +627,8 @@ enum dfkv_stat {
 	DFKV_STAT_RDMA_DEADLINE_DROPS,	/* and of RDMA */
 	DFKV_STAT_RAM_OBJECTS,		/* gauge: committed blocks in RAM */
 	DFKV_STAT_RAM_USED_BYTES,	/* gauge: their payload bytes */
+	DFKV_STAT_TCP_ZC_REPLIES,	/* GET replies lent to the socket */
+	DFKV_STAT_TCP_ZC_COPIED,	/* of those, copied by the stack */
 	__DFKV_STAT_MAX
 };
 
