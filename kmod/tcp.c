@@ -136,6 +136,8 @@ struct tcp_lend {
 	bool copied;			/* the stack copied some of it */
 };
 
+static struct kmem_cache *tcp_lend_cache;
+
 static void tcp_lend_back(struct work_struct *work)
 {
 	struct tcp_lend *l = container_of(work, struct tcp_lend, back);
@@ -143,7 +145,7 @@ static void tcp_lend_back(struct work_struct *work)
 	if (READ_ONCE(l->copied))
 		atomic64_inc(&tcp_node(l->node)->zc_copied);
 	dfkv_req_lent_back(l->node, &l->rd);
-	kfree(l);
+	kmem_cache_free(tcp_lend_cache, l);
 }
 
 static void tcp_lend_put(struct sk_buff *skb, struct ubuf_info *ubuf,
@@ -164,11 +166,11 @@ static struct ubuf_info *conn_lend(struct dfkv_tcp_conn *c)
 
 	if (l)
 		return &l->zc.ubuf;
-	l = kmalloc(sizeof(*l), GFP_KERNEL);
+	l = kmem_cache_alloc(tcp_lend_cache, GFP_KERNEL);
 	if (!l)
 		return NULL;
 	if (!dfkv_req_lend(&c->req, &l->rd)) {
-		kfree(l);
+		kmem_cache_free(tcp_lend_cache, l);
 		return NULL;
 	}
 	l->node = c->node;
@@ -817,18 +819,31 @@ int __init dfkv_tcp_init(void)
 {
 	int err;
 
+	tcp_lend_cache = KMEM_CACHE(tcp_lend, 0);
+	if (!tcp_lend_cache)
+		return -ENOMEM;
 	dfkv_tcp_wq = alloc_workqueue("dfkv_tcp", WQ_MEM_RECLAIM | WQ_HIGHPRI,
 				      0);
-	if (!dfkv_tcp_wq)
-		return -ENOMEM;
+	if (!dfkv_tcp_wq) {
+		err = -ENOMEM;
+		goto err_cache;
+	}
 	err = dfkv_transport_register(&tcp_transport_ops);
 	if (err)
-		destroy_workqueue(dfkv_tcp_wq);
+		goto err_wq;
+	return 0;
+
+err_wq:
+	destroy_workqueue(dfkv_tcp_wq);
+err_cache:
+	kmem_cache_destroy(tcp_lend_cache);
 	return err;
 }
 
+/* After the last node: every lend was given back, on dfkv_tcp_wq. */
 void dfkv_tcp_exit(void)
 {
 	dfkv_transport_unregister(&tcp_transport_ops);
 	destroy_workqueue(dfkv_tcp_wq);
+	kmem_cache_destroy(tcp_lend_cache);
 }
