@@ -18,6 +18,9 @@
  * and GET data is lent to the socket without a copy: a struct tcp_lend
  * keeps the entry pinned until the stack frees its last buffer of the
  * pages, retransmits included, since RAM pages are reused in place.
+ * What the stack holds this way cannot be evicted, so lending is bounded
+ * per connection and per node (lend_charge()); a reply over either bound
+ * is sent by copy, which a peer that never reads cannot make pin RAM.
  *
  * Neither a PUT follower, a leader whose commit waits for the disk nor a
  * GET whose value is being read from disk waits in the worker: the
@@ -69,6 +72,8 @@ struct tcp_node {
 	atomic64_t proto_errors;
 	atomic64_t zc_replies;		/* GET replies lent to the socket */
 	atomic64_t zc_copied;		/* of those, copied by the stack */
+	atomic64_t zc_capped;		/* sent by copy: over a lend bound */
+	atomic64_t lent_bytes;		/* entry bytes lent replies pin */
 };
 
 static struct tcp_node *tcp_node(struct dfkv_node *node)
@@ -95,6 +100,8 @@ enum conn_state {
 
 struct dfkv_tcp_conn {
 	struct dfkv_conn_core core;	/* in tcp_node.ls */
+	refcount_t ref;			/* the release work's, each lend's */
+	atomic64_t lent_bytes;		/* entry bytes its lends pin */
 	struct dfkv_node *node;
 	struct socket *sock;
 	struct work_struct io_work;
@@ -114,6 +121,7 @@ struct dfkv_tcp_conn {
 	u8 rhdr[DFKV_RESP_PREFIX_LEN];
 	size_t rhdr_sent;
 	struct tcp_lend *lend;		/* the GET reply's, being sent */
+	bool tx_copy;			/* the reply goes by copy */
 	bool lent;			/* some reply lent pages */
 	u64 tx_len;
 	u64 tx_sent;
@@ -123,20 +131,77 @@ struct dfkv_tcp_conn {
 /*
  * GET data lent to the socket (msghdr.msg_ubuf, MSG_ZEROCOPY): its own
  * pin on the entry and the node entered, so neither the bytes nor the
- * node go while the stack holds the pages.  zc.ubuf.refcnt counts the
- * stack's references and the sender's, dropped when the reply is sent;
- * the last one queues the give-back, which may not run where the stack
- * lets go (softirq).
+ * node go while the stack holds the pages, and a reference on the
+ * connection, whose lent bytes it is charged to.  zc.ubuf.refcnt counts
+ * the stack's references and the sender's, dropped when the reply is
+ * sent; the last one queues the give-back, which may not run where the
+ * stack lets go (softirq).
  */
 struct tcp_lend {
 	struct dfkv_ubuf zc;
 	struct dfkv_read rd;
 	struct dfkv_node *node;
+	struct dfkv_tcp_conn *conn;
+	u64 charged;			/* to conn->lent_bytes and the node's */
 	struct work_struct back;
 	bool copied;			/* the stack copied some of it */
 };
 
 static struct kmem_cache *tcp_lend_cache;
+
+/*
+ * Bounds of lent bytes: a quarter of the node's RAM capacity, and per
+ * connection its socket's send buffer (what a peer that reads nothing
+ * can make it queue).  A lend is charged the whole length of its entry,
+ * the RAM its pin keeps from eviction, however short the reply.
+ */
+static u64 lend_node_cap(struct dfkv_node *node)
+{
+	return div_u64(node->store.capacity, 4);
+}
+
+/* Add @len to @v unless that passes @cap; never above it, even briefly. */
+static bool lend_add(atomic64_t *v, u64 len, u64 cap)
+{
+	s64 old = atomic64_read(v);
+
+	do {
+		if ((u64)old + len > cap)
+			return false;
+	} while (!atomic64_try_cmpxchg(v, &old, old + len));
+	return true;
+}
+
+static bool lend_charge(struct dfkv_tcp_conn *c, u64 len)
+{
+	struct tcp_node *tn = tcp_node(c->node);
+	u64 conn_cap = max(READ_ONCE(c->sock->sk->sk_sndbuf), 0);
+
+	if (!lend_add(&c->lent_bytes, len, conn_cap))
+		goto capped;
+	if (!lend_add(&tn->lent_bytes, len, lend_node_cap(c->node))) {
+		atomic64_sub(len, &c->lent_bytes);
+		goto capped;
+	}
+	return true;
+capped:
+	atomic64_inc(&tn->zc_capped);
+	return false;
+}
+
+static void lend_uncharge(struct dfkv_tcp_conn *c, u64 len)
+{
+	atomic64_sub(len, &tcp_node(c->node)->lent_bytes);
+	atomic64_sub(len, &c->lent_bytes);
+}
+
+static void conn_put(struct dfkv_tcp_conn *c)
+{
+	if (!refcount_dec_and_test(&c->ref))
+		return;
+	WARN_ON_ONCE(atomic64_read(&c->lent_bytes));
+	kfree(c);
+}
 
 static void tcp_lend_back(struct work_struct *work)
 {
@@ -144,6 +209,8 @@ static void tcp_lend_back(struct work_struct *work)
 
 	if (READ_ONCE(l->copied))
 		atomic64_inc(&tcp_node(l->node)->zc_copied);
+	lend_uncharge(l->conn, l->charged);
+	conn_put(l->conn);
 	dfkv_req_lent_back(l->node, &l->rd);
 	kmem_cache_free(tcp_lend_cache, l);
 }
@@ -159,20 +226,30 @@ static void tcp_lend_put(struct sk_buff *skb, struct ubuf_info *ubuf,
 		queue_work(dfkv_tcp_wq, &l->back);
 }
 
-/* The reply's lend, made at its first send; NULL: send by copy. */
+/*
+ * The reply's lend, made at its first send; NULL: send by copy, the
+ * whole reply (over a bound, out of memory, the node going).
+ */
 static struct ubuf_info *conn_lend(struct dfkv_tcp_conn *c)
 {
 	struct tcp_lend *l = c->lend;
+	u64 len;
 
 	if (l)
 		return &l->zc.ubuf;
+	if (c->tx_copy || !c->req.rd.e)
+		return NULL;
+	len = dfkv_read_len(&c->req.rd);
+	if (!lend_charge(c, len))
+		goto copy;
 	l = kmem_cache_alloc(tcp_lend_cache, GFP_KERNEL);
 	if (!l)
-		return NULL;
-	if (!dfkv_req_lend(&c->req, &l->rd)) {
-		kmem_cache_free(tcp_lend_cache, l);
-		return NULL;
-	}
+		goto err_uncharge;
+	if (!dfkv_req_lend(&c->req, &l->rd))
+		goto err_free;
+	refcount_inc(&c->ref);
+	l->conn = c;
+	l->charged = len;
 	l->node = c->node;
 	l->copied = false;
 	atomic64_inc(&tcp_node(c->node)->zc_replies);
@@ -181,6 +258,14 @@ static struct ubuf_info *conn_lend(struct dfkv_tcp_conn *c)
 	c->lend = l;
 	c->lent = true;
 	return &l->zc.ubuf;
+
+err_free:
+	kmem_cache_free(tcp_lend_cache, l);
+err_uncharge:
+	lend_uncharge(c, len);
+copy:
+	c->tx_copy = true;
+	return NULL;
 }
 
 /* The reply is sent or given up: the sender's reference goes. */
@@ -271,6 +356,7 @@ static void conn_queue_response(struct dfkv_req *req)
 	c->rhdr_sent = 0;
 	c->tx_len = rsp->data_len;
 	c->tx_sent = 0;
+	c->tx_copy = false;
 	if (rsp->close)
 		c->close_after_reply = true;
 	c->state = CONN_TX;
@@ -603,7 +689,7 @@ static void conn_release_work(struct work_struct *work)
 	sock_release(c->sock);
 	dfkv_listeners_conn_del(&tcp_node(c->node)->ls, &c->core, c->node);
 	dfkv_auth_destroy(&c->auth);
-	kfree(c);
+	conn_put(c);		/* the last lend given back may free it */
 }
 
 static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
@@ -628,6 +714,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 		sock_release(sock);
 		return;
 	}
+	refcount_set(&c->ref, 1);
 	c->sock = sock;
 	c->node = node;
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
@@ -799,7 +886,11 @@ static int tcp_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_REPLIES,
 			      atomic64_read(&tn->zc_replies), DFKV_STAT_PAD) ||
 	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_COPIED,
-			      atomic64_read(&tn->zc_copied), DFKV_STAT_PAD))
+			      atomic64_read(&tn->zc_copied), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_LENT_BYTES,
+			      atomic64_read(&tn->lent_bytes), DFKV_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, DFKV_STAT_TCP_ZC_CAPPED,
+			      atomic64_read(&tn->zc_capped), DFKV_STAT_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -819,6 +819,10 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		fprintf(f, "  %-12s %llu GET replies lent to sockets    copied by the stack %llu\n",
 			"zero-copy", U(s[DFKV_STAT_TCP_ZC_REPLIES]),
 			U(s[DFKV_STAT_TCP_ZC_COPIED]));
+		fprintf(f, "  %-12s %s pinned by lent replies    copied over the bound %llu\n",
+			"lent",
+			fmt_bytes(s[DFKV_STAT_TCP_ZC_LENT_BYTES], raw, a, sizeof(a)),
+			U(s[DFKV_STAT_TCP_ZC_CAPPED]));
 	}
 	if (ni->has_stat[DFKV_STAT_AUTH_OK]) {
 		fprintf(f, "  %-12s ok %llu    failed %llu    forbidden requests %llu\n",

@@ -629,6 +629,8 @@ enum dfkv_stat {
 	DFKV_STAT_RAM_USED_BYTES,	/* gauge: their payload bytes */
 	DFKV_STAT_TCP_ZC_REPLIES,	/* GET replies lent to the socket */
 	DFKV_STAT_TCP_ZC_COPIED,	/* of those, copied by the stack */
+	DFKV_STAT_TCP_ZC_LENT_BYTES,	/* gauge: entry bytes they pin now */
+	DFKV_STAT_TCP_ZC_CAPPED,	/* sent by copy: a lend over its bound */
 	__DFKV_STAT_MAX
 };
 
