@@ -21,6 +21,17 @@ the node returned bytes that differ from what was PUT for that key.
                                      receive buffer; after the reply's
                                      prefix print "stalled" and read
                                      nothing more until SIGUSR1
+  hoard HOST PORT SEED COUNT LEN CONNS GETS  CONNS connections, each with
+                                     a 64 KiB receive buffer, sending
+                                     GETS GETs of keys
+                                     (conn * GETS + get) % COUNT, the
+                                     first whole (it fills the receive
+                                     buffer: nothing after it is ever
+                                     acknowledged), the others of LEN
+                                     bytes (0: whole), and reading
+                                     nothing; print
+                                     "hoarding", hold them until SIGUSR1,
+                                     close them, print "closed"
   lease NODE SEED FIRST COUNT        LEASE the keys (10 min), print
                                      "leased=N", hold them until killed
   key   SEED INDEX                   the TENANTHEX:IDHEX form (dfkvctl)
@@ -312,6 +323,27 @@ def do_stallget(host, port, seed, i, size):
     return c
 
 
+def do_hoard(host, port, seed, count, length, conns, gets):
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    socks = []
+    for j in range(conns):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        s.connect((host, port))
+        for g in range(gets):
+            t, oid = key(seed, (j * gets + g) % count)
+            s.sendall(struct.pack("<BB16sQQQQ", 6, 2, oid, t, 0,
+                                  length if g else 0, 0))
+        socks.append(s)
+    print("hoarding", flush=True)
+    signal.sigwait([signal.SIGUSR1])
+    for s in socks:
+        s.close()       # unread data: a reset
+    print("closed", flush=True)
+
+
 def crc32c(data, crc=0):
     """CRC-32C as the format uses it (ondisk.md): init and final xor ~0."""
     crc ^= 0xffffffff
@@ -426,6 +458,8 @@ def main(argv):
         print(count_line(do_tcpput(a[0], *map(int, a[1:6]))))
     elif cmd == "stallget":
         print(count_line(do_stallget(a[0], *map(int, a[1:5]))))
+    elif cmd == "hoard":
+        do_hoard(a[0], *map(int, a[1:7]))
     elif cmd == "key":
         t, o = key(int(a[0]), int(a[1]))
         print("%016x:%s" % (t, o.hex()))

@@ -17,6 +17,14 @@
 # fails if the data was copied), and unpinned once the reader has it all.
 # A reader that never resumes holds neither the pages nor the node: the
 # node's deletion aborts its connection and returns.
+#
+# Lent bytes are bounded: each lend is charged its whole entry, at most
+# a quarter of the node's RAM capacity in all and a connection's send
+# buffer on each connection, and a reply over either bound is copied
+# (tcp_zc_capped).  Hoarders that send GETs and read nothing fill the
+# bounds exactly, never more (tcp_zc_lent_bytes is looked at on every
+# wait); an honest reader meanwhile gets whole replies, copied; once the
+# hoarders close, the lent bytes are 0 and the node lends again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/disk_lib.sh"
 
@@ -24,6 +32,7 @@ NS=dfkv-zc
 IF=dfkv-zc
 ADDR=192.0.2.21
 PORT=7951
+HPORT=7952
 SZ=4194304
 WMEM=$(sysctl -n net.ipv4.tcp_wmem)
 
@@ -34,7 +43,7 @@ zc_cleanup() {
 }
 trap zc_cleanup EXIT
 
-tap_plan 4
+tap_plan 8
 modprobe veth 2>/dev/null
 modprobe sch_netem 2>/dev/null
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
@@ -115,7 +124,8 @@ t_copy_path() {
 	# Loopback: the stack copies lent pages as it delivers them (its
 	# receive path never holds them, tcp_zc_copied counts it); the
 	# reply is whole all the same.
-	expect 0 "$DFKVCTL" node add zl --ram 16M &&
+	# 64 MiB: the 4 lends fit the node's bound (a quarter of it) at once.
+	expect 0 "$DFKVCTL" node add zl --ram 64M &&
 	r=$($BLK put zl 54 0 4 $SZ) && blk_expect "set" "$r" ok=4 &&
 	expect 0 "$DFKVCTL" listener add zl 127.0.0.1 --port $PORT &&
 	r=$($BLK tcpget 127.0.0.1 $PORT 54 0 4 $SZ) &&
@@ -126,6 +136,131 @@ t_copy_path() {
 	expect 0 "$DFKVCTL" node del zl
 }
 tap_check "loopback GETs: whole, unpinned after" t_copy_path
+
+# The hoarding node: 8 keys of 4 MiB, no deadline ends a silent
+# connection; sockets take a 16 MiB send buffer (tcp_wmem above).
+HSNDBUF=16777216
+
+# ncap: NCAP is zh's bound of lent bytes, a quarter of its capacity (each
+# test runs in a subshell of its own: every one that needs it asks).
+ncap() { NCAP=$(($(nstat zh capacity_bytes) / 4)); }
+
+# lent_ok NODE: its lent bytes are within its bound (else noted in $T/over).
+lent_ok() {
+	l=$(nstat "$1" tcp_zc_lent_bytes)
+	[ "$l" -le "$NCAP" ] 2>/dev/null && return 0
+	echo "lent bytes $l over the bound $NCAP" >>"$T/over"
+	return 1
+}
+
+# settled NODE N: N GET replies were decided (lent or copied over a bound)
+# since the marks zr0 and zk0, the lent bytes in bound on every look.
+settled() {
+	lent_ok "$1" || return 0	# wait no more: the check below fails
+	[ $(($(nstat "$1" tcp_zc_replies) - zr0 + \
+		$(nstat "$1" tcp_zc_capped) - zk0)) -ge "$2" ]
+}
+
+# marks NODE: zr0 and zk0 are its lent and capped replies now.
+marks() {
+	zr0=$(nstat "$1" tcp_zc_replies) && zk0=$(nstat "$1" tcp_zc_capped)
+}
+
+# since NODE LENT CAPPED LENT_BYTES: replies lent and capped since the
+# marks, and the lent bytes, are these.
+since() {
+	r=$(($(nstat "$1" tcp_zc_replies) - zr0))
+	k=$(($(nstat "$1" tcp_zc_capped) - zk0))
+	l=$(nstat "$1" tcp_zc_lent_bytes)
+	[ ! -s "$T/over" ] || { cat "$T/over"; return 1; }
+	[ "$r $k $l" = "$2 $3 $4" ] && return 0
+	echo "lent $r capped $k lent bytes $l, expected $2 $3 $4"
+	return 1
+}
+
+# hoard NAME CONNS GETS LEN: a hoarder from inside $NS (output in $T/NAME).
+hoard() {
+	DFKV_BLK_PIDFILE="$T/$1.pid" ip netns exec $NS \
+		$BLK hoard $ADDR $HPORT 61 8 "$4" "$2" "$3" >"$T/$1" 2>&1 &
+	wait_until 90 grep -q '^hoarding$' "$T/$1"
+}
+
+unhoard() {
+	kill -USR1 "$(cat "$T/$1.pid")" &&
+	wait_until 90 grep -q '^closed$' "$T/$1"
+}
+
+t_hoard_conn() {
+	rm -f "$T/over"
+	expect 0 "$DFKVCTL" node add zh --ram 128M --idle-ms 0 --min-rate 0 \
+		--frame-ms 3600000 &&
+	r=$($BLK put zh 61 0 8 $SZ) && blk_expect "set" "$r" ok=8 &&
+	ncap &&
+	# The connection's bound binds first, then the node's.
+	expect 0 test "$NCAP" -ge $((HSNDBUF + SZ)) &&
+	expect 0 test "$NCAP" -lt $((HSNDBUF + 8 * SZ)) &&
+	expect 0 "$DFKVCTL" listener add zh $ADDR --port $HPORT &&
+	marks zh &&
+	# One whole key, whose reply stays unacknowledged (the hoarder's
+	# receive buffer is full), then 4 KiB of each of 7 more queued
+	# behind it: each lend is charged its 4 MiB entry, the connection's
+	# send buffer takes 4 of them.
+	hoard zh1 1 8 4096 &&
+	wait_until 120 settled zh 8 &&
+	since zh $((HSNDBUF / SZ)) $((8 - HSNDBUF / SZ)) $HSNDBUF
+}
+tap_check "a connection that reads nothing: lent bytes up to its send buffer, the rest copied" \
+	t_hoard_conn
+
+t_hoard_node() {
+	ncap && marks zh &&
+	# 8 more connections of one whole GET each: the node's bound, 8
+	# lends of 4 MiB in all, takes 4 of them.
+	hoard zh2 8 1 0 &&
+	wait_until 120 settled zh 8 &&
+	n=$(((NCAP - HSNDBUF) / SZ)) &&
+	since zh $n $((8 - n)) $((HSNDBUF + n * SZ)) &&
+	expect 0 test $((HSNDBUF + n * SZ + SZ)) -gt "$NCAP"
+}
+tap_check "many connections that read nothing: lent bytes up to the node's bound, the rest copied" \
+	t_hoard_node
+
+t_honest() {
+	# Another connection meanwhile: whole replies, copied (the bound is
+	# full); the hoarders still hold what they held.
+	ncap && marks zh &&
+	r=$(ip netns exec $NS $BLK tcpget $ADDR $HPORT 61 0 4 $SZ) &&
+	blk_expect "honest GETs beside the hoarders" "$r" ok=4 wrong=0 &&
+	since zh 0 4 $((NCAP / SZ * SZ)) &&
+	lent_ok zh
+}
+tap_check "an honest reader beside the hoarders gets whole replies" t_honest
+
+t_hoard_gone() {
+	ncap && unhoard zh1 && unhoard zh2 &&
+	wait_until 120 nstat_is zh tcp_zc_lent_bytes 0 &&
+	wait_until 90 nstat_is zh pins 0 &&
+	wait_until 90 nstat_is zh conns 0 &&
+	# The bound is free again: the same GETs are lent.
+	marks zh &&
+	r=$(ip netns exec $NS $BLK tcpget $ADDR $HPORT 61 0 4 $SZ) &&
+	blk_expect "honest GETs after the hoarders" "$r" ok=4 wrong=0 &&
+	wait_until 90 nstat_is zh tcp_zc_lent_bytes 0 &&
+	since zh 4 0 0 &&
+	wait_until 90 nstat_is zh pins 0 &&
+	# Hoarders left holding lends when the node goes.
+	hoard zh3 8 1 0 &&
+	wait_until 120 settled zh 8 &&
+	expect 0 test "$(nstat zh tcp_zc_lent_bytes)" -gt 0 &&
+	expect 0 timeout 120 "$DFKVCTL" node del zh &&
+	expect 1 "$DFKVCTL" stats zh &&
+	unhoard zh3
+}
+tap_check "hoarders gone: lent bytes back to 0, lending again, node deletion with lends held" \
+	t_hoard_gone
+for h in zh1 zh2 zh3; do
+	pid=$(cat "$T/$h.pid" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
+done
 
 t_unload() {
 	expect 0 rmmod dfkv
