@@ -218,7 +218,7 @@ class _LoadPart:
                                 f"{dfkv.strerror(st)} ({n} bytes)")
                 return
             self.bytes += n
-        self.blocks = len(self.ids)
+        self.blocks = len(res)      # stored copies read (page rows)
         views = c._views_of(self)
         if len(ranks) == 1 and len(views) > 1:
             # One replicated copy landed in shard 0's row: every shard's.
@@ -792,10 +792,9 @@ class DfkvConnector(KVConnector):
 
     # -------------------------------------------------------------- probe
 
-    def _wait(self, batches, budget):
-        """Wait at most budget seconds for batches (the clients' eventfds
-        under select); whether all completed."""
-        deadline = time.monotonic() + budget
+    def _wait(self, batches, deadline):
+        """Wait for batches until deadline (time.monotonic(); the clients'
+        eventfds under select); whether all completed."""
         fds = [c.fileno() for c in self._clients.values()]
         while True:
             if all(b.done for b in batches):
@@ -817,6 +816,7 @@ class DfkvConnector(KVConnector):
         replicas cannot load (a degraded client) and answer all misses.
         Replicas that can load share one masks mapping, those that
         cannot another."""
+        deadline = time.monotonic() + self._probe_wait
         n = len(block_hashes)
         misses = {leaf: [False] * n for leaf in self._leaves}
         able = {r for r in replica_idxs if 0 <= r < len(self._mem)}
@@ -831,7 +831,7 @@ class DfkvConnector(KVConnector):
         except dfkv.DfkvError as e:
             log.warning("dfkv: probe not submitted (%s)", e)
             able = set()
-        if able and not self._wait(list(batches.values()), self._probe_wait):
+        if able and not self._wait(list(batches.values()), deadline):
             able = set()
         resident = {}
         for leaf, b in batches.items():
