@@ -510,6 +510,26 @@ def probe_returns_at_once_on_a_hung_node():
 
 
 @case
+def lookup_waits_lookup_wait_ms_at_most_on_a_hung_node():
+    """With lookup_wait_ms set, MAX's blocking lookup() answers within
+    it: every block a miss on a node that never answers; a load out of
+    that slot is refused."""
+    with hung_node() as members:
+        c = hung_connector(members, lookup_wait_ms=1)
+        hs = hashes(b"hung lookup wait", 4)
+        assert at_once("lookup", lambda: c.lookup(hs)) == \
+            {"leaf": [False] * 4}
+        try:
+            c.load({"leaf": [0]}, {"leaf": hs[:1]})
+        except KVLoadRefused:
+            pass
+        else:
+            raise AssertionError("a lookup that answered nothing loaded")
+        at_once("poll_transfers", c.poll_transfers)
+    c.shutdown()
+
+
+@case
 def load_returns_at_once_on_a_node_that_stops_answering():
     """A node (fake_node's, in this process) that granted the lease and
     then holds every request: load() returns its transfer at once, the
@@ -626,7 +646,8 @@ def probe_masks_per_layout():
            "swa": KVCacheMemory(replicated=False, buffers=bufs[1:])}
     leaves = {"full": KVCacheGroupId("full"),
               "swa": KVCacheGroupId("sliding_window", 4 * 16 + 1)}
-    cfg = KVConnectorConfig(**dict(CONFIG, probe_wait_ms=5000))
+    cfg = KVConnectorConfig(**dict(CONFIG, probe_wait_ms=5000,
+                                   lookup_wait_ms=5000))
     c = max_kv.DfkvConnector(leaves, [mem], params(), cfg)
     hs = hashes(b"layouts", 8)
     # full: blocks 0..2 and 4; swa: blocks 3..7 (the window, off the root).
@@ -643,6 +664,9 @@ def probe_masks_per_layout():
     lk = c.start_lookup(hs)
     assert answered(lk, c) == want
     c.abandon_lookup(lk)
+    # lookup() with lookup_wait_ms: the same reads, waited for.
+    assert c.lookup(hs) == want
+    c.abandon_lookup(c._prepared.get(0))
     pins_back(c)
     c.shutdown()
 

@@ -369,6 +369,8 @@ class DfkvConnector(KVConnector):
         self._mem = [dict(m) for m in replica_kv_memory]
         self._lease_ttl = int(s.get("lease_ttl_ms", 10000))
         self._probe_wait = float(s.get("probe_wait_ms", PROBE_WAIT_MS)) / 1e3
+        lw = s.get("lookup_wait_ms")
+        self._lookup_wait = None if lw in (None, "") else float(lw) / 1e3
         self._touch = os.getenv("MODULAR_DKV_DISABLE_G0_TOUCH", "0") in \
             ("", "0")
         dtype = getattr(params.dtype, "name", str(params.dtype))
@@ -548,8 +550,22 @@ class DfkvConnector(KVConnector):
     def lookup(self, block_hashes, replica_idx=0, hint=None):
         """Which of block_hashes each leaf holds, pinned by a lease per
         leaf that load() reads out of (the replica's prepared slot).
-        Blocking (MAX's lookup() returns the masks)."""
+        Blocking, as MAX's lookup() returns the masks: until the nodes
+        answered (io_timeout_ms at most), or with lookup_wait_ms set
+        that long at most, what has not answered by then a miss (its
+        leases are handed back once they land)."""
         self.abandon_lookup(self._prepared.pop(replica_idx, None))
+        if self._lookup_wait is not None and self.defers_lookup():
+            # lookup_wait_ms: the asynchronous reads, waited for that long
+            # at most; what has not answered by then is a miss.
+            deadline = time.monotonic() + self._lookup_wait
+            lk = self._start(block_hashes, replica_idx, None)
+            if not self._wait_lookup(lk, deadline):
+                log.debug("dfkv: lookup not answered in lookup_wait_ms; "
+                          "a miss")
+                self._miss(lk)
+            self._prepared[replica_idx] = lk
+            return lk.masks
         lk = DfkvLookup(replica_idx, block_hashes)
         try:
             for leaf in self._leaves:
@@ -560,6 +576,20 @@ class DfkvConnector(KVConnector):
         self._count(acquire_ms=(time.monotonic() - lk.t0) * 1000.0)
         self._prepared[replica_idx] = lk
         return lk.masks
+
+    def _wait_lookup(self, lk, deadline):
+        """Poll lk until it answered or deadline (time.monotonic()), on
+        the clients' eventfds; whether it answered."""
+        fds = [c.fileno() for c in self._clients.values()]
+        while not self._advance(lk):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._reap()        # the eventfds then wake on new ones only
+            if self._advance(lk):
+                return True
+            select.select(fds, [], [], left)
+        return True
 
     def defers_lookup(self, replica_idx=0):
         return all(hasattr(c, "submit_lease") for c in self._clients.values())
@@ -575,7 +605,13 @@ class DfkvConnector(KVConnector):
         if not self.defers_lookup(replica_idx):
             self.lookup(block_hashes, replica_idx, hint)
             return self._prepared[replica_idx]
-        lk = DfkvLookup(replica_idx, block_hashes, self._dropped)
+        return self._start(block_hashes, replica_idx, self._dropped)
+
+    def _start(self, block_hashes, replica_idx, dropped):
+        """Submit a lookup's reads (start_lookup(), or lookup() with
+        lookup_wait_ms): a handle; dropped is where a dropped handle's
+        holdings go (None: the prepared slot owns it)."""
+        lk = DfkvLookup(replica_idx, block_hashes, dropped)
         keys = {leaf: self._keys(leaf, lk.hashes) for leaf in self._leaves}
         try:
             for leaf, c in self._clients.items():
