@@ -651,9 +651,14 @@ def probe_masks_per_layout():
     c = max_kv.DfkvConnector(leaves, [mem], params(), cfg)
     hs = hashes(b"layouts", 8)
     # full: blocks 0..2 and 4; swa: blocks 3..7 (the window, off the root).
-    settled(c.offload({"full": [0, 1, 2, 4], "swa": [3, 4, 5, 6, 7]},
-                      {"full": [hs[i] for i in (0, 1, 2, 4)],
-                       "swa": hs[3:]}), c)
+    # Stored one leaf at a time: the two leaves' clients opening their
+    # first connections at once into the test VM lose some of them (a
+    # connection failure, the node cooling down, its writes dropped) in
+    # about 2 of 5 runs, which is not what this case is about.
+    settled(c.offload({"full": [0, 1, 2, 4]},
+                      {"full": [hs[i] for i in (0, 1, 2, 4)]}), c)
+    settled(c.offload({"swa": [3, 4, 5, 6, 7]}, {"swa": hs[3:]}), c)
+    assert c.metrics.nixl_write_blocks == 9
     got = c.probe(hs, [0, 0, 1])
     want = {"full": [True] * 3 + [False] * 5,
             "swa": [False] * 3 + [True] * 5}
