@@ -9,6 +9,8 @@
 #   make deps         install the Debian packages everything needs
 #   make check        native unit tests, the kselftests in a VM, the disk
 #                     crash test, then the engine connectors
+#   make vmtest-debug the kselftests and the crash test on the debug kernel
+#                     (KASAN, lockdep, kmemleak, fault injection)
 #   make demo         the main job: a node in a VM storing and loading blocks
 #   make check-connectors  only the engine connectors (real engine packages
 #                     on the host, dfkv.ko nodes in a VM)
@@ -34,7 +36,7 @@ VM_RUN := tools/vm/vm-run
 
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
-.PHONY: all module lib tools selftests ksrc deps unit vmtest check check-connectors lint nlgen tidy cppcheck \
+.PHONY: all module lib tools selftests ksrc deps unit vmtest module-debug vmtest-debug check check-connectors lint nlgen tidy cppcheck \
 	demo bench soak vm-shell install dkms-install clean
 
 all: module lib tools selftests
@@ -79,6 +81,29 @@ vmtest: all
 		tools/vm/run-selftests build/vm-tap.log; \
 	vm=$$?; selftests/crash/run build/crash-tap.log; crash=$$?; \
 	[ $$vm -eq 0 ] && [ $$crash -eq 0 ]
+
+# The same kselftests and crash test on the debug kernel
+# (tools/vm/debug-kernel: KASAN, lockdep, kmemleak, KFENCE, UBSAN, fault
+# injection; built once per machine and cached), with dfkv.ko built
+# against it apart from the distribution kernel's; then a kmemleak scan
+# after the suite, with the module unloaded.  Guest log:
+# build/vm/dmesg-debug.log.
+DEBUG_MOD := $(CURDIR)/build/debug/mod
+DEBUG_KO := $(DEBUG_MOD)/kmod/dfkv.ko
+
+module-debug:
+	@dk=$$(tools/vm/debug-kernel) && mkdir -p $(DEBUG_MOD) && \
+	cp -a --update Kbuild kmod uapi $(DEBUG_MOD)/ && \
+	$(MAKE) -C $$dk/src M=$(DEBUG_MOD) modules
+
+vmtest-debug: all module-debug
+	@mkdir -p build/vm
+	DFKV_KO=$(DEBUG_KO) $(VM_RUN) --debug --numa 2 --disk 256M --timeout 5400 \
+		--log build/vm/dmesg-debug.log -- sh -c \
+		'tools/vm/run-selftests build/vm-debug-tap.log; r=$$?; \
+		tools/vm/kmemleak-check "after the suite" >>build/vm-debug-tap.log || r=1; exit $$r'; \
+	vm=$$?; DFKV_VM_DEBUG=1 DFKV_KO=$(DEBUG_KO) selftests/crash/run build/crash-debug-tap.log; \
+	crash=$$?; [ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
 check:
 	@mkdir -p build

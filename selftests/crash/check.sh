@@ -30,7 +30,7 @@ print(d['$1'] if '$1' in d else d['stats']['$1'])"
 }
 
 attach() {
-	"$repo/tools/dfkv-insmod" "$repo/kmod/dfkv.ko" &&
+	"$repo/tools/dfkv-insmod" "${DFKV_KO:-$repo/kmod/dfkv.ko}" &&
 	"$ctl" node add kv0 --ram 32M &&
 	"$ctl" disk add kv0 /dev/vda
 }

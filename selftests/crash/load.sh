@@ -7,7 +7,7 @@ dir=$1
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ctl=$repo/build/tools/dfkvctl
 
-"$repo/tools/dfkv-insmod" "$repo/kmod/dfkv.ko" || exit 2
+"$repo/tools/dfkv-insmod" "${DFKV_KO:-$repo/kmod/dfkv.ko}" || exit 2
 "$ctl" node add kv0 --ram 32M --ack disk || exit 2
 "$ctl" disk add kv0 /dev/vda --format --extent 1M || exit 2
 # Acknowledged after their records are on the disk.
