@@ -7,8 +7,9 @@ Reads one command a line from CMD_FIFO, answers one line on OUT_FIFO:
 "ok ..." or "fail ...".  Every command runs under an alarm that kills the
 process (the shell's read then sees EOF), so nothing can hang the test.
 
-  ring N SECS      wait until the ring has N members (client stats) and
-                   the keys route to N distinct names; "ok MS name..."
+  ring N SECS [E]  wait until the ring has N members (client stats), the
+                   keys route to N distinct names and the client has
+                   seen directory epoch E or later; "ok MS name..."
   snap NAME        remember where every key routes
   moved NAME NEW   keys routed differently from snapshot NAME: the
                    fraction in permille; fail if one moved elsewhere
@@ -61,12 +62,13 @@ def cmd_open():
     return "epoch %s" % stat("dfkv_client_mds_epoch")
 
 
-def cmd_ring(n, secs):
-    n, t0 = int(n), time.monotonic()
+def cmd_ring(n, secs, epoch=0):
+    n, t0, epoch = int(n), time.monotonic(), int(epoch)
     deadline = t0 + float(secs)
     while True:
         m = stat("dfkv_client_ring_members")
-        names = sorted(set(routes())) if m == n else []
+        e = stat("dfkv_client_mds_epoch")
+        names = sorted(set(routes())) if m == n and e >= epoch else []
         if len(names) == n:
             return "%d %s epoch %s" % ((time.monotonic() - t0) * 1000,
                                        " ".join(names),
@@ -121,15 +123,27 @@ def cmd_check(name, gone):
     return "%d hits %d misses" % (hit, miss)
 
 
+def trouble():
+    """The client's counters that tell why a request failed."""
+    return " ".join(line for line in c.stats().splitlines()
+                    if not line.startswith("#") and
+                    ("result=" in line and 'result="ok"' not in line and
+                     'result="not_found"' not in line or
+                     "fail" in line or "down" in line or "unhealthy" in line))
+
+
 def cmd_ops():
     tag = b"ops-%f-" % time.monotonic()
     for i in range(50):
         k = tag + b"%d" % i
-        if c.put(k, value(k)) != dfkv.OK:
-            raise Exception("put %r" % k)
+        st = c.put(k, value(k))
+        if st != dfkv.OK:
+            raise Exception("put %r on %s: status %s; %s"
+                            % (k, c.locate(k)[0], st, trouble()))
         st, v = c.get(k)
         if st != dfkv.OK or v != value(k):
-            raise Exception("get %r: %s" % (k, st))
+            raise Exception("get %r on %s: status %s; %s"
+                            % (k, c.locate(k)[0], st, trouble()))
         if c.get(k + b"-absent")[0] != dfkv.NOT_FOUND:
             raise Exception("absent %r not a miss" % k)
     return "50 round trips"
