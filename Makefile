@@ -90,6 +90,7 @@ vmtest: all
 # build/vm/dmesg-debug.log.
 DEBUG_MOD := $(CURDIR)/build/debug/mod
 DEBUG_KO := $(DEBUG_MOD)/kmod/dfkv.ko
+DEBUG_SUITE := tools/vm/run-selftests build/vm-debug-tap.log; r=$$?; tools/vm/kmemleak-check "after the suite" >>build/vm-debug-tap.log || r=1; exit $$r
 
 module-debug:
 	@dk=$$(tools/vm/debug-kernel) && mkdir -p $(DEBUG_MOD) && \
@@ -99,9 +100,7 @@ module-debug:
 vmtest-debug: all module-debug
 	@mkdir -p build/vm
 	DFKV_KO=$(DEBUG_KO) $(VM_RUN) --debug --numa 2 --disk 256M --timeout 5400 \
-		--log build/vm/dmesg-debug.log -- sh -c \
-		'tools/vm/run-selftests build/vm-debug-tap.log; r=$$?; \
-		tools/vm/kmemleak-check "after the suite" >>build/vm-debug-tap.log || r=1; exit $$r'; \
+		--log build/vm/dmesg-debug.log -- sh -c '$(DEBUG_SUITE)'; \
 	vm=$$?; DFKV_VM_DEBUG=1 DFKV_KO=$(DEBUG_KO) selftests/crash/run build/crash-debug-tap.log; \
 	crash=$$?; [ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
