@@ -579,6 +579,9 @@ static int nl_listener(struct genl_info *info, bool add)
 		err = t->listener_add(node, addr, port, info->extack);
 	else
 		err = t->listener_del(node, addr, port, info->extack);
+	/* Directory agents publish a node's addresses: tell them at once. */
+	if (!err)
+		dfkv_nl_notify_node(node, DFKV_EVENT_NODE_LISTENERS);
 	dfkv_node_put(node);
 	return err;
 }

@@ -94,6 +94,7 @@ static inline const char *dfkv_event_str(uint32_t value)
 		[DFKV_EVENT_DISK_ADD] = "disk_add",
 		[DFKV_EVENT_DISK_DEL] = "disk_del",
 		[DFKV_EVENT_DISK_STATE] = "disk_state",
+		[DFKV_EVENT_NODE_LISTENERS] = "node_listeners",
 	};
 
 	if (value >= sizeof(names) / sizeof(names[0]))

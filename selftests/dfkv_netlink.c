@@ -503,6 +503,13 @@ TEST_F(nl, events)
 	mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, DFKV_NODE_STATE_UNHEALTHY);
 	ASSERT_EQ(0, dfkv_genl_talk(&self->g, nlh, NULL, NULL));
 	EXPECT_EQ(DFKV_EVENT_NODE_STATE, next_event(&ev));
+	/* a directory agent learns of a node's addresses at once */
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, "t-ev", "127.0.0.1", 7466, 1));
+	EXPECT_EQ(DFKV_EVENT_NODE_LISTENERS, next_event(&ev));
+	/* a refused listener changes nothing and says nothing */
+	ASSERT_NE(0, dfkv_test_listen(&self->g, "t-ev", "127.0.0.1", 7466, 1));
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, "t-ev", "127.0.0.1", 7466, 0));
+	EXPECT_EQ(DFKV_EVENT_NODE_LISTENERS, next_event(&ev));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
 	EXPECT_EQ(DFKV_EVENT_NODE_DEL, next_event(&ev));
 	dfkv_genl_close(&ev);

@@ -99,6 +99,9 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	case DFKV_EVENT_NODE_STATE:
 		printf("node state %s %s\n", ni.name, state_name(ni.state));
 		break;
+	case DFKV_EVENT_NODE_LISTENERS:
+		printf("node listeners %s\n", ni.name);
+		break;
 	default:
 		printf("%s event%u %s\n", gh->cmd == DFKV_CMD_DISK_EVENT ?
 		       "disk" : "node", ni.event, ni.name);

@@ -5,7 +5,7 @@
  *
  * One thread.  It lists the nodes with the DFKV_CMD_NODE_GET dump, follows
  * the "events" multicast group on a second socket (deleted node:
- * deregister at once; new node or state change: dump again at once) and
+ * deregister at once; new node, state or listeners: dump again at once) and
  * repeats the dump every ttl/3, which renews every lease and repairs
  * anything an overflowed event socket lost.  When the module goes away
  * its nodes are deregistered.  On exit nothing is deregistered: the
@@ -324,8 +324,9 @@ static int sync_nodes(struct agent *a)
 }
 
 /*
- * Events: a deleted node leaves at once; a new node or a state change
- * asks for a dump (events do not carry the listeners).
+ * Events: a deleted node leaves at once; a new node, a state change or a
+ * listener added or removed asks for a dump (events do not carry the
+ * listeners).
  */
 static int event_cb(const struct nlmsghdr *nlh, void *data)
 {

@@ -447,6 +447,7 @@ enum dfkv_event {
 	DFKV_EVENT_DISK_ADD = 4,
 	DFKV_EVENT_DISK_DEL = 5,
 	DFKV_EVENT_DISK_STATE = 6,
+	DFKV_EVENT_NODE_LISTENERS = 7,	/* a listener added or removed */
 	__DFKV_EVENT_MAX
 };
 

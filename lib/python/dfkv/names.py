@@ -54,6 +54,7 @@ EVENT = {
     "DISK_ADD": 4,
     "DISK_DEL": 5,
     "DISK_STATE": 6,
+    "NODE_LISTENERS": 7,
 }
 DISK_STATE = {
     "UP": 1,
