@@ -1116,20 +1116,31 @@ static void rebuild_publish(void *ptr, void *arg)
 	dfkv_entry_put(e);	/* the rebuild's */
 }
 
+/*
+ * The rebuild's state is allocated, not on the stack: an rhashtable holds
+ * a work item (its deferred resize), which debugobjects tracks.
+ */
 static int tier_rebuild(struct dfkv_tier *t, struct dfkv_disk *d)
 {
-	struct rebuild rb = { .st = t->st, .d = d };
+	struct rebuild *rb;
 	int err;
 
-	err = rhashtable_init(&rb.parts, &dfkv_store_index_params);
+	rb = kzalloc(sizeof(*rb), GFP_KERNEL);
+	if (!rb)
+		return -ENOMEM;
+	rb->st = t->st;
+	rb->d = d;
+	err = rhashtable_init(&rb->parts, &dfkv_store_index_params);
 	if (err)
-		return err;
-	err = dfkv_disk_rebuild(d, rebuild_found, &rb);
+		goto out;
+	err = dfkv_disk_rebuild(d, rebuild_found, rb);
 	/* Publish or drop every assembled entry, even after an error. */
-	rhashtable_free_and_destroy(&rb.parts, rebuild_publish, &rb);
+	rhashtable_free_and_destroy(&rb->parts, rebuild_publish, rb);
 	if (!err)
 		pr_info("dfkv: disk %s: %llu blocks restored, %llu dropped\n",
-			d->name, rb.restored, rb.dropped);
+			d->name, rb->restored, rb->dropped);
+out:
+	kfree(rb);
 	return err;
 }
 
