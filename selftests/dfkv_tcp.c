@@ -8,6 +8,7 @@
  * the connection limit, leases tied to a connection, IPv6, listener
  * administration and node deletion with live connections.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -497,25 +498,54 @@ TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
 	close(drip);
 }
 
-/* Tasks whose kernel stack is in fn (a sleeping worker, say). */
-static int tasks_in(const char *fn)
+/* One task's kernel stack is in fn. */
+static int stack_in(const char *path, const char *fn)
 {
-	char path[64], line[256];
-	int n = 0, pid;
+	char line[256];
+	int in = 0;
 	FILE *f;
 
-	for (pid = 1; pid < 65536; pid++) {
-		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-		f = fopen(path, "r");
-		if (!f)
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!in && fgets(line, sizeof(line), f))
+		in = strstr(line, fn) != NULL;
+	fclose(f);
+	return in;
+}
+
+/*
+ * Tasks whose kernel stack is in fn (a sleeping worker, say): every
+ * thread of every process, as /proc lists them (kernel threads are
+ * processes of their own).
+ */
+static int tasks_in(const char *fn)
+{
+	struct dirent *p, *t;
+	char path[sizeof(p->d_name) + 16], tpath[2 * sizeof(path)];
+	DIR *procs, *tasks;
+	int n = 0;
+
+	procs = opendir("/proc");
+	if (!procs)
+		return 0;
+	while ((p = readdir(procs))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
 			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, fn)) {
-				n++;
-				break;
-			}
-		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		tasks = opendir(path);
+		if (!tasks)
+			continue;	/* gone meanwhile */
+		while ((t = readdir(tasks))) {
+			if (t->d_name[0] == '.')
+				continue;
+			snprintf(tpath, sizeof(tpath), "%s/%s/stack", path,
+				 t->d_name);
+			n += stack_in(tpath, fn);
+		}
+		closedir(tasks);
 	}
+	closedir(procs);
 	return n;
 }
 
