@@ -14,7 +14,10 @@
  * from user buffers and sockets run page by page over those, one copy.
  * The pages are charged to the memory cgroup of the task that created the
  * node, so a budget cannot escape its creator's memory limit.
+ * Binding is open to error injection (fail_function): the fault-injection
+ * selftest fails it from any task, a TCP worker's PUT included.
  */
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/gfp.h>
@@ -166,6 +169,8 @@ out:
 	set_active_memcg(old);
 	return err;
 }
+
+ALLOW_ERROR_INJECTION(dfkv_arena_bind, ERRNO);
 
 static struct page *arena_page(struct dfkv_arena *a, u64 pos, size_t *off)
 {

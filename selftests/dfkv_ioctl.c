@@ -361,6 +361,7 @@ TEST_F(dev, hostile_lengths)
 	struct dfkv_key k = dfkv_test_key(7, 800);
 	struct dfkv_ioc_op o;
 	char buf[64];
+	void *low;
 
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, buf, UINT64_MAX, &o));
 	EXPECT_EQ(DFKV_STATUS_TOO_LARGE, o.status);
@@ -369,11 +370,21 @@ TEST_F(dev, hostile_lengths)
 	ASSERT_EQ(0, dfkv_test_simple(self->fd, DFKV_IOC_EXIST, &k, &o));
 	EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &k, "abc", 3, &o));
-	/* A huge capacity is clamped to what the range needs. */
-	EXPECT_EQ(0, dfkv_test_get(self->fd, &k, buf, UINT64_MAX - 4096, 0, 0,
+	/*
+	 * A huge capacity is clamped to what the range needs.  The kernel
+	 * still checks the buffer up to MAX_RW_COUNT, as read(2) does, so
+	 * the buffer sits low in the address space: on the stack, up to
+	 * 16 GiB below the top at random, 2 GiB past it could be EFAULT.
+	 */
+	low = mmap((void *)(4UL << 30), 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_NE(MAP_FAILED, low);
+	EXPECT_EQ(0, dfkv_test_get(self->fd, &k, low, UINT64_MAX - 4096, 0, 0,
 				   &o));
 	EXPECT_EQ(DFKV_STATUS_OK, o.status);
 	EXPECT_EQ(3, o.data_len);
+	EXPECT_EQ(0, memcmp(low, "abc", 3));
+	munmap(low, 4096);
 }
 
 TEST_F(dev, bad_pointers)

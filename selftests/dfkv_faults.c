@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module under failing allocations (the debug kernel's fault
+ * injection; elsewhere every case is skipped).  Each failure must come
+ * back as a status (CACHE_FULL, BUSY, IO_ERROR) or an errno, never as a
+ * crash, wrong bytes or a stuck node; once the faults stop the node
+ * serves, deletes and the module's memory is given back (kmemleak runs
+ * after the suite, tools/vm/kmemleak-check).
+ *
+ * - ioctl: failslab and fail_page_alloc (orders 1 and up: the arena's
+ *   high-order runs, whose order-0 fallback is then taken) fail this
+ *   thread's allocations only (task-filter, make-it-fail), the
+ *   /dev/dfkv fast path running in it;
+ * - netlink: NODE_NEW and DISK_ADD under failslab, in this thread too;
+ * - TCP: requests run in the module's workers, so the fault is
+ *   fail_function on the module's extent binding (dfkv_arena_bind,
+ *   marked ALLOW_ERROR_INJECTION), in any task.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "testlib.h"
+
+#define DBG		"/sys/kernel/debug"
+#define NODE		"t-flt"
+#define PORT		7491
+#define KEYS		64
+#define VAL_MAX		(1 << 20)
+
+/* Write a string to a debugfs or procfs file; 0 or -errno. */
+static int put_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* One fault attribute of a capability (failslab, fail_page_alloc...). */
+static int attr(const char *cap, const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), DBG "/%s/%s", cap, name);
+	return put_str(path, val);
+}
+
+/* Arm (percent > 0) or disarm a capability: every call may fail. */
+static int arm(const char *cap, int percent, int task_filter)
+{
+	char p[16];
+
+	snprintf(p, sizeof(p), "%d", percent);
+	return attr(cap, "probability", p) ?:
+	       attr(cap, "interval", "1") ?:
+	       attr(cap, "times", percent ? "-1" : "0") ?:
+	       attr(cap, "space", "0") ?:
+	       attr(cap, "verbose", "0") ?:
+	       attr(cap, "task-filter", task_filter ? "Y" : "N");
+}
+
+/* This thread's allocations may fail (failslab, fail_page_alloc). */
+static int make_it_fail(int on)
+{
+	return put_str("/proc/thread-self/make-it-fail", on ? "1" : "0");
+}
+
+static int arm_allocations(int percent)
+{
+	return arm("failslab", percent, 1) ?:
+	       attr("failslab", "ignore-gfp-wait", "N") ?:
+	       arm("fail_page_alloc", percent, 1) ?:
+	       attr("fail_page_alloc", "ignore-gfp-wait", "N") ?:
+	       attr("fail_page_alloc", "ignore-gfp-highmem", "N") ?:
+	       attr("fail_page_alloc", "min-order", "1");
+}
+
+/* The size of key i's value: 1 KiB to 1 MiB, spread over the classes. */
+static uint64_t val_len(int i)
+{
+	return 1024ULL << (i % 11);
+}
+
+static int no_fault_injection(void)
+{
+	return access(DBG "/failslab", F_OK) ||
+	       access(DBG "/fail_function", F_OK);
+}
+
+#define NEEDS_FAULTS()							\
+	do {								\
+		if (no_fault_injection())				\
+			SKIP(return, "no fault injection in this kernel "	\
+			     "(the debug kernel has it)");		\
+	} while (0)
+
+FIXTURE(faults) {
+	struct dfkv_genl g;
+	uint8_t *val, *out;
+};
+
+FIXTURE_SETUP(faults)
+{
+	if (no_fault_injection())
+		return;		/* each case skips */
+	ASSERT_EQ(0, dfkv_test_load());
+	ASSERT_EQ(0, dfkv_genl_open(&self->g));
+	dfkv_test_node_del(&self->g, NODE);
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 64 << 20, 0, 1))
+		TH_LOG("%s", self->g.errmsg);
+	/* Touched now: the faults must not reach this process's pages. */
+	self->val = malloc(VAL_MAX);
+	self->out = malloc(VAL_MAX);
+	ASSERT_TRUE(self->val && self->out);
+	memset(self->val, 0, VAL_MAX);
+	memset(self->out, 0, VAL_MAX);
+}
+
+FIXTURE_TEARDOWN(faults)
+{
+	if (!self->val)
+		return;		/* skipped, or the set-up failed early */
+	make_it_fail(0);
+	arm_allocations(0);
+	put_str(DBG "/fail_function/inject", "");
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	dfkv_genl_close(&self->g);
+	free(self->val);
+	free(self->out);
+}
+
+/* A GET's outcome: a miss, or the whole value, exact. */
+static int got_right(const struct dfkv_ioc_op *o, const uint8_t *out,
+		     const struct dfkv_key *k, uint64_t len)
+{
+	if (o->status == DFKV_STATUS_NOT_FOUND)
+		return 1;
+	return o->status == DFKV_STATUS_OK && o->data_len == len &&
+	       o->stored_len == len && dfkv_test_verify(out, len, k, 7);
+}
+
+/* After the faults: every key a miss or exact, and a new PUT served. */
+static void node_serves(struct __test_metadata *_metadata,
+			FIXTURE_DATA(faults) *self, int fd)
+{
+	struct dfkv_key k;
+	struct dfkv_ioc_op o;
+	int i;
+
+	for (i = 0; i < KEYS; i++) {
+		k = dfkv_test_key(77, i);
+		ASSERT_EQ(0, dfkv_test_get(fd, &k, self->out, VAL_MAX, 0, 0, &o));
+		EXPECT_TRUE(got_right(&o, self->out, &k, val_len(i)))
+			TH_LOG("key %d: status %u, %llu bytes", i, o.status,
+			       (unsigned long long)o.data_len);
+	}
+	k = dfkv_test_key(78, 1);
+	dfkv_test_fill(self->val, 4096, &k, 7);
+	ASSERT_EQ(0, dfkv_test_put(fd, &k, self->val, 4096, &o));
+	EXPECT_EQ(DFKV_STATUS_OK, o.status);
+	ASSERT_EQ(0, dfkv_test_get(fd, &k, self->out, VAL_MAX, 0, 0, &o));
+	EXPECT_TRUE(o.status == DFKV_STATUS_OK &&
+		    dfkv_test_verify(self->out, 4096, &k, 7));
+}
+
+TEST_F_TIMEOUT(faults, ioctl_ops_under_failing_allocations, 600)
+{
+	int fd, i, ok = 0, refused = 0, failed = 0;
+	struct dfkv_ioc_op o;
+	struct dfkv_key k;
+
+	NEEDS_FAULTS();
+	fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, arm_allocations(10));
+	ASSERT_EQ(0, make_it_fail(1));
+	for (i = 0; i < 20 * KEYS; i++) {
+		int n = i % KEYS, rc;
+		uint64_t len = val_len(n);
+
+		k = dfkv_test_key(77, n);
+		if (i / KEYS % 2 == 0) {
+			dfkv_test_fill(self->val, len, &k, 7);
+			rc = dfkv_test_put(fd, &k, self->val, len, &o);
+		} else {
+			rc = dfkv_test_get(fd, &k, self->out, VAL_MAX, 0, 0, &o);
+		}
+		if (rc) {
+			/* the syscall itself may fail: an errno, no more */
+			EXPECT_TRUE(errno == ENOMEM || errno == EFAULT ||
+				    errno == EINTR) TH_LOG("errno %d", errno);
+			failed++;
+			continue;
+		}
+		if (i / KEYS % 2 == 0) {
+			EXPECT_TRUE(o.status == DFKV_STATUS_OK ||
+				    o.status == DFKV_STATUS_CACHE_FULL ||
+				    o.status == DFKV_STATUS_BUSY)
+				TH_LOG("PUT status %u", o.status);
+		} else {
+			EXPECT_TRUE(got_right(&o, self->out, &k, len) ||
+				    o.status == DFKV_STATUS_BUSY)
+				TH_LOG("GET key %d: status %u, %llu bytes", n,
+				       o.status, (unsigned long long)o.data_len);
+		}
+		if (o.status == DFKV_STATUS_OK)
+			ok++;
+		else
+			refused++;
+	}
+	ASSERT_EQ(0, make_it_fail(0));
+	ASSERT_EQ(0, arm_allocations(0));
+	TH_LOG("%d served, %d refused, %d failed calls", ok, refused, failed);
+	/* the faults were real, and not everything failed */
+	EXPECT_LT(0, ok);
+	EXPECT_LT(0, refused + failed);
+	node_serves(_metadata, self, fd);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(faults, netlink_objects_under_failing_allocations, 600)
+{
+	const char *img = "/tmp/dfkv-flt.img";
+	int i, made = 0, refused = 0, attached = 0;
+	char dev[64], cmd[160];
+
+	NEEDS_FAULTS();
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	ASSERT_EQ(0, arm_allocations(5));
+	for (i = 0; i < 40; i++) {
+		int rc;
+
+		ASSERT_EQ(0, make_it_fail(1));
+		rc = dfkv_test_node_add(&self->g, "t-flt-n", 4 << 20, 0, 1);
+		ASSERT_EQ(0, make_it_fail(0));
+		if (rc) {
+			refused++;
+			/* the reply may be what failed: no node left over */
+			dfkv_test_node_del(&self->g, "t-flt-n");
+			continue;
+		}
+		made++;
+		ASSERT_EQ(0, make_it_fail(1));
+		rc = dfkv_test_disk_add(&self->g, "t-flt-n", dev, "d0", 1);
+		ASSERT_EQ(0, make_it_fail(0));
+		if (!rc)
+			attached++;
+		/* whatever the attach did, the node goes, the disk with it */
+		EXPECT_EQ(0, dfkv_test_node_del(&self->g, "t-flt-n"));
+	}
+	ASSERT_EQ(0, arm_allocations(0));
+	TH_LOG("%d nodes made (%d with the disk), %d refused", made,
+	       attached, refused);
+	EXPECT_LT(0, made);
+	EXPECT_LT(0, refused);
+	/* the device was let go every time: it attaches now */
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-flt-n", 4 << 20, 0, 1));
+	EXPECT_EQ(0, dfkv_test_disk_add(&self->g, "t-flt-n", dev, "d0", 1))
+		TH_LOG("%s", self->g.errmsg);
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, "t-flt-n"));
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
+}
+
+TEST_F_TIMEOUT(faults, tcp_puts_under_failing_extent_binds, 600)
+{
+	int fd, dev, i, ok = 0, full = 0;
+	struct dfkv_test_resp r;
+	struct dfkv_key k;
+
+	NEEDS_FAULTS();
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	ASSERT_EQ(0, put_str(DBG "/fail_function/inject", "dfkv_arena_bind"))
+		TH_LOG("dfkv_arena_bind is not open to error injection");
+	ASSERT_EQ(0, put_str(DBG "/fail_function/dfkv_arena_bind/retval",
+			     "-12"));
+	/* most binds fail: every class's first PUT is likely refused */
+	ASSERT_EQ(0, arm("fail_function", 80, 0));
+	fd = dfkv_test_tcp_connect(PORT);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < KEYS; i++) {
+		int st;
+
+		k = dfkv_test_key(77, i);
+		dfkv_test_fill(self->val, val_len(i), &k, 7);
+		st = dfkv_test_tcp_call(fd, DFKV_OP_PUT, &k, 0, 0, self->val,
+					val_len(i), &r, NULL, 0);
+		ASSERT_LE(0, st) TH_LOG("the connection went at key %d", i);
+		EXPECT_TRUE(st == DFKV_STATUS_OK ||
+			    st == DFKV_STATUS_CACHE_FULL)
+			TH_LOG("PUT status %d", st);
+		ok += st == DFKV_STATUS_OK;
+		full += st == DFKV_STATUS_CACHE_FULL;
+		st = dfkv_test_tcp_call(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0,
+					&r, self->out, VAL_MAX);
+		ASSERT_LE(0, st);
+		if (st == DFKV_STATUS_OK) {
+			EXPECT_TRUE(r.data_len == val_len(i) &&
+				    dfkv_test_verify(self->out, val_len(i), &k,
+						     7));
+		} else {
+			EXPECT_EQ(DFKV_STATUS_NOT_FOUND, st);
+		}
+	}
+	ASSERT_EQ(0, arm("fail_function", 0, 0));
+	ASSERT_EQ(0, put_str(DBG "/fail_function/inject", ""));
+	TH_LOG("%d stored, %d CACHE_FULL", ok, full);
+	EXPECT_LT(0, full);
+	close(fd);
+	dev = dfkv_test_open(NODE);
+	ASSERT_LE(0, dev);
+	node_serves(_metadata, self, dev);
+	close(dev);
+}
+
+TEST_HARNESS_MAIN
