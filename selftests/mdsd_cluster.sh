@@ -106,10 +106,16 @@ print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["members"])))'
 }
 # members_are HOSTPORT IDS: the group has exactly IDS (sorted, one line).
 members_are() { [ "$(members_at "$1")" = "$2" ]; }
-# has_tcp HOSTPORT ID ADDR: member ID is published with TCP address ADDR.
-has_tcp() {
-	get -f "http://$1/v1/groups/$G/members" |
-		grep -qF "{\"id\":\"$2\",\"tcp\":\"$3\""
+# published_at HOSTPORT ID ADDR: member ID is published with TCP address
+# ADDR; prints the directory epoch that says so.
+published_at() {
+	get -f "http://$1/v1/groups/$G/members" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+ok = any(m["id"] == sys.argv[1] and m.get("tcp") == sys.argv[2]
+         for m in d["members"])
+if not ok:
+    sys.exit(1)
+print(d["epoch"])' "$2" "$3"
 }
 
 # Letter x: namespace mc-x, node node-x, root side 192.0.2.(4i+1), node
@@ -311,11 +317,10 @@ t_agent_after_restart() {
 		{ members_at $M2; tail -5 "$T/agent-a.log"; return 1; }
 	# Two commands: the agent may register node-a2 between them, before
 	# it listens (a member without an address, reachable only through
-	# /dev/dfkv on its own host); its next dump publishes the listener.
-	until_ok 30 has_tcp $M2 node-a2 "$(naddr a):$((PORT + 1))" ||
+	# /dev/dfkv on its own host); the listener's event republishes it.
+	until_ok 30 published_at $M2 node-a2 "$(naddr a):$((PORT + 1))" ||
 		{ get "http://$M2/v1/groups/$G/members"; return 1; }
-	e=$(get -f "http://$M2/v1/groups/$G/members" | python3 -c \
-		'import json, sys; print(json.load(sys.stdin)["epoch"])') || return 1
+	e=$(published_at $M2 node-a2 "$(naddr a):$((PORT + 1))") || return 1
 	ask ring 3 15 "$e" && ask ops
 }
 tap_check "after the restart a new node still joins the ring" t_agent_after_restart

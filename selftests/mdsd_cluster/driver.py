@@ -123,13 +123,17 @@ def cmd_check(name, gone):
     return "%d hits %d misses" % (hit, miss)
 
 
-def trouble():
-    """The client's counters that tell why a request failed."""
-    return " ".join(line for line in c.stats().splitlines()
-                    if not line.startswith("#") and
-                    ("result=" in line and 'result="ok"' not in line and
-                     'result="not_found"' not in line or
-                     "fail" in line or "down" in line or "unhealthy" in line))
+def failed(what, k, st):
+    """A failed request, with its owner and the client's error counters."""
+    def telling(line):
+        if line.startswith("#"):
+            return False
+        if "result=" in line:
+            return not ('result="ok"' in line or 'result="not_found"' in line)
+        return any(w in line for w in ("fail", "down", "unhealthy"))
+    bad = " ".join(filter(telling, c.stats().splitlines()))
+    return Exception("%s %r on %s: status %s; %s"
+                     % (what, k, c.locate(k)[0], st, bad))
 
 
 def cmd_ops():
@@ -138,12 +142,10 @@ def cmd_ops():
         k = tag + b"%d" % i
         st = c.put(k, value(k))
         if st != dfkv.OK:
-            raise Exception("put %r on %s: status %s; %s"
-                            % (k, c.locate(k)[0], st, trouble()))
+            raise failed("put", k, st)
         st, v = c.get(k)
         if st != dfkv.OK or v != value(k):
-            raise Exception("get %r on %s: status %s; %s"
-                            % (k, c.locate(k)[0], st, trouble()))
+            raise failed("get", k, st)
         if c.get(k + b"-absent")[0] != dfkv.NOT_FOUND:
             raise Exception("absent %r not a miss" % k)
     return "50 round trips"
