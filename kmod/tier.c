@@ -24,7 +24,8 @@
  * killably: a device that stopped answering holds only its own disk.
  * A disk in the list holds one reference, the ring one per member, each
  * entry with slots on the disk one more (and counts in d->users, which a
- * delete waits to fall to zero), a deletion queued one.
+ * delete waits to fall to zero); a deletion takes over the list's and
+ * drops it once the disk closed and left the list.
  */
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
@@ -253,7 +254,7 @@ static void tier_disk_leave(struct work_struct *work)
 	complete_all(&d->left);
 	if (atomic_dec_and_test(&t->leaving))
 		wake_up_var(&t->leaving);
-	dfkv_disk_put(d);
+	dfkv_disk_put(d);	/* the list's */
 }
 
 int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
@@ -276,7 +277,7 @@ int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 		init_completion(&d->left);
 		INIT_WORK(&d->leave_work, tier_disk_leave);
 		atomic_inc(&t->leaving);
-		dfkv_disk_get(d);	/* the work's */
+		/* the list's reference passes to the work */
 		queue_work(t->ctl_wq, &d->leave_work);
 	}
 	mutex_unlock(&t->lock);
