@@ -242,6 +242,10 @@ static int fill_tenant_stats(struct sk_buff *skb, struct dfkv_node *node,
 	return 0;
 }
 
+/*
+ * The counters' snapshot (1.7 KiB) is allocated: on the stack it takes
+ * the dump's frame past 2 KiB once KASAN pads it.
+ */
 static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
 			   enum node_view view)
 {
@@ -250,30 +254,34 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
 	u64 rdma_drops = atomic64_read(&lim->deadline_drops[DFKV_LISTENER_RDMA]);
 	struct dfkv_store *st = &node->store;
 	struct dfkv_slab_stats ss;
-	struct dfkv_counters s;
+	struct dfkv_counters *s;
 	struct nlattr *nest;
+	int err = -EMSGSIZE;
 
-	dfkv_stats_snapshot(&node->stats, &s);
+	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	dfkv_stats_snapshot(&node->stats, s);
 	dfkv_slab_stats(&st->slab, &ss);
 	nest = nla_nest_start(skb, DFKV_A_NODE_STATS);
-	if (!nest || fill_ops(skb, &s) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_IN, s.bytes_in) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_OUT, s.bytes_out) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_HITS, s.hits) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_MISSES, s.misses) ||
+	if (!nest || fill_ops(skb, s) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_IN, s->bytes_in) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_BYTES_OUT, s->bytes_out) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_HITS, s->hits) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISSES, s->misses) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_OBJECTS, atomic64_read(&st->objects)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_USED_BYTES,
 			     atomic64_read(&st->used_bytes)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_SLOT_BYTES, ss.slot_bytes_used) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CAPACITY_BYTES, st->capacity) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_EVICTIONS, s.evictions) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_EVICTIONS, s->evictions) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_PINS, atomic64_read(&st->pins)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASES, dfkv_leases_live(&node->leases)) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_GRANTS, s.lease_grants) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s.lease_expiries) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_GRANTS, s->lease_grants) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_EXPIRIES, s->lease_expiries) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_LEASE_SCANS,
 			     dfkv_leases_scans(&node->leases)) ||
-	    (view == VIEW_ADMIN && fill_tenant_stats(skb, node, &s)) ||
+	    (view == VIEW_ADMIN && fill_tenant_stats(skb, node, s)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_BOUND, ss.extents_bound) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_EXTENTS_TOTAL, st->slab.nr_extents) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_CONNS_REFUSED,
@@ -282,18 +290,21 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
 			     tcp_drops + rdma_drops) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_TCP_DEADLINE_DROPS, tcp_drops) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RDMA_DEADLINE_DROPS, rdma_drops) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_HITS, s.disk_hits) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_HITS, s->disk_hits) ||
 	    fill_latency(skb, &node->stats) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
 			     atomic64_read(&node->recv_reserved)) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_BUSY,
 			     atomic64_read(&node->recv_refused)) ||
 	    dfkv_transports_fill_stats(skb, node) ||
-	    fill_tier_stats(skb, node, &s) ||
+	    fill_tier_stats(skb, node, s) ||
 	    fill_numa_pages(skb, &st->arena))
-		return -EMSGSIZE;
+		goto out;
 	nla_nest_end(skb, nest);
-	return 0;
+	err = 0;
+out:
+	kfree(s);
+	return err;
 }
 
 /* The node's settings, everything but its name and state. */
@@ -342,6 +353,7 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 		     enum node_view view)
 {
 	void *hdr;
+	int err = -EMSGSIZE;
 
 	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
 			  cb ? NLM_F_MULTI : 0, cmd);
@@ -351,16 +363,22 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node, u32 portid,
 		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
 	    nla_put_u32(skb, DFKV_A_NODE_STATE, READ_ONCE(node->state)) ||
-	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)) ||
-	    (view != VIEW_EVENT &&
-	     (fill_node_settings(skb, node) ||
-	      dfkv_transports_fill_listeners(skb, node) ||
-	      fill_node_stats(skb, node, view)))) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
+	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)))
+		goto cancel;
+	if (view != VIEW_EVENT) {
+		if (fill_node_settings(skb, node) ||
+		    dfkv_transports_fill_listeners(skb, node))
+			goto cancel;
+		err = fill_node_stats(skb, node, view);
+		if (err)
+			goto cancel;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return err;
 }
 
 void dfkv_nl_notify_node(struct dfkv_node *node, u32 event)
@@ -635,22 +653,25 @@ int dfkv_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct dfkv_net *dn = dfkv_net(sock_net(skb->sk));
 	struct dfkv_node *node;
 	long idx = 0;
+	int err = 0;
 
 	mutex_lock(&dn->lock);
 	cb->seq = dn->gen;
 	list_for_each_entry(node, &dn->nodes, list) {
 		if (idx++ < cb->args[0])
 			continue;
-		if (fill_node(skb, node, NETLINK_CB(cb->skb).portid,
-			      cb->nlh->nlmsg_seq, cb, DFKV_CMD_NODE_GET, 0,
-			      caller_view(cb->skb))) {
+		err = fill_node(skb, node, NETLINK_CB(cb->skb).portid,
+				cb->nlh->nlmsg_seq, cb, DFKV_CMD_NODE_GET, 0,
+				caller_view(cb->skb));
+		if (err) {
 			idx--;
 			break;
 		}
 	}
 	mutex_unlock(&dn->lock);
 	cb->args[0] = idx;
-	return skb->len;
+	/* a node that does not fit an empty message is an error, not the end */
+	return skb->len ?: err;
 }
 
 struct genl_family dfkv_nl_family __ro_after_init = {
