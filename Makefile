@@ -11,6 +11,7 @@
 #                     crash test, then the engine connectors
 #   make vmtest-debug the kselftests and the crash test on the debug kernel
 #                     (KASAN, lockdep, kmemleak, fault injection)
+#   make fuzz         dfkv_fuzz on the debug kernel for FUZZ_SECONDS
 #   make demo         the main job: a node in a VM storing and loading blocks
 #   make check-connectors  only the engine connectors (real engine packages
 #                     on the host, dfkv.ko nodes in a VM)
@@ -37,7 +38,7 @@ VM_RUN := tools/vm/vm-run
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
 .PHONY: all module lib tools selftests ksrc deps unit vmtest module-debug vmtest-debug check check-connectors lint nlgen tidy cppcheck \
-	demo bench soak vm-shell install dkms-install clean
+	demo bench soak fuzz vm-shell install dkms-install clean
 
 all: module lib tools selftests
 
@@ -103,6 +104,16 @@ vmtest-debug: all module-debug
 		--log build/vm/dmesg-debug.log -- sh -c '$(DEBUG_SUITE)'; \
 	vm=$$?; DFKV_VM_DEBUG=1 DFKV_KO=$(DEBUG_KO) selftests/crash/run build/crash-debug-tap.log; \
 	crash=$$?; [ $$vm -eq 0 ] && [ $$crash -eq 0 ]
+
+# dfkv_fuzz again and again on the debug kernel, one seed after another,
+# for FUZZ_SECONDS (FUZZ_SEED: the first seed, default the time); prints
+# each run's executions and the totals, and fails on a failed run, any
+# kernel report or a leak.
+FUZZ_SECONDS ?= 600
+fuzz: all module-debug
+	@mkdir -p build/vm
+	DFKV_KO=$(DEBUG_KO) $(VM_RUN) --debug --timeout $$(($(FUZZ_SECONDS) + 900)) \
+		--log build/vm/dmesg-fuzz.log -- tools/vm/fuzz $(FUZZ_SECONDS) $(FUZZ_SEED)
 
 check:
 	@mkdir -p build
@@ -174,10 +185,12 @@ bench: all
 	tools/bench/connectors build/bench.json
 
 # Not part of check: ten minutes of mixed load with disk faults and
-# restarts (tools/soak/run); SOAK_SECONDS shortens or lengthens it.
-soak: all
+# restarts (tools/soak/run); SOAK_SECONDS shortens or lengthens it, and
+# DEBUG=1 runs it on the debug kernel (then kmemleak scans after it).
+soak: all $(if $(DEBUG),module-debug)
 	$(MAKE) -C tools/soak
-	$(VM_RUN) --mem 2048 --disk 512M --timeout $$(( $(or $(SOAK_SECONDS),600) + 900 )) -- \
+	$(if $(DEBUG),DFKV_KO=$(DEBUG_KO)) $(VM_RUN) $(if $(DEBUG),--debug --log build/vm/dmesg-soak-debug.log) \
+		--mem 2048 --disk 512M --timeout $$(( $(or $(SOAK_SECONDS),600) + 900 )) -- \
 		tools/soak/run $(or $(SOAK_SECONDS),600)
 
 vm-shell: all

@@ -14,7 +14,11 @@
  * - netlink: NODE_NEW and DISK_ADD under failslab, in this thread too;
  * - TCP: requests run in the module's workers, so the fault is
  *   fail_function on the module's extent binding (dfkv_arena_bind,
- *   marked ALLOW_ERROR_INJECTION), in any task.
+ *   marked ALLOW_ERROR_INJECTION), in any task;
+ * - disk: fail_make_request on the node's disk (a loop device), the node
+ *   writing around RAM with PUTs acked on the disk, so every PUT writes
+ *   and every GET reads the device.  After the faults the disk attaches
+ *   again and serves only exact values or misses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -142,6 +146,7 @@ FIXTURE_TEARDOWN(faults)
 		return;		/* skipped, or the set-up failed early */
 	make_it_fail(0);
 	arm_allocations(0);
+	arm("fail_make_request", 0, 0);
 	put_str(DBG "/fail_function/inject", "");
 	EXPECT_EQ(0, dfkv_test_node_del(&self->g, NODE));
 	dfkv_genl_close(&self->g);
@@ -355,6 +360,97 @@ TEST_F_TIMEOUT(faults, tcp_puts_under_failing_extent_binds, 600)
 	ASSERT_LE(0, dev);
 	node_serves(_metadata, self, dev);
 	close(dev);
+}
+
+/* Make every request to block device dev (/dev/loopN) subject to faults. */
+static int disk_make_it_fail(const char *dev, int on)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/make-it-fail",
+		 strrchr(dev, '/') + 1);
+	return put_str(path, on ? "1" : "0");
+}
+
+/* Count a disk-backed op's status: served, or one of the failures. */
+static int disk_op_ok(int put, const struct dfkv_ioc_op *o, const uint8_t *out,
+		      const struct dfkv_key *k, uint64_t len)
+{
+	if (o->status == DFKV_STATUS_IO_ERROR || o->status == DFKV_STATUS_BUSY)
+		return 1;
+	if (put)
+		return o->status == DFKV_STATUS_OK ||
+		       o->status == DFKV_STATUS_CACHE_FULL;
+	return got_right(o, out, k, len);
+}
+
+TEST_F_TIMEOUT(faults, disk_io_under_failing_requests, 600)
+{
+	const char *img = "/tmp/dfkv-flt-disk.img";
+	int fd, i, round, ok = 0, io_errors = 0;
+	char dev[64], cmd[160];
+	struct dfkv_ioc_op o;
+	struct dfkv_key k;
+
+	NEEDS_FAULTS();
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_TIER_POLICY,
+					    DFKV_TIER_WRITEAROUND));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_TIER_ACK,
+					    DFKV_ACK_DISK));
+	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, NODE, dev, "d0", 1))
+		TH_LOG("%s", self->g.errmsg);
+	fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, fd);
+	/* Stored while the disk works, so the reads below go to it. */
+	for (i = 0; i < KEYS; i++) {
+		k = dfkv_test_key(77, i);
+		dfkv_test_fill(self->val, val_len(i), &k, 7);
+		ASSERT_EQ(0, dfkv_test_put(fd, &k, self->val, val_len(i), &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	ASSERT_EQ(0, disk_make_it_fail(dev, 1));
+	ASSERT_EQ(0, arm("fail_make_request", 5, 0));
+	/* Cold reads first, then PUTs: the record writes fail the disk. */
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < KEYS; i++) {
+			int put = round >= 2;
+			uint64_t len = val_len(i);
+
+			k = dfkv_test_key(77, i);
+			if (put) {
+				dfkv_test_fill(self->val, len, &k, 7);
+				ASSERT_EQ(0, dfkv_test_put(fd, &k, self->val,
+							   len, &o));
+			} else {
+				ASSERT_EQ(0, dfkv_test_get(fd, &k, self->out,
+							   VAL_MAX, 0, 0, &o));
+			}
+			EXPECT_TRUE(disk_op_ok(put, &o, self->out, &k, len))
+				TH_LOG("%s key %d: status %u, %llu bytes",
+				       put ? "PUT" : "GET", i, o.status,
+				       (unsigned long long)o.data_len);
+			ok += o.status == DFKV_STATUS_OK;
+			io_errors += o.status == DFKV_STATUS_IO_ERROR;
+		}
+	}
+	ASSERT_EQ(0, arm("fail_make_request", 0, 0));
+	ASSERT_EQ(0, disk_make_it_fail(dev, 0));
+	TH_LOG("%d served, %d IO_ERROR", ok, io_errors);
+	EXPECT_LT(0, ok);
+	EXPECT_LT(0, io_errors);
+	/* Failed or not, the disk goes, and attaches again unformatted. */
+	EXPECT_EQ(0, dfkv_test_disk_del(&self->g, NODE, "d0"))
+		TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, NODE, dev, NULL, 0))
+		TH_LOG("%s", self->g.errmsg);
+	node_serves(_metadata, self, fd);
+	close(fd);
+	EXPECT_EQ(0, dfkv_test_disk_del(&self->g, NODE, "d0"));
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
 }
 
 TEST_HARNESS_MAIN

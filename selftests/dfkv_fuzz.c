@@ -89,7 +89,8 @@ static void drop_sys_admin(void)
 	syscall(SYS_capset, &h, d);
 }
 
-static void fuzz_ioctls(int bound, int unbound, long count)
+/* Each phase returns how many inputs it sent. */
+static long fuzz_ioctls(int bound, int unbound, long count)
 {
 	static const unsigned long cmds[] = {
 		DFKV_IOC_BIND, DFKV_IOC_PUT, DFKV_IOC_GET, DFKV_IOC_EXIST,
@@ -130,6 +131,7 @@ static void fuzz_ioctls(int bound, int unbound, long count)
 	}
 	munmap(hole, 1 << 20);
 	free(valid);
+	return i;
 }
 
 static int drain_cb(const struct nlmsghdr *nlh, void *data)
@@ -139,7 +141,7 @@ static int drain_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static void fuzz_netlink(struct dfkv_genl *g, long count)
+static long fuzz_netlink(struct dfkv_genl *g, long count)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE], junk[256];
 	time_t start = time(NULL);
@@ -167,6 +169,7 @@ static void fuzz_netlink(struct dfkv_genl *g, long count)
 		}
 		dfkv_genl_talk(g, nlh, drain_cb, NULL);
 	}
+	return i;
 }
 
 static int tcp_connect(void)
@@ -186,7 +189,7 @@ static int tcp_connect(void)
 	return fd;
 }
 
-static void fuzz_tcp(long count)
+static long fuzz_tcp(long count)
 {
 	time_t start = time(NULL);
 	uint8_t frame[4096];
@@ -229,6 +232,7 @@ static void fuzz_tcp(long count)
 		}
 		close(fd);
 	}
+	return i;
 }
 
 /* The node still works: byte-exact over /dev/dfkv and TCP. */
@@ -291,20 +295,24 @@ FIXTURE_TEARDOWN(fuzz)
 TEST_F_TIMEOUT(fuzz, random_input_on_every_interface, 900)
 {
 	int bound = dfkv_test_open(NODE), unbound = open("/dev/dfkv", O_RDWR);
+	long ioctls, msgs, streams;
 
 	ASSERT_LE(0, bound);
 	ASSERT_LE(0, unbound);
-	fuzz_ioctls(bound, unbound, 30000);
+	ioctls = fuzz_ioctls(bound, unbound, 30000);
 	close(bound);
 	close(unbound);
 	EXPECT_TRUE(node_sane());
-	fuzz_netlink(&self->g, 5000);
+	msgs = fuzz_netlink(&self->g, 5000);
 	/* Random NODE_SETs may have changed it: make it the same again. */
 	dfkv_test_node_del(&self->g, NODE);
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 32 << 20, 1 << 20, 1));
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
-	fuzz_tcp(400);
+	streams = fuzz_tcp(400);
 	EXPECT_TRUE(node_sane());
+	/* tools/vm/fuzz adds these up */
+	TH_LOG("executions: %ld ioctls, %ld netlink messages, %ld TCP streams",
+	       ioctls, msgs, streams);
 	/* The namespace's nodes die with it. */
 }
 
