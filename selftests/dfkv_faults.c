@@ -10,7 +10,8 @@
  * - ioctl: failslab and fail_page_alloc (orders 1 and up: the arena's
  *   high-order runs, whose order-0 fallback is then taken) fail this
  *   thread's allocations only (task-filter, make-it-fail), the
- *   /dev/dfkv fast path running in it;
+ *   /dev/dfkv fast path running in it: PUTs and GETs, then leases and
+ *   batches (nothing stays pinned or leased after);
  * - netlink: NODE_NEW and DISK_ADD under failslab, in this thread too;
  * - TCP: requests run in the module's workers, so the fault is
  *   fail_function on the module's extent binding (dfkv_arena_bind,
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -245,6 +247,106 @@ TEST_F_TIMEOUT(faults, ioctl_ops_under_failing_allocations, 600)
 	/* the faults were real, and not everything failed */
 	EXPECT_LT(0, ok);
 	EXPECT_LT(0, refused + failed);
+	node_serves(_metadata, self, fd);
+	close(fd);
+}
+
+/* A LEASE or RELEASE of keys (none: by lease id); ioctl's return value. */
+static int keys_call(int fd, unsigned long cmd, struct dfkv_key *keys,
+		     uint32_t n, uint64_t *lens, uint64_t lease_id,
+		     struct dfkv_ioc_keys *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->keys = (uintptr_t)keys;
+	r->count = n;
+	r->results = (uintptr_t)lens;
+	r->ttl_ms = 2000;	/* a lease whose RELEASE failed expires */
+	r->lease_id = lease_id;
+	return ioctl(fd, cmd, r);
+}
+
+#define SMALL	8	/* keys of 4 KiB for the leases and batches */
+
+/*
+ * Leases (which pin their hits) and batches of GETs under failing
+ * allocations: statuses only, and once the faults stop nothing stays
+ * pinned or leased.
+ */
+TEST_F_TIMEOUT(faults, leases_and_batches_under_failing_allocations, 600)
+{
+	struct dfkv_ioc_op ops[SMALL], o;
+	struct dfkv_key keys[SMALL];
+	int fd, i, j, leased = 0, refused = 0, failed = 0;
+	struct dfkv_ioc_batch b;
+	struct dfkv_ioc_keys r;
+	uint64_t lens[SMALL];
+
+	NEEDS_FAULTS();
+	fd = dfkv_test_open(NODE);
+	ASSERT_LE(0, fd);
+	for (j = 0; j < SMALL; j++) {
+		keys[j] = dfkv_test_key(80, j);
+		dfkv_test_fill(self->val, 4096, &keys[j], 7);
+		ASSERT_EQ(0, dfkv_test_put(fd, &keys[j], self->val, 4096, &o));
+		ASSERT_EQ(DFKV_STATUS_OK, o.status);
+	}
+	ASSERT_EQ(0, arm_allocations(10));
+	ASSERT_EQ(0, make_it_fail(1));
+	for (i = 0; i < 100; i++) {
+		if (keys_call(fd, DFKV_IOC_LEASE, keys, SMALL, lens, 0, &r)) {
+			EXPECT_TRUE(errno == ENOMEM || errno == EFAULT ||
+				    errno == EINTR) TH_LOG("errno %d", errno);
+			failed++;
+		} else if (r.status == DFKV_STATUS_OK) {
+			leased++;
+			EXPECT_EQ(SMALL, r.nr_hits);
+			/* a failed RELEASE leaves the lease to its TTL */
+			if (!keys_call(fd, DFKV_IOC_RELEASE, NULL, 0, NULL,
+				       r.lease_id, &r))
+				EXPECT_EQ(DFKV_STATUS_OK, r.status);
+		} else {
+			EXPECT_TRUE(r.status == DFKV_STATUS_CACHE_FULL ||
+				    r.status == DFKV_STATUS_BUSY)
+				TH_LOG("LEASE status %u", r.status);
+			refused++;
+		}
+
+		memset(ops, 0, sizeof(ops));
+		for (j = 0; j < SMALL; j++) {
+			ops[j].size = sizeof(ops[j]);
+			ops[j].op = DFKV_OP_GET;
+			ops[j].key = keys[j];
+			ops[j].buf = (uintptr_t)(self->out + j * 4096);
+			ops[j].cap = 4096;
+		}
+		memset(&b, 0, sizeof(b));
+		b.size = sizeof(b);
+		b.ops = (uintptr_t)ops;
+		b.count = SMALL;
+		b.op_size = sizeof(ops[0]);
+		if (ioctl(fd, DFKV_IOC_BATCH, &b)) {
+			EXPECT_TRUE(errno == ENOMEM || errno == EFAULT ||
+				    errno == EINTR) TH_LOG("errno %d", errno);
+			failed++;
+		}
+		/* the entries done: each a status, the bytes exact */
+		for (j = 0; j < (int)b.nr_done && j < SMALL; j++)
+			EXPECT_TRUE(got_right(&ops[j], self->out + j * 4096,
+					      &keys[j], 4096) ||
+				    ops[j].status == DFKV_STATUS_BUSY)
+				TH_LOG("batch entry %d: status %u", j,
+				       ops[j].status);
+	}
+	ASSERT_EQ(0, make_it_fail(0));
+	ASSERT_EQ(0, arm_allocations(0));
+	TH_LOG("%d leases, %d refused, %d failed calls", leased, refused,
+	       failed);
+	EXPECT_LT(0, leased);
+	EXPECT_LT(0, refused + failed);
+	/* nothing held once the leases' TTL passed */
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_LEASES, 0, 0));
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_PINS, 0, 0));
 	node_serves(_metadata, self, fd);
 	close(fd);
 }
