@@ -667,8 +667,12 @@ static void conn_release_work(struct work_struct *work)
 {
 	struct dfkv_tcp_conn *c = container_of(work, struct dfkv_tcp_conn,
 					       core.release_work);
+	struct dfkv_listeners *ls = &tcp_node(c->node)->ls;
 	struct sock *sk = c->sock->sk;
 
+	/* conn_start() is done with the connection (it holds the lock). */
+	mutex_lock(&ls->lock);
+	mutex_unlock(&ls->lock);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_user_data = NULL;
 	sk->sk_data_ready = c->saved_data_ready;
@@ -687,7 +691,7 @@ static void conn_release_work(struct work_struct *work)
 
 	conn_close_lent(c);
 	sock_release(c->sock);
-	dfkv_listeners_conn_del(&tcp_node(c->node)->ls, &c->core, c->node);
+	dfkv_listeners_conn_del(ls, &c->core, c->node);
 	dfkv_auth_destroy(&c->auth);
 	conn_put(c);		/* the last lend given back may free it */
 }
@@ -752,11 +756,16 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	sk->sk_write_space = conn_write_space;
 	sk->sk_state_change = conn_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
-	mutex_unlock(&tn->ls.lock);
-
+	/*
+	 * Armed under the listeners' lock, which the release work takes
+	 * before it cancels them: a kill racing this start (the peer's
+	 * close, the node's shutdown) cannot free the connection with its
+	 * deadline timer queued after the cancellation.
+	 */
 	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, HZ);
 	/* Data may have arrived before the callbacks were set. */
 	conn_queue(c);
+	mutex_unlock(&tn->ls.lock);
 }
 
 /* ---------------------------------------------------------- listeners */
