@@ -35,8 +35,9 @@
  * read, pin neither workers nor memory.
  *
  * A connection dies through conn_kill(): the first caller queues its
- * release work, which detaches the socket callbacks, waits for the io
- * work, gives up the request in flight (dfkv_req_done(): an unfinished
+ * release work, which waits for conn_start() to finish publishing it
+ * (the listeners' lock), detaches the socket callbacks, waits for the io
+ * work and the deadline, gives up the request in flight (dfkv_req_done(): an unfinished
  * PUT is aborted, a pinned GET entry unpinned), drops its leases and
  * frees it.  Node shutdown closes every listener, kills every connection
  * and waits for their release works before the node's operations are
