@@ -65,6 +65,7 @@ class Mdsd:
     """One mdsd process on 127.0.0.1:<free port>."""
 
     def __init__(self, *args, port=None, log=None):
+        self.auto_port = port is None
         self.port = port or free_port()
         self.args = ["--listen", "127.0.0.1:%d" % self.port] + list(args)
         self.log = log or tempfile.NamedTemporaryFile(
@@ -72,11 +73,27 @@ class Mdsd:
         self.proc = None
 
     def start(self, wait=True):
-        with open(self.log, "ab") as f:
-            self.proc = subprocess.Popen([MDSD] + self.args, stdout=f,
-                                         stderr=subprocess.STDOUT)
-        if wait:
-            self.wait_up()
+        for attempt in range(5):
+            with open(self.log, "ab") as f:
+                self.proc = subprocess.Popen([MDSD] + self.args, stdout=f,
+                                             stderr=subprocess.STDOUT)
+            if not wait:
+                return self
+            try:
+                self.wait_up()
+                return self
+            except RuntimeError as e:
+                # A port found free when this object was made can be
+                # taken before mdsd binds it (it is in the ephemeral
+                # range: any connection's local port): another one.
+                old = "127.0.0.1:%d" % self.port
+                if (not self.auto_port or attempt == 4 or
+                        old not in self.args or
+                        "Address already in use" not in str(e)):
+                    raise
+                self.port = free_port()
+                self.args = ["127.0.0.1:%d" % self.port if a == old else a
+                             for a in self.args]
         return self
 
     def wait_up(self, timeout=5.0):
