@@ -251,21 +251,6 @@ TEST_F_TIMEOUT(faults, ioctl_ops_under_failing_allocations, 600)
 	close(fd);
 }
 
-/* A LEASE or RELEASE of keys (none: by lease id); ioctl's return value. */
-static int keys_call(int fd, unsigned long cmd, struct dfkv_key *keys,
-		     uint32_t n, uint64_t *lens, uint64_t lease_id,
-		     struct dfkv_ioc_keys *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->size = sizeof(*r);
-	r->keys = (uintptr_t)keys;
-	r->count = n;
-	r->results = (uintptr_t)lens;
-	r->ttl_ms = 2000;	/* a lease whose RELEASE failed expires */
-	r->lease_id = lease_id;
-	return ioctl(fd, cmd, r);
-}
-
 #define SMALL	8	/* keys of 4 KiB for the leases and batches */
 
 /*
@@ -294,7 +279,9 @@ TEST_F_TIMEOUT(faults, leases_and_batches_under_failing_allocations, 600)
 	ASSERT_EQ(0, arm_allocations(10));
 	ASSERT_EQ(0, make_it_fail(1));
 	for (i = 0; i < 100; i++) {
-		if (keys_call(fd, DFKV_IOC_LEASE, keys, SMALL, lens, 0, &r)) {
+		/* a lease whose RELEASE failed expires in 2 s */
+		if (dfkv_test_keys(fd, DFKV_IOC_LEASE, keys, SMALL, lens, 2000,
+				   &r)) {
 			EXPECT_TRUE(errno == ENOMEM || errno == EFAULT ||
 				    errno == EINTR) TH_LOG("errno %d", errno);
 			failed++;
@@ -302,8 +289,10 @@ TEST_F_TIMEOUT(faults, leases_and_batches_under_failing_allocations, 600)
 			leased++;
 			EXPECT_EQ(SMALL, r.nr_hits);
 			/* a failed RELEASE leaves the lease to its TTL */
-			if (!keys_call(fd, DFKV_IOC_RELEASE, NULL, 0, NULL,
-				       r.lease_id, &r))
+			r.keys = 0;	/* RELEASE by the lease's id */
+			r.count = 0;
+			r.results = 0;
+			if (!ioctl(fd, DFKV_IOC_RELEASE, &r))
 				EXPECT_EQ(DFKV_STATUS_OK, r.status);
 		} else {
 			EXPECT_TRUE(r.status == DFKV_STATUS_CACHE_FULL ||

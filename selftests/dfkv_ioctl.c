@@ -441,19 +441,6 @@ TEST_F(dev, bind_rules)
 	close(fd);
 }
 
-static int keys_ioctl(int fd, unsigned long cmd, struct dfkv_key *keys,
-		      uint32_t n, uint64_t *res, uint64_t ttl,
-		      struct dfkv_ioc_keys *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->size = sizeof(*out);
-	out->keys = (uintptr_t)keys;
-	out->count = n;
-	out->results = (uintptr_t)res;
-	out->ttl_ms = ttl;
-	return ioctl(fd, cmd, out);
-}
-
 TEST_F(dev, probe_and_touch)
 {
 	struct dfkv_key keys[3] = { dfkv_test_key(8, 1), dfkv_test_key(8, 2),
@@ -464,20 +451,20 @@ TEST_F(dev, probe_and_touch)
 
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[0], "aa", 2, &o));
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[2], "cccc", 4, &o));
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys, 3, lens, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_PROBE, keys, 3, lens, 0, &r));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
 	EXPECT_EQ(2, lens[0]);
 	EXPECT_EQ(0, lens[1]);
 	EXPECT_EQ(4, lens[2]);
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_TOUCH, keys, 3, NULL, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_TOUCH, keys, 3, NULL, 0, &r));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
-	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys, 0, lens, 0,
+	EXPECT_EQ(-1, dfkv_test_keys(self->fd, DFKV_IOC_PROBE, keys, 0, lens, 0,
 				 &r));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, keys,
+	EXPECT_EQ(-1, dfkv_test_keys(self->fd, DFKV_IOC_PROBE, keys,
 				 DFKV_KEYS_MAX + 1, lens, 0, &r));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, keys_ioctl(self->fd, DFKV_IOC_PROBE, (void *)8, 3, lens,
+	EXPECT_EQ(-1, dfkv_test_keys(self->fd, DFKV_IOC_PROBE, (void *)8, 3, lens,
 				 0, &r));
 	EXPECT_EQ(EFAULT, errno);
 }
@@ -568,7 +555,7 @@ TEST_F(dev, touch_flags_checked)
 	EXPECT_EQ(-1, touch_ioctl(self->fd, &k, 1, DFKV_TOUCH_REVERSE << 1,
 				  &r));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_PROBE, &k, 1, &len, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_PROBE, &k, 1, &len, 0, &r));
 	r.flags = DFKV_TOUCH_REVERSE;
 	EXPECT_EQ(-1, ioctl(self->fd, DFKV_IOC_PROBE, &r));
 	EXPECT_EQ(EINVAL, errno);
@@ -594,7 +581,7 @@ TEST_F_TIMEOUT(dev, lease_flood_costs_only_what_ends, 300)
 
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[0], "a", 1, &o));
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[1], "b", 1, &o));
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 3, lens, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_LEASE, keys, 3, lens, 0, &r));
 	EXPECT_EQ(DFKV_STATUS_INVALID, r.status);
 	EXPECT_EQ(0, r.lease_id);
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_PINS));
@@ -602,7 +589,7 @@ TEST_F_TIMEOUT(dev, lease_flood_costs_only_what_ends, 300)
 		fds[f] = dfkv_test_open(NODE);
 		ASSERT_LE(0, fds[f]);
 		for (i = 0; i < 1000; i++) {
-			ASSERT_EQ(0, keys_ioctl(fds[f], DFKV_IOC_LEASE, keys, 2,
+			ASSERT_EQ(0, dfkv_test_keys(fds[f], DFKV_IOC_LEASE, keys, 2,
 						lens, 600000, &r));
 			ASSERT_EQ(DFKV_STATUS_OK, r.status);
 			id = r.lease_id;
@@ -623,7 +610,7 @@ TEST_F_TIMEOUT(dev, lease_flood_costs_only_what_ends, 300)
 		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_SCANS));
 	/* 100 lapse while 18,999 live ones wait: the reaper ends 100. */
 	for (i = 0; i < 100; i++)
-		ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens,
+		ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_LEASE, keys, 2, lens,
 					50, &r));
 	for (i = 0; i < 100 && dfkv_test_stat(&self->g, NODE,
 					      DFKV_STAT_LEASE_SCANS) <
@@ -650,7 +637,7 @@ TEST_F(dev, lease_release_expiry)
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[1], "bb", 2, &o));
 	ASSERT_EQ(0, dfkv_test_put(self->fd, &keys[3], "dddd", 4, &o));
 	/* Leading hits only: stops at the first miss. */
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 4, lens, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_LEASE, keys, 4, lens, 0, &r));
 	EXPECT_EQ(DFKV_STATUS_OK, r.status);
 	EXPECT_EQ(2, r.nr_hits);
 	EXPECT_EQ(1, lens[0]);
@@ -669,7 +656,7 @@ TEST_F(dev, lease_release_expiry)
 	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASES));
 
 	/* A short lease lapses by itself. */
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 100,
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 100,
 				&r));
 	EXPECT_EQ(2, r.nr_hits);
 	id = r.lease_id;
@@ -682,7 +669,7 @@ TEST_F(dev, lease_release_expiry)
 	EXPECT_LE(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_LEASE_EXPIRIES));
 
 	/* Another file cannot release this file's lease. */
-	ASSERT_EQ(0, keys_ioctl(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 0, &r));
+	ASSERT_EQ(0, dfkv_test_keys(self->fd, DFKV_IOC_LEASE, keys, 2, lens, 0, &r));
 	id = r.lease_id;
 	{
 		int fd2 = dfkv_test_open(NODE);
@@ -1021,7 +1008,7 @@ TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
 	ASSERT_NE(NULL, v);
 	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
 	fd = disk_only_blocks(_metadata, &self->g, dev, keys);
-	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+	ASSERT_EQ(0, dfkv_test_keys(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
 				&r));
 	ASSERT_EQ(DFKV_STATUS_OK, r.status);
 	ASSERT_EQ(LEASE_KEYS, r.nr_hits);
@@ -1043,7 +1030,7 @@ TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
 	EXPECT_EQ(LEASE_KEYS,
 		  dfkv_test_stat(&self->g, LEASE_NODE, DFKV_STAT_PROMOTED));
 	/* in RAM now: a second LEASE reads nothing */
-	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+	ASSERT_EQ(0, dfkv_test_keys(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
 				&r));
 	EXPECT_EQ(LEASE_KEYS, r.nr_hits);
 	EXPECT_EQ(LEASE_KEYS,
@@ -1079,7 +1066,7 @@ TEST_F_TIMEOUT(dev, failed_lease_read_makes_a_miss, 180)
 	ASSERT_EQ(0, system(cmd));
 	fd = disk_only_blocks(_metadata, &self->g, dm, keys);
 	ASSERT_EQ(0, system("dmsetup suspend dfkvleaserr && dmsetup reload dfkvleaserr --table '0 131072 error' && dmsetup resume dfkvleaserr"));
-	ASSERT_EQ(0, keys_ioctl(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
+	ASSERT_EQ(0, dfkv_test_keys(fd, DFKV_IOC_LEASE, keys, LEASE_KEYS, lens, 0,
 				&r));
 	ASSERT_EQ(DFKV_STATUS_OK, r.status);
 	EXPECT_EQ(LEASE_KEYS, r.nr_hits);

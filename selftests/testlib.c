@@ -132,6 +132,19 @@ int dfkv_test_get(int fd, const struct dfkv_key *k, void *buf, uint64_t cap,
 	return ioctl(fd, DFKV_IOC_GET, out);
 }
 
+int dfkv_test_keys(int fd, unsigned long cmd, struct dfkv_key *keys,
+		   uint32_t n, uint64_t *res, uint64_t ttl,
+		   struct dfkv_ioc_keys *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	out->keys = (uintptr_t)keys;
+	out->count = n;
+	out->results = (uintptr_t)res;
+	out->ttl_ms = ttl;
+	return ioctl(fd, cmd, out);
+}
+
 int dfkv_test_simple(int fd, unsigned long cmd, const struct dfkv_key *k,
 		     struct dfkv_ioc_op *out)
 {

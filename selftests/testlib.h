@@ -35,6 +35,10 @@ int dfkv_test_get(int fd, const struct dfkv_key *k, void *buf, uint64_t cap,
 		  uint64_t off, uint64_t len, struct dfkv_ioc_op *out);
 int dfkv_test_simple(int fd, unsigned long cmd, const struct dfkv_key *k,
 		     struct dfkv_ioc_op *out);
+/* TOUCH/PROBE/LEASE/RELEASE of n keys (results in res, lease TTL ttl ms). */
+int dfkv_test_keys(int fd, unsigned long cmd, struct dfkv_key *keys,
+		   uint32_t n, uint64_t *res, uint64_t ttl,
+		   struct dfkv_ioc_keys *out);
 
 /* Fill buf with bytes derived from (key, seed) and check them. */
 void dfkv_test_fill(void *buf, size_t len, const struct dfkv_key *k,
