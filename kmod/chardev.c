@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/dfkv: the local fast path.  A file is bound once to a node of the
- * opener's network namespace; its ioctls copy size-versioned structs in
- * with copy_struct_from_user, run each op as a struct dfkv_req through the
- * executor of req.c in the caller's task (a PUT follower sleeps for its
- * leader here, a GET killably for its value's cold read), with the
- * caller's buffer as an iov_iter (one copy to or from the store's pages),
- * and write the results back.  Leases granted through a file belong to it
- * and are dropped when it is released.  So do the tenants DFKV_IOC_AUTH
- * authorized it for; a file opened with CAP_NET_ADMIN in the initial user
- * namespace acts for every tenant.
+ * opener's network namespace and holds a session there (sess.h: the
+ * leases and tenant grants it takes, dropped when it is released; a file
+ * opened with CAP_NET_ADMIN in the initial user namespace acts for every
+ * tenant).  Its ioctls copy size-versioned structs in with
+ * copy_struct_from_user, run each op through the executor of req.c in
+ * the caller's task (dfkv_req_run_local(): a PUT follower sleeps for its
+ * leader there, a GET killably for its value's cold read), and write the
+ * results back.
  *
- * No user memory is touched inside a node's operation bracket: the pages
- * of a PUT's or GET's buffer are faulted in and referenced first
- * (struct user_buf), structs are read before and written after it.  A
- * buffer that faults slowly (FUSE, userfaultfd) so holds no node, no
- * reservation and no pin, and deleting the node does not wait for it.
+ * No user memory is touched inside a node's operation bracket: the
+ * executor asks for the op's buffer before it enters the node, and this
+ * file faults its pages in and references them then (struct user_buf),
+ * as an iov_iter the executor copies to or from the store's pages once;
+ * structs are read before and written after.  A buffer that faults
+ * slowly (FUSE, userfaultfd) so holds no node, no reservation and no pin,
+ * and deleting the node does not wait for it.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -32,14 +33,11 @@
 #include "chardev.h"
 #include "ioc.h"
 #include "node.h"
-#include "ops.h"
 #include "req.h"
 
 struct dfkv_file {
-	struct dfkv_node *node;		/* set once by BIND */
+	struct dfkv_sess sess;		/* its node set once by BIND */
 	struct mutex bind_lock;
-	struct dfkv_lease_owner owner;
-	struct dfkv_auth auth;
 };
 
 /* Read a size-versioned struct: the user's size, then the struct. */
@@ -76,9 +74,8 @@ static int dfkv_open(struct inode *inode, struct file *file)
 	if (!df)
 		return -ENOMEM;
 	mutex_init(&df->bind_lock);
-	dfkv_lease_owner_init(&df->owner);
 	/* An administrator's file acts for every tenant (SPEC.md 9). */
-	dfkv_auth_init(&df->auth,
+	dfkv_sess_init(&df->sess, NULL,
 		       file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN));
 	file->private_data = df;
 	return 0;
@@ -87,12 +84,11 @@ static int dfkv_open(struct inode *inode, struct file *file)
 static int dfkv_release(struct inode *inode, struct file *file)
 {
 	struct dfkv_file *df = file->private_data;
+	struct dfkv_node *node = df->sess.node;
 
-	if (df->node) {
-		dfkv_lease_drop_owner(&df->node->leases, &df->owner);
-		dfkv_node_put(df->node);
-	}
-	dfkv_auth_destroy(&df->auth);
+	dfkv_sess_destroy(&df->sess);
+	if (node)
+		dfkv_node_put(node);
 	kfree(df);
 	return 0;
 }
@@ -113,13 +109,12 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 	if (!node)
 		return -ENOENT;
 	mutex_lock(&df->bind_lock);
-	if (df->node) {
+	if (df->sess.node) {
 		mutex_unlock(&df->bind_lock);
 		dfkv_node_put(node);
 		return -EISCONN;
 	}
-	/* Publish the node to ioctls racing the bind (bound_node()). */
-	smp_store_release(&df->node, node);
+	dfkv_sess_bind(&df->sess, node);
 	mutex_unlock(&df->bind_lock);
 	return 0;
 }
@@ -127,20 +122,9 @@ static long do_bind(struct dfkv_file *df, void __user *uarg)
 /* The node df is bound to, or an error pointer. */
 static struct dfkv_node *bound_node(struct dfkv_file *df)
 {
-	/* Pairs with the release in do_bind(). */
-	struct dfkv_node *node = smp_load_acquire(&df->node);
+	struct dfkv_node *node = dfkv_sess_node(&df->sess);
 
 	return node ? node : ERR_PTR(-ENOTCONN);
-}
-
-/* The bound node with an operation bracket taken, or an error pointer. */
-static struct dfkv_node *enter_node(struct dfkv_file *df)
-{
-	struct dfkv_node *node = bound_node(df);
-
-	if (!IS_ERR(node) && !dfkv_node_enter(node))
-		return ERR_PTR(-ENODEV);
-	return node;
 }
 
 /* The pages of a caller's buffer, referenced for one operation. */
@@ -235,114 +219,59 @@ static ssize_t op_iter(const struct dfkv_ioc_op *o, int dir, u64 len,
 	return err ? err : (ssize_t)len;
 }
 
-/* A file runs its requests in the caller's task: it reads each reply. */
-static const struct dfkv_req_ops chardev_req_ops = {};
+/* An op's buffer: the caller's, its pages referenced while the op runs. */
+struct ioc_buf {
+	struct dfkv_req_local lo;
+	struct iov_iter user;		/* the caller's buffer, as given */
+	struct user_buf ub;
+};
 
-static void req_start(struct dfkv_req *req, struct dfkv_file *df,
-		      struct dfkv_node *node, u8 op)
+static int ioc_buf_get(struct dfkv_req_local *lo, u64 len,
+		       struct iov_iter **iter)
 {
-	dfkv_req_init(req, node, &df->auth, &df->owner, &chardev_req_ops);
-	req->op = op;
-}
-
-/* Run one op on df's node; the buffer's pages are in ub. */
-static int exec_op_node(struct dfkv_file *df, struct dfkv_node *node,
-			struct dfkv_ioc_op *o, struct user_buf *ub)
-{
-	struct dfkv_req req;
-	int err = 0;
-
-	req_start(&req, df, node, o->op);
-	req.key = o->key;
-	req.offset = o->offset;
-	req.length = o->length;
-	req.cap = iov_iter_count(&ub->iter);
-	if (o->op == DFKV_OP_PUT)
-		req.payload_len = o->length;
-	if (!dfkv_req_begin(&req)) {
-		dfkv_req_done(&req);
-		return -ENODEV;
-	}
-	if (req.rx == DFKV_REQ_RX_PUT &&
-	    dfkv_store_put_copy(&req.put, 0, o->length, &ub->iter) != o->length)
-		err = -EFAULT;
-	dfkv_req_exec(&req, err);	/* a follower, a cold GET sleeps here */
-	if (req.rd.e)
-		dfkv_req_read(&req, &ub->iter, -EFAULT);
-	o->stored_len = req.rsp.stored_len;
-	o->data_len = req.rsp.data_len;
-	err = req.rsp.status;
-	dfkv_req_done(&req);
-	return err;
-}
-
-/* Reference the pages of @iter (if any), then run o on df's node. */
-static int exec_op_pinned(struct dfkv_file *df, struct dfkv_ioc_op *o,
-			  struct iov_iter *iter)
-{
-	struct user_buf ub = {};
-	struct dfkv_node *node;
+	struct ioc_buf *b = container_of(lo, struct ioc_buf, lo);
+	struct iov_iter it = b->user;
 	int ret;
 
-	if (iter) {
-		ret = user_buf_get(&ub, iter);
-		if (ret)
-			return ret;
-	} else {
-		iov_iter_kvec(&ub.iter, ITER_SOURCE, NULL, 0, 0);
-	}
-	node = bound_node(df);
-	if (IS_ERR(node))
-		ret = PTR_ERR(node);
-	else
-		ret = exec_op_node(df, node, o, &ub);
-	user_buf_put(&ub);
+	iov_iter_truncate(&it, len);
+	ret = user_buf_get(&b->ub, &it);
+	if (!ret)
+		*iter = &b->ub.iter;
 	return ret;
 }
 
-/* A PUT the node refuses for its length alone references no page. */
-static bool put_len_ok(struct dfkv_file *df, u64 len)
+static void ioc_buf_put(struct dfkv_req_local *lo)
 {
-	struct dfkv_node *node = enter_node(df);
-	bool ok;
+	struct ioc_buf *b = container_of(lo, struct ioc_buf, lo);
 
-	if (IS_ERR(node))
-		return true;	/* the op says so */
-	ok = len && len <= READ_ONCE(node->max_value);
-	dfkv_node_exit(node);
-	return ok;
+	user_buf_put(&b->ub);
 }
 
-/*
- * GET: reference only the part of the caller's buffer the range can fill
- * (a large cap for a small value costs nothing), from a look at the
- * value's length first, taken only for a tenant the file may act for (so
- * an unmapped buffer's EFAULT tells nothing of another tenant's key).
- * Should the value change in between (a REMOVE and
- * a longer PUT of the key), a TOO_LARGE the caller's cap would not have
- * given is tried again.
- */
-static int exec_get(struct dfkv_file *df, struct dfkv_ioc_op *o,
-		    struct iov_iter *iter)
+/* Run o on df's node with the caller's buffer in @iter (or none). */
+static int run_op(struct dfkv_file *df, struct dfkv_ioc_op *o,
+		  struct iov_iter *iter)
 {
-	size_t cap = iov_iter_count(iter);
-	int tries, ret = 0;
+	struct ioc_buf b = {
+		.lo = {
+			.op = o->op,
+			.key = o->key,
+			.offset = o->offset,
+			.length = o->length,
+			.cap = iter ? iov_iter_count(iter) : 0,
+			.buf_get = ioc_buf_get,
+			.buf_put = ioc_buf_put,
+		},
+	};
+	struct dfkv_node *node = bound_node(df);
+	int ret;
 
-	for (tries = 0; tries < 3; tries++) {
-		struct iov_iter it = *iter;
-		struct dfkv_node *node = enter_node(df);
-		u64 want;
-
-		if (IS_ERR(node))
-			return PTR_ERR(node);
-		want = dfkv_op_get_want(node, &df->auth, &o->key, o->offset,
-					o->length);
-		dfkv_node_exit(node);
-		iov_iter_truncate(&it, want);
-		ret = exec_op_pinned(df, o, &it);
-		if (ret != DFKV_STATUS_TOO_LARGE || want >= cap)
-			break;
-	}
+	if (IS_ERR(node))
+		return PTR_ERR(node);
+	if (iter)
+		b.user = *iter;
+	ret = dfkv_req_run_local(&df->sess, &b.lo);
+	o->stored_len = b.lo.stored_len;
+	o->data_len = b.lo.data_len;
 	return ret;
 }
 
@@ -377,12 +306,8 @@ static int exec_op(struct dfkv_file *df, struct dfkv_ioc_op *o)
 		kfree(iov);
 		return n;
 	}
-	if (o->op == DFKV_OP_GET)
-		ret = exec_get(df, o, &iter);
-	else if (o->op == DFKV_OP_PUT && put_len_ok(df, o->length))
-		ret = exec_op_pinned(df, o, &iter);
-	else
-		ret = exec_op_pinned(df, o, NULL);
+	ret = run_op(df, o, o->op == DFKV_OP_GET || o->op == DFKV_OP_PUT ?
+		     &iter : NULL);
 	kfree(iov);
 	if (ret < 0)
 		return ret;
@@ -477,7 +402,7 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 		ret = PTR_ERR(node);
 		goto out;
 	}
-	req_start(&req, df, node, op);
+	dfkv_req_init_local(&req, &df->sess, op);
 	req.keys = keys;
 	req.lens = lens;
 	req.nr_keys = k.count;
@@ -505,7 +430,7 @@ static long do_keys(struct dfkv_file *df, u32 op, void __user *uarg)
 	if (!ret)
 		ret = put_struct(uarg, &k, sizeof(k));
 	if (ret && op == DFKV_OP_LEASE && k.lease_id)
-		dfkv_lease_release(&node->leases, &df->owner, k.lease_id);
+		dfkv_sess_lease_undo(&df->sess, k.lease_id);
 out:
 	kvfree(lens);
 	kfree(keys);
@@ -515,22 +440,13 @@ out:
 static long do_auth(struct dfkv_file *df, void __user *uarg)
 {
 	struct dfkv_ioc_auth a;
-	struct dfkv_node *node;
 	int err;
 
 	err = get_struct(&a, sizeof(a), DFKV_IOC_AUTH_SIZE_VER0, uarg);
 	if (!err)
 		err = dfkv_ioc_auth_check(&a);
-	if (!err) {
-		node = enter_node(df);
-		if (IS_ERR(node)) {
-			err = PTR_ERR(node);
-		} else {
-			err = dfkv_auth_secret(node, &df->auth, a.tenant_hash,
-					       a.secret);
-			dfkv_node_exit(node);
-		}
-	}
+	if (!err)
+		err = dfkv_sess_auth_secret(&df->sess, a.tenant_hash, a.secret);
 	memzero_explicit(&a, sizeof(a));
 	return err;
 }

@@ -169,7 +169,6 @@ struct rdma_cmd {
 	struct list_head reading;	/* conn->reading, while READing */
 	unsigned long read_since;	/* jiffies: its READ started */
 	bool xfer_write;
-	u64 xfer_base;			/* value offset of the transfer's byte 0 */
 	u64 xfer_total;
 	u64 xfer_done;
 	u64 round_bytes;
@@ -202,8 +201,7 @@ struct rdma_conn {
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	u32 cq_size;
-	struct dfkv_lease_owner owner;
-	struct dfkv_auth auth;
+	struct dfkv_sess sess;		/* its grants and leases */
 
 	u32 depth;
 	u32 inline_max;
@@ -408,8 +406,6 @@ static int round_post(struct rdma_cmd *cmd)
 		DMA_FROM_DEVICE;
 	u32 lkey = conn->dev->pd->local_dma_lkey;
 	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
-	struct dfkv_entry *e = cmd->xfer_write ? cmd->req.rd.e :
-		cmd->req.put.e;
 	u64 planned = cmd->xfer_done, end = cmd->xfer_total;
 	u32 nwr = 0, nsge = 0, i;
 	int err = 0;
@@ -434,8 +430,8 @@ static int round_post(struct rdma_cmd *cmd)
 		} else {
 			unsigned int nr;
 
-			nr = dfkv_entry_map(e, cmd->xfer_base + planned, want,
-					    cmd->bv, room, &covered);
+			nr = dfkv_req_map(&cmd->req, planned, want, cmd->bv,
+					  room, &covered);
 			if (!covered) {
 				err = -EIO;
 				break;
@@ -581,10 +577,9 @@ static void reading_del(struct rdma_cmd *cmd)
 }
 
 /* Start a transfer of the descriptors' total; false if none could start. */
-static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 base, u64 len)
+static bool xfer_start(struct rdma_cmd *cmd, bool write, u64 len)
 {
 	cmd->xfer_write = write;
-	cmd->xfer_base = base;
 	cmd->xfer_total = len;
 	cmd->xfer_done = 0;
 	cmd->xfer_err = 0;
@@ -616,7 +611,7 @@ static void send_get(struct rdma_cmd *cmd)
 	struct iov_iter it;
 
 	if (n && cmd->ndesc) {
-		if (!xfer_start(cmd, true, req->offset, n)) {
+		if (!xfer_start(cmd, true, n)) {
 			dfkv_req_sent(req, false);
 			reply(cmd, 0);
 		}
@@ -745,8 +740,7 @@ static int put_copy_inline(struct dfkv_req *req)
 	struct iov_iter it;
 
 	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, req->payload_len);
-	return dfkv_store_put_copy(&req->put, 0, req->payload_len, &it) ==
-		req->payload_len ? 0 : -EIO;
+	return dfkv_req_copy_in(req, &it) ? 0 : -EIO;
 }
 
 /* RDMA READ a payload into the request's buffer. */
@@ -762,7 +756,7 @@ static void read_payload(struct rdma_cmd *cmd)
 		return;
 	}
 	cmd->buf_mapped = true;
-	if (!xfer_start(cmd, false, 0, req->payload_len)) {
+	if (!xfer_start(cmd, false, req->payload_len)) {
 		ib_dma_unmap_single(ibdev, cmd->buf_dma, req->payload_len,
 				    DMA_FROM_DEVICE);
 		cmd->buf_mapped = false;
@@ -807,7 +801,7 @@ static void cmd_start(struct rdma_cmd *cmd)
 		if (!cmd->ndesc) {
 			if (!dfkv_req_exec(req, put_copy_inline(req)))
 				cmd->state = CMD_PARKED;	/* for the disk */
-		} else if (!xfer_start(cmd, false, 0, req->payload_len)) {
+		} else if (!xfer_start(cmd, false, req->payload_len)) {
 			dfkv_req_exec(req, -EIO);
 		}
 		break;
@@ -1011,8 +1005,7 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 		cmd->conn = conn;
 		INIT_WORK(&cmd->work, cmd_work);
 		INIT_LIST_HEAD(&cmd->reading);
-		dfkv_req_init(&cmd->req, conn->node, &conn->auth, &conn->owner,
-			      &rdma_req_ops);
+		dfkv_req_init(&cmd->req, &conn->sess, &rdma_req_ops);
 		cmd->rw_cqe.done = rw_done;
 		cmd->rw_last_cqe.done = rw_last_done;
 		cmd->send_cqe.done = send_done;
@@ -1104,7 +1097,6 @@ static void conn_release_work(struct work_struct *work)
 	for (i = 0; i < conn->nr_cmds; i++)
 		if (conn->cmds[i]->state != CMD_FREE)
 			cmd_cleanup(conn->cmds[i]);
-	dfkv_lease_drop_owner(&node->leases, &conn->owner);
 	rdma_destroy_id(conn->cm_id);
 	/*
 	 * Destroying the id waited for conn_create(), which starts the
@@ -1120,8 +1112,8 @@ static void conn_release_work(struct work_struct *work)
 	kref_put(&conn->dev->ref, rdev_free);
 	mutex_unlock(&dev_lock);
 
+	dfkv_sess_destroy(&conn->sess);
 	dfkv_listeners_conn_del(&rdma_node(node)->ls, &conn->core, node);
-	dfkv_auth_destroy(&conn->auth);
 	kfree(conn);
 }
 
@@ -1210,66 +1202,19 @@ static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	conn->cq_size = depth + sq + 2;
 }
 
-static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
-		       struct rdma_cm_event *ev)
+/* The connection's CQ, QP and buffers, receives posted; 0 or -errno. */
+static int conn_create_qp(struct rdma_conn *conn, struct rdma_cm_id *id)
 {
-	struct dfkv_node *node = l->base.node;
-	struct rdma_node *rn = rdma_node(node);
-	const struct rdma_conn_param *cp = &ev->param.conn;
 	struct ib_qp_init_attr qa = {};
-	struct rdma_conn_param ap = {};
-	u8 h[DFKV_RDMA_HELLO_LEN];
-	struct rdma_conn *conn;
-	struct rdma_dev *dev;
 	u32 i;
 	int err;
-
-	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN ||
-	    !hello_valid(cp->private_data))
-		return conn_reject(id, node, DFKV_STATUS_INVALID);
-	if (rdma_protocol_iwarp(id->device, id->port_num))
-		return conn_reject(id, node, DFKV_STATUS_UNSUPPORTED);
-	/*
-	 * Our QP retries RNR as often as the client's REQ says: never more
-	 * than 6 times (of the CM's 655 ms timer), so a client that stops
-	 * posting receives loses its connection instead of holding replies
-	 * forever.  libdfkv keeps its receives posted.
-	 */
-	if (cp->rnr_retry_count > 6)
-		return conn_reject(id, node, DFKV_STATUS_INVALID);
-	/* over the limit, nothing is allocated */
-	err = dfkv_listeners_conn_reserve(&rn->ls,
-					  READ_ONCE(node->limits.max_conns));
-	if (err) {
-		if (err == -EBUSY)
-			atomic64_inc(&node->limits.refused);
-		return conn_reject(id, node, DFKV_STATUS_BUSY);
-	}
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
-	if (!conn)
-		goto err_unreserve;
-	dfkv_lease_owner_init(&conn->owner);
-	dfkv_auth_init(&conn->auth, false);
-	conn_negotiate(conn, id->device, cp->private_data);
-	dev = rdev_get(id->device);
-	if (!dev)
-		goto err_kfree;
-	conn->dev = dev;
-	conn->node = node;
-	conn->cm_id = id;
-	spin_lock_init(&conn->lock);
-	INIT_LIST_HEAD(&conn->free_cmds);
-	INIT_LIST_HEAD(&conn->pending);
-	INIT_LIST_HEAD(&conn->reading);
-	dfkv_conn_core_init(&conn->core, dfkv_rdma_release_wq,
-			    conn_release_work);
-	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
 
 	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1,
 				  IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
+		err = PTR_ERR(conn->cq);
 		conn->cq = NULL;
-		goto err_free;
+		return err;
 	}
 	qa.qp_context = conn;
 	qa.send_cq = conn->cq;
@@ -1281,42 +1226,38 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	qa.cap.max_recv_wr = conn->depth + 1;
 	qa.cap.max_send_sge = max_t(u32, conn->sge_wr, 2);
 	qa.cap.max_recv_sge = 1;
-	err = rdma_create_qp(id, dev->pd, &qa);
+	err = rdma_create_qp(id, conn->dev->pd, &qa);
 	if (err)
-		goto err_free;
+		return err;
 	conn->qp = id->qp;
 	/*
 	 * Our QP's ack timeout, whatever the client's connect request says
 	 * (0 there would be no timer at all); its transport retries are the
 	 * request's retry count (IB: at most 7).
 	 */
-	if (rdma_set_ack_timeout(id, RDMA_ACK_TIMEOUT))
-		goto err_free;
-	if (conn_alloc_bufs(conn))
-		goto err_free;
-	for (i = 0; i < conn->depth; i++)
-		if (post_recv_locked(conn, &conn->recvs[i]))
-			goto err_free;
+	err = rdma_set_ack_timeout(id, RDMA_ACK_TIMEOUT);
+	if (err)
+		return err;
+	err = conn_alloc_bufs(conn);
+	if (err)
+		return err;
+	for (i = 0; i < conn->depth; i++) {
+		err = post_recv_locked(conn, &conn->recvs[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
 
-	/*
-	 * From here on the release work owns the connection, its slot and
-	 * the id.
-	 */
-	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node,
-					     &id->route.addr.dst_addr))
-		goto err_free;
-	for (i = 0; i < conn->nr_cmds; i++)
-		conn->cmds[i]->req.peer = conn->core.peer;
-	atomic64_inc(&rn->accepts);
-	mutex_lock(&dev_lock);
-	list_add_tail(&conn->dev_list, &dev->conns);
-	atomic_inc(&dev->nr_conns);
-	mutex_unlock(&dev_lock);
-	id->context = conn;
-	id->event_handler = conn_cm_handler;
+/* Accept the connect request with our side of the hello. */
+static void conn_accept(struct rdma_conn *conn, struct rdma_cm_id *id,
+			const struct rdma_conn_param *cp)
+{
+	struct rdma_conn_param ap = {};
+	u8 h[DFKV_RDMA_HELLO_LEN];
 
 	hello_put(h, DFKV_STATUS_OK, conn->depth, conn->inline_max,
-		  conn->max_desc, READ_ONCE(node->max_value));
+		  conn->max_desc, READ_ONCE(conn->node->max_value));
 	ap.private_data = h;
 	ap.private_data_len = sizeof(h);
 	/*
@@ -1334,6 +1275,87 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, HZ);
 	if (rdma_accept(id, &ap))
 		conn_kill(conn);
+}
+
+/* A connect request the node refuses before allocating anything, or 0. */
+static int conn_request_status(struct rdma_cm_id *id,
+			       const struct rdma_conn_param *cp)
+{
+	if (!cp->private_data || cp->private_data_len < DFKV_RDMA_HELLO_LEN ||
+	    !hello_valid(cp->private_data))
+		return DFKV_STATUS_INVALID;
+	if (rdma_protocol_iwarp(id->device, id->port_num))
+		return DFKV_STATUS_UNSUPPORTED;
+	/*
+	 * Our QP retries RNR as often as the client's REQ says: never more
+	 * than 6 times (of the CM's 655 ms timer), so a client that stops
+	 * posting receives loses its connection instead of holding replies
+	 * forever.  libdfkv keeps its receives posted.
+	 */
+	if (cp->rnr_retry_count > 6)
+		return DFKV_STATUS_INVALID;
+	return DFKV_STATUS_OK;
+}
+
+static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
+		       struct rdma_cm_event *ev)
+{
+	struct dfkv_node *node = l->base.node;
+	struct rdma_node *rn = rdma_node(node);
+	const struct rdma_conn_param *cp = &ev->param.conn;
+	struct rdma_conn *conn;
+	struct rdma_dev *dev;
+	u32 i;
+	int err;
+
+	err = conn_request_status(id, cp);
+	if (err != DFKV_STATUS_OK)
+		return conn_reject(id, node, err);
+	/* over the limit, nothing is allocated */
+	err = dfkv_listeners_conn_reserve(&rn->ls,
+					  READ_ONCE(node->limits.max_conns));
+	if (err) {
+		if (err == -EBUSY)
+			atomic64_inc(&node->limits.refused);
+		return conn_reject(id, node, DFKV_STATUS_BUSY);
+	}
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		goto err_unreserve;
+	dfkv_sess_init(&conn->sess, node, false);
+	conn_negotiate(conn, id->device, cp->private_data);
+	dev = rdev_get(id->device);
+	if (!dev)
+		goto err_kfree;
+	conn->dev = dev;
+	conn->node = node;
+	conn->cm_id = id;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->free_cmds);
+	INIT_LIST_HEAD(&conn->pending);
+	INIT_LIST_HEAD(&conn->reading);
+	dfkv_conn_core_init(&conn->core, dfkv_rdma_release_wq,
+			    conn_release_work);
+	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
+	if (conn_create_qp(conn, id))
+		goto err_free;
+	/*
+	 * From here on the release work owns the connection, its slot and
+	 * the id.
+	 */
+	if (dfkv_listeners_conn_add_reserved(&rn->ls, &conn->core, node,
+					     &id->route.addr.dst_addr))
+		goto err_free;
+	for (i = 0; i < conn->nr_cmds; i++)
+		conn->cmds[i]->req.peer = conn->core.peer;
+	atomic64_inc(&rn->accepts);
+	mutex_lock(&dev_lock);
+	list_add_tail(&conn->dev_list, &dev->conns);
+	atomic_inc(&dev->nr_conns);
+	mutex_unlock(&dev_lock);
+	id->context = conn;
+	id->event_handler = conn_cm_handler;
+	conn_accept(conn, id, cp);
 	return 0;
 
 err_free:
@@ -1345,7 +1367,7 @@ err_free:
 	conn_destroy_ib(conn);
 	rdev_put(dev);
 err_kfree:
-	dfkv_auth_destroy(&conn->auth);
+	dfkv_sess_destroy(&conn->sess);
 	kfree(conn);
 err_unreserve:
 	dfkv_listeners_conn_unreserve(&rn->ls);

@@ -12,7 +12,10 @@
  * worker; a caller without one (an ioctl) sleeps in its own task,
  * killably.  A request that entered its node is timed and traced here,
  * from dfkv_req_begin() to dfkv_req_done(), the same for every
- * transport.
+ * transport.  Transports touch the data only through the functions that
+ * map it or copy it in; a caller in its own task with a buffer to make
+ * ready first (/dev/dfkv) runs its whole op through dfkv_req_run_local(),
+ * which sizes the buffer and retries a GET whose value grew.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -31,17 +34,25 @@ static void req_wake(struct dfkv_waiter *w)
 	req->ops->unpark(req);
 }
 
-void dfkv_req_init(struct dfkv_req *req, struct dfkv_node *node,
-		   struct dfkv_auth *auth, struct dfkv_lease_owner *owner,
+void dfkv_req_init(struct dfkv_req *req, struct dfkv_sess *sess,
 		   const struct dfkv_req_ops *ops)
 {
 	memset(req, 0, sizeof(*req));
-	req->node = node;
-	req->auth = auth;
-	req->owner = owner;
+	req->sess = sess;
+	req->node = sess->node;
 	req->ops = ops;
 	INIT_LIST_HEAD(&req->waiter.node);
 	req->waiter.wake = req_wake;
+}
+
+static struct dfkv_auth *req_auth(struct dfkv_req *req)
+{
+	return &req->sess->auth;
+}
+
+static struct dfkv_lease_owner *req_owner(struct dfkv_req *req)
+{
+	return &req->sess->owner;
 }
 
 static void answer(struct dfkv_req *req, int status, u64 stored_len)
@@ -91,7 +102,7 @@ static void put_begin(struct dfkv_req *req)
 		}
 		req->admitted = ahead;
 	}
-	status = dfkv_op_put_begin(node, req->auth, &req->key, len, ahead,
+	status = dfkv_op_put_begin(node, req_auth(req), &req->key, len, ahead,
 				   &req->put);
 	if (status != DFKV_STATUS_OK || !req->put.leader)
 		recv_release(req);
@@ -180,7 +191,7 @@ static void exec_exist(struct dfkv_req *req)
 	u64 stored;
 	int status;
 
-	status = dfkv_op_exist(req->node, req->auth, &req->key, &stored);
+	status = dfkv_op_exist(req->node, req_auth(req), &req->key, &stored);
 	answer(req, status, stored);
 }
 
@@ -201,7 +212,7 @@ static bool exec_get(struct dfkv_req *req)
 	u64 stored, n;
 	int status;
 
-	status = dfkv_op_get_begin(req->node, req->auth, &req->key,
+	status = dfkv_op_get_begin(req->node, req_auth(req), &req->key,
 				   req->offset, req->length, req->cap, &req->rd,
 				   req_waiter(req), &stored, &n);
 	return get_answer(req, status, stored, n);
@@ -215,16 +226,16 @@ static int exec_keys_native(struct dfkv_req *req)
 
 	switch (req->op) {
 	case DFKV_OP_TOUCH:
-		return dfkv_op_touch(req->node, req->auth, req->keys,
+		return dfkv_op_touch(req->node, req_auth(req), req->keys,
 				     req->nr_keys, req->offset);
 	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(req->node, req->auth, req->keys,
+		status = dfkv_op_probe(req->node, req_auth(req), req->keys,
 				       req->nr_keys, req->lens);
 		/* A refused PROBE (INVALID, FORBIDDEN) reports no length. */
 		rsp->nr_hits = status == DFKV_STATUS_OK ? req->nr_keys : 0;
 		return status;
 	default:
-		return dfkv_op_lease(req->node, req->auth, req->owner,
+		return dfkv_op_lease(req->node, req_auth(req), req_owner(req),
 				     req->keys, req->nr_keys, req->length,
 				     req->lens, &rsp->nr_hits, &rsp->lease_id);
 	}
@@ -252,20 +263,21 @@ static int exec_keys_wire(struct dfkv_req *req)
 	dfkv_wire_get_keys(req->payload, n, keys);
 	switch (req->op) {
 	case DFKV_OP_TOUCH:
-		status = dfkv_op_touch(req->node, req->auth, keys, n,
+		status = dfkv_op_touch(req->node, req_auth(req), keys, n,
 				       req->offset);
 		kfree(lens);
 		lens = NULL;
 		break;
 	case DFKV_OP_PROBE:
-		status = dfkv_op_probe(req->node, req->auth, keys, n, lens);
+		status = dfkv_op_probe(req->node, req_auth(req), keys, n, lens);
 		for (i = 0; i < n; i++)
 			put_unaligned_le64(lens[i], &lens[i]);
 		hits = n;
 		break;
 	default:
-		status = dfkv_op_lease(req->node, req->auth, req->owner, keys,
-				       n, req->length, lens + 1, &hits, &id);
+		status = dfkv_op_lease(req->node, req_auth(req), req_owner(req),
+				       keys, n, req->length, lens + 1, &hits,
+				       &id);
 		for (i = 1; i <= hits; i++)
 			put_unaligned_le64(lens[i], &lens[i]);
 		put_unaligned_le64(id, &lens[0]);
@@ -287,7 +299,7 @@ static void exec_hello(struct dfkv_req *req)
 {
 	size_t len;
 	u8 *buf;
-	int status = dfkv_op_hello(req->node, req->auth, req->payload,
+	int status = dfkv_op_hello(req->node, req_auth(req), req->payload,
 				   req->payload_len, &buf, &len);
 
 	answer(req, status, 0);
@@ -302,7 +314,7 @@ static void exec_auth(struct dfkv_req *req)
 {
 	u8 *proof;
 
-	answer(req, dfkv_op_auth(req->node, req->auth, req->key.tenant,
+	answer(req, dfkv_op_auth(req->node, req_auth(req), req->key.tenant,
 				 req->payload, req->payload_len, &proof,
 				 &req->rsp.close), 0);
 	if (proof) {
@@ -316,7 +328,7 @@ static void exec_stats(struct dfkv_req *req)
 	size_t len;
 	char *text;
 
-	answer(req, dfkv_op_stats(req->node, req->auth, &text, &len), 0);
+	answer(req, dfkv_op_stats(req->node, req_auth(req), &text, &len), 0);
 	req->rsp.data = text;
 	req->rsp.data_len = text ? len : 0;
 }
@@ -358,13 +370,14 @@ bool dfkv_req_exec(struct dfkv_req *req, int err)
 		exec_exist(req);
 		break;
 	case DFKV_OP_REMOVE:
-		answer(req, dfkv_op_remove(node, req->auth, &req->key), 0);
+		answer(req, dfkv_op_remove(node, req_auth(req), &req->key), 0);
 		break;
 	case DFKV_OP_STATS:
 		exec_stats(req);
 		break;
 	case DFKV_OP_RELEASE:
-		answer(req, dfkv_op_release(node, req->owner, req->offset), 0);
+		answer(req, dfkv_op_release(node, req_owner(req), req->offset),
+		       0);
 		break;
 	case DFKV_OP_HELLO:
 		exec_hello(req);
@@ -462,6 +475,28 @@ bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
 	return false;
 }
 
+unsigned int dfkv_req_map(struct dfkv_req *req, u64 off, size_t len,
+			  struct bio_vec *bv, unsigned int max, size_t *mapped)
+{
+	struct dfkv_put *put = &req->put;
+
+	if (req->rd.e)
+		return dfkv_entry_map(req->rd.e, req->offset + off, len, bv,
+				      max, mapped);
+	*mapped = 0;
+	if (!put->e || off >= put->reserved)
+		return 0;
+	return dfkv_entry_map(put->e, off, min_t(u64, len, put->reserved - off),
+			      bv, max, mapped);
+}
+
+bool dfkv_req_copy_in(struct dfkv_req *req, struct iov_iter *from)
+{
+	u64 len = req->payload_len;
+
+	return dfkv_store_put_copy(&req->put, 0, len, from) == len;
+}
+
 /* A request that entered its node ends: its trace and latency. */
 static void req_account(struct dfkv_req *req)
 {
@@ -501,6 +536,117 @@ void dfkv_req_done(struct dfkv_req *req)
 
 	/* Ready for the next request, from the same peer. */
 	peer = req->peer;
-	dfkv_req_init(req, node, req->auth, req->owner, req->ops);
+	dfkv_req_init(req, req->sess, req->ops);
 	req->peer = peer;
+}
+
+/* ------------------------------------------ requests in the caller's task */
+
+/* The caller's task waits for its reply: nothing to queue or unpark. */
+static const struct dfkv_req_ops local_ops = {};
+
+void dfkv_req_init_local(struct dfkv_req *req, struct dfkv_sess *sess, u8 op)
+{
+	dfkv_req_init(req, sess, &local_ops);
+	req->op = op;
+}
+
+/* One run of lo with the buffer in @it (ready, or empty). */
+static int local_run(struct dfkv_sess *sess, struct dfkv_req_local *lo,
+		     struct iov_iter *it)
+{
+	struct dfkv_req req;
+	int err = 0;
+
+	dfkv_req_init_local(&req, sess, lo->op);
+	req.key = lo->key;
+	req.offset = lo->offset;
+	req.length = lo->length;
+	req.cap = iov_iter_count(it);
+	if (lo->op == DFKV_OP_PUT)
+		req.payload_len = lo->length;
+	if (!dfkv_req_begin(&req)) {
+		dfkv_req_done(&req);
+		return -ENODEV;
+	}
+	if (req.rx == DFKV_REQ_RX_PUT && !dfkv_req_copy_in(&req, it))
+		err = -EFAULT;
+	dfkv_req_exec(&req, err);	/* a follower, a cold GET sleeps here */
+	if (req.rd.e)
+		dfkv_req_read(&req, it, -EFAULT);
+	lo->stored_len = req.rsp.stored_len;
+	lo->data_len = req.rsp.data_len;
+	err = req.rsp.status;
+	dfkv_req_done(&req);
+	return err;
+}
+
+/* Run lo with len bytes of the caller's buffer made ready, or none. */
+static int local_run_buf(struct dfkv_sess *sess, struct dfkv_req_local *lo,
+			 u64 len, bool buf)
+{
+	struct iov_iter none, *it = &none;
+	int ret;
+
+	iov_iter_kvec(&none, ITER_SOURCE, NULL, 0, 0);
+	if (buf) {
+		ret = lo->buf_get(lo, len, &it);
+		if (ret)
+			return ret;
+	}
+	ret = local_run(sess, lo, it);
+	if (buf)
+		lo->buf_put(lo);
+	return ret;
+}
+
+/* A PUT the node refuses for its length alone needs no buffer. */
+static bool local_put_len_ok(struct dfkv_node *node, u64 len)
+{
+	bool ok;
+
+	if (!dfkv_node_enter(node))
+		return true;	/* the op says so */
+	ok = len && len <= READ_ONCE(node->max_value);
+	dfkv_node_exit(node);
+	return ok;
+}
+
+/*
+ * A GET's buffer holds what its range can fill at a look taken first;
+ * should the value change in between (a REMOVE and a longer PUT of the
+ * key), a TOO_LARGE the caller's cap would not have given is tried again.
+ */
+static int local_get(struct dfkv_sess *sess, struct dfkv_req_local *lo)
+{
+	struct dfkv_node *node = sess->node;
+	int tries, ret = 0;
+
+	for (tries = 0; tries < 3; tries++) {
+		u64 want;
+
+		if (!dfkv_node_enter(node))
+			return -ENODEV;
+		want = dfkv_op_get_want(node, &sess->auth, &lo->key,
+					lo->offset, lo->length);
+		dfkv_node_exit(node);
+		want = min(want, lo->cap);
+		ret = local_run_buf(sess, lo, want, true);
+		if (ret != DFKV_STATUS_TOO_LARGE || want >= lo->cap)
+			break;
+	}
+	return ret;
+}
+
+int dfkv_req_run_local(struct dfkv_sess *sess, struct dfkv_req_local *lo)
+{
+	switch (lo->op) {
+	case DFKV_OP_GET:
+		return local_get(sess, lo);
+	case DFKV_OP_PUT:
+		return local_run_buf(sess, lo, lo->length,
+				     local_put_len_ok(sess->node, lo->length));
+	default:
+		return local_run_buf(sess, lo, 0, false);
+	}
 }

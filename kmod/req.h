@@ -18,8 +18,12 @@
  *   dfkv_req_done()   the reply went out or never will: release what the
  *                     request still holds; the req serves the next one.
  *
- * Transports only move bytes: the payload into req->put.e or req->rx_buf,
- * the reply of req->rsp out, GET data from the pinned req->rd.e.
+ * Transports only move bytes, and reach the data only through the
+ * functions below (the nvmet_req_alloc_sgls model): the payload into the
+ * pages dfkv_req_map() gives (a PUT) or req->rx_buf, the reply of
+ * req->rsp out, GET data from the pages dfkv_req_map() gives.  What a
+ * request does for its peer across requests (grants, leases) is its
+ * session's (sess.h).
  */
 #ifndef _DFKV_REQ_H
 #define _DFKV_REQ_H
@@ -29,10 +33,9 @@
 #include <linux/dfkv.h>
 
 #include "store.h"
+#include "sess.h"
 
 struct dfkv_node;
-struct dfkv_auth;
-struct dfkv_lease_owner;
 struct dfkv_req;
 
 struct dfkv_req_ops {
@@ -83,9 +86,8 @@ struct dfkv_req_rsp {
 
 struct dfkv_req {
 	/* the caller, set by dfkv_req_init() */
-	struct dfkv_node *node;
-	struct dfkv_auth *auth;
-	struct dfkv_lease_owner *owner;
+	struct dfkv_sess *sess;
+	struct dfkv_node *node;		/* the session's */
 	const struct dfkv_req_ops *ops;
 	/* admit_recv: the caller's peer address, set after dfkv_req_init() */
 	struct dfkv_peer *peer;
@@ -116,10 +118,14 @@ struct dfkv_req {
 	struct dfkv_req_rsp rsp;
 };
 
-/* Once per connection, command or ioctl. */
-void dfkv_req_init(struct dfkv_req *req, struct dfkv_node *node,
-		   struct dfkv_auth *auth, struct dfkv_lease_owner *owner,
+/* Once per connection, command or ioctl; the session is bound. */
+void dfkv_req_init(struct dfkv_req *req, struct dfkv_sess *sess,
 		   const struct dfkv_req_ops *ops);
+/*
+ * A request a caller runs in its own task (/dev/dfkv's keyed ops): no
+ * ops, the caller reads req->rsp once dfkv_req_exec() returned.
+ */
+void dfkv_req_init_local(struct dfkv_req *req, struct dfkv_sess *sess, u8 op);
 
 /*
  * Start a decoded request.  False when the node is going away (the reply
@@ -148,6 +154,50 @@ bool dfkv_req_exec(struct dfkv_req *req, int err);
  * what it waits for has not happened (a wakeup of the transport's own).
  */
 bool dfkv_req_resume(struct dfkv_req *req);
+/*
+ * The request's data as pages, for a transport to move: from byte off of
+ * a GET reply's range (its pinned entry), or of a PUT leader's value as
+ * far as its entry has RAM yet (req->put.reserved).  Fills at most max
+ * segments covering at most len bytes and returns their number, *mapped
+ * the bytes they cover (0: nothing there).
+ */
+unsigned int dfkv_req_map(struct dfkv_req *req, u64 off, size_t len,
+			  struct bio_vec *bv, unsigned int max, size_t *mapped);
+/*
+ * A PUT leader's whole value from @from, which holds payload_len bytes
+ * (an inline payload): false when fewer came.
+ */
+bool dfkv_req_copy_in(struct dfkv_req *req, struct iov_iter *from);
+
+/*
+ * One PUT, GET, EXIST or REMOVE run in the caller's own task for a
+ * caller whose buffer must be made ready (its pages faulted in and
+ * referenced) before the request enters the node (/dev/dfkv): a buffer
+ * that faults slowly then holds no node, reservation or pin.  The
+ * executor sizes the buffer from the op: a PUT the node refuses for its
+ * length alone and EXIST/REMOVE get none, a GET only what its range can
+ * fill now (0 for a tenant the session may not act for, so a buffer's
+ * fault tells nothing about another tenant's key), and is run again
+ * with more should the value have grown in between.
+ */
+struct dfkv_req_local {
+	u8 op;
+	struct dfkv_key key;
+	u64 offset;
+	u64 length;		/* GET range; PUT: the value's length */
+	u64 cap;		/* the bytes the caller's buffer holds */
+	/* make len bytes of the caller's buffer ready, *iter over them */
+	int (*buf_get)(struct dfkv_req_local *lo, u64 len,
+		       struct iov_iter **iter);
+	void (*buf_put)(struct dfkv_req_local *lo);
+	/* the reply */
+	u64 stored_len;
+	u64 data_len;
+};
+
+/* The reply's status, or a negative errno (-ENODEV: node going away). */
+int dfkv_req_run_local(struct dfkv_sess *sess, struct dfkv_req_local *lo);
+
 /* Answer status without running anything (a frame that does not parse). */
 void dfkv_req_fail(struct dfkv_req *req, int status);
 

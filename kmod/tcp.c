@@ -112,8 +112,7 @@ struct dfkv_tcp_conn {
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
-	struct dfkv_lease_owner owner;
-	struct dfkv_auth auth;
+	struct dfkv_sess sess;		/* its grants and leases */
 
 	enum conn_state state;
 	struct dfkv_wire_rx rx;		/* the frame being received */
@@ -426,9 +425,9 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 				msg.msg_flags = MSG_ZEROCOPY;
 
 			/* GET data, from the pinned entry's pages */
-			nr = dfkv_entry_map(req->rd.e, req->offset + c->tx_sent,
-					    min_t(u64, left, MAX_RW_COUNT),
-					    c->bv, CONN_BVECS, &mapped);
+			nr = dfkv_req_map(req, c->tx_sent,
+					  min_t(u64, left, MAX_RW_COUNT),
+					  c->bv, CONN_BVECS, &mapped);
 			if (!mapped)
 				return -EIO;
 			if (mapped < left)
@@ -571,11 +570,9 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 			c->state = CONN_RX_DISCARD;	/* refused halfway */
 			return 1;
 		}
-		nr = dfkv_entry_map(put->e, c->rx.pay_got,
-				    min_t(u64, min(left, put->reserved -
-						   c->rx.pay_got),
-					  MAX_RW_COUNT),
-				    c->bv, CONN_BVECS, &mapped);
+		nr = dfkv_req_map(&c->req, c->rx.pay_got,
+				  min_t(u64, left, MAX_RW_COUNT), c->bv,
+				  CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
 		ret = sock_recv(c, &msg);
 		break;
@@ -688,12 +685,11 @@ static void conn_release_work(struct work_struct *work)
 	dfkv_req_done(&c->req);
 	/* A parked request's unpark racing us queued io work. */
 	cancel_work_sync(&c->io_work);
-	dfkv_lease_drop_owner(&c->node->leases, &c->owner);
 
 	conn_close_lent(c);
 	sock_release(c->sock);
+	dfkv_sess_destroy(&c->sess);
 	dfkv_listeners_conn_del(ls, &c->core, c->node);
-	dfkv_auth_destroy(&c->auth);
 	conn_put(c);		/* the last lend given back may free it */
 }
 
@@ -712,7 +708,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 		return;
 	}
 
-	old = dfkv_store_charge(&node->store);
+	old = dfkv_sess_charge(node);
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	set_active_memcg(old);
 	if (!c) {
@@ -725,9 +721,8 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
 	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
-	dfkv_lease_owner_init(&c->owner);
-	dfkv_auth_init(&c->auth, false);
-	dfkv_req_init(&c->req, node, &c->auth, &c->owner, &tcp_req_ops);
+	dfkv_sess_init(&c->sess, node, false);
+	dfkv_req_init(&c->req, &c->sess, &tcp_req_ops);
 	dfkv_conn_clock_init(&c->clk, jiffies);
 	c->state = CONN_RX_HDR;
 
@@ -739,7 +734,7 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 			atomic64_inc(&node->limits.refused);
 		mutex_unlock(&tn->ls.lock);
 		sock_release(sock);
-		dfkv_auth_destroy(&c->auth);
+		dfkv_sess_destroy(&c->sess);
 		kfree(c);
 		return;
 	}
