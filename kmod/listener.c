@@ -268,7 +268,7 @@ int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
 }
 
 void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
-			     struct dfkv_conn_core *cc, struct dfkv_node *node)
+			     struct dfkv_conn_core *cc)
 {
 	mutex_lock(&ls->lock);
 	list_del(&cc->list);
@@ -276,7 +276,6 @@ void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 	WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
 	mutex_unlock(&ls->lock);
 	wake_up(&ls->conns_gone);
-	dfkv_node_put(node);
 }
 
 void dfkv_listeners_init(struct dfkv_listeners *ls,

@@ -161,8 +161,11 @@ int dfkv_listeners_conn_add_reserved(struct dfkv_listeners *ls,
 				     struct dfkv_conn_core *cc,
 				     struct dfkv_node *node,
 				     const struct sockaddr_storage *peer);
-/* A connection is gone: unlist it, wake shutdown, put its node reference. */
+/*
+ * A connection is gone: unlist it and wake shutdown; the transport then
+ * puts the node reference its admission took (dfkv_node_put()).
+ */
 void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
-			     struct dfkv_conn_core *cc, struct dfkv_node *node);
+			     struct dfkv_conn_core *cc);
 
 #endif /* _DFKV_LISTENER_H */

@@ -7,8 +7,12 @@
  * Policies are strict and per operation (nl_gen.c, generated from
  * uapi/dfkv.yaml); every rejection carries an extended-ack message;
  * mutations, and the reads that tell of tenants or device paths, need
- * CAP_NET_ADMIN in the initial user namespace (SPEC.md 5); an event says
- * only which object changed to which state.
+ * CAP_NET_ADMIN in the initial user namespace (SPEC.md 5: GENL_ADMIN_PERM
+ * and netlink_capable() check init_user_ns, so a user namespace of the
+ * caller's own grants nothing); an event says only which object changed
+ * to which state.  Events come from the nodes' notifier chain (node.h),
+ * so nodes do not call up into the family; the one link back is the
+ * generated ops table (nl_gen.c), which names the handlers.
  */
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -687,12 +691,37 @@ struct genl_family dfkv_nl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(dfkv_nl_mcgrps),
 };
 
+/* A node's or disk's event, from the nodes' notifier chain. */
+static int nl_node_event(struct notifier_block *nb, unsigned long event,
+			 void *data)
+{
+	struct dfkv_node_event *ev = data;
+
+	if (ev->disk)
+		dfkv_nl_notify_disk(ev->node, ev->disk, event);
+	else
+		dfkv_nl_notify_node(ev->node, event);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block nl_node_nb = {
+	.notifier_call = nl_node_event,
+};
+
 int __init dfkv_nl_init(void)
 {
-	return genl_register_family(&dfkv_nl_family);
+	int err = genl_register_family(&dfkv_nl_family);
+
+	if (err)
+		return err;
+	err = dfkv_node_notifier_register(&nl_node_nb);
+	if (err)
+		genl_unregister_family(&dfkv_nl_family);
+	return err;
 }
 
 void dfkv_nl_exit(void)
 {
+	dfkv_node_notifier_unregister(&nl_node_nb);
 	genl_unregister_family(&dfkv_nl_family);
 }

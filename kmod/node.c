@@ -14,7 +14,8 @@
  * nodes, or a dying netns, which does not wait.  The name is free at
  * once, and a new node that wants the RAM budget or a device a deleted
  * node still holds waits, killably, for it to let go
- * (dfkv_nodes_wait_retired()).  A deleted node sends no events.
+ * (dfkv_nodes_wait_retired()).  A node's events go to a notifier
+ * chain the netlink family listens on; a deleted node sends none.
  * Disk deletions run on dfkv_node_wq too (dfkv_tier_disk_del()).
  * Open files bound to a deleted node keep only the struct (their later
  * operations fail with -ENODEV).  Deletion leaves the node's state alone:
@@ -33,7 +34,6 @@
 #include <linux/wait.h>
 
 #include "node.h"
-#include "netlink.h"
 
 static unsigned int dfkv_net_id __read_mostly;
 
@@ -151,9 +151,29 @@ struct dfkv_node *dfkv_node_get(struct net *net, const char *name)
 	return node;
 }
 
+static BLOCKING_NOTIFIER_HEAD(dfkv_node_notifier);
+
+int dfkv_node_notifier_register(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&dfkv_node_notifier, nb);
+}
+
+void dfkv_node_notifier_unregister(struct notifier_block *nb)
+{
+	blocking_notifier_chain_unregister(&dfkv_node_notifier, nb);
+}
+
+static void node_event(struct dfkv_node *node, struct dfkv_disk *d,
+		       u32 event)
+{
+	struct dfkv_node_event ev = { .node = node, .disk = d };
+
+	blocking_notifier_call_chain(&dfkv_node_notifier, event, &ev);
+}
+
 static void node_disk_event(void *ctx, struct dfkv_disk *d, u32 event)
 {
-	dfkv_nl_notify_disk(ctx, d, event);
+	node_event(ctx, d, event);
 }
 
 /* Flushes were given up: the node is not a safe place for new blocks. */
@@ -240,7 +260,7 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	}
 	list_add_tail_rcu(&node->list, &dn->nodes);
 	dn->gen++;
-	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_NEW);
+	node_event(node, NULL, DFKV_EVENT_NODE_NEW);
 	mutex_unlock(&dn->lock);
 	return 0;
 
@@ -312,7 +332,7 @@ int dfkv_node_delete(struct net *net, const char *name)
 	}
 	list_del_rcu(&node->list);
 	dn->gen++;
-	dfkv_nl_notify_node(node, DFKV_EVENT_NODE_DEL);
+	node_event(node, NULL, DFKV_EVENT_NODE_DEL);
 	kref_get(&node->ref);
 	mutex_unlock(&dn->lock);
 	node_retire(node);
@@ -327,7 +347,7 @@ int dfkv_node_delete(struct net *net, const char *name)
 int dfkv_node_set_state(struct dfkv_node *node, u32 state)
 {
 	if (xchg(&node->state, state) != state)
-		dfkv_nl_notify_node(node, DFKV_EVENT_NODE_STATE);
+		node_event(node, NULL, DFKV_EVENT_NODE_STATE);
 	return 0;
 }
 

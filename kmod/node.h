@@ -15,6 +15,7 @@
 #include <linux/sizes.h>
 #include <linux/bits.h>
 #include <linux/workqueue.h>
+#include <linux/notifier.h>
 #include <linux/dfkv.h>
 
 #include "store.h"
@@ -28,6 +29,7 @@
 struct net;
 struct netlink_ext_ack;
 struct dfkv_listeners;
+struct dfkv_disk;
 
 /* Per network namespace: its nodes. */
 struct dfkv_net {
@@ -96,6 +98,21 @@ bool dfkv_nodes_wait_retired(struct dfkv_node *self);
 struct dfkv_node *dfkv_node_get(struct net *net, const char *name);
 void dfkv_node_put(struct dfkv_node *node);
 int dfkv_node_set_state(struct dfkv_node *node, u32 state);
+
+/*
+ * Node and disk events (enum dfkv_event, DFKV_EVENT_NODE_* and
+ * DFKV_EVENT_DISK_*) go, in process context, to the notifier blocks
+ * registered here, with the event as the action and a struct
+ * dfkv_node_event as the data: the netlink family announces them, so
+ * nodes never call up into it.  A deleted node raises none.
+ */
+struct dfkv_node_event {
+	struct dfkv_node *node;
+	struct dfkv_disk *disk;		/* a disk event's */
+};
+
+int dfkv_node_notifier_register(struct notifier_block *nb);
+void dfkv_node_notifier_unregister(struct notifier_block *nb);
 
 /* Bracket an operation: false when the node is being torn down. */
 static inline bool dfkv_node_enter(struct dfkv_node *node)

@@ -1113,8 +1113,9 @@ static void conn_release_work(struct work_struct *work)
 	mutex_unlock(&dev_lock);
 
 	dfkv_sess_destroy(&conn->sess);
-	dfkv_listeners_conn_del(&rdma_node(node)->ls, &conn->core, node);
+	dfkv_listeners_conn_del(&rdma_node(node)->ls, &conn->core);
 	kfree(conn);
+	dfkv_node_put(node);
 }
 
 static int conn_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)

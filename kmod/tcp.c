@@ -689,7 +689,8 @@ static void conn_release_work(struct work_struct *work)
 	conn_close_lent(c);
 	sock_release(c->sock);
 	dfkv_sess_destroy(&c->sess);
-	dfkv_listeners_conn_del(ls, &c->core, c->node);
+	dfkv_listeners_conn_del(ls, &c->core);
+	dfkv_node_put(c->node);
 	conn_put(c);		/* the last lend given back may free it */
 }
 
