@@ -8,7 +8,9 @@
  * the same lock, taken on accept and release only).  Shutdown sets
  * `closing` under the lock, so nothing is listed after it; it closes the
  * listeners before killing the connections, so none is accepted while it
- * waits for them.
+ * waits for them.  Each connection's deadline work (dfkv_conn_deadline()
+ * under the node's limits, with the transport telling what the connection
+ * is doing) is here too, so neither transport spells it out.
  */
 #include <linux/inet.h>
 #include <linux/jhash.h>
@@ -276,6 +278,33 @@ void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 	WRITE_ONCE(ls->nr_conns, ls->nr_conns - 1);
 	mutex_unlock(&ls->lock);
 	wake_up(&ls->conns_gone);
+}
+
+void dfkv_conn_deadline_work(struct work_struct *work)
+{
+	struct dfkv_conn_core *cc = container_of(to_delayed_work(work),
+						 struct dfkv_conn_core,
+						 deadline_work);
+	unsigned long delay;
+
+	if (dfkv_conn_deadline(cc->limits, &cc->clk, cc->phase(cc), &delay)) {
+		if (dfkv_conn_kill(cc))
+			atomic64_inc(&cc->limits->deadline_drops[cc->kind]);
+		return;
+	}
+	queue_delayed_work(cc->deadline_wq, &cc->deadline_work, delay);
+}
+
+void dfkv_conn_deadline_start(struct dfkv_conn_core *cc,
+			      struct workqueue_struct *wq,
+			      struct dfkv_conn_limits *limits, u8 kind,
+			      enum dfkv_conn_phase (*phase)(struct dfkv_conn_core *))
+{
+	cc->deadline_wq = wq;
+	cc->limits = limits;
+	cc->kind = kind;
+	cc->phase = phase;
+	queue_delayed_work(wq, &cc->deadline_work, HZ);
 }
 
 void dfkv_listeners_init(struct dfkv_listeners *ls,

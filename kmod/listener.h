@@ -63,7 +63,18 @@ struct dfkv_conn_core {
 	unsigned long flags;		/* DFKV_CONN_DEAD */
 	struct workqueue_struct *wq;
 	struct work_struct release_work;
+
+	/* the node's deadlines (dfkv_conn_deadline()), checked when due */
+	struct dfkv_conn_clock clk;	/* the transport moves it */
+	struct delayed_work deadline_work;
+	struct workqueue_struct *deadline_wq;
+	struct dfkv_conn_limits *limits;
+	u8 kind;			/* enum dfkv_listener_kind */
+	/* what the connection is doing now */
+	enum dfkv_conn_phase (*phase)(struct dfkv_conn_core *cc);
 };
+
+void dfkv_conn_deadline_work(struct work_struct *work);
 
 static inline void dfkv_conn_core_init(struct dfkv_conn_core *cc,
 				       struct workqueue_struct *wq,
@@ -73,6 +84,24 @@ static inline void dfkv_conn_core_init(struct dfkv_conn_core *cc,
 	cc->flags = 0;
 	cc->wq = wq;
 	INIT_WORK(&cc->release_work, release);
+	INIT_DELAYED_WORK(&cc->deadline_work, dfkv_conn_deadline_work);
+}
+
+/*
+ * Hold the connection to the node's limits from now on (its clock runs
+ * from dfkv_conn_clock_init()): a work on wq checks the deadlines when due, killing the connection
+ * (and counting the drop for its kind) past one.  The transport starts
+ * it where a kill racing the start cannot have stopped it already, and
+ * stops it in its release work, after which it is never queued again.
+ */
+void dfkv_conn_deadline_start(struct dfkv_conn_core *cc,
+			      struct workqueue_struct *wq,
+			      struct dfkv_conn_limits *limits, u8 kind,
+			      enum dfkv_conn_phase (*phase)(struct dfkv_conn_core *));
+
+static inline void dfkv_conn_deadline_stop(struct dfkv_conn_core *cc)
+{
+	cancel_delayed_work_sync(&cc->deadline_work);
 }
 
 static inline bool dfkv_conn_dead(const struct dfkv_conn_core *cc)

@@ -211,11 +211,8 @@ struct rdma_conn {
 	u32 sge_rd;			/* SGEs per RDMA READ */
 	u32 sge_wr;			/* SGEs per RDMA WRITE */
 
-	struct delayed_work deadline_work;
-
 	spinlock_t lock;		/* everything below, and all posting */
 	bool dead;			/* nothing is posted any more */
-	struct dfkv_conn_clock clk;	/* for the deadlines */
 	u32 posted;			/* rounds and replies not completed */
 	struct list_head reading;	/* cmds READing a payload, oldest first */
 	struct list_head free_cmds;
@@ -541,7 +538,7 @@ static void rw_last_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&conn->lock);
 	conn->posted--;
 	if (wc->status == IB_WC_SUCCESS)
-		dfkv_conn_clock_moved(&conn->clk, cmd->round_bytes);
+		dfkv_conn_clock_moved(&conn->core.clk, cmd->round_bytes);
 	spin_unlock(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		count_wc_error(conn, wc);
@@ -856,8 +853,8 @@ static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&conn->lock);
 	rv->seq = conn->recv_seq++;
 	first = !rv->seq;
-	WRITE_ONCE(conn->clk.got_request, true);
-	dfkv_conn_clock_moved(&conn->clk, rv->len);
+	WRITE_ONCE(conn->core.clk.got_request, true);
+	dfkv_conn_clock_moved(&conn->core.clk, rv->len);
 	if (!conn->dead && !list_empty(&conn->free_cmds))
 		cmd_attach_locked(list_first_entry(&conn->free_cmds,
 						   struct rdma_cmd, free), rv);
@@ -901,7 +898,7 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&conn->lock);
 	conn->posted--;
 	if (wc->status == IB_WC_SUCCESS)
-		dfkv_conn_clock_moved(&conn->clk, sent);
+		dfkv_conn_clock_moved(&conn->core.clk, sent);
 	list_add(&cmd->free, &conn->free_cmds);
 	rv = list_first_entry_or_null(&conn->pending, struct rdma_recv, list);
 	if (rv && !conn->dead) {
@@ -1044,39 +1041,23 @@ static void conn_destroy_ib(struct rdma_conn *conn)
  * requests, a follower parked, a request being run).  The send queue
  * completes in order, so a stalled work request stalls every later one.
  */
-static enum dfkv_conn_phase conn_phase_locked(struct rdma_conn *conn)
+static enum dfkv_conn_phase conn_phase(struct dfkv_conn_core *cc)
 {
+	struct rdma_conn *conn = container_of(cc, struct rdma_conn, core);
+	enum dfkv_conn_phase phase;
 	struct rdma_cmd *oldest;
 
-	lockdep_assert_held(&conn->lock);
+	spin_lock(&conn->lock);
 	oldest = list_first_entry_or_null(&conn->reading, struct rdma_cmd,
 					  reading);
 	if (oldest) {
-		WRITE_ONCE(conn->clk.frame_start, oldest->read_since);
-		return DFKV_CONN_RX;
+		WRITE_ONCE(cc->clk.frame_start, oldest->read_since);
+		phase = DFKV_CONN_RX;
+	} else {
+		phase = conn->posted ? DFKV_CONN_TX : DFKV_CONN_WAIT;
 	}
-	return conn->posted ? DFKV_CONN_TX : DFKV_CONN_WAIT;
-}
-
-/* The node's deadlines (dfkv_conn_deadline()), checked when due. */
-static void conn_deadline_work(struct work_struct *work)
-{
-	struct rdma_conn *conn = container_of(to_delayed_work(work),
-					      struct rdma_conn, deadline_work);
-	struct dfkv_conn_limits *lim = &conn->node->limits;
-	unsigned long delay;
-	bool drop;
-
-	spin_lock(&conn->lock);
-	drop = dfkv_conn_deadline(lim, &conn->clk, conn_phase_locked(conn),
-				  &delay);
 	spin_unlock(&conn->lock);
-	if (drop) {
-		if (conn_kill(conn))
-			atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_RDMA]);
-		return;
-	}
-	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, delay);
+	return phase;
 }
 
 static void conn_release_work(struct work_struct *work)
@@ -1102,7 +1083,7 @@ static void conn_release_work(struct work_struct *work)
 	 * Destroying the id waited for conn_create(), which starts the
 	 * deadline work: cancelled now, it is never queued again.
 	 */
-	cancel_delayed_work_sync(&conn->deadline_work);
+	dfkv_conn_deadline_stop(&conn->core);
 	conn_destroy_ib(conn);
 
 	mutex_lock(&dev_lock);
@@ -1272,8 +1253,9 @@ static void conn_accept(struct rdma_conn *conn, struct rdma_cm_id *id,
 				   id->device->attrs.max_qp_init_rd_atom);
 	ap.rnr_retry_count = 6;		/* for the client's QP */
 	ap.flow_control = 1;
-	dfkv_conn_clock_init(&conn->clk, jiffies);
-	queue_delayed_work(dfkv_rdma_wq, &conn->deadline_work, HZ);
+	dfkv_conn_clock_init(&conn->core.clk, jiffies);
+	dfkv_conn_deadline_start(&conn->core, dfkv_rdma_wq, &conn->node->limits,
+				 DFKV_LISTENER_RDMA, conn_phase);
 	if (rdma_accept(id, &ap))
 		conn_kill(conn);
 }
@@ -1337,7 +1319,6 @@ static int conn_create(struct rdma_listener *l, struct rdma_cm_id *id,
 	INIT_LIST_HEAD(&conn->reading);
 	dfkv_conn_core_init(&conn->core, dfkv_rdma_release_wq,
 			    conn_release_work);
-	INIT_DELAYED_WORK(&conn->deadline_work, conn_deadline_work);
 	if (conn_create_qp(conn, id))
 		goto err_free;
 	/*

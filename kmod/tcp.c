@@ -106,8 +106,6 @@ struct dfkv_tcp_conn {
 	struct dfkv_node *node;
 	struct socket *sock;
 	struct work_struct io_work;
-	struct delayed_work deadline_work;
-	struct dfkv_conn_clock clk;	/* for the deadlines */
 	bool close_after_reply;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
@@ -401,7 +399,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, kv.iov_len);
 		if (ret <= 0)
 			return ret;
-		dfkv_conn_clock_moved(&c->clk, ret);
+		dfkv_conn_clock_moved(&c->core.clk, ret);
 		c->rhdr_sent += ret;
 		*progress = true;
 	}
@@ -438,7 +436,7 @@ static int conn_send(struct dfkv_tcp_conn *c, bool *progress)
 		ret = sock_send(c, &msg, left);
 		if (ret <= 0)
 			return ret;
-		dfkv_conn_clock_moved(&c->clk, ret);
+		dfkv_conn_clock_moved(&c->core.clk, ret);
 		c->tx_sent += ret;
 		*progress = true;
 	}
@@ -485,7 +483,7 @@ static void decode_request(struct dfkv_tcp_conn *c)
 	enum dfkv_wire_rx_event ev;
 	struct dfkv_wire_req wr;
 
-	WRITE_ONCE(c->clk.got_request, true);
+	WRITE_ONCE(c->core.clk.got_request, true);
 	if (dfkv_wire_parse_req(c->rx.hdr, DFKV_EPOCH_TCP,
 				READ_ONCE(c->node->max_value), &wr)) {
 		reply_fatal(c);
@@ -529,7 +527,7 @@ static int sock_recv(struct dfkv_tcp_conn *c, struct msghdr *msg)
 	if (ret == 0)
 		return -ECONNRESET;	/* peer closed */
 	if (ret > 0)
-		dfkv_conn_clock_moved(&c->clk, ret);
+		dfkv_conn_clock_moved(&c->core.clk, ret);
 	return ret;
 }
 
@@ -556,7 +554,7 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 		if (ret <= 0)
 			return ret;
 		if (!c->rx.hdr_got)
-			WRITE_ONCE(c->clk.frame_start, jiffies);
+			WRITE_ONCE(c->core.clk.frame_start, jiffies);
 		if (dfkv_wire_rx_got(&c->rx, ret) == DFKV_RX_PREFIX)
 			decode_request(c);
 		return ret;
@@ -628,8 +626,10 @@ static void conn_io_work(struct work_struct *work)
 }
 
 /* What the connection is doing, for its deadlines. */
-static enum dfkv_conn_phase conn_phase(struct dfkv_tcp_conn *c)
+static enum dfkv_conn_phase conn_phase(struct dfkv_conn_core *cc)
 {
+	struct dfkv_tcp_conn *c = container_of(cc, struct dfkv_tcp_conn, core);
+
 	switch (READ_ONCE(c->state)) {
 	case CONN_RX_HDR:
 		return READ_ONCE(c->rx.hdr_got) ? DFKV_CONN_RX : DFKV_CONN_WAIT;
@@ -642,23 +642,6 @@ static enum dfkv_conn_phase conn_phase(struct dfkv_tcp_conn *c)
 	default:
 		return DFKV_CONN_WAIT;
 	}
-}
-
-/* The node's deadlines (dfkv_conn_deadline()), checked when due. */
-static void conn_deadline_work(struct work_struct *work)
-{
-	struct dfkv_tcp_conn *c = container_of(to_delayed_work(work),
-					       struct dfkv_tcp_conn,
-					       deadline_work);
-	struct dfkv_conn_limits *lim = &c->node->limits;
-	unsigned long delay;
-
-	if (dfkv_conn_deadline(lim, &c->clk, conn_phase(c), &delay)) {
-		atomic64_inc(&lim->deadline_drops[DFKV_LISTENER_TCP]);
-		conn_kill(c);
-		return;
-	}
-	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, delay);
 }
 
 static void conn_release_work(struct work_struct *work)
@@ -679,7 +662,7 @@ static void conn_release_work(struct work_struct *work)
 	write_unlock_bh(&sk->sk_callback_lock);
 	kernel_sock_shutdown(c->sock, SHUT_RDWR);
 	cancel_work_sync(&c->io_work);
-	cancel_delayed_work_sync(&c->deadline_work);
+	dfkv_conn_deadline_stop(&c->core);
 
 	conn_lend_end(c);
 	dfkv_req_done(&c->req);
@@ -721,10 +704,9 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	c->node = node;
 	dfkv_conn_core_init(&c->core, dfkv_tcp_wq, conn_release_work);
 	INIT_WORK(&c->io_work, conn_io_work);
-	INIT_DELAYED_WORK(&c->deadline_work, conn_deadline_work);
 	dfkv_sess_init(&c->sess, node, false);
 	dfkv_req_init(&c->req, &c->sess, &tcp_req_ops);
-	dfkv_conn_clock_init(&c->clk, jiffies);
+	dfkv_conn_clock_init(&c->core.clk, jiffies);
 	c->state = CONN_RX_HDR;
 
 	mutex_lock(&tn->ls.lock);
@@ -759,7 +741,8 @@ static void conn_start(struct dfkv_tcp_listener *l, struct socket *sock)
 	 * close, the node's shutdown) cannot free the connection with its
 	 * deadline timer queued after the cancellation.
 	 */
-	queue_delayed_work(dfkv_tcp_wq, &c->deadline_work, HZ);
+	dfkv_conn_deadline_start(&c->core, dfkv_tcp_wq, &node->limits,
+				 DFKV_LISTENER_TCP, conn_phase);
 	/* Data may have arrived before the callbacks were set. */
 	conn_queue(c);
 	mutex_unlock(&tn->ls.lock);
