@@ -20,8 +20,6 @@
 #include "dfkv.h"
 #include "apply.h"
 
-const char *prog = "dfkvctl";
-
 /* Write text to a fresh file; its path (static buffer). */
 static const char *conf_file(const char *text)
 {

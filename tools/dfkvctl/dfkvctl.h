@@ -31,7 +31,7 @@ enum {
 	EXIT_FAIL = 3,		/* anything else: kernel error, bad status */
 };
 
-extern const char *prog;	/* "dfkvctl" */
+extern const char *prog;	/* "dfkvctl", defined in util.c */
 
 /* ------------------------------------------------------------ subcommands */
 

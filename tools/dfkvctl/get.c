@@ -62,7 +62,18 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int get_main(int argc, char *argv[])
+/* What the command line asked for. */
+struct get_args {
+	struct key_args ka;
+	const char *node, *out;
+	uint64_t offset, length;
+};
+
+/*
+ * Parse the options, the node and the key; -1 when the caller goes on,
+ * else the exit status to return (help printed, or a usage error).
+ */
+static int get_getopt(struct get_args *a, int argc, char *argv[])
 {
 	enum { OPT_OFFSET = 256, OPT_LENGTH };
 	static const struct option opts[] = {
@@ -73,119 +84,144 @@ int get_main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct key_args ka = { 0 };
-	struct dfkv_ioc_op o;
-	struct dfkv_key key;
-	const char *node, *out = NULL;
-	uint64_t offset = 0, length = 0, stored, need;
-	uint8_t *buf = NULL;
-	char ks[KEY_STR_LEN], what[128];
-	int c, fd = -1, ofd, ret, rc, tries;
+	int c, ret;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_OFFSET:
-			if (parse_size(optarg, &offset)) {
-				ret = usage_error("get", "bad --offset '%s'", optarg);
-				goto out;
-			}
+			if (parse_size(optarg, &a->offset))
+				return usage_error("get", "bad --offset '%s'",
+						   optarg);
 			break;
 		case OPT_LENGTH:
-			if (parse_size(optarg, &length)) {
-				ret = usage_error("get", "bad --length '%s'", optarg);
-				goto out;
-			}
+			if (parse_size(optarg, &a->length))
+				return usage_error("get", "bad --length '%s'",
+						   optarg);
 			break;
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case 'h':
-			ret = print_help(help);
-			goto out;
+			return print_help(help);
 		case 'N': case 'X': case 'k': case 'K':
-			ret = key_args_opt(&ka, "get", c, optarg);
+			ret = key_args_opt(&a->ka, "get", c, optarg);
 			if (ret)
-				goto out;
+				return ret;
 			break;
 		default:
-			ret = opt_error("get", c, argv);
-			goto out;
+			return opt_error("get", c, argv);
 		}
 	}
-	ret = data_args_finish("get", argc, argv, &ka, &node, false);
-	if (ret)
-		goto out;
-	ret = key_args_resolve(&ka, "get", 0, &key);
-	if (ret)
-		goto out;
-	fd = dev_bind(node);
-	if (fd < 0) {
-		ret = -fd;
-		goto out;
-	}
-	snprintf(what, sizeof(what), "get %s %s", node, key_str(&key, ks));
+	ret = data_args_finish("get", argc, argv, &a->ka, &a->node, false);
+	return ret ? ret : -1;
+}
 
-	/* The stored length sizes the buffer; retry if the key changes. */
-	memset(&o, 0, sizeof(o));
-	o.size = sizeof(o);
-	o.key = key;
-	rc = ioctl(fd, DFKV_IOC_EXIST, &o);
-	ret = op_result(what, rc, o.status);
+/*
+ * Read the range of key into *bufp (malloc()ed, the caller frees it); o
+ * holds the GET's result.  The stored length (DFKV_IOC_EXIST) sizes the
+ * buffer; the read is retried if the key changes length meanwhile.
+ * Returns the exit status.
+ */
+static int get_read(int fd, const char *what, const struct dfkv_key *key,
+		    const struct get_args *a, uint8_t **bufp,
+		    struct dfkv_ioc_op *o)
+{
+	uint64_t stored, need;
+	int rc, ret, tries;
+
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->key = *key;
+	rc = ioctl(fd, DFKV_IOC_EXIST, o);
+	ret = op_result(what, rc, o->status);
 	if (ret)
-		goto out;
-	stored = o.stored_len;
+		return ret;
+	stored = o->stored_len;
 	for (tries = 0; tries < 4; tries++) {
-		need = offset <= stored ? stored - offset : 0;
-		if (length && length < need)
-			need = length;
-		free(buf);
-		buf = malloc(need ? need : 1);
-		if (!buf) {
+		need = a->offset <= stored ? stored - a->offset : 0;
+		if (a->length && a->length < need)
+			need = a->length;
+		free(*bufp);
+		*bufp = malloc(need ? need : 1);
+		if (!*bufp) {
 			err_msg("%s: %s", what, strerror(ENOMEM));
-			ret = EXIT_FAIL;
-			goto out;
+			return EXIT_FAIL;
 		}
-		memset(&o, 0, sizeof(o));
-		o.size = sizeof(o);
-		o.key = key;
-		o.offset = offset;
-		o.length = length;
-		o.buf = (uintptr_t)buf;
-		o.cap = need;
-		rc = ioctl(fd, DFKV_IOC_GET, &o);
-		if (rc == 0 && o.status == DFKV_STATUS_TOO_LARGE &&
-		    o.stored_len != stored) {
-			stored = o.stored_len;
+		memset(o, 0, sizeof(*o));
+		o->size = sizeof(*o);
+		o->key = *key;
+		o->offset = a->offset;
+		o->length = a->length;
+		o->buf = (uintptr_t)*bufp;
+		o->cap = need;
+		rc = ioctl(fd, DFKV_IOC_GET, o);
+		if (rc == 0 && o->status == DFKV_STATUS_TOO_LARGE &&
+		    o->stored_len != stored) {
+			stored = o->stored_len;
 			continue;
 		}
 		break;
 	}
-	ret = op_result(what, rc, o.status);
-	if (ret)
-		goto out;
+	return op_result(what, rc, o->status);
+}
+
+/*
+ * Write the bytes read to out (created only now), or to standard output
+ * when out is NULL.  Returns the exit status.
+ */
+static int get_write(const char *out, const uint8_t *buf, size_t n)
+{
+	int ofd, rc;
+
 	if (out) {
 		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (ofd < 0) {
 			err_msg("get: %s: %s", out, strerror(errno));
-			ret = EXIT_FAIL;
-			goto out;
+			return EXIT_FAIL;
 		}
 	} else {
 		ofd = STDOUT_FILENO;
 	}
-	rc = write_all(ofd, buf, o.data_len);
+	rc = write_all(ofd, buf, n);
 	if (ofd != STDOUT_FILENO && close(ofd) && !rc)
 		rc = -errno;
 	if (rc) {
 		err_msg("get: %s: %s", out ? out : "stdout", strerror(-rc));
-		ret = EXIT_FAIL;
+		return EXIT_FAIL;
 	}
+	return EXIT_OK;
+}
+
+int get_main(int argc, char *argv[])
+{
+	struct get_args a = { 0 };
+	struct dfkv_ioc_op o;
+	struct dfkv_key key;
+	uint8_t *buf = NULL;
+	char ks[KEY_STR_LEN], what[128];
+	int fd = -1, ret;
+
+	ret = get_getopt(&a, argc, argv);
+	if (ret >= 0)
+		goto out;
+	ret = key_args_resolve(&a.ka, "get", 0, &key);
+	if (ret)
+		goto out;
+	fd = dev_bind(a.node);
+	if (fd < 0) {
+		ret = -fd;
+		goto out;
+	}
+	snprintf(what, sizeof(what), "get %s %s", a.node, key_str(&key, ks));
+	ret = get_read(fd, what, &key, &a, &buf, &o);
+	if (!ret)
+		ret = get_write(a.out, buf, o.data_len);
 out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	key_args_free(&ka);
+	key_args_free(&a.ka);
 	return ret;
 }

@@ -7,8 +7,6 @@
 
 #include "dfkvctl.h"
 
-const char *prog = "dfkvctl";
-
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char *argv[]);

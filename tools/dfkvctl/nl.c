@@ -724,13 +724,10 @@ static void print_numa_pages(FILE *f, const struct node_info *ni, bool raw)
 				  sizeof(a)));
 }
 
-void print_node_report(FILE *f, const struct node_info *ni, bool raw)
+/* The node's configuration: state, sizes, listeners, limits, tier. */
+static void print_node_config(FILE *f, const struct node_info *ni, bool raw)
 {
-	const uint64_t *s = ni->stat;
-	char a[96], b[48], c[48], p[32];
-	uint32_t op, st;
-	bool col[__DFKV_STATUS_MAX] = { false };
-	bool any = false;
+	char a[96], b[48], c[48];
 
 	fprintf(f, "node %s\n", ni->name);
 	if (ni->has_state)
@@ -781,11 +778,14 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		fprintf(f, "  %-12s %s per tenant by default\n", "tenant quota",
 			fmt_quota(ni->tenant_quota, raw, a, sizeof(a)));
 	print_tier(f, ni);
-	if (!ni->has_stats)
-		return;
+}
 
-	fputc('\n', f);
-	print_usage(f, ni, raw, true);
+/* The request counters: traffic, lookups, leases, connections, auth. */
+static void print_request_stats(FILE *f, const struct node_info *ni, bool raw)
+{
+	const uint64_t *s = ni->stat;
+	char a[96], b[48], p[32];
+
 	fprintf(f, "  %-12s in %s    out %s\n", "traffic",
 		fmt_bytes(s[DFKV_STAT_BYTES_IN], raw, a, sizeof(a)),
 		fmt_bytes(s[DFKV_STAT_BYTES_OUT], raw, b, sizeof(b)));
@@ -831,10 +831,16 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 		fprintf(f, "  %-12s PUTs refused over a tenant's quota %llu\n",
 			"quotas", U(s[DFKV_STAT_QUOTA_REJECTIONS]));
 	}
-	print_tier_stats(f, ni, raw);
-	print_numa_pages(f, ni, raw);
+}
 
-	/* Ops by op and status: rows and columns with a non-zero count. */
+/* Ops by op and status: rows and columns with a non-zero count. */
+static void print_ops_table(FILE *f, const struct node_info *ni)
+{
+	bool col[__DFKV_STATUS_MAX] = { false };
+	bool any = false;
+	uint32_t op, st;
+	char c[48];
+
 	for (op = 0; op < __DFKV_OP_MAX; op++)
 		for (st = 0; st < __DFKV_STATUS_MAX; st++)
 			if (ni->ops[op][st]) {
@@ -869,4 +875,18 @@ void print_node_report(FILE *f, const struct node_info *ni, bool raw)
 					(unsigned long long)ni->ops[op][st]);
 		fputc('\n', f);
 	}
+}
+
+void print_node_report(FILE *f, const struct node_info *ni, bool raw)
+{
+	print_node_config(f, ni, raw);
+	if (!ni->has_stats)
+		return;
+
+	fputc('\n', f);
+	print_usage(f, ni, raw, true);
+	print_request_stats(f, ni, raw);
+	print_tier_stats(f, ni, raw);
+	print_numa_pages(f, ni, raw);
+	print_ops_table(f, ni);
 }

@@ -205,6 +205,143 @@ static int opt_u32(const char *cmd, const char *opt, const char *arg,
 			 ALLOW(OPT_FLUSH_WORKERS))
 #define TENANT_OPTS	(ALLOW(OPT_AUTH) | ALLOW(OPT_TENANT_QUOTA))
 
+/* The connection limits (LIMIT_OPTS): one option's value into a. */
+static int parse_limit_opt(const char *cmd, int c, const char *arg,
+			   struct node_args *a)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_FIRST_REQ:
+		return opt_u32(cmd, "--first-request-ms", arg, &a->first_req,
+			       &a->has_first_req);
+	case OPT_IDLE:
+		return opt_u32(cmd, "--idle-ms", arg, &a->idle, &a->has_idle);
+	case OPT_MAX_CONNS:
+		return opt_u32(cmd, "--max-conns", arg, &a->max_conns,
+			       &a->has_max_conns);
+	case OPT_FRAME:
+		return opt_u32(cmd, "--frame-ms", arg, &a->frame,
+			       &a->has_frame);
+	}
+	/* The one left: OPT_MIN_RATE, bytes a second. */
+	if (parse_size(arg, &v) || v > UINT32_MAX)
+		return usage_error(cmd, "bad --min-rate '%s' (bytes a second, below 4G)",
+				   arg);
+	a->min_rate = (uint32_t)v;
+	a->has_min_rate = true;
+	return 0;
+}
+
+/* The tier settings (TIER_OPTS) and --numa: one option's value into a. */
+static int parse_tier_opt(const char *cmd, int c, const char *arg,
+			  struct node_args *a)
+{
+	switch (c) {
+	case OPT_POLICY:
+		if (tier_policy_parse(arg, &a->policy))
+			return usage_error(cmd, "bad --policy '%s' (writeback or writearound)",
+					   arg);
+		a->has_policy = true;
+		return 0;
+	case OPT_ACK:
+		if (tier_ack_parse(arg, &a->ack))
+			return usage_error(cmd, "bad --ack '%s' (ram or disk)",
+					   arg);
+		a->has_ack = true;
+		return 0;
+	case OPT_DIRTY:
+		return opt_u32(cmd, "--dirty", arg, &a->dirty, &a->has_dirty);
+	case OPT_FLUSH_WORKERS:
+		return opt_u32(cmd, "--flush-workers", arg, &a->flush_workers,
+			       &a->has_flush_workers);
+	}
+	/* The one left: OPT_NUMA. */
+	if (!strcmp(arg, "interleave")) {
+		a->numa = DFKV_NUMA_INTERLEAVE;
+		a->has_numa = true;
+		return 0;
+	}
+	return opt_u32(cmd, "--numa", arg, &a->numa, &a->has_numa);
+}
+
+/*
+ * One option's value into a: the node's own settings here, the limits and
+ * tier settings by parse_limit_opt() and parse_tier_opt().  Returns 0 or
+ * an exit status.
+ */
+static int parse_opt(const char *cmd, int c, const char *arg,
+		     struct node_args *a)
+{
+	switch (c) {
+	case 'b':
+		a->raw = true;
+		return 0;
+	case OPT_RAM:
+		if (parse_size(arg, &a->ram))
+			return usage_error(cmd, "bad --ram '%s'", arg);
+		a->has_ram = true;
+		return 0;
+	case OPT_MAX_VALUE:
+		if (parse_size(arg, &a->max_value))
+			return usage_error(cmd, "bad --max-value '%s'", arg);
+		a->has_max_value = true;
+		return 0;
+	case OPT_NO_EVICT:
+		a->no_evict = true;
+		return 0;
+	case OPT_EVICT:
+		if (!strcmp(arg, "on"))
+			a->evict = true;
+		else if (strcmp(arg, "off"))
+			return usage_error(cmd, "--evict takes on or off, not '%s'",
+					   arg);
+		a->has_evict = true;
+		return 0;
+	case OPT_STATE:
+		if (state_parse(arg, &a->state))
+			return usage_error(cmd, "bad --state '%s' (up, draining or unhealthy)",
+					   arg);
+		a->has_state = true;
+		return 0;
+	case OPT_AUTH:
+		if (auth_parse(arg, &a->auth))
+			return usage_error(cmd, "bad --auth '%s' (off or required)",
+					   arg);
+		a->has_auth = true;
+		return 0;
+	case OPT_TENANT_QUOTA:
+		if (parse_size(arg, &a->tenant_quota))
+			return usage_error(cmd, "bad --tenant-quota '%s'", arg);
+		a->has_tenant_quota = true;
+		return 0;
+	}
+	if (ALLOW(c) & LIMIT_OPTS)
+		return parse_limit_opt(cmd, c, arg, a);
+	return parse_tier_opt(cmd, c, arg, a);
+}
+
+/*
+ * The positional NAME, if any, after the options.  Returns 0 or an exit
+ * status.
+ */
+static int parse_name(const char *cmd, int argc, char *argv[], bool need_name,
+		      struct node_args *a)
+{
+	if (optind < argc)
+		a->name = argv[optind++];
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (need_name && !a->name)
+		return usage_error(cmd, "missing node NAME");
+	if (!need_name && a->name)
+		return usage_error(cmd, "unexpected argument '%s'", a->name);
+	if (a->name && strlen(a->name) >= DFKV_NODE_NAME_MAX)
+		return usage_error(cmd, "node name '%s' is longer than %d characters",
+				   a->name, DFKV_NODE_NAME_MAX - 1);
+	return 0;
+}
+
 /*
  * Parse options and at most one positional NAME; allowed is the set of
  * options this action takes (OPT_* bit positions relative to OPT_RAM,
@@ -213,7 +350,7 @@ static int opt_u32(const char *cmd, const char *opt, const char *arg,
 static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 		 bool need_name, struct node_args *a)
 {
-	int c, ret = 0;
+	int c, ret;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0;
@@ -235,121 +372,11 @@ static int parse(const char *cmd, int argc, char *argv[], unsigned int allowed,
 			return usage_error(cmd, "option '--%s' does not apply here",
 					   o->name ? o->name : "?");
 		}
-		switch (c) {
-		case OPT_RAM:
-			if (parse_size(optarg, &a->ram))
-				return usage_error(cmd, "bad --ram '%s'", optarg);
-			a->has_ram = true;
-			break;
-		case OPT_MAX_VALUE:
-			if (parse_size(optarg, &a->max_value))
-				return usage_error(cmd, "bad --max-value '%s'",
-						   optarg);
-			a->has_max_value = true;
-			break;
-		case OPT_NO_EVICT:
-			a->no_evict = true;
-			break;
-		case OPT_EVICT:
-			if (!strcmp(optarg, "on"))
-				a->evict = true;
-			else if (strcmp(optarg, "off"))
-				return usage_error(cmd, "--evict takes on or off, not '%s'",
-						   optarg);
-			a->has_evict = true;
-			break;
-		case OPT_STATE:
-			if (state_parse(optarg, &a->state))
-				return usage_error(cmd, "bad --state '%s' (up, draining or unhealthy)",
-						   optarg);
-			a->has_state = true;
-			break;
-		case OPT_FIRST_REQ:
-			ret = opt_u32(cmd, "--first-request-ms", optarg,
-				      &a->first_req, &a->has_first_req);
-			break;
-		case OPT_IDLE:
-			ret = opt_u32(cmd, "--idle-ms", optarg, &a->idle,
-				      &a->has_idle);
-			break;
-		case OPT_MAX_CONNS:
-			ret = opt_u32(cmd, "--max-conns", optarg, &a->max_conns,
-				      &a->has_max_conns);
-			break;
-		case OPT_FRAME:
-			ret = opt_u32(cmd, "--frame-ms", optarg, &a->frame,
-				      &a->has_frame);
-			break;
-		case OPT_MIN_RATE: {
-			uint64_t v;
-
-			if (parse_size(optarg, &v) || v > UINT32_MAX)
-				return usage_error(cmd, "bad --min-rate '%s' (bytes a second, below 4G)",
-						   optarg);
-			a->min_rate = (uint32_t)v;
-			a->has_min_rate = true;
-			break;
-		}
-		case OPT_POLICY:
-			if (tier_policy_parse(optarg, &a->policy))
-				return usage_error(cmd, "bad --policy '%s' (writeback or writearound)",
-						   optarg);
-			a->has_policy = true;
-			break;
-		case OPT_ACK:
-			if (tier_ack_parse(optarg, &a->ack))
-				return usage_error(cmd, "bad --ack '%s' (ram or disk)",
-						   optarg);
-			a->has_ack = true;
-			break;
-		case OPT_DIRTY:
-			ret = opt_u32(cmd, "--dirty", optarg, &a->dirty,
-				      &a->has_dirty);
-			break;
-		case OPT_FLUSH_WORKERS:
-			ret = opt_u32(cmd, "--flush-workers", optarg,
-				      &a->flush_workers, &a->has_flush_workers);
-			break;
-		case OPT_NUMA:
-			if (!strcmp(optarg, "interleave")) {
-				a->numa = DFKV_NUMA_INTERLEAVE;
-				a->has_numa = true;
-			} else {
-				ret = opt_u32(cmd, "--numa", optarg, &a->numa,
-					      &a->has_numa);
-			}
-			break;
-		case OPT_AUTH:
-			if (auth_parse(optarg, &a->auth))
-				return usage_error(cmd, "bad --auth '%s' (off or required)",
-						   optarg);
-			a->has_auth = true;
-			break;
-		case OPT_TENANT_QUOTA:
-			if (parse_size(optarg, &a->tenant_quota))
-				return usage_error(cmd, "bad --tenant-quota '%s'",
-						   optarg);
-			a->has_tenant_quota = true;
-			break;
-		case 'b':
-			a->raw = true;
-			break;
-		}
+		ret = parse_opt(cmd, c, optarg, a);
 		if (ret)
 			return ret;
 	}
-	if (optind < argc)
-		a->name = argv[optind++];
-	if (optind < argc)
-		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (need_name && !a->name)
-		return usage_error(cmd, "missing node NAME");
-	if (!need_name && a->name)
-		return usage_error(cmd, "unexpected argument '%s'", a->name);
-	if (a->name && strlen(a->name) >= DFKV_NODE_NAME_MAX)
-		return usage_error(cmd, "node name '%s' is longer than %d characters",
-				   a->name, DFKV_NODE_NAME_MAX - 1);
-	return 0;
+	return parse_name(cmd, argc, argv, need_name, a);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dfkvctl: messages and command-line parsing shared by the subcommands.
+ * dfkvctl: messages (and the program name they start with) and
+ * command-line parsing shared by the subcommands.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +11,9 @@
 #include <string.h>
 
 #include "dfkvctl.h"
+
+/* The name every message starts with (the subcommands' messages too). */
+const char *prog = "dfkvctl";
 
 void err_msg(const char *fmt, ...)
 {
