@@ -540,6 +540,14 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 	node = dfkv_nl_req_node(info);
 	if (!node)
 		return -ENOENT;
+	if (info->attrs[DFKV_A_NODE_FLAGS] &&
+	    (nla_get_u32(info->attrs[DFKV_A_NODE_FLAGS]) ^
+	     READ_ONCE(node->flags)) & DFKV_NODE_F_DISK_ONLY) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DFKV_A_NODE_FLAGS],
+				    "a node is disk-only or not from its creation");
+		dfkv_node_put(node);
+		return -EOPNOTSUPP;
+	}
 	if (info->attrs[DFKV_A_NODE_MAX_VALUE])
 		WRITE_ONCE(node->max_value,
 			   nla_get_u64(info->attrs[DFKV_A_NODE_MAX_VALUE]));

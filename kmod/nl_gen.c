@@ -47,7 +47,7 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1]
 							&dfkv_a_node_ram_bytes_range),
 	[DFKV_A_NODE_MAX_VALUE] = NLA_POLICY_FULL_RANGE(NLA_U64,
 							&dfkv_a_node_max_value_range),
-	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, 0x1),
+	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, 0x3),
 	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
 					       DFKV_NODE_STATE_UNHEALTHY),
 	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32, },

@@ -237,6 +237,7 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 			NL_SET_ERR_MSG(extack, "cannot set up the node's RAM store");
 		goto err_tenants;
 	}
+	node->store.disk_only = cfg->flags & DFKV_NODE_F_DISK_ONLY;
 	err = dfkv_tier_init(&node->tier, &node->store, node->name,
 			     &node_tier_ops, node, dfkv_node_wq);
 	if (err)

@@ -107,15 +107,16 @@ static struct dfkv_slot *ram_slots_take_locked(struct dfkv_entry *e,
 }
 
 /*
- * Stage e's value outside the arena (every RAM slot pinned or dirty):
- * charged to the node's staged bytes, at most an eighth of its budget.
+ * Stage e's value outside the arena (every RAM slot pinned or dirty, or
+ * a disk-only store): charged to the node's staged bytes, at most an
+ * eighth of its budget, or all of it on a disk-only node.
  */
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
 {
+	u64 bound = st->disk_only ? st->capacity : div_u64(st->capacity, 8);
 	struct dfkv_stage *stage;
 
-	if (atomic64_add_return(e->len, &st->staged_bytes) >
-	    div_u64(st->capacity, 8))
+	if (atomic64_add_return(e->len, &st->staged_bytes) > bound)
 		goto full;
 	stage = dfkv_stage_alloc(e->len);
 	if (!stage)
@@ -398,6 +399,26 @@ static u64 put_reserved(struct dfkv_store *st, struct dfkv_entry *e)
 	return min(e->len, (u64)e->nr_slots * st->slab.extent_bytes);
 }
 
+/*
+ * A disk-only node's leader: its value is staged on its way to disk.
+ * With no disk there is nowhere to keep it (CACHE_FULL); with the stages
+ * at the RAM budget the node is busy with other values in flight.
+ */
+static int put_stage(struct dfkv_put *put)
+{
+	struct dfkv_store *st = put->e->store;
+	int err;
+
+	if (!store_tiered(st))
+		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
+	err = dfkv_entry_stage(st, put->e);
+	if (err)
+		return dfkv_store_put_end(put, false, DFKV_STATUS_BUSY);
+	this_cpu_inc(st->stats->pcpu->ram_bypasses);
+	put->reserved = put_reserved(st, put->e);
+	return DFKV_STATUS_OK;
+}
+
 int dfkv_store_put_begin(struct dfkv_store *st, const struct dfkv_key *key,
 			 u64 len, u64 ahead, struct dfkv_put *put)
 {
@@ -467,6 +488,8 @@ retry:
 					  DFKV_STATUS_QUOTA_EXCEEDED);
 	if (store_tiered(st) && st->lower->over_watermark(st->lower_ctx, len))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
+	if (st->disk_only)
+		return put_stage(put);
 	err = dfkv_evict_alloc_parts_upto(&st->ram, e, &e->slots, &e->nr_slots,
 					  &e->slot0, 0, ahead);
 	if (err == -ENOSPC && store_tiered(st)) {

@@ -163,6 +163,11 @@ struct dfkv_store {
 	struct dfkv_evictor ram;	/* RAM slots, evicting by recency */
 	bool evict;			/* READ_ONCE: evict when full */
 	bool tiered;			/* READ_ONCE: the lower tier has disks */
+	/*
+	 * No RAM tier (DFKV_NODE_F_DISK_ONLY): every value goes to and
+	 * comes from the disks through a stage, bounded by the capacity.
+	 */
+	bool disk_only;
 	u64 capacity;
 	atomic64_t objects;
 	atomic64_t used_bytes;

@@ -911,13 +911,18 @@ struct tier_read {
 
 /*
  * RAM for a cold read of e: new RAM slots, or a stage when every slot is
- * pinned or dirty (freed with the last reader).
+ * pinned or dirty or the node is disk-only (freed with the last reader).
  */
 static int tier_read_ram(struct dfkv_store *st, struct dfkv_entry *e,
 			 struct tier_read *rd)
 {
 	int err;
 
+	if (st->disk_only) {
+		err = dfkv_entry_stage(st, e);
+		rd->staged = !err;
+		return err;
+	}
 	err = dfkv_evict_alloc_parts(&st->ram, e, &rd->slots, &rd->nr,
 				     &e->slot0, 0);
 	if (err == -ENOSPC) {

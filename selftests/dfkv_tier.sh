@@ -11,6 +11,8 @@
 # failures (dm-error: retries, an unhealthy node, never wrong bytes, and
 # misses after a restart for the blocks that never reached the disk),
 # write-around (a PUT leaves RAM once on the disk, a GET brings it back),
+# a disk-only node (no RAM tier: durable when acknowledged, every GET
+# from disk),
 # and a stalled disk holding no worker (RAM hits served while hundreds of
 # cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
 # killable), a node deleted while its disk is stalled (gone at once,
@@ -465,7 +467,45 @@ t_writearound() {
 	expect 0 "$DFKVCTL" node del nw
 }
 
-tap_plan 15
+# A disk-only node (--disk-only): no RAM tier.  Without a disk a PUT has
+# nowhere to go (CACHE_FULL); with one, a PUT is on the device when it is
+# acknowledged and leaves nothing in RAM, and every GET reads the disk
+# (a RAM miss each time, nothing cached after it).  The flag stays through
+# other flag changes, cannot be turned off, and the values survive a
+# restart of the node.
+t_disk_only() {
+	expect 0 "$DFKVCTL" node add nd --ram 8M --disk-only &&
+	expect 0 nattr_is nd disk_only True &&
+	r=$($BLK put nd 39 0 1 $SZ) && blk_expect "no disk" "$r" full=1 &&
+	expect 0 "$DFKVCTL" node set nd --evict off &&
+	expect 0 nattr_is nd disk_only True &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	bypass=$(nstat nd ram_bypasses) &&
+	r=$($BLK put nd 39 0 16 $SZ) && blk_expect "put" "$r" ok=16 &&
+	suspend && sync &&
+	on_image 39 16 || { resume; return 1; }
+	resume &&
+	expect 0 nstat_is nd ram_bypasses $((bypass + 16)) &&
+	expect 0 nstat_is nd ram_objects 0 &&
+	expect 0 nstat_is nd dirty_bytes 0 &&
+	misses=$(nstat nd ram_misses) &&
+	r=$($BLK check nd 39 0 16 $SZ) && blk_expect "read from disk" "$r" ok=16 wrong=0 &&
+	r=$($BLK check nd 39 0 16 $SZ) && blk_expect "again" "$r" ok=16 wrong=0 &&
+	expect 0 nstat_is nd ram_misses $((misses + 32)) &&
+	expect 0 nstat_is nd ram_hits 0 &&
+	expect 0 nstat_is nd ram_objects 0 &&
+	r=$($BLK put nd 40 0 1 4194304) && blk_expect "4 MiB" "$r" ok=1 &&
+	r=$($BLK check nd 40 0 1 4194304) && blk_expect "4 MiB back" "$r" ok=1 wrong=0 &&
+	expect 0 nstat_is nd pins 0 &&
+	expect 0 "$DFKVCTL" node del nd &&
+	expect 0 "$DFKVCTL" node add nd --ram 8M --disk-only &&
+	expect 0 "$DFKVCTL" disk add nd "$DM" &&
+	r=$($BLK check nd 39 0 16 $SZ) && blk_expect "after a restart" "$r" ok=16 wrong=0 &&
+	expect 0 nstat_is nd ram_objects 0 &&
+	expect 0 "$DFKVCTL" node del nd
+}
+
+tap_plan 16
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -476,6 +516,7 @@ tap_check "dirty watermark: CACHE_FULL for new keys" t_watermark
 tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_flush_fail
 tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "write-around: the value leaves RAM, a GET brings it back" t_writearound
+tap_check "disk-only: durable when acknowledged, nothing in RAM, GETs from disk" t_disk_only
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete

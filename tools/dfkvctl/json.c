@@ -189,6 +189,8 @@ json_object *node_json(const struct node_info *ni)
 	jadd(o, "name", json_object_new_string(ni->name));
 	jadd(o, "state", json_object_new_string(state_name(ni->state)));
 	jadd(o, "evict", json_object_new_boolean(ni->flags & DFKV_NODE_F_EVICT));
+	jadd(o, "disk_only",
+	     json_object_new_boolean(ni->flags & DFKV_NODE_F_DISK_ONLY));
 	jadd(o, "flags", json_object_new_uint64(ni->flags));
 	jadd(o, "ram_bytes", json_object_new_uint64(ni->ram_bytes));
 	jadd(o, "max_value_bytes", json_object_new_uint64(ni->max_value));

@@ -735,6 +735,10 @@ static void print_node_config(FILE *f, const struct node_info *ni, bool raw)
 	if (ni->has_flags)
 		fprintf(f, "  %-12s %s\n", "eviction",
 			ni->flags & DFKV_NODE_F_EVICT ? "on" : "off");
+	if (ni->has_flags)
+		fprintf(f, "  %-12s %s\n", "ram tier",
+			ni->flags & DFKV_NODE_F_DISK_ONLY ?
+			"off (disk-only)" : "on");
 	if (ni->has_ram)
 		fprintf(f, "  %-12s %s\n", "ram budget",
 			fmt_bytes(ni->ram_bytes, raw, a, sizeof(a)));

@@ -16,6 +16,7 @@ static const char help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
+	"                          [--disk-only]\n"
 	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
 	"                          [--numa N|interleave]\n"
 	"    dfkvctl node del NAME\n"
@@ -73,6 +74,11 @@ static const char help[] =
 	"                        is used up instead of evicting the least\n"
 	"                        recently used idle entries\n"
 	"    --evict on|off      turn recency eviction on or off\n"
+	"    --disk-only         no RAM tier: values are stored on the node's\n"
+	"                        disks only, a PUT is acknowledged once durable,\n"
+	"                        a GET reads from disk; --ram bounds the bytes\n"
+	"                        in flight to and from the disks.  Without a\n"
+	"                        disk PUTs get CACHE_FULL.  Chosen at add only.\n"
 	"    --state STATE       up, draining (clients should move away) or\n"
 	"                        unhealthy; every change is announced on the\n"
 	"                        \"events\" multicast group (see dfkvctl monitor)\n"
@@ -142,13 +148,14 @@ static const char help[] =
 enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
        OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS, OPT_POLICY, OPT_ACK, OPT_DIRTY,
        OPT_FLUSH_WORKERS, OPT_NUMA, OPT_AUTH, OPT_TENANT_QUOTA, OPT_FRAME,
-       OPT_MIN_RATE };
+       OPT_MIN_RATE, OPT_DISK_ONLY };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
 	{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
 	{ "no-evict", no_argument, NULL, OPT_NO_EVICT },
 	{ "evict", required_argument, NULL, OPT_EVICT },
+	{ "disk-only", no_argument, NULL, OPT_DISK_ONLY },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "first-request-ms", required_argument, NULL, OPT_FIRST_REQ },
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
@@ -178,6 +185,7 @@ struct node_args {
 	uint32_t first_req, idle, max_conns, frame, min_rate;
 	uint32_t policy, ack, dirty, flush_workers, numa, auth;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
+	bool disk_only;
 	bool has_first_req, has_idle, has_max_conns, has_frame, has_min_rate;
 	bool has_policy, has_ack, has_dirty, has_flush_workers, has_numa;
 	bool has_auth, has_tenant_quota;
@@ -289,6 +297,9 @@ static int parse_opt(const char *cmd, int c, const char *arg,
 		return 0;
 	case OPT_NO_EVICT:
 		a->no_evict = true;
+		return 0;
+	case OPT_DISK_ONLY:
+		a->disk_only = true;
 		return 0;
 	case OPT_EVICT:
 		if (!strcmp(arg, "on"))
@@ -431,7 +442,7 @@ static int node_add(int argc, char *argv[])
 	int ret;
 
 	ret = parse(CMD_ADD, argc, argv,
-		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) |
+		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) | ALLOW(OPT_DISK_ONLY) |
 		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS | ALLOW(OPT_NUMA), true,
 		    &a);
 	if (ret)
@@ -447,7 +458,8 @@ static int node_add(int argc, char *argv[])
 	if (a.has_max_value)
 		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, a.max_value);
 	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS,
-			 a.no_evict ? 0 : DFKV_NODE_F_EVICT);
+			 (a.no_evict ? 0 : DFKV_NODE_F_EVICT) |
+			 (a.disk_only ? DFKV_NODE_F_DISK_ONLY : 0));
 	put_limits(nlh, &a);
 	ret = mutate(nlh, &g, CMD_ADD, a.name);
 	dfkv_genl_close(&g);
@@ -504,7 +516,7 @@ static int node_set(int argc, char *argv[])
 		ret = node_fetch(&g, a.name, &ni);
 		if (ret)
 			goto out;
-		flags = ni.flags & ~(uint32_t)DFKV_NODE_F_EVICT;
+		flags = ni.flags & ~(uint32_t)DFKV_NODE_F_EVICT;	/* disk-only kept */
 		if (a.evict)
 			flags |= DFKV_NODE_F_EVICT;
 	}

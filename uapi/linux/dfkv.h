@@ -366,7 +366,12 @@ enum dfkv_node_state {
 
 enum dfkv_node_flags {
 	DFKV_NODE_F_EVICT = 1U << 0,	/* evict by recency when full */
-	__DFKV_NODE_F_ALL = DFKV_NODE_F_EVICT
+	/*
+	 * No RAM tier: values live on the node's disks only, the RAM budget
+	 * bounds the values in flight to and from them.  Set at NODE_NEW.
+	 */
+	DFKV_NODE_F_DISK_ONLY = 1U << 1,
+	__DFKV_NODE_F_ALL = DFKV_NODE_F_EVICT | DFKV_NODE_F_DISK_ONLY
 };
 
 enum dfkv_listener_kind {
