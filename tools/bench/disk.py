@@ -16,7 +16,10 @@ Everything on the device is overwritten.  Steps, one after the other:
      b. dfkv-bench --disk, cold: node RAM --cold-ram, ack=disk (every PUT
         waits for its payload and record to be durable), the node
         restarted (node del, node add, disk add) before GET, so every GET
-        reads the disk.
+        reads the disk;
+     c. dfkv-bench --disk --disk-only: a node without a RAM tier (every
+        PUT answered once durable, every GET read from the disk), its
+        --cold-ram bounding the bytes in flight.
   3. dfkv-bench --disk, warm: node RAM --warm-ram, write-back, ack=ram;
      PUT is acknowledged after RAM admission, GET is served from RAM
      (the working set fits); memcpy of the same buffers beside it.
@@ -26,7 +29,8 @@ Everything on the device is overwritten.  Steps, one after the other:
      disk add: REBUILD_MS, records, objects, a sample read back; the
      kernel's log lines of the rebuild.
 
-Then prints two tables (issue #5: disk vs fio; issue #8: warm vs cold) and
+Then prints three tables (issue #5: disk vs fio, for the tiered node's
+cold path and for the disk-only node; issue #8: warm vs cold) and
 the targets, and writes one JSON (--out) with every sub-document.  The
 exit status is 1 if any operation failed (the figures are then not a
 result; the caller refuses the run), 2 on a setup error.  No timing
@@ -205,6 +209,22 @@ def run_json(what, argv, out):
     return doc, rc
 
 
+def merge_run(total, run):
+    """Add one size's (doc, exit status) to the runs' document so far."""
+    doc, rc = run
+    if not doc:
+        if total:
+            total["exit_status"] = max(total["exit_status"], rc or 1)
+        return total
+    doc["exit_status"] = max(doc["exit_status"], rc)
+    if not total:
+        return doc
+    total["results"] += doc["results"]
+    total["exit_status"] = max(total["exit_status"], doc["exit_status"])
+    total["wall_seconds"] += doc["wall_seconds"]
+    return total
+
+
 def ioctl_run(a, what, node, sizes, extra):
     out = os.path.join(a.tmp, "disk-%s.json" % what)
     argv = [os.path.join(OUT, "dfkv-bench"), "--accel", a.accel, "--disk",
@@ -265,12 +285,11 @@ def gbps(r, key):
     return r[key]["gb_per_s"] if r else 0
 
 
-def disk_table(a, fio, cold, qds, sizes):
+def disk_table(a, fio, cold, qds, sizes, node):
     print("\nDisk (issue #5), accel %s: dfkv through /dev/dfkv on %s next to fio"
           " on the same device, same sizes and queue depth (= threads)" %
           (a.accel, a.dev))
-    print("dfkv node: RAM %d MiB, ack=disk (PUT answered after payload + record "
-          "are durable), restarted before GET (all reads cold)" % a.cold_ram)
+    print(node)
     print("fio: direct=1 libaio sequential on %d MiB; wsync = write with "
           "fdatasync after each write; GB/s = 1e9 B/s; p50 in us\n" % a.region)
     hdr = ("%-7s %2s | %7s %8s %4s | %7s %7s | %5s %5s | %7s %8s %5s %4s | "
@@ -405,21 +424,20 @@ def main():
     warm_node = ["--ram", str(a.warm_ram), "--wset", str(a.warm_wset),
                  "--policy", "writeback", "--ack", "ram"]
 
+    only_node = ["--ram", str(a.cold_ram), "--wset", str(a.cold_wset),
+                 "--disk-only"]
+
     fio = {"tool": "fio", "failures": 0, "jobs": {}}
-    ioc_cold, rc_ic = None, 0
+    ioc_cold = ioc_only = None
     for kib in ints(a.disk_sizes):
         run_fio(a, [kib], qds, fio)
-        doc, rc = ioctl_run(a, "ioctl-cold-%d" % kib, cold_node, str(kib),
-                            ["--no-memcpy"])
-        rc_ic = max(rc_ic, rc)
-        if doc and ioc_cold:
-            ioc_cold["results"] += doc["results"]
-            ioc_cold["exit_status"] = max(ioc_cold["exit_status"], rc)
-            ioc_cold["wall_seconds"] += doc["wall_seconds"]
-        elif doc:
-            ioc_cold = doc
-    if ioc_cold:
-        ioc_cold["exit_status"] = rc_ic
+        ioc_cold = merge_run(ioc_cold, ioctl_run(
+            a, "ioctl-cold-%d" % kib, cold_node, str(kib), ["--no-memcpy"]))
+        ioc_only = merge_run(ioc_only, ioctl_run(
+            a, "ioctl-diskonly-%d" % kib, only_node, str(kib),
+            ["--no-memcpy"]))
+    rc_ic = ioc_cold["exit_status"] if ioc_cold else 1
+    rc_io = ioc_only["exit_status"] if ioc_only else 1
     ioc_warm, rc_iw = ioctl_run(a, "ioctl-warm", warm_node, a.tier_sizes, [])
     tcp_cold = tcp_warm = None
     rc_tc = rc_tw = 0
@@ -429,7 +447,14 @@ def main():
     reb, rc_rb, reb_log = rebuild_run(a)
 
     cold = rows_of(ioc_cold)
-    rows5 = disk_table(a, fio, cold, qds, disk_sizes)
+    rows5 = disk_table(a, fio, cold, qds, disk_sizes,
+                       "dfkv node: RAM %d MiB, ack=disk (PUT answered after "
+                       "payload + record are durable), restarted before GET "
+                       "(all reads cold)" % a.cold_ram)
+    rows_only = disk_table(a, fio, rows_of(ioc_only), qds, disk_sizes,
+                           "dfkv disk-only node (no RAM tier: PUT answered "
+                           "once durable, every GET from the disk), at most "
+                           "%d MiB in flight" % a.cold_ram)
     paths = [("ioctl", rows_of(ioc_warm), cold)]
     if not a.skip_tcp:
         paths.append(("tcp", rows_of(tcp_warm, True), rows_of(tcp_cold, True)))
@@ -454,14 +479,15 @@ def main():
 
     # -------------------------------------------------------- targets
     targets = []
-    for row in rows5:
+    for node, row in [("", r) for r in rows5] + [("disk-only ", r)
+                                                  for r in rows_only]:
         if row["value_bytes"] != 2**20:
             continue
         for what, key in (("PUT", "put_vs_fio_write"),
                           ("cold GET", "get_vs_fio_read")):
             v = row[key]
-            t = {"what": "1 MiB disk %s >= 80%% of fio's bandwidth (qd %d)"
-                 % (what, row["queue_depth"]), "ratio": v,
+            t = {"what": "1 MiB %sdisk %s >= 80%% of fio's bandwidth (qd %d)"
+                 % (node, what, row["queue_depth"]), "ratio": v,
                  "met": v is not None and v >= 0.8}
             targets.append(t)
             print("target: %s: %s -> %s" % (t["what"], pct(v).strip(),
@@ -474,12 +500,13 @@ def main():
 
     failures = {
         "fio": fio["failures"],
-        "ioctl_cold": rc_ic, "ioctl_warm": rc_iw,
+        "ioctl_cold": rc_ic, "ioctl_disk_only": rc_io, "ioctl_warm": rc_iw,
         "tcp_cold": rc_tc, "tcp_warm": rc_tw,
         "rebuild": (reb or {}).get("failures", 0) + (rc_rb if not reb else 0),
     }
     # The bench documents count failed operations; exit statuses mark them.
-    for name, doc in (("ioctl_cold", ioc_cold), ("ioctl_warm", ioc_warm),
+    for name, doc in (("ioctl_cold", ioc_cold), ("ioctl_disk_only", ioc_only),
+                      ("ioctl_warm", ioc_warm),
                       ("tcp_cold", tcp_cold), ("tcp_warm", tcp_warm)):
         if doc:
             n = sum(r[p]["failures"] for r in doc["results"] for p in r
@@ -493,10 +520,12 @@ def main():
     doc = {"device": a.dev, "accel": a.accel, "seconds": secs,
            "params": {k: v for k, v in vars(a).items()
                       if k not in ("out", "tmp", "force_device")},
-           "fio": fio, "ioctl_cold": ioc_cold, "ioctl_warm": ioc_warm,
+           "fio": fio, "ioctl_cold": ioc_cold, "ioctl_disk_only": ioc_only,
+           "ioctl_warm": ioc_warm,
            "tcp_cold": tcp_cold, "tcp_warm": tcp_warm, "rebuild": reb,
            "rebuild_kernel_log": reb_log, "disk_rows": rows5,
-           "tier_rows": rows8, "targets": targets, "failures": failures}
+           "disk_only_rows": rows_only, "tier_rows": rows8,
+           "targets": targets, "failures": failures}
     return part_done(a, "disk", doc, total)
 
 

@@ -77,6 +77,9 @@ const char *bench_node_desc(const struct bench_node *n, char *buf,
 		snprintf(dirty, sizeof(dirty), ", dirty %d%%", n->dirty_pct);
 	if (!n->disk)
 		snprintf(buf, len, "RAM %" PRIu64 " MiB, no disk", n->ram >> 20);
+	else if (n->flags & DFKV_NODE_F_DISK_ONLY)
+		snprintf(buf, len, "disk-only, disk %s, %" PRIu64
+			 " MiB in flight at most", n->disk, n->ram >> 20);
 	else
 		snprintf(buf, len, "RAM %" PRIu64 " MiB, disk %s, %s, ack %s%s%s",
 			 n->ram >> 20, n->disk,
@@ -108,6 +111,7 @@ int bench_node_opt(struct bench_node *n, int opt, const char *arg)
 		break;
 	case 'y': n->dirty_pct = atoi(arg); break;
 	case 'e': n->flags |= DFKV_NODE_F_EVICT; break;
+	case 'O': n->flags |= DFKV_NODE_F_DISK_ONLY; break;
 	case 'R': n->reattach = 1; break;
 	case 'K': n->max_keys = strtoull(arg, NULL, 10); break;
 	default: return -1;

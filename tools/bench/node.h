@@ -39,12 +39,15 @@ struct bench_node {
 	{ "ack", required_argument, NULL, 'A' }, \
 	{ "dirty", required_argument, NULL, 'y' }, \
 	{ "evict", no_argument, NULL, 'e' }, \
+	{ "disk-only", no_argument, NULL, 'O' }, \
 	{ "reattach", no_argument, NULL, 'R' }, \
 	{ "max-keys", required_argument, NULL, 'K' }
 
 #define BENCH_NODE_USAGE \
 "  --max-keys N     at most N keys per thread (default: no limit)\n" \
 "  --evict          evict by recency when RAM is full (default: off)\n" \
+"  --disk-only      a node without a RAM tier (with --disk: every PUT\n" \
+"                   answered once durable, every GET from the disk)\n" \
 "  --disk PATH      give the node this block device, formatted (its\n" \
 "                   content is lost), behind the RAM budget\n" \
 "  --policy P       with --disk: writeback (default) or writearound\n" \
