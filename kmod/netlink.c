@@ -608,7 +608,8 @@ static int nl_listener(struct genl_info *info, bool add)
 	if (add)
 		err = t->listener_add(node, addr, port, info->extack);
 	else
-		err = t->listener_del(node, addr, port, info->extack);
+		err = dfkv_transport_listener_del(node, kind, addr, port,
+						  info->extack);
 	/* Directory agents publish a node's addresses: tell them at once. */
 	if (!err)
 		dfkv_nl_notify_node(node, DFKV_EVENT_NODE_LISTENERS);

@@ -1433,17 +1433,6 @@ err_free:
 	return err;
 }
 
-static int rdma_listener_del(struct dfkv_node *node, const char *addr,
-			     u16 port, struct netlink_ext_ack *extack)
-{
-	int err = dfkv_listeners_del(&rdma_node(node)->ls, node, addr, port,
-				     extack);
-
-	if (err == -ENOENT)
-		NL_SET_ERR_MSG(extack, "the node has no RDMA listener there");
-	return err;
-}
-
 static int rdma_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
 	struct rdma_node *rn = rdma_node(node);
@@ -1472,7 +1461,6 @@ static const struct dfkv_transport_ops rdma_transport_ops = {
 	.node_size = sizeof(struct rdma_node),
 	.listener_free = listener_free,
 	.listener_add = rdma_listener_add,
-	.listener_del = rdma_listener_del,
 	.fill_stats = rdma_fill_stats,
 };
 

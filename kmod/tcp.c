@@ -851,17 +851,6 @@ err_free:
 	return err;
 }
 
-static int tcp_listener_del(struct dfkv_node *node, const char *addr, u16 port,
-			    struct netlink_ext_ack *extack)
-{
-	int err = dfkv_listeners_del(&tcp_node(node)->ls, node, addr, port,
-				     extack);
-
-	if (err == -ENOENT)
-		NL_SET_ERR_MSG(extack, "the node has no listener there");
-	return err;
-}
-
 static int tcp_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 {
 	struct tcp_node *tn = tcp_node(node);
@@ -891,7 +880,6 @@ static const struct dfkv_transport_ops tcp_transport_ops = {
 	.listener_start = listener_start,
 	.listener_free = listener_free,
 	.listener_add = tcp_listener_add,
-	.listener_del = tcp_listener_del,
 	.fill_stats = tcp_fill_stats,
 };
 

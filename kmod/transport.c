@@ -5,9 +5,10 @@
  * table only changes at module init and exit, when no node exists, so it
  * is read without a lock.  Loops go by kind (TCP, then RDMA); a node's
  * sides are shut down in that order too, each one's listeners, then its
- * connections.  The deadlines a connection is held to under the node's
- * limits (dfkv_conn_deadline(), which TCP's connections run) are here
- * too, for every transport to share.
+ * connections; a listener's removal is the same for every kind.  The
+ * deadlines a connection is held to under the node's limits
+ * (dfkv_conn_deadline(), which listener.c's deadline work runs for every
+ * connection) are here too.
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
@@ -40,6 +41,18 @@ void dfkv_transport_unregister(const struct dfkv_transport_ops *ops)
 const struct dfkv_transport_ops *dfkv_transport_get(u32 kind)
 {
 	return kind < __DFKV_LISTENER_MAX ? transports[kind] : NULL;
+}
+
+int dfkv_transport_listener_del(struct dfkv_node *node, u32 kind,
+				const char *addr, u16 port,
+				struct netlink_ext_ack *extack)
+{
+	int err = dfkv_listeners_del(node->transports[kind], node, addr, port,
+				     extack);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack, "the node has no listener there (of that transport)");
+	return err;
 }
 
 int dfkv_transports_node_init(struct dfkv_node *node)

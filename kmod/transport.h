@@ -123,8 +123,6 @@ struct dfkv_transport_ops {
 	void (*listener_free)(struct dfkv_listener *l);
 	int (*listener_add)(struct dfkv_node *node, const char *addr, u16 port,
 			    struct netlink_ext_ack *extack);
-	int (*listener_del)(struct dfkv_node *node, const char *addr, u16 port,
-			    struct netlink_ext_ack *extack);
 	/* Put the transport's counters into the open node stats nest. */
 	int (*fill_stats)(struct sk_buff *skb, struct dfkv_node *node);
 };
@@ -133,6 +131,15 @@ int dfkv_transport_register(const struct dfkv_transport_ops *ops);
 void dfkv_transport_unregister(const struct dfkv_transport_ops *ops);
 /* The transport of a listener kind, or NULL. */
 const struct dfkv_transport_ops *dfkv_transport_get(u32 kind);
+
+/*
+ * Remove and free the node's listener of that kind at addr:port (the
+ * transport's listener_free() closes it); -ENOENT with extack when there
+ * is none.
+ */
+int dfkv_transport_listener_del(struct dfkv_node *node, u32 kind,
+				const char *addr, u16 port,
+				struct netlink_ext_ack *extack);
 
 /* Every registered transport's side of a node, by kind. */
 int dfkv_transports_node_init(struct dfkv_node *node);
