@@ -2,11 +2,12 @@
 /*
  * The disks of a node below its store: the list of disks and their ring
  * (which disk a block goes to), the write policy, the dirty-byte
- * watermark, the flush workers, and what the store hands down through
- * its dfkv_store_lower_ops: flushing dirty entries, cold reads into RAM,
- * the disks' recency lists and eviction, rebuilding the index from a
- * disk and dropping a disk's entries.  The only user of disk.c and
- * ondisk.c; the store never calls into this file.
+ * watermark, and what the store hands down through its
+ * dfkv_store_lower_ops: cold reads into RAM, the disks' recency lists,
+ * rebuilding the index from a disk and dropping a disk's entries; the
+ * flush of dirty entries and its workers are the flush engine's
+ * (flush.h), which reads this struct.  With flush.c, the only user of
+ * disk.c and ondisk.c; the store never calls into this file.
  */
 #ifndef _DFKV_TIER_H
 #define _DFKV_TIER_H
