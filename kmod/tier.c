@@ -47,6 +47,14 @@
 
 static const struct dfkv_store_lower_ops tier_lower_ops;
 
+/* Disks joining or leaving any node's list: dfkv_tier_gen(). */
+static atomic_t tier_gen = ATOMIC_INIT(0);
+
+u32 dfkv_tier_gen(void)
+{
+	return atomic_read(&tier_gen);
+}
+
 int dfkv_tier_init(struct dfkv_tier *t, struct dfkv_store *st,
 		   const char *name, const struct dfkv_tier_ops *ops, void *ctx,
 		   struct workqueue_struct *ctl_wq)
@@ -191,6 +199,7 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		t->nr_disks--;
 		goto err_drop;
 	}
+	atomic_inc(&tier_gen);
 	mutex_unlock(&t->lock);
 	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_ADD);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_ADD);
@@ -237,6 +246,7 @@ static void tier_disk_leave(struct work_struct *work)
 	mutex_lock(&t->lock);
 	list_del(&d->link);
 	t->nr_disks--;
+	atomic_inc(&tier_gen);
 	dfkv_flush_apply_workers(t);
 	mutex_unlock(&t->lock);
 	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_DEL);

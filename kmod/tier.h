@@ -88,5 +88,12 @@ int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 				     u32 pos);
 int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers);
+/*
+ * Bumped whenever a disk joins or leaves the list of any node's tier (of
+ * any network namespace), under that tier's lock: with the nodes' own
+ * generation, the disk dump's (an unrelated change only makes a reader
+ * retry, a missed one cannot happen).
+ */
+u32 dfkv_tier_gen(void);
 
 #endif /* _DFKV_TIER_H */
