@@ -31,8 +31,6 @@
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
-#include <linux/bvec.h>
-#include <linux/highmem.h>
 #include <linux/wait_bit.h>
 #include <linux/delay.h>
 #include <linux/timekeeping.h>
