@@ -56,18 +56,22 @@ static int fill_disk_stats(struct sk_buff *skb, struct dfkv_disk *d)
 	return 0;
 }
 
+/* A disk's message; in a dump (cb) checked against the dump's generation. */
 static int fill_disk(struct sk_buff *skb, struct dfkv_node *node,
-		     struct dfkv_disk *d, u32 portid, u32 seq, int flags,
-		     u8 cmd, u32 event)
+		     struct dfkv_disk *d, u32 portid, u32 seq,
+		     struct netlink_callback *cb, u8 cmd, u32 event)
 {
 	char reason[sizeof(d->reason)];
 	u32 state = READ_ONCE(d->state);
 	unsigned long irqflags;
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family, flags, cmd);
+	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
+			  cb ? NLM_F_MULTI : 0, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
 	/* dfkv_disk_fail() takes fail_lock in bio completion too */
 	spin_lock_irqsave(&d->fail_lock, irqflags);
 	strscpy(reason, d->reason, sizeof(reason));
@@ -103,7 +107,7 @@ void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
 		return;
-	if (fill_disk(skb, node, d, 0, 0, 0, DFKV_CMD_DISK_EVENT, event)) {
+	if (fill_disk(skb, node, d, 0, 0, NULL, DFKV_CMD_DISK_EVENT, event)) {
 		nlmsg_free(skb);
 		return;
 	}
@@ -206,7 +210,7 @@ int dfkv_nl_disk_get_doit(struct sk_buff *skb, struct genl_info *info)
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (msg) {
 		err = fill_disk(msg, node, d, info->snd_portid, info->snd_seq,
-				0, DFKV_CMD_DISK_GET, 0);
+				NULL, DFKV_CMD_DISK_GET, 0);
 		if (!err)
 			err = genlmsg_reply(msg, info);
 		else
@@ -221,7 +225,10 @@ out:
 /*
  * Disk dump: cb->args[0] is the index of the node, cb->args[1] that of
  * the disk in it, both of what was already sent; an optional NODE_NAME
- * restricts it to one node.
+ * restricts it to one node.  Nodes or disks coming or going between two
+ * calls (the nodes' generation and dfkv_tier_gen(), read at the start of
+ * each call: the call after a change sees it) set NLM_F_DUMP_INTR on the
+ * next message, the final NLMSG_DONE included: the reader retries.
  */
 int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -233,6 +240,7 @@ int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int err = 0;
 
 	mutex_lock(&dn->lock);
+	cb->seq = dn->gen + dfkv_tier_gen();
 	list_for_each_entry(node, &dn->nodes, list) {
 		struct dfkv_disk *d;
 
@@ -248,7 +256,7 @@ int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 					       cb->args[1]))) {
 			err = fill_disk(skb, node, d,
 					NETLINK_CB(cb->skb).portid,
-					cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					cb->nlh->nlmsg_seq, cb,
 					DFKV_CMD_DISK_GET, 0);
 			dfkv_disk_put(d);
 			if (err)

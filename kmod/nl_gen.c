@@ -30,9 +30,24 @@ static struct netlink_range_validation dfkv_a_node_max_value_range __ro_after_in
 	.max	= DFKV_MAX_VALUE_LIMIT,
 };
 
+static struct netlink_range_validation dfkv_a_node_first_request_ms_range __ro_after_init = {
+	.min	= 0,
+	.max	= 3600000,
+};
+
+static struct netlink_range_validation dfkv_a_node_idle_ms_range __ro_after_init = {
+	.min	= 0,
+	.max	= 86400000,
+};
+
 static struct netlink_range_validation dfkv_a_node_frame_ms_range __ro_after_init = {
 	.min	= 1000,
 	.max	= 3600000,
+};
+
+static struct netlink_range_validation dfkv_a_node_min_rate_range __ro_after_init = {
+	.min	= 0,
+	.max	= 1073741824,
 };
 
 static struct netlink_range_validation dfkv_a_disk_extent_bytes_range __ro_after_init = {
@@ -50,8 +65,10 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1]
 	[DFKV_A_NODE_FLAGS] = NLA_POLICY_MASK(NLA_U32, 0x3),
 	[DFKV_A_NODE_STATE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_STATE_UP,
 					       DFKV_NODE_STATE_UNHEALTHY),
-	[DFKV_A_NODE_FIRST_REQUEST_MS] = { .type = NLA_U32, },
-	[DFKV_A_NODE_IDLE_MS] = { .type = NLA_U32, },
+	[DFKV_A_NODE_FIRST_REQUEST_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							       &dfkv_a_node_first_request_ms_range),
+	[DFKV_A_NODE_IDLE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
+						      &dfkv_a_node_idle_ms_range),
 	[DFKV_A_NODE_MAX_CONNS] = NLA_POLICY_MIN(NLA_U32, 1),
 	[DFKV_A_NODE_TIER_POLICY] = NLA_POLICY_RANGE(NLA_U32,
 						     DFKV_TIER_WRITEBACK,
@@ -67,7 +84,8 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1]
 	[DFKV_A_NODE_TENANT_QUOTA] = { .type = NLA_U64, },
 	[DFKV_A_NODE_FRAME_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
 						       &dfkv_a_node_frame_ms_range),
-	[DFKV_A_NODE_MIN_RATE] = { .type = NLA_U32, },
+	[DFKV_A_NODE_MIN_RATE] = NLA_POLICY_FULL_RANGE(NLA_U32,
+						       &dfkv_a_node_min_rate_range),
 };
 
 /* DFKV_CMD_NODE_DEL - do, DFKV_CMD_NODE_GET - do/dump */

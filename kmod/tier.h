@@ -2,11 +2,12 @@
 /*
  * The disks of a node below its store: the list of disks and their ring
  * (which disk a block goes to), the write policy, the dirty-byte
- * watermark, the flush workers, and what the store hands down through
- * its dfkv_store_lower_ops: flushing dirty entries, cold reads into RAM,
- * the disks' recency lists and eviction, rebuilding the index from a
- * disk and dropping a disk's entries.  The only user of disk.c and
- * ondisk.c; the store never calls into this file.
+ * watermark, and what the store hands down through its
+ * dfkv_store_lower_ops: cold reads into RAM, the disks' recency lists,
+ * rebuilding the index from a disk and dropping a disk's entries; the
+ * flush of dirty entries and its workers are the flush engine's
+ * (flush.h), which reads this struct.  With flush.c, the only user of
+ * disk.c and ondisk.c; the store never calls into this file.
  */
 #ifndef _DFKV_TIER_H
 #define _DFKV_TIER_H
@@ -87,5 +88,12 @@ int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 				     u32 pos);
 int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers);
+/*
+ * Bumped whenever a disk joins or leaves the list of any node's tier (of
+ * any network namespace), under that tier's lock: with the nodes' own
+ * generation, the disk dump's (an unrelated change only makes a reader
+ * retry, a missed one cannot happen).
+ */
+u32 dfkv_tier_gen(void);
 
 #endif /* _DFKV_TIER_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The "dfkv" generic netlink family: version, node create/delete/set/get,
- * dumps, tenant stats, latency histograms, events, strict attribute
- * checks with extended-ack messages, CAP_NET_ADMIN for mutations, and
+ * dumps (a disk dump flagged interrupted when a disk leaves during it),
+ * tenant stats, latency histograms, events, strict attribute checks with
+ * extended-ack messages, CAP_NET_ADMIN for mutations, and
  * nodes of two network namespaces kept apart.
  */
 #include <errno.h>
@@ -112,6 +113,45 @@ TEST_F(nl, node_rejections_explain_themselves)
 	EXPECT_NE(NULL, strstr(self->g.errmsg, "no node"));
 	EXPECT_EQ(-1, dfkv_test_stat(&self->g, "t-none", DFKV_STAT_OBJECTS));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-nl"));
+}
+
+/*
+ * The connection limits with a ceiling: NODE_NEW refuses one past it
+ * (ERANGE, the extended ack pointing at the attribute), NODE_SET takes
+ * the ceiling itself.
+ */
+TEST_F(nl, node_limits_past_their_ceiling_are_refused)
+{
+	static const struct {
+		int attr;
+		uint32_t max;
+	} lim[] = {
+		{ DFKV_A_NODE_FIRST_REQUEST_MS, 3600000 },
+		{ DFKV_A_NODE_IDLE_MS, 86400000 },
+		{ DFKV_A_NODE_MIN_RATE, 1U << 30 },
+	};
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	size_t i;
+
+	dfkv_test_node_del(&self->g, "t-lim");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-lim", 4 << 20, 0, 1));
+	for (i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		uint32_t off;
+
+		nlh = dfkv_genl_msg(&self->g, buf, DFKV_CMD_NODE_NEW, 0);
+		mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-lim-new");
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, 4 << 20);
+		off = (char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)nlh;
+		mnl_attr_put_u32(nlh, lim[i].attr, lim[i].max + 1);
+		EXPECT_EQ(-ERANGE, dfkv_genl_talk(&self->g, nlh, NULL, NULL))
+			TH_LOG("attribute %d", lim[i].attr);
+		EXPECT_EQ(off, self->g.erroff) TH_LOG("attribute %d", lim[i].attr);
+		EXPECT_EQ(0, dfkv_test_node_set_u32(&self->g, "t-lim",
+						    lim[i].attr, lim[i].max));
+	}
+	EXPECT_EQ(-ENOENT, dfkv_test_node_del(&self->g, "t-lim-new"));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-lim"));
 }
 
 struct node_seen {
@@ -489,6 +529,98 @@ TEST_F(nl, disk_events_carry_names_and_state_only)
 	dfkv_genl_close(&ev);
 	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
 	EXPECT_EQ(0, system(cmd));
+}
+
+struct dump_run {
+	int datagrams, msgs, intr;
+};
+
+/*
+ * A DISK_GET dump of node on a socket of its own, counting its datagrams,
+ * its disks and the messages (NLMSG_DONE included) flagged
+ * NLM_F_DUMP_INTR.  The first datagram is built while the request is
+ * sent; when del names a disk, it is deleted (through g) before the rest
+ * is read, so the dump's next call sees the change.
+ */
+static int disk_dump_run(struct dfkv_genl *g, const char *node,
+			 const char *del, struct dump_run *r)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct dfkv_genl d;
+	int err, n, done = 0;
+
+	memset(r, 0, sizeof(*r));
+	err = dfkv_genl_open(&d);
+	if (err)
+		return err;
+	nlh = dfkv_genl_msg(&d, buf, DFKV_CMD_DISK_GET, NLM_F_DUMP);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	err = mnl_socket_sendto(d.nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+	if (!err && del)
+		err = dfkv_test_disk_del(g, node, del);
+	while (!err && !done) {
+		n = mnl_socket_recvfrom(d.nl, buf, sizeof(buf));
+		if (n <= 0) {
+			err = n ? -errno : -EIO;
+			break;
+		}
+		r->datagrams++;
+		for (nlh = (struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, n);
+		     nlh = mnl_nlmsg_next(nlh, &n)) {
+			r->intr += !!(nlh->nlmsg_flags & NLM_F_DUMP_INTR);
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				err = -EIO;
+			else if (nlh->nlmsg_type == NLMSG_DONE)
+				done = 1;
+			else
+				r->msgs++;
+		}
+	}
+	dfkv_genl_close(&d);
+	return err;
+}
+
+/*
+ * A disk leaving while a disk dump is under way flags the dump
+ * interrupted (the disk generation), so its reader knows to retry; the
+ * same dump with nothing changing is not.  The node gets disks until its
+ * dump needs more than the one datagram built when it is requested.
+ */
+TEST_F_TIMEOUT(nl, disk_dump_sees_disks_change, 600)
+{
+	char img[64], dev[64], cmd[192];
+	char devs[48][64];
+	struct dump_run r = { 0 };
+	int i, nr = 0;
+
+	dfkv_test_node_del(&self->g, "t-dd");
+	ASSERT_EQ(0, dfkv_test_node_add(&self->g, "t-dd", 4 << 20, 0, 1));
+	while (r.datagrams < 2 && nr < 48) {
+		char name[16];
+
+		snprintf(img, sizeof(img), "/tmp/dfkv-nl-dd%d.img", nr);
+		snprintf(name, sizeof(name), "d%d", nr);
+		ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+		snprintf(devs[nr++], sizeof(devs[0]), "%s", dev);
+		ASSERT_EQ(0, dfkv_test_disk_add(&self->g, "t-dd", dev, name, 1))
+			TH_LOG("%s", self->g.errmsg);
+		ASSERT_EQ(0, disk_dump_run(&self->g, "t-dd", NULL, &r));
+		EXPECT_EQ(nr, r.msgs);
+		EXPECT_EQ(0, r.intr);
+	}
+	ASSERT_LE(2, r.datagrams);
+	ASSERT_EQ(0, disk_dump_run(&self->g, "t-dd", "d0", &r));
+	EXPECT_LE(1, r.intr);
+	ASSERT_EQ(0, disk_dump_run(&self->g, "t-dd", NULL, &r));
+	EXPECT_EQ(nr - 1, r.msgs);
+	EXPECT_EQ(0, r.intr);
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-dd"));
+	for (i = 0; i < nr; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "losetup -d %.63s; rm -f /tmp/dfkv-nl-dd%d.img", devs[i], i);
+		EXPECT_EQ(0, system(cmd));
+	}
 }
 
 TEST_F(nl, events)
