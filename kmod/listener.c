@@ -8,7 +8,7 @@
  * the same lock, taken on accept and release only).  Shutdown sets
  * `closing` under the lock, so nothing is listed after it; it closes the
  * listeners before killing the connections, so none is accepted while it
- * waits for them.  Each connection's deadline work (dfkv_conn_deadline()
+ * waits for them.  Each connection's deadline work (conn_deadline()
  * under the node's limits, with the transport telling what the connection
  * is doing) is here too, so neither transport spells it out.
  */
@@ -18,6 +18,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/lockdep.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <net/genetlink.h>
 
 #include "listener.h"
@@ -280,6 +283,78 @@ void dfkv_listeners_conn_del(struct dfkv_listeners *ls,
 	wake_up(&ls->conns_gone);
 }
 
+/* Bring *due forward to t if t comes first. */
+static void due_by(unsigned long *due, unsigned long t)
+{
+	if (time_before(t, *due))
+		*due = t;
+}
+
+/*
+ * A frame being received or a reply being sent must move min_rate bytes a
+ * second over each grace period (from the first check that saw one in
+ * progress); one that ends meanwhile leaves the window running, counting
+ * the next one's bytes.
+ */
+static bool rate_too_low(const struct dfkv_conn_limits *lim,
+			 struct dfkv_conn_clock *ck, unsigned long now)
+{
+	u64 rate = READ_ONCE(lim->min_rate), got = READ_ONCE(ck->bytes);
+
+	if (!rate) {
+		ck->win_open = false;
+		return false;
+	}
+	if (ck->win_open && time_before(now, ck->win_start +
+					msecs_to_jiffies(DFKV_MIN_RATE_GRACE_MS)))
+		return false;
+	if (ck->win_open &&
+	    got - ck->win_bytes < div_u64(rate * DFKV_MIN_RATE_GRACE_MS, 1000))
+		return true;
+	ck->win_open = true;
+	ck->win_start = now;
+	ck->win_bytes = got;
+	return false;
+}
+
+/*
+ * The deadlines of SPEC.md section 2 under the node's limits, from the
+ * connection's deadline work: the first request within first_request_ms
+ * of accept, nothing idle past idle_ms, a started frame whole within
+ * frame_ms of its first byte, a reply never stalled for frame_ms, and
+ * either moving at min_rate over each grace period.  True: drop the
+ * connection now (the caller counts it); else *delay is when to look
+ * again (at most 1 s).
+ */
+static bool conn_deadline(const struct dfkv_conn_limits *lim,
+			  struct dfkv_conn_clock *ck, enum dfkv_conn_phase phase,
+			  unsigned long *delay)
+{
+	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
+	unsigned long frame = msecs_to_jiffies(max_t(u32, DFKV_FRAME_MS_MIN,
+						     READ_ONCE(lim->frame_ms)));
+	unsigned long last = READ_ONCE(ck->last_active);
+	unsigned long now = jiffies, due = now + HZ;
+
+	if (first && !READ_ONCE(ck->got_request))
+		due_by(&due, ck->accepted + first);
+	if (idle)
+		due_by(&due, last + idle);
+	if (phase == DFKV_CONN_RX)
+		due_by(&due, READ_ONCE(ck->frame_start) + frame);
+	else if (phase == DFKV_CONN_TX)
+		due_by(&due, last + frame);
+	if (time_after_eq(now, due))
+		return true;
+	if (phase == DFKV_CONN_WAIT)
+		ck->win_open = false;
+	else if (rate_too_low(lim, ck, now))
+		return true;
+	*delay = max(due - now, 1UL);
+	return false;
+}
+
 void dfkv_conn_deadline_work(struct work_struct *work)
 {
 	struct dfkv_conn_core *cc = container_of(to_delayed_work(work),
@@ -287,7 +362,7 @@ void dfkv_conn_deadline_work(struct work_struct *work)
 						 deadline_work);
 	unsigned long delay;
 
-	if (dfkv_conn_deadline(cc->limits, &cc->clk, cc->phase(cc), &delay)) {
+	if (conn_deadline(cc->limits, &cc->clk, cc->phase(cc), &delay)) {
 		if (dfkv_conn_kill(cc))
 			atomic64_inc(&cc->limits->deadline_drops[cc->kind]);
 		return;

@@ -5,16 +5,10 @@
  * table only changes at module init and exit, when no node exists, so it
  * is read without a lock.  Loops go by kind (TCP, then RDMA); a node's
  * sides are shut down in that order too, each one's listeners, then its
- * connections; a listener's removal is the same for every kind.  The
- * deadlines a connection is held to under the node's limits
- * (dfkv_conn_deadline(), which listener.c's deadline work runs for every
- * connection) are here too.
+ * connections; a listener's removal is the same for every kind.
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
-#include <linux/jiffies.h>
-#include <linux/math64.h>
-#include <linux/minmax.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
 
@@ -129,67 +123,4 @@ int dfkv_transports_fill_stats(struct sk_buff *skb, struct dfkv_node *node)
 			return err;
 	}
 	return 0;
-}
-
-/* Bring *due forward to t if t comes first. */
-static void due_by(unsigned long *due, unsigned long t)
-{
-	if (time_before(t, *due))
-		*due = t;
-}
-
-/*
- * A frame being received or a reply being sent must move min_rate bytes a
- * second over each grace period (from the first check that saw one in
- * progress); one that ends meanwhile leaves the window running, counting
- * the next one's bytes.
- */
-static bool rate_too_low(const struct dfkv_conn_limits *lim,
-			 struct dfkv_conn_clock *ck, unsigned long now)
-{
-	u64 rate = READ_ONCE(lim->min_rate), got = READ_ONCE(ck->bytes);
-
-	if (!rate) {
-		ck->win_open = false;
-		return false;
-	}
-	if (ck->win_open && time_before(now, ck->win_start +
-					msecs_to_jiffies(DFKV_MIN_RATE_GRACE_MS)))
-		return false;
-	if (ck->win_open &&
-	    got - ck->win_bytes < div_u64(rate * DFKV_MIN_RATE_GRACE_MS, 1000))
-		return true;
-	ck->win_open = true;
-	ck->win_start = now;
-	ck->win_bytes = got;
-	return false;
-}
-
-bool dfkv_conn_deadline(const struct dfkv_conn_limits *lim,
-			struct dfkv_conn_clock *ck, enum dfkv_conn_phase phase,
-			unsigned long *delay)
-{
-	unsigned long first = msecs_to_jiffies(READ_ONCE(lim->first_request_ms));
-	unsigned long idle = msecs_to_jiffies(READ_ONCE(lim->idle_ms));
-	unsigned long frame = msecs_to_jiffies(max_t(u32, DFKV_FRAME_MS_MIN,
-						     READ_ONCE(lim->frame_ms)));
-	unsigned long last = READ_ONCE(ck->last_active);
-	unsigned long now = jiffies, due = now + HZ;
-
-	if (first && !READ_ONCE(ck->got_request))
-		due_by(&due, ck->accepted + first);
-	if (idle)
-		due_by(&due, last + idle);
-	if (phase == DFKV_CONN_RX)
-		due_by(&due, READ_ONCE(ck->frame_start) + frame);
-	else if (phase == DFKV_CONN_TX)
-		due_by(&due, last + frame);
-	if (time_after_eq(now, due))
-		return true;
-	if (phase == DFKV_CONN_WAIT)
-		ck->win_open = false;
-	else if (rate_too_low(lim, ck, now))
-		return true;
-	*delay = max(due - now, 1UL);
-	return false;
 }

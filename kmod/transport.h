@@ -77,7 +77,7 @@ static inline void dfkv_conn_clock_moved(struct dfkv_conn_clock *ck, u64 n)
 	WRITE_ONCE(ck->bytes, ck->bytes + n);
 }
 
-/* What a connection is doing, for dfkv_conn_deadline(). */
+/* What a connection is doing, for its deadlines (listener.c). */
 enum dfkv_conn_phase {
 	DFKV_CONN_WAIT,		/* between frames, or a PUT follower parked */
 	DFKV_CONN_RX,		/* a frame started and is not all in */
@@ -91,19 +91,6 @@ static inline void dfkv_conn_clock_init(struct dfkv_conn_clock *ck,
 	ck->accepted = now;
 	ck->last_active = now;
 }
-
-/*
- * The deadlines of SPEC.md section 2 under the node's limits, from the
- * connection's deadline work: the first request within first_request_ms
- * of accept, nothing idle past idle_ms, a started frame whole within
- * frame_ms of its first byte, a reply never stalled for frame_ms, and
- * either moving at min_rate over each grace period.  True: drop the
- * connection now (the caller counts it); else *delay is when to look
- * again (at most 1 s).
- */
-bool dfkv_conn_deadline(const struct dfkv_conn_limits *lim,
-			struct dfkv_conn_clock *ck, enum dfkv_conn_phase phase,
-			unsigned long *delay);
 
 struct dfkv_transport_ops {
 	u32 kind;			/* enum dfkv_listener_kind */
