@@ -20,6 +20,9 @@
 #   make nlgen        regenerate the code generated from uapi/dfkv.yaml
 #                     (and the Python error codes from lib/dfkv.h)
 #   make bench        benchmarks in a VM (table + build/bench.json)
+#   make fleet-sim    the membership directory at fleet scale, on the host:
+#                     etcd, 3 mdsd, simulated agents and clients, libdfkv's
+#                     ring (table + build/fleet-sim.json; FLEET_ARGS)
 #   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM
 #   make install      module (to /lib/modules), library, headers, tools
@@ -38,7 +41,7 @@ VM_RUN := tools/vm/vm-run
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
 .PHONY: all module lib tools selftests ksrc deps unit vmtest module-debug vmtest-debug check check-connectors lint nlgen tidy cppcheck \
-	demo bench soak fuzz vm-shell install dkms-install clean
+	demo bench fleet-sim soak fuzz vm-shell install dkms-install clean
 
 all: module lib tools selftests
 
@@ -177,6 +180,12 @@ lint: ksrc tidy cppcheck
 demo: all
 	$(VM_RUN) --disk 256M -- tools/demo --transport $(or $(TRANSPORT),tcp)
 	tools/demo-connector
+
+# Native, not in a VM and not in `make check`: tools/bench/fleet-sim
+# --help lists FLEET_ARGS (--agents, --clients, --duration, ...).
+fleet-sim: lib tools
+	$(MAKE) -C tools/bench $(CURDIR)/build/bench/fleet-ring
+	tools/bench/fleet-sim --json build/fleet-sim.json $(FLEET_ARGS)
 
 # The VM stage (tools/bench/run), then the connectors on the host against
 # a VM of their own (tools/bench/connectors: "connectors" in the JSON).
