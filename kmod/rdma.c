@@ -25,9 +25,12 @@
  * address's receive caps as on TCP (ops->admit_recv); GET data is RDMA
  * WRITTEN from the pinned entry's pages, followed by the SEND of the
  * reply (RC ordering makes the data visible first).
- * Transfers go in rounds of at most RW_WRS work requests so the send queue
- * is sized by the depth, whatever the value size.  Small values, key lists
- * and non-GET reply data ride inline in the SENDs.
+ * Transfers go through the kernel's RDMA R/W API (rdma_rw_ctx_*, as
+ * nvmet-rdma does): in rounds of at most RW_CTXS descriptor parts, one
+ * context each, so the send queue is sized by the depth, whatever the
+ * value size; the API maps the pages and registers MRs on a device that
+ * needs them.  Small values, key lists and non-GET reply data ride
+ * inline in the SENDs.
  *
  * A connect request takes a slot under the node's connection limit
  * (max_conns, counted per transport) before anything of the connection
@@ -56,6 +59,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
+#include <linux/scatterlist.h>
 
 #include "compat.h"
 #include "rdma.h"
@@ -65,8 +70,11 @@
 #include "wire.h"
 
 #define RDMA_DEPTH_DEFAULT	32
-/* READ/WRITE work requests of one transfer round, and their SGEs. */
-#define RW_WRS			8
+/*
+ * One transfer round: at most RW_CTXS pieces (a descriptor's part each,
+ * an rdma_rw context), RW_SGES page segments in all.
+ */
+#define RW_CTXS			8
 #define RW_SGES			128
 #define RW_SGE_PER_WR		16
 /*
@@ -151,7 +159,6 @@ struct rdma_cmd {
 	struct rdma_conn *conn;
 	struct list_head free;		/* conn->free_cmds */
 	struct work_struct work;
-	struct ib_cqe rw_cqe;		/* a round's inner work requests */
 	struct ib_cqe rw_last_cqe;	/* a round's last (signaled) one */
 	struct ib_cqe send_cqe;
 	enum cmd_state state;
@@ -162,9 +169,6 @@ struct rdma_cmd {
 	u32 ndesc;
 	const u8 *desc;			/* in recv->buf */
 	u64 desc_total;
-	u64 buf_dma;			/* req.rx_buf, while buf_mapped */
-	bool buf_mapped;
-
 	/* a transfer: READ into req.put.e or buf, or WRITE from req.rd.e */
 	struct list_head reading;	/* conn->reading, while READing */
 	unsigned long read_since;	/* jiffies: its READ started */
@@ -175,11 +179,13 @@ struct rdma_cmd {
 	u32 d_idx;
 	u64 d_off;
 	int xfer_err;
-	u32 nmap;
-	u64 map_addr[RW_SGES];
-	u32 map_len[RW_SGES];
-	struct ib_rdma_wr wrs[RW_WRS];
-	struct ib_sge sges[RW_SGES];
+	bool xfer_buf;			/* READ into req.rx_buf */
+	/* the round in flight: its rdma_rw contexts over their sg lists */
+	u32 nctx;
+	struct rdma_rw_ctx ctx[RW_CTXS];
+	u32 ctx_sg[RW_CTXS];		/* a context's first entry of sgl */
+	u32 ctx_nsg[RW_CTXS];
+	struct scatterlist sgl[RW_SGES];
 	struct bio_vec bv[RW_SGES];
 
 	/* the reply */
@@ -381,89 +387,95 @@ static void reply(struct rdma_cmd *cmd, u32 inl)
 
 /* ---------------------------------------------------------- transfers */
 
-static void round_unmap(struct rdma_cmd *cmd)
+static enum dma_data_direction round_dir(struct rdma_cmd *cmd)
 {
-	struct ib_device *ibdev = conn_ibdev(cmd->conn);
-	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
-		DMA_FROM_DEVICE;
-	u32 i;
-
-	for (i = 0; i < cmd->nmap; i++)
-		ib_dma_unmap_page(ibdev, cmd->map_addr[i], cmd->map_len[i], dir);
-	cmd->nmap = 0;
+	return cmd->xfer_write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 }
 
-/* Build and post the next round of the transfer; 0 or -errno. */
+/* The round's contexts are done with (completed, flushed, never posted). */
+static void round_destroy(struct rdma_cmd *cmd)
+{
+	struct rdma_conn *conn = cmd->conn;
+	u32 i;
+
+	for (i = 0; i < cmd->nctx; i++)
+		rdma_rw_ctx_destroy(&cmd->ctx[i], conn->qp, conn->cm_id->port_num,
+				    &cmd->sgl[cmd->ctx_sg[i]], cmd->ctx_nsg[i],
+				    round_dir(cmd));
+	cmd->nctx = 0;
+}
+
+/*
+ * The segments of the transfer's next want bytes from planned on, into
+ * cmd->sgl from entry first, at most room of them: their number, and in
+ * *covered the bytes they hold (0: nothing to map).
+ */
+static u32 round_map(struct rdma_cmd *cmd, u64 planned, u64 want, u32 first,
+		     u32 room, size_t *covered)
+{
+	struct dfkv_req *req = &cmd->req;
+	unsigned int nr, i;
+
+	if (cmd->xfer_buf) {
+		sg_set_buf(&cmd->sgl[first], req->rx_buf + planned, want);
+		*covered = want;
+		return 1;
+	}
+	nr = dfkv_req_map(req, planned, want, cmd->bv, room, covered);
+	for (i = 0; i < nr; i++)
+		sg_set_page(&cmd->sgl[first + i], cmd->bv[i].bv_page,
+			    cmd->bv[i].bv_len, cmd->bv[i].bv_offset);
+	return nr;
+}
+
+/*
+ * Build and post the next round of the transfer: one rdma_rw context per
+ * descriptor part (the kernel's RDMA R/W API maps the pages and, on a
+ * device that needs them, registers MRs), chained, the last signaled.
+ * 0 or -errno.
+ */
 static int round_post(struct rdma_cmd *cmd)
 {
 	struct rdma_conn *conn = cmd->conn;
-	struct ib_device *ibdev = conn_ibdev(conn);
 	struct rdma_node *rn = rdma_node(conn->node);
-	enum dma_data_direction dir = cmd->xfer_write ? DMA_TO_DEVICE :
-		DMA_FROM_DEVICE;
-	u32 lkey = conn->dev->pd->local_dma_lkey;
+	u32 port = conn->cm_id->port_num;
 	u32 per_wr = cmd->xfer_write ? conn->sge_wr : conn->sge_rd;
 	u64 planned = cmd->xfer_done, end = cmd->xfer_total;
-	u32 nwr = 0, nsge = 0, i;
-	int err = 0;
+	struct ib_send_wr *first_wr = NULL;
+	u32 nwr = 0, nsg = 0;
+	int err = 0, k;
 
 	/* a PUT's value, only as far as its entry has RAM yet */
-	if (!cmd->xfer_write && !cmd->buf_mapped)
+	if (!cmd->xfer_write && !cmd->xfer_buf)
 		end = min(end, cmd->req.put.reserved);
-	while (planned < end && nwr < RW_WRS && nsge < RW_SGES) {
+	sg_init_table(cmd->sgl, RW_SGES);
+	while (planned < end && cmd->nctx < RW_CTXS && nsg < RW_SGES) {
 		const u8 *d = cmd->desc + (size_t)cmd->d_idx * DFKV_RDMA_DESC_LEN;
 		u32 dlen = get_unaligned_le32(d + DFKV_RDMA_DESC_BYTES);
 		u64 want = min_t(u64, dlen - cmd->d_off, end - planned);
-		u32 room = min_t(u32, per_wr, RW_SGES - nsge), first = nsge;
-		struct ib_rdma_wr *wr = &cmd->wrs[nwr];
+		u32 n, c = cmd->nctx;
 		size_t covered;
 
-		if (cmd->buf_mapped) {
-			cmd->sges[nsge].addr = cmd->buf_dma + planned;
-			cmd->sges[nsge].length = want;
-			cmd->sges[nsge].lkey = lkey;
-			nsge++;
-			covered = want;
-		} else {
-			unsigned int nr;
-
-			nr = dfkv_req_map(&cmd->req, planned, want, cmd->bv,
-					  room, &covered);
-			if (!covered) {
-				err = -EIO;
-				break;
-			}
-			for (i = 0; i < nr; i++) {
-				u64 a = ib_dma_map_page(ibdev, cmd->bv[i].bv_page,
-							cmd->bv[i].bv_offset,
-							cmd->bv[i].bv_len, dir);
-
-				if (ib_dma_mapping_error(ibdev, a)) {
-					err = -ENOMEM;
-					break;
-				}
-				cmd->map_addr[cmd->nmap] = a;
-				cmd->map_len[cmd->nmap++] = cmd->bv[i].bv_len;
-				cmd->sges[nsge].addr = a;
-				cmd->sges[nsge].length = cmd->bv[i].bv_len;
-				cmd->sges[nsge].lkey = lkey;
-				nsge++;
-			}
-			if (err)
-				break;
+		n = round_map(cmd, planned, want, nsg,
+			      min_t(u32, per_wr, RW_SGES - nsg), &covered);
+		if (!covered) {
+			err = -EIO;
+			break;
 		}
-		memset(wr, 0, sizeof(*wr));
-		wr->wr.opcode = cmd->xfer_write ? IB_WR_RDMA_WRITE :
-			IB_WR_RDMA_READ;
-		wr->wr.wr_cqe = &cmd->rw_cqe;
-		wr->wr.sg_list = &cmd->sges[first];
-		wr->wr.num_sge = nsge - first;
-		wr->remote_addr = get_unaligned_le64(d + DFKV_RDMA_DESC_ADDR) +
-			cmd->d_off;
-		wr->rkey = get_unaligned_le32(d + DFKV_RDMA_DESC_RKEY);
-		if (nwr)
-			cmd->wrs[nwr - 1].wr.next = &wr->wr;
-		nwr++;
+		err = rdma_rw_ctx_init(&cmd->ctx[c], conn->qp, port,
+				       &cmd->sgl[nsg], n, 0,
+				       get_unaligned_le64(d + DFKV_RDMA_DESC_ADDR) +
+				       cmd->d_off,
+				       get_unaligned_le32(d + DFKV_RDMA_DESC_RKEY),
+				       round_dir(cmd));
+		if (err < 0)
+			break;
+		nwr += err;
+		err = 0;
+		cmd->ctx_sg[c] = nsg;
+		cmd->ctx_nsg[c] = n;
+		cmd->nctx++;
+		nsg += n;
 		planned += covered;
 		cmd->d_off += covered;
 		if (cmd->d_off == dlen) {
@@ -471,14 +483,16 @@ static int round_post(struct rdma_cmd *cmd)
 			cmd->d_off = 0;
 		}
 	}
-	if (!err && !nwr)
+	if (!err && !cmd->nctx)
 		err = -EIO;
 	if (err) {
-		round_unmap(cmd);
+		round_destroy(cmd);
 		return err;
 	}
-	cmd->wrs[nwr - 1].wr.send_flags = IB_SEND_SIGNALED;
-	cmd->wrs[nwr - 1].wr.wr_cqe = &cmd->rw_last_cqe;
+	/* chained back to front: the last context's last WR is signaled */
+	for (k = cmd->nctx - 1; k >= 0; k--)
+		first_wr = rdma_rw_ctx_wrs(&cmd->ctx[k], conn->qp, port,
+					   &cmd->rw_last_cqe, first_wr);
 	cmd->round_bytes = planned - cmd->xfer_done;
 	cmd->state = CMD_XFER;
 
@@ -486,13 +500,13 @@ static int round_post(struct rdma_cmd *cmd)
 	if (conn->dead)
 		err = -ESHUTDOWN;
 	else
-		err = ib_post_send(conn->qp, &cmd->wrs[0].wr, NULL);
+		err = ib_post_send(conn->qp, first_wr, NULL);
 	if (!err)
 		conn->posted++;
 	spin_unlock(&conn->lock);
 	if (err) {
 		/* nothing of the round went out (rxe, mlx: all or the head) */
-		round_unmap(cmd);
+		round_destroy(cmd);
 		return err;
 	}
 	if (cmd->xfer_write) {
@@ -514,19 +528,6 @@ static void count_wc_error(struct rdma_conn *conn, struct ib_wc *wc)
 	}
 }
 
-/* An inner work request of a round: completes only when it failed. */
-static void rw_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdma_cmd *cmd = container_of(wc->wr_cqe, struct rdma_cmd,
-					    rw_cqe);
-
-	if (wc->status != IB_WC_SUCCESS) {
-		count_wc_error(cmd->conn, wc);
-		cmd->xfer_err = -EIO;
-		conn_kill(cmd->conn);
-	}
-}
-
 /* The last work request of a round: the round is over either way. */
 static void rw_last_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -534,7 +535,7 @@ static void rw_last_done(struct ib_cq *cq, struct ib_wc *wc)
 					    rw_last_cqe);
 	struct rdma_conn *conn = cmd->conn;
 
-	round_unmap(cmd);
+	round_destroy(cmd);
 	spin_lock(&conn->lock);
 	conn->posted--;
 	if (wc->status == IB_WC_SUCCESS)
@@ -659,7 +660,7 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 	bool failed = cmd->xfer_err;
 
 	if (!failed && cmd->xfer_done < cmd->xfer_total) {
-		if (!cmd->xfer_write && !cmd->buf_mapped &&
+		if (!cmd->xfer_write && !cmd->xfer_buf &&
 		    cmd->xfer_done == req->put.reserved &&
 		    !dfkv_req_recv_more(req)) {
 			reading_del(cmd);
@@ -671,11 +672,7 @@ static void cmd_xfer_next(struct rdma_cmd *cmd)
 		failed = true;
 	}
 	reading_del(cmd);
-	if (cmd->buf_mapped) {
-		ib_dma_unmap_single(conn_ibdev(cmd->conn), cmd->buf_dma,
-				    req->payload_len, DMA_FROM_DEVICE);
-		cmd->buf_mapped = false;
-	}
+	cmd->xfer_buf = false;
 	if (req->op == DFKV_OP_GET) {
 		dfkv_req_sent(req, !failed);
 		reply(cmd, 0);
@@ -743,20 +740,11 @@ static int put_copy_inline(struct dfkv_req *req)
 /* RDMA READ a payload into the request's buffer. */
 static void read_payload(struct rdma_cmd *cmd)
 {
-	struct ib_device *ibdev = conn_ibdev(cmd->conn);
 	struct dfkv_req *req = &cmd->req;
 
-	cmd->buf_dma = ib_dma_map_single(ibdev, req->rx_buf, req->payload_len,
-					 DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(ibdev, cmd->buf_dma)) {
-		dfkv_req_exec(req, -ENOMEM);
-		return;
-	}
-	cmd->buf_mapped = true;
+	cmd->xfer_buf = true;
 	if (!xfer_start(cmd, false, req->payload_len)) {
-		ib_dma_unmap_single(ibdev, cmd->buf_dma, req->payload_len,
-				    DMA_FROM_DEVICE);
-		cmd->buf_mapped = false;
+		cmd->xfer_buf = false;
 		dfkv_req_exec(req, -EIO);
 	}
 }
@@ -913,12 +901,9 @@ static void cmd_cleanup(struct rdma_cmd *cmd)
 {
 	struct ib_device *ibdev = conn_ibdev(cmd->conn);
 
-	round_unmap(cmd);
+	round_destroy(cmd);
 	reading_del(cmd);
-	if (cmd->buf_mapped)
-		ib_dma_unmap_single(ibdev, cmd->buf_dma, cmd->req.payload_len,
-				    DMA_FROM_DEVICE);
-	cmd->buf_mapped = false;
+	cmd->xfer_buf = false;
 	if (cmd->tx_mapped)
 		ib_dma_unmap_single(ibdev, cmd->tx_dma, cmd->tx_len,
 				    DMA_TO_DEVICE);
@@ -1003,7 +988,6 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 		INIT_WORK(&cmd->work, cmd_work);
 		INIT_LIST_HEAD(&cmd->reading);
 		dfkv_req_init(&cmd->req, &conn->sess, &rdma_req_ops);
-		cmd->rw_cqe.done = rw_done;
 		cmd->rw_last_cqe.done = rw_last_done;
 		cmd->send_cqe.done = send_done;
 		cmd->send_wr.opcode = IB_WR_SEND;
@@ -1166,8 +1150,8 @@ static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	depth = min_t(u32, depth, DFKV_RDMA_DEPTH_MAX);
 	/* the send queue holds a round of each request and each reply */
 	while (depth > 1 &&
-	       (depth * (RW_WRS + 2) + 1 > (u32)at->max_qp_wr ||
-		depth * (RW_WRS + 3) + 2 > (u32)at->max_cqe))
+	       (depth * (RW_CTXS + 2) + 1 > (u32)at->max_qp_wr ||
+		depth * (RW_CTXS + 3) + 2 > (u32)at->max_cqe))
 		depth /= 2;
 	conn->depth = depth;
 	conn->nr_cmds = 2 * depth;
@@ -1180,7 +1164,7 @@ static void conn_negotiate(struct rdma_conn *conn, struct ib_device *ibdev,
 	conn->sge_rd = min_t(u32, conn->sge_wr, at->max_sge_rd);
 	if (!conn->sge_rd)
 		conn->sge_rd = 1;
-	sq = depth * RW_WRS + conn->nr_cmds;
+	sq = depth * RW_CTXS + conn->nr_cmds;
 	conn->cq_size = depth + sq + 2;
 }
 
@@ -1204,7 +1188,9 @@ static int conn_create_qp(struct rdma_conn *conn, struct rdma_cm_id *id)
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
 	qa.port_num = id->port_num;
-	qa.cap.max_send_wr = conn->depth * RW_WRS + conn->nr_cmds + 1;
+	/* the sends; the core adds what the rdma_rw contexts need */
+	qa.cap.max_send_wr = conn->nr_cmds + 1;
+	qa.cap.max_rdma_ctxs = conn->depth * RW_CTXS;
 	qa.cap.max_recv_wr = conn->depth + 1;
 	qa.cap.max_send_sge = max_t(u32, conn->sge_wr, 2);
 	qa.cap.max_recv_sge = 1;
