@@ -576,6 +576,7 @@ TEST_F_TIMEOUT(faults, auth_under_failing_allocations, 600)
 	EXPECT_LT(0, busy);
 	/* afterwards: granted at once, served exact */
 	EXPECT_EQ(0, auth_session(_metadata, self, AUTH_CONNS));
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_CONNS, 0, 0));
 	/* nothing of the refused sessions' nor of TB's was stored */
 	dev = dfkv_test_open(NODE);
 	ASSERT_LE(0, dev);
@@ -717,6 +718,9 @@ TEST_F_TIMEOUT(faults, rdma_connects_under_failing_allocations, 900)
 	EXPECT_GT(RDMA_CONNS, ok);
 	/* afterwards the node serves RDMA clients */
 	EXPECT_EQ(2, rdma_rounds(self, RDMA_CONNS, RDMA_CONNS + 2));
+	/* and every connection, refused or served, gave its slot back */
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_RDMA_CONNS,
+					0, 0));
 }
 
 /* Make every request to block device dev (/dev/loopN) subject to faults. */
