@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +547,31 @@ static int auth_session(struct __test_metadata *_metadata,
 	return busy;
 }
 
+/*
+ * A proof of zeros, its reply waited for without a limit: the node's
+ * first proof since boot instantiates the kernel's hmac(sha256) and runs
+ * its self-tests, seconds on the debug kernel under emulation (more than
+ * the raw client's 5 s).  Its status.
+ */
+static int first_proof(void)
+{
+	uint8_t hs[DFKV_HS_LEN], proof[DFKV_AUTH_PROOF_LEN] = { 0 };
+	struct dfkv_key k = { .tenant = TA };
+	int st = -1, fd = dfkv_test_tcp_connect(PORT);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct dfkv_test_resp r;
+
+	if (fd < 0)
+		return -1;
+	if (dfkv_test_hello(fd, NODE, hs, NULL) == DFKV_STATUS_OK &&
+	    !dfkv_test_tcp_send(fd, DFKV_OP_AUTH, &k, 0, 0, proof,
+				sizeof(proof)) &&
+	    poll(&p, 1, -1) == 1 && !dfkv_test_tcp_recv(fd, &r, NULL, 0))
+		st = r.status;
+	close(fd);
+	return st;
+}
+
 TEST_F_TIMEOUT(faults, auth_under_failing_allocations, 600)
 {
 	uint8_t s[DFKV_TENANT_SECRET_LEN];
@@ -560,6 +586,7 @@ TEST_F_TIMEOUT(faults, auth_under_failing_allocations, 600)
 	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TA, s, sizeof(s),
 					  NULL)) TH_LOG("%s", self->g.errmsg);
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	ASSERT_EQ(DFKV_STATUS_FORBIDDEN, first_proof());
 	ASSERT_EQ(0, inject("dfkv_tenant_prove", ENOMEM_RET))
 		TH_LOG("dfkv_tenant_prove is not open to error injection");
 	ASSERT_EQ(0, inject("dfkv_arena_bind", ENOMEM_RET));
