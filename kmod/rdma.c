@@ -51,6 +51,7 @@
  * unfinished PUTs, unpins GET entries and drops leases.  An ib_client
  * tears down the connections of a device that goes away.
  */
+#include <linux/error-injection.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -947,7 +948,7 @@ static void conn_free_bufs(struct rdma_conn *conn)
 	kfree(conn->ready);
 }
 
-static int conn_alloc_bufs(struct rdma_conn *conn)
+static noinline int conn_alloc_bufs(struct rdma_conn *conn)
 {
 	struct ib_device *ibdev = conn_ibdev(conn);
 	u32 i;
@@ -1007,6 +1008,8 @@ static int conn_alloc_bufs(struct rdma_conn *conn)
 	}
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(conn_alloc_bufs, ERRNO);
 
 /* Tear down the QP side of a connection (its QP drained or never used). */
 static void conn_destroy_ib(struct rdma_conn *conn)

@@ -8,8 +8,11 @@
  * copied out, and is wiped with memzero_explicit() when it is dropped or
  * the tenant is unregistered.  Every proof is checked with an HMAC
  * transform allocated for it and freed (its keyed state wiped) before the
- * check returns, so no key outlives its verification.
+ * check returns, so no key outlives its verification.  Proving is open
+ * to error injection (fail_function): the fault-injection selftest fails
+ * it as its transform allocation fails, from any task (a TCP worker's).
  */
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/random.h>
 #include <linux/rhashtable.h>
@@ -375,6 +378,8 @@ int dfkv_tenant_prove(struct dfkv_tenants *ts, u64 hash,
 		return err;
 	return found >= 0 ? 0 : -EACCES;
 }
+
+ALLOW_ERROR_INJECTION(dfkv_tenant_prove, ERRNO);
 
 bool dfkv_tenant_check_secret(struct dfkv_tenants *ts, u64 hash,
 			      const u8 *secret, u64 *secret_id)

@@ -24,7 +24,6 @@
 #include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -48,58 +47,16 @@ static int register_tenant(struct dfkv_genl *g, const char *node, uint64_t t)
 	return dfkv_test_tenant_set(g, node, t, s, sizeof(s), NULL);
 }
 
-/*
- * HELLO with a fresh client nonce: hs (server nonce || client nonce) and
- * the capabilities; its status, or -1 when the reply is not AUTH2's or
- * does not name NODE.
- */
+/* HELLO and AUTH to node NODE (dfkv_proof.h). */
 static int hello(int fd, uint8_t hs[DFKV_HS_LEN], uint64_t *caps)
 {
-	uint8_t d[DFKV_HELLO_REPLY_MAX], c[DFKV_HELLO_REQ_LEN] = { 0 };
-	size_t nl = strlen(NODE);
-	struct dfkv_test_resp r;
-	int st;
-
-	c[0] = DFKV_CAP_AUTH2;
-	if (getrandom(c + 8, DFKV_AUTH_NONCE_LEN, 0) != DFKV_AUTH_NONCE_LEN)
-		return -1;
-	st = dfkv_test_tcp_call(fd, DFKV_OP_HELLO, NULL, 0, 0, c, sizeof(c),
-				&r, d, sizeof(d));
-	if (st != DFKV_STATUS_OK)
-		return st;
-	if (r.data_len != DFKV_HELLO_REPLY_MIN + nl ||
-	    d[DFKV_HELLO_REPLY_MIN - 1] != nl ||
-	    memcmp(d + DFKV_HELLO_REPLY_MIN, NODE, nl))
-		return -1;
-	if (caps)
-		*caps = dfkv_test_rd64(d);
-	memcpy(hs, d + 16, DFKV_AUTH_NONCE_LEN);
-	memcpy(hs + DFKV_AUTH_NONCE_LEN, c + 8, DFKV_AUTH_NONCE_LEN);
-	return st;
+	return dfkv_test_hello(fd, NODE, hs, caps);
 }
 
-/*
- * AUTH as t with the client proof of secret over hs; its status, or -1
- * when an OK does not carry the server proof of the same secret.
- */
 static int auth(int fd, uint64_t t, const uint8_t *secret,
 		const uint8_t *hs)
 {
-	uint8_t proof[DFKV_AUTH_PROOF_LEN], sproof[DFKV_AUTH_PROOF_LEN];
-	uint8_t d[DFKV_AUTH_PROOF_LEN];
-	struct dfkv_key k = { .tenant = t };
-	struct dfkv_test_resp r;
-	int st;
-
-	dfkv_proof(proof, sproof, secret, NODE, hs, t);
-	st = dfkv_test_tcp_call(fd, DFKV_OP_AUTH, &k, 0, 0, proof,
-				sizeof(proof), &r, d, sizeof(d));
-	if (st == DFKV_STATUS_OK &&
-	    (r.data_len != sizeof(d) || memcmp(d, sproof, sizeof(d))))
-		return -1;
-	if (st != DFKV_STATUS_OK && r.data_len)
-		return -1;
-	return st;
+	return dfkv_test_auth(fd, NODE, t, secret, hs);
 }
 
 /* AUTH as t with its own secret over the connection's nonces. */

@@ -16,6 +16,15 @@
  * - TCP: requests run in the module's workers, so the fault is
  *   fail_function on the module's extent binding (dfkv_arena_bind,
  *   marked ALLOW_ERROR_INJECTION), in any task;
+ * - AUTH: AUTH2 handshakes over TCP with the proof's HMAC transform
+ *   allocation failing (fail_function on dfkv_tenant_prove) and the
+ *   binds too: a refused AUTH leaves the session unauthenticated (its
+ *   tenant's keys FORBIDDEN), a wrong proof is never granted, a granted
+ *   one carries the node's proof and its PUTs and GETs are exact;
+ * - RDMA: libdfkv's connects over Soft-RoCE (rdma_rxe on a veth) with
+ *   the connection's buffers failing (fail_function on conn_alloc_bufs:
+ *   the connect is rejected BUSY after its QP was made) and the binds:
+ *   each connection works with exact bytes or fails cleanly;
  * - disk: fail_make_request on the node's disk (a loop device), the node
  *   writing around RAM with PUTs acked on the disk, so every PUT writes
  *   and every GET reads the device.  After the faults the disk attaches
@@ -23,15 +32,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <dfkv.h>
 
 #include "kselftest_harness.h"
 #include "testlib.h"
+#include "dfkv_proof.h"
 
 #define DBG		"/sys/kernel/debug"
 #define NODE		"t-flt"
@@ -91,6 +105,19 @@ static int make_it_fail(int on)
 	return write(mif_fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
 }
 
+/* Add function fn to fail_function's targets, returning retval. */
+static int inject(const char *fn, const char *retval)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), DBG "/fail_function/%s/retval", fn);
+	return put_str(DBG "/fail_function/inject", fn) ?:
+	       put_str(path, retval);
+}
+
+/* -ENOMEM as the u64 a function returning an errno gives back */
+#define ENOMEM_RET	"0xfffffffffffffff4"
+
 static int arm_allocations(int percent)
 {
 	return arm("failslab", percent, 1) ?:
@@ -123,7 +150,10 @@ static int no_fault_injection(void)
 FIXTURE(faults) {
 	struct dfkv_genl g;
 	uint8_t *val, *out;
+	int rxe;		/* the RDMA case set up Soft-RoCE */
 };
+
+static void rxe_down(void);
 
 FIXTURE_SETUP(faults)
 {
@@ -157,6 +187,8 @@ FIXTURE_TEARDOWN(faults)
 	arm("fail_make_request", 0, 0);
 	put_str(DBG "/fail_function/inject", "");
 	EXPECT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	if (self->rxe)
+		rxe_down();
 	dfkv_genl_close(&self->g);
 	free(self->val);
 	free(self->out);
@@ -415,11 +447,8 @@ TEST_F_TIMEOUT(faults, tcp_puts_under_failing_extent_binds, 600)
 
 	NEEDS_FAULTS();
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
-	ASSERT_EQ(0, put_str(DBG "/fail_function/inject", "dfkv_arena_bind"))
+	ASSERT_EQ(0, inject("dfkv_arena_bind", ENOMEM_RET))
 		TH_LOG("dfkv_arena_bind is not open to error injection");
-	/* the errno as the u64 the function returns: -ENOMEM */
-	ASSERT_EQ(0, put_str(DBG "/fail_function/dfkv_arena_bind/retval",
-			     "0xfffffffffffffff4"));
 	/* most binds fail: every class's first PUT is likely refused */
 	ASSERT_EQ(0, arm("fail_function", 80, 0));
 	fd = dfkv_test_tcp_connect(PORT);
@@ -457,6 +486,268 @@ TEST_F_TIMEOUT(faults, tcp_puts_under_failing_extent_binds, 600)
 	ASSERT_LE(0, dev);
 	node_serves(_metadata, self, dev);
 	close(dev);
+}
+
+#define TA	0x0a0a0a0a00000001ULL	/* the tenant that authenticates */
+#define TB	0x0b0b0b0b00000002ULL	/* one it never proves */
+#define AUTH_CONNS	16
+#define AUTH_VAL	4096
+
+/*
+ * One session under the faults: HELLO; a wrong proof refused; AUTH as
+ * TA until it is granted, each refusal BUSY and leaving the session
+ * without TA; then a PUT and a GET of TA's, exact, and TB's FORBIDDEN.
+ * The number of refusals.
+ */
+static int auth_session(struct __test_metadata *_metadata,
+			FIXTURE_DATA(faults) *self, int i)
+{
+	uint8_t hs[DFKV_HS_LEN], s[DFKV_TENANT_SECRET_LEN];
+	struct dfkv_key k = dfkv_test_key(TA, i), kb = dfkv_test_key(TB, i);
+	struct dfkv_key kx = dfkv_test_key(TA, 1000 + i);
+	struct dfkv_test_resp r;
+	int fd, st, busy = 0;
+
+	fd = dfkv_test_tcp_connect(PORT);
+	if (fd < 0)
+		return -1;
+	EXPECT_EQ(DFKV_STATUS_OK, dfkv_test_hello(fd, NODE, hs, NULL));
+	dfkv_test_secret(TB, s);	/* not TA's */
+	st = dfkv_test_auth(fd, NODE, TA, s, hs);
+	EXPECT_TRUE(st == DFKV_STATUS_FORBIDDEN || st == DFKV_STATUS_BUSY)
+		TH_LOG("a wrong proof: status %d", st);
+	dfkv_test_secret(TA, s);
+	dfkv_test_fill(self->val, AUTH_VAL, &kx, 7);
+	while ((st = dfkv_test_auth(fd, NODE, TA, s, hs)) != DFKV_STATUS_OK) {
+		EXPECT_EQ(DFKV_STATUS_BUSY, st);
+		if (st != DFKV_STATUS_BUSY || ++busy > 100)
+			break;
+		/* the refusal granted nothing */
+		EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+			  dfkv_test_tcp_call(fd, DFKV_OP_PUT, &kx, 0, 0,
+					     self->val, AUTH_VAL, &r, NULL, 0));
+	}
+	dfkv_test_fill(self->val, AUTH_VAL, &k, 7);
+	st = dfkv_test_tcp_call(fd, DFKV_OP_PUT, &k, 0, 0, self->val,
+				AUTH_VAL, &r, NULL, 0);
+	EXPECT_TRUE(st == DFKV_STATUS_OK || st == DFKV_STATUS_CACHE_FULL)
+		TH_LOG("PUT status %d", st);
+	st = dfkv_test_tcp_call(fd, DFKV_OP_GET, &k, 0, 0, NULL, 0, &r,
+				self->out, VAL_MAX);
+	EXPECT_TRUE(st == DFKV_STATUS_NOT_FOUND ||
+		    (st == DFKV_STATUS_OK && r.data_len == AUTH_VAL &&
+		     dfkv_test_verify(self->out, AUTH_VAL, &k, 7)))
+		TH_LOG("GET status %d, %llu bytes", st,
+		       (unsigned long long)r.data_len);
+	dfkv_test_fill(self->val, AUTH_VAL, &kb, 7);
+	EXPECT_EQ(DFKV_STATUS_FORBIDDEN,
+		  dfkv_test_tcp_call(fd, DFKV_OP_PUT, &kb, 0, 0, self->val,
+				     AUTH_VAL, &r, NULL, 0));
+	close(fd);
+	return busy;
+}
+
+/*
+ * A proof of zeros, its reply waited for without a limit: the node's
+ * first proof since boot instantiates the kernel's hmac(sha256) and runs
+ * its self-tests, seconds on the debug kernel under emulation (more than
+ * the raw client's 5 s).  Its status.
+ */
+static int first_proof(void)
+{
+	uint8_t hs[DFKV_HS_LEN], proof[DFKV_AUTH_PROOF_LEN] = { 0 };
+	struct dfkv_key k = { .tenant = TA };
+	int st = -1, fd = dfkv_test_tcp_connect(PORT);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct dfkv_test_resp r;
+
+	if (fd < 0)
+		return -1;
+	if (dfkv_test_hello(fd, NODE, hs, NULL) == DFKV_STATUS_OK &&
+	    !dfkv_test_tcp_send(fd, DFKV_OP_AUTH, &k, 0, 0, proof,
+				sizeof(proof)) &&
+	    poll(&p, 1, -1) == 1 && !dfkv_test_tcp_recv(fd, &r, NULL, 0))
+		st = r.status;
+	close(fd);
+	return st;
+}
+
+TEST_F_TIMEOUT(faults, auth_under_failing_allocations, 600)
+{
+	uint8_t s[DFKV_TENANT_SECRET_LEN];
+	int i, busy = 0, dev;
+	struct dfkv_ioc_op o;
+	struct dfkv_key k;
+
+	NEEDS_FAULTS();
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE, DFKV_A_NODE_AUTH,
+					    DFKV_AUTH_REQUIRED));
+	dfkv_test_secret(TA, s);
+	ASSERT_EQ(0, dfkv_test_tenant_set(&self->g, NODE, TA, s, sizeof(s),
+					  NULL)) TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	ASSERT_EQ(DFKV_STATUS_FORBIDDEN, first_proof());
+	ASSERT_EQ(0, inject("dfkv_tenant_prove", ENOMEM_RET))
+		TH_LOG("dfkv_tenant_prove is not open to error injection");
+	ASSERT_EQ(0, inject("dfkv_arena_bind", ENOMEM_RET));
+	ASSERT_EQ(0, arm("fail_function", 50, 0));
+	for (i = 0; i < AUTH_CONNS; i++) {
+		int n = auth_session(_metadata, self, i);
+
+		ASSERT_LE(0, n) TH_LOG("no connection");
+		busy += n;
+	}
+	ASSERT_EQ(0, arm("fail_function", 0, 0));
+	ASSERT_EQ(0, put_str(DBG "/fail_function/inject", ""));
+	TH_LOG("%d sessions, %d AUTHs refused BUSY", AUTH_CONNS, busy);
+	EXPECT_LT(0, busy);
+	/* afterwards: granted at once, served exact */
+	EXPECT_EQ(0, auth_session(_metadata, self, AUTH_CONNS));
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_CONNS, 0, 0));
+	/* nothing of the refused sessions' nor of TB's was stored */
+	dev = dfkv_test_open(NODE);
+	ASSERT_LE(0, dev);
+	for (i = 0; i <= AUTH_CONNS; i++) {
+		k = dfkv_test_key(TA, 1000 + i);
+		ASSERT_EQ(0, dfkv_test_simple(dev, DFKV_IOC_EXIST, &k, &o));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+		k = dfkv_test_key(TB, i);
+		ASSERT_EQ(0, dfkv_test_simple(dev, DFKV_IOC_EXIST, &k, &o));
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND, o.status);
+	}
+	close(dev);
+}
+
+#define RDMA_ADDR	"198.51.100.81"
+#define RDMA_PORT	7492
+#define RDMA_CONNS	24
+#define RDMA_VAL	(64 << 10)
+
+/* Soft-RoCE on a veth end of this namespace (the client's and node's). */
+static int rxe_up(void)
+{
+	return system("modprobe -a rdma_rxe rdma_ucm ib_uverbs veth && "
+		      "ip link add rvflt0 type veth peer name rvflt1 && "
+		      "ip addr add " RDMA_ADDR "/24 dev rvflt0 && "
+		      "ip link set rvflt0 up && ip link set rvflt1 up && "
+		      "rdma link add rxe_flt type rxe netdev rvflt0");
+}
+
+static void rxe_down(void)
+{
+	if (system("rdma link del rxe_flt; ip link del rvflt0"))
+		fprintf(stderr, "# the Soft-RoCE device stays\n");
+}
+
+/* A libdfkv client of the node over RDMA; 0 or its status. */
+static int rdma_open(struct dfkv_client **c)
+{
+	static const char ns[] = "faults";
+	char members[64];
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o),
+		.transport = DFKV_TRANSPORT_RDMA,
+		.members = members,
+		.ns = ns, .ns_len = sizeof(ns) - 1,
+		.conns_per_peer = 1,
+		.connect_timeout_ms = 10000,
+		.io_timeout_ms = 60000,
+		.cooldown_ms = 1,
+		.rdma_port = RDMA_PORT,
+	};
+
+	snprintf(members, sizeof(members), NODE "=" RDMA_ADDR ":%u",
+		 DFKV_PORT_TCP);
+	return dfkv_open_v2(&o, c);
+}
+
+/*
+ * A client connects, PUTs value i and GETs it back, and goes: 1 when
+ * both were served (the bytes exact), 0 when one failed with a status,
+ * -1 for wrong bytes, a miss of what was stored or a malformed reply.
+ */
+static int rdma_round(FIXTURE_DATA(faults) *self, int i)
+{
+	struct dfkv_key k = dfkv_test_key(81, i);
+	struct dfkv_client *c = NULL;
+	uint64_t len = 0;
+	int st, wrong = 0;
+	char key[32];
+
+	snprintf(key, sizeof(key), "flt-%d", i);
+	dfkv_test_fill(self->val, RDMA_VAL, &k, 7);
+	st = rdma_open(&c);
+	if (!st)
+		st = dfkv_put(c, key, strlen(key), self->val, RDMA_VAL);
+	if (!st) {
+		memset(self->out, 0, RDMA_VAL);
+		st = dfkv_get(c, key, strlen(key), self->out, VAL_MAX, &len);
+		wrong = st == DFKV_STATUS_NOT_FOUND ||
+			(!st && (len != RDMA_VAL ||
+				 !dfkv_test_verify(self->out, RDMA_VAL, &k, 7)));
+	}
+	wrong |= st == DFKV_E_PROTO;
+	if (st || wrong)
+		fprintf(stderr, "# round %d: %s%s\n", i, dfkv_strerror(st),
+			wrong ? " WRONG" : "");
+	dfkv_close(c);
+	return wrong ? -1 : !st;
+}
+
+/*
+ * Rounds first..last-1 in a client process of their own (librdmacm holds
+ * the device open until its process exits, and the Soft-RoCE device goes
+ * only once nothing holds it): how many were served, -1 when one was
+ * wrong.
+ */
+static int rdma_rounds(FIXTURE_DATA(faults) *self, int first, int last)
+{
+	int i, n, served = 0, status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		for (i = first; i < last; i++) {
+			n = rdma_round(self, i);
+			if (n < 0)
+				_exit(255);
+			served += n;
+		}
+		_exit(served);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 255)
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F_TIMEOUT(faults, rdma_connects_under_failing_allocations, 900)
+{
+	int ok;
+
+	NEEDS_FAULTS();
+	ASSERT_EQ(0, rxe_up());
+	self->rxe = 1;
+	ASSERT_EQ(0, dfkv_test_listener(&self->g, NODE, RDMA_ADDR, RDMA_PORT,
+					DFKV_LISTENER_RDMA, 1))
+		TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, inject("conn_alloc_bufs", ENOMEM_RET))
+		TH_LOG("conn_alloc_bufs is not open to error injection");
+	ASSERT_EQ(0, inject("dfkv_arena_bind", ENOMEM_RET));
+	ASSERT_EQ(0, arm("fail_function", 40, 0));
+	ok = rdma_rounds(self, 0, RDMA_CONNS);
+	ASSERT_EQ(0, arm("fail_function", 0, 0));
+	ASSERT_EQ(0, put_str(DBG "/fail_function/inject", ""));
+	TH_LOG("%d of %d connections served", ok, RDMA_CONNS);
+	/* none wrong, the faults real, and not everything failed */
+	EXPECT_LT(0, ok);
+	EXPECT_GT(RDMA_CONNS, ok);
+	/* afterwards the node serves RDMA clients */
+	EXPECT_EQ(2, rdma_rounds(self, RDMA_CONNS, RDMA_CONNS + 2));
+	/* and every connection, refused or served, gave its slot back */
+	EXPECT_TRUE(dfkv_test_wait_stat(&self->g, NODE, DFKV_STAT_RDMA_CONNS,
+					0, 0));
 }
 
 /* Make every request to block device dev (/dev/loopN) subject to faults. */

@@ -230,8 +230,8 @@ int dfkv_test_wait_stat(struct dfkv_genl *g, const char *node, int stat,
 	return 0;
 }
 
-int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
-		     uint16_t port, int add)
+int dfkv_test_listener(struct dfkv_genl *g, const char *node,
+		       const char *addr, uint16_t port, uint32_t kind, int add)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, add ? DFKV_CMD_LISTENER_ADD :
@@ -240,7 +240,14 @@ int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
 	mnl_attr_put_strz(nlh, DFKV_A_LISTEN_ADDR, addr);
 	mnl_attr_put_u16(nlh, DFKV_A_LISTEN_PORT, port);
+	mnl_attr_put_u32(nlh, DFKV_A_LISTEN_TRANSPORT, kind);
 	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
+		     uint16_t port, int add)
+{
+	return dfkv_test_listener(g, node, addr, port, DFKV_LISTENER_TCP, add);
 }
 
 /* NODE_SET of one attribute of len bytes (4 or 8). */

@@ -60,6 +60,9 @@ int dfkv_test_wait_stat(struct dfkv_genl *g, const char *node, int stat,
 /* Add (add != 0) or delete a TCP listener; 0 or -errno. */
 int dfkv_test_listen(struct dfkv_genl *g, const char *node, const char *addr,
 		     uint16_t port, int add);
+/* The same of a listener of kind (enum dfkv_listener_kind). */
+int dfkv_test_listener(struct dfkv_genl *g, const char *node,
+		       const char *addr, uint16_t port, uint32_t kind, int add);
 /* NODE_SET of one u32 attribute. */
 int dfkv_test_node_set_u32(struct dfkv_genl *g, const char *node, int attr,
 			   uint32_t val);
