@@ -4,7 +4,8 @@ an mdsd process (Mdsd) on a free loopback port, an etcd (Etcd) with a
 temporary data directory, optionally with TLS (make_pki()), raw HTTP
 and long-poll helpers, and MdsdFixture, whose variants are the two
 backends: "memory", and "etcd" (one etcd shared by the cases of a run,
-each case under its own key prefix).  Not a test itself."""
+each case under its own key prefix, deleted after it).  Not a test
+itself."""
 
 import atexit
 import contextlib
@@ -235,6 +236,12 @@ def waiters(m):
     return gauge(m, "dfkv_mds_long_poll_waiters")
 
 
+def abandoned(m):
+    """The long-polls m counted as abandoned by their peer; counted
+    when the slot is freed, just after the waiter left."""
+    return gauge(m, "dfkv_mds_long_polls_abandoned_total")
+
+
 def long_poll_around(m, group, query, change):
     """GET group's members with query (a wait_epoch long-poll) from
     another thread, and change() once that long-poll waits on m; the
@@ -419,6 +426,10 @@ class MdsdFixture(Fixture):
     def teardown(self):
         for m in getattr(self, "procs", []):
             m.stop()
+        if getattr(self, "etcd", None):
+            # An epoch with etcd is the revision of the whole store: no
+            # key of this case may lapse later, under another case.
+            self.etcd.ctl("del", "--prefix", self.prefix + "/")
         if self.failed:
             for m in getattr(self, "procs", []):
                 print("# %s:" % os.path.basename(m.log))

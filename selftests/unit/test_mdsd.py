@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 
-from mdsd_fixture import (DFKVCTL, HANG, MDSD, REPO, MdsdFixture,
+from mdsd_fixture import (DFKVCTL, HANG, MDSD, REPO, MdsdFixture, abandoned,
                           expect, free_port, gauge, held, long_poll,
                           long_poll_around, metric, raw, status_of, until,
                           waiters, write_file)
@@ -149,7 +149,7 @@ def reserved_poll(a, e, i):
     # may the /metrics read itself): then, once the poll was answered,
     # it is made again.
     def waiting():
-        return gauge(a, "dfkv_mds_long_poll_waiters") == i + 1
+        return waiters(a) == i + 1
     for _ in range(10):
         s = long_poll(a.port, "rs", e, "127.0.0.%d" % (2 + i % 4))
         answered = []
@@ -352,11 +352,14 @@ def expiry_wakes_longpoll(f):
 def renew_keeps(f):
     """Heartbeats keep a short lease alive."""
     m = directory(f)
-    # renewed back to back for over twice the lease
-    m.put("g2", "kept", {"ttl_ms": 500})
-    end = time.time() + 1.2
+    # renewed ten times a lease, for two and a half leases: each
+    # heartbeat finds it alive (a lapse would take a stall of 1.8 s)
+    m.put("g2", "kept", {"ttl_ms": 2000})
+    end = time.time() + 5
     while time.time() < end:
-        m.put("g2", "kept", {"ttl_ms": 500})
+        time.sleep(0.2)
+        s, d, _ = m.put("g2", "kept", {"ttl_ms": 2000})
+        expect(s == 200 and d["created"] is False, "%d %r" % (s, d))
     expect([x["id"] for x in m.list("g2")[1]["members"]] == ["kept"])
 
 
@@ -1103,7 +1106,7 @@ def longpoll_per_peer(f):
         socks.pop(0).close()
         expect(until(lambda: waiters(a) == 4),
                "the closed long-poll still waits")
-        expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 1)
+        expect(until(lambda: abandoned(a) == 1), abandoned(a))
         socks.append(long_poll(a.port, "lp", e, "127.0.0.2"))
         expect(until(lambda: waiters(a) == 5))
         expect(gauge(a, "dfkv_mds_long_poll_refusals_total") == 1)
@@ -1141,7 +1144,7 @@ def longpoll_flood(f):
             socks.pop().close()
         # every slot is free at once, not after the 600 s wait
         expect(until(lambda: waiters(a) == 0), "waiters: %r" % waiters(a))
-        expect(gauge(a, "dfkv_mds_long_polls_abandoned_total") == 8)
+        expect(until(lambda: abandoned(a) == 8), abandoned(a))
 
 
 @test_f(MdsdFixture)

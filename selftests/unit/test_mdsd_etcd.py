@@ -31,8 +31,9 @@ import threading
 import time
 
 from mdsd_fixture import (HANG, MDSD as MDSD_BIN, Etcd, Mdsd, MdsdFixture,
-                          expect, free_port, gauge, held, long_poll,
-                          long_poll_around, make_pki, until, write_file)
+                          abandoned, expect, free_port, held, long_poll,
+                          long_poll_around, make_pki, until, waiters,
+                          write_file)
 from unittap import run, test_f
 
 mtok, ctok = "member-T0ken_e", "client-T0ken_e"
@@ -379,13 +380,13 @@ def longpoll_gone(f):
     with held(c) as socks:
         e = c.list("g")[1]["epoch"]
         socks.append(long_poll(c.port, "g", e, "127.0.0.2"))
-        expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 1),
+        expect(until(lambda: waiters(c) == 1),
                "not waiting")
         socks.pop().close()
         # the wait is 600 s: its watch ends when the peer left
-        expect(until(lambda: gauge(c, "dfkv_mds_long_poll_waiters") == 0),
+        expect(until(lambda: waiters(c) == 0),
                "still waiting")
-        expect(gauge(c, "dfkv_mds_long_polls_abandoned_total") == 1)
+        expect(until(lambda: abandoned(c) == 1), abandoned(c))
 
 
 @test_f(PairFixture)
@@ -429,10 +430,11 @@ def expiry_wakes(f):
 def renew_keeps(f):
     """Heartbeats keep a 1 s lease alive."""
     a, b = pair(f)
-    # renewed back to back for over three times the lease
+    # renewed every 0.4 s for over three leases
     b.put("g", "kept", {"ttl_ms": 1000})
     end = time.time() + 3.2
     while time.time() < end:
+        time.sleep(0.4)
         s, d, _ = b.put("g", "kept", {"ttl_ms": 1000})
         expect(s == 200, s)
     expect("kept" in [m["id"] for m in b.list("g")[1]["members"]])
