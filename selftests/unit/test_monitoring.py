@@ -28,8 +28,8 @@ import urllib.request
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mdsd import Mdsd, ensure_built, expect, free_port  # noqa: E402
-from unittap import Tap  # noqa: E402
+from mdsd_fixture import Mdsd, ensure_built, expect, free_port  # noqa: E402
+from unittap import Fixture, Skip, run, test, test_f  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MON = os.path.join(REPO, "tools", "monitoring")
@@ -154,100 +154,123 @@ class Prometheus:
                 self.proc.wait()
 
 
-def main():
+def need_tools():
     if not shutil.which("promtool") or not shutil.which("prometheus"):
-        print("1..0 # SKIP promtool or prometheus missing (make deps)")
-        return 0
-    tap = Tap()
-    rules = rule_file()
-    queries = dashboard_queries()
-    # (where, expression, whether it must return series once mdsd is
-    # scraped: the dashboard's and the recording rules' over dfkv_mds_*;
-    # an alert's is empty while it does not fire)
-    exprs = [("rule " + r.get("alert", r.get("record")), r["expr"],
-              "record" in r) for r in rules] + \
-        [(w, e, True) for w, e in queries]
+        raise Skip("promtool or prometheus missing (make deps)")
 
-    tap.check("promtool check rules accepts dfkv-alerts.yml",
-              lambda: promtool("check", "rules", RULES))
-    tap.check("promtool test rules: every alert's test passes",
-              lambda: promtool("test", "rules", TESTS))
 
-    def every_alert_fires():
-        with open(TESTS) as f:
-            text = f.read()
-        fired = {c["alertname"] for t in yaml.safe_load(text)["tests"]
-                 for c in t["alert_rule_test"] if c["exp_alerts"]}
-        alerts = {r["alert"] for r in rules if "alert" in r}
-        expect(alerts and alerts <= fired,
-               "alerts no test fires: %s" % sorted(alerts - fired))
-    tap.check("every alert has a test case that fires it",
-              every_alert_fires)
+def expressions():
+    """(where, expression, whether it must return series once mdsd is
+    scraped: the dashboard's and the recording rules' over dfkv_mds_*;
+    an alert's is empty while it does not fire)"""
+    return [("rule " + r.get("alert", r.get("record")), r["expr"],
+             "record" in r) for r in rule_file()] + \
+        [(w, e, True) for w, e in dashboard_queries()]
 
-    def names_exported():
-        known = exported_names() | {"up"}
-        bad = {}
-        for where, e, _ in exprs:
-            unknown = metric_names(e) - known
-            if unknown:
-                bad[where] = sorted(unknown)
-        expect(len(exprs) > 30 and not bad,
-               "metrics not exported by mdsd: %r" % bad)
-    tap.check("every metric the rules and the dashboard read is one mdsd "
-              "exports", names_exported)
 
-    if not ensure_built():
-        tap.check("mdsd built", lambda: expect(False, "mdsd not built"))
-        return tap.done()
-    tmp = tempfile.mkdtemp(prefix="monitoring-test-")
-    m = Mdsd(log=os.path.join(tmp, "mdsd.log"))
-    prom = None
-    try:
-        m.start()
-        prom = Prometheus(tmp, "127.0.0.1:%d" % m.port)
+@test("promtool check rules accepts dfkv-alerts.yml")
+def check_rules():
+    need_tools()
+    promtool("check", "rules", RULES)
 
-        def scraped():
-            prom.until('up{job="dfkv"} == 1', "scrape of mdsd")
-            prom.until("dfkv_mds_ready == 1", "dfkv_mds_ready")
-            # a member and a client (for longer than the test), then a
-            # second member once the group's series are scraped: a change
-            # of the epoch the epoch-age panel sees
-            long = {"tcp": "127.0.0.1:7400", "ttl_ms": 600000}
-            expect(m.req("PUT", "/v1/groups/g/members/kv0", long)[0] == 200)
-            expect(m.req("PUT", "/v1/groups/g/clients/c0",
-                         {"ttl_ms": 600000})[0] == 200)
-            prom.until('dfkv_mds_members{group="g",state="up"} == 1',
-                       "the member's series")
-            prom.until('dfkv_mds_clients{group="g"} == 1',
-                       "the client's series")
-            expect(m.req("PUT", "/v1/groups/g/members/kv1", long)[0] == 200)
-            # the epoch-age panel's subquery has a step after the change
-            age = [e for w, e in queries if w.startswith("Epoch age")]
-            expect(len(age) == 1, "no epoch-age panel")
-            prom.until(age[0], "the epoch change")
-        tap.check("prometheus scrapes mdsd with the rules loaded", scraped)
 
-        def evaluate():
-            errors, empty = {}, []
-            for where, e, series in exprs:
-                r = prom.query(e)
-                if r.get("status") != "success":
-                    errors[where] = r.get("error")
-                elif (series and not r["data"]["result"] and
-                      all(n.startswith("dfkv_mds_")
-                          for n in metric_names(e))):
-                    empty.append(where)
-            expect(not errors, "queries that error: %r" % errors)
-            expect(not empty, "mdsd queries without series: %r" % empty)
-        tap.check("every dashboard query and rule expression evaluates "
-                  "(the mdsd ones with series)", evaluate)
-    finally:
-        if prom:
-            prom.stop()
-        m.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-    return tap.done()
+@test("promtool test rules: every alert's test passes")
+def test_rules():
+    need_tools()
+    promtool("test", "rules", TESTS)
+
+
+@test("every alert has a test case that fires it")
+def every_alert_fires():
+    with open(TESTS) as f:
+        text = f.read()
+    fired = {c["alertname"] for t in yaml.safe_load(text)["tests"]
+             for c in t["alert_rule_test"] if c["exp_alerts"]}
+    alerts = {r["alert"] for r in rule_file() if "alert" in r}
+    expect(alerts and alerts <= fired,
+           "alerts no test fires: %s" % sorted(alerts - fired))
+
+
+@test("every metric the rules and the dashboard read is one mdsd exports")
+def names_exported():
+    known = exported_names() | {"up"}
+    exprs = expressions()
+    bad = {}
+    for where, e, _ in exprs:
+        unknown = metric_names(e) - known
+        if unknown:
+            bad[where] = sorted(unknown)
+    expect(len(exprs) > 30 and not bad,
+           "metrics not exported by mdsd: %r" % bad)
+
+
+class Scraping(Fixture):
+    """A real mdsd (memory backend) and Debian's prometheus scraping it
+    with the rules loaded."""
+
+    name = "monitoring"
+    variants = {"mdsd": {}}
+
+    def setup(self):
+        need_tools()
+        expect(ensure_built(), "mdsd not built")
+        self.tmp = tempfile.mkdtemp(prefix="monitoring-test-")
+        self.prom = None
+        self.m = Mdsd(log=os.path.join(self.tmp, "mdsd.log"))
+        self.m.start()
+        self.prom = Prometheus(self.tmp, "127.0.0.1:%d" % self.m.port)
+
+    def teardown(self):
+        if getattr(self, "prom", None):
+            self.prom.stop()
+        if getattr(self, "m", None):
+            self.m.stop()
+        if getattr(self, "tmp", None):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def populate(f):
+    """A member and a client (for longer than the test), then a second
+    member once the group's series are scraped: a change of the epoch
+    the epoch-age panel sees."""
+    m, prom = f.m, f.prom
+    prom.until('up{job="dfkv"} == 1', "scrape of mdsd")
+    prom.until("dfkv_mds_ready == 1", "dfkv_mds_ready")
+    long = {"tcp": "127.0.0.1:7400", "ttl_ms": 600000}
+    expect(m.req("PUT", "/v1/groups/g/members/kv0", long)[0] == 200)
+    expect(m.req("PUT", "/v1/groups/g/clients/c0",
+                 {"ttl_ms": 600000})[0] == 200)
+    prom.until('dfkv_mds_members{group="g",state="up"} == 1',
+               "the member's series")
+    prom.until('dfkv_mds_clients{group="g"} == 1', "the client's series")
+    expect(m.req("PUT", "/v1/groups/g/members/kv1", long)[0] == 200)
+    # the epoch-age panel's subquery has a step after the change
+    age = [e for w, e in dashboard_queries() if w.startswith("Epoch age")]
+    expect(len(age) == 1, "no epoch-age panel")
+    prom.until(age[0], "the epoch change")
+
+
+@test_f(Scraping)
+def scrapes_mdsd_with_the_rules_loaded(f):
+    populate(f)
+
+
+@test_f(Scraping)
+def every_query_and_rule_evaluates(f):
+    """Every dashboard query and rule expression evaluates, the mdsd ones
+    with series."""
+    populate(f)
+    errors, empty = {}, []
+    for where, e, series in expressions():
+        r = f.prom.query(e)
+        if r.get("status") != "success":
+            errors[where] = r.get("error")
+        elif (series and not r["data"]["result"] and
+              all(n.startswith("dfkv_mds_") for n in metric_names(e))):
+            empty.append(where)
+    expect(not errors, "queries that error: %r" % errors)
+    expect(not empty, "mdsd queries without series: %r" % empty)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
