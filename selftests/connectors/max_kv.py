@@ -64,9 +64,9 @@ def params(cfg=None, **kw):
     return MHAKVCacheParams(**p)
 
 
-def manager(cfg=None):
+def manager(cfg=None, available_bytes=8 << 20):
     return JengaKVCacheManager.create(params=params(cfg),
-                                      available_bytes=8 << 20,
+                                      available_bytes=available_bytes,
                                       max_batch_size=4, max_seq_len=1024)
 
 
