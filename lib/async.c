@@ -48,9 +48,10 @@ struct dfkv_batch {
 	size_t *run;			/* keys whose request is to run */
 	size_t nrun, sent;		/* run[0..sent) were taken */
 
-	/* TOUCH, PROBE, LEASE: one request per peer */
+	/* TOUCH, PROBE, LEASE: one request per peer; RELEASE: per node */
 	struct dfkv_keyed k;
 	bool keyed_sent;
+	struct dfkv_lease *rel;		/* RELEASE: the lease, until finished */
 
 	/* results */
 	int *st;
@@ -80,7 +81,7 @@ struct dfkv_async {
 static bool keyed_op(uint32_t op)
 {
 	return op == DFKV_OP_TOUCH || op == DFKV_OP_PROBE ||
-	       op == DFKV_OP_LEASE;
+	       op == DFKV_OP_LEASE || op == DFKV_OP_RELEASE;
 }
 
 /* ---------------------------------------------------------- lifetime */
@@ -192,6 +193,16 @@ static void finish_data(struct dfkv_batch *b)
 
 static void finish_keyed(struct dfkv_client *c, struct dfkv_batch *b)
 {
+	if (b->op == DFKV_OP_RELEASE) {
+		/* sent or not, the lease is gone: what was not released
+		 * goes with its connections */
+		int st = dfkv_lease_release_finish(c, b->rel, &b->k);
+
+		b->rel = NULL;
+		b->status = b->keyed_sent ? st : DFKV_E_CANCELLED;
+		b->st[0] = b->status;
+		return;
+	}
 	if (!b->keyed_sent) {
 		b->status = DFKV_E_CANCELLED;
 	} else if (b->op == DFKV_OP_PROBE) {
@@ -265,6 +276,19 @@ static void round_take(struct dfkv_async *a, size_t budget,
 	for (struct dfkv_batch *b = a->qhead; b && budget; b = b->next) {
 		if (atomic_load(&b->cancel) || a->stop)
 			continue;
+		if (b->op == DFKV_OP_RELEASE) {
+			/*
+			 * Its requests name the connections their lease
+			 * holds, and an exec runs a peer's requests on one
+			 * held connection: a round of its own.
+			 */
+			if (b->keyed_sent || *nr)
+				continue;
+			for (size_t j = 0; j < b->k.nreq; j++)
+				round[(*nr)++] = b->k.rp[j];
+			b->keyed_sent = true;
+			return;
+		}
 		if (keyed_op(b->op)) {
 			if (b->keyed_sent || (b->k.nreq > budget && *nr))
 				continue;
@@ -427,60 +451,38 @@ static int data_prepare(struct dfkv_client *c, struct dfkv_batch *b,
 	return 0;
 }
 
-DFKV_API int dfkv_submit(struct dfkv_client *c, const struct dfkv_batch_desc *d,
-			 struct dfkv_batch **out)
+/* A new batch of op over n results (the caller fills its requests). */
+static struct dfkv_batch *batch_new(struct dfkv_client *c, uint32_t op,
+				    size_t n, uint64_t user)
 {
-	struct dfkv_batch_desc desc;
-	struct dfkv_batch *b;
-	struct dfkv_async *a;
-	int err;
+	struct dfkv_batch *b = calloc(1, sizeof(*b));
 
-	if (out)
-		*out = NULL;
-	if (!c || !d || !out)
-		return DFKV_E_INVAL;
-	err = dfkv_copy_struct(&desc, sizeof(desc), d,
-			       DFKV_BATCH_DESC_SIZE_VER0);
-	if (!err)
-		err = desc_check(&desc);
-	if (err)
-		return err;
-	a = c->async;
-	b = calloc(1, sizeof(*b));
 	if (!b)
-		return DFKV_E_NOMEM;
+		return NULL;
 	b->c = c;
-	b->op = desc.op;
-	b->user = desc.user;
-	b->n = (size_t)desc.n;
-	b->st = calloc(b->n, sizeof(*b->st));
-	b->len = calloc(b->n, sizeof(*b->len));
+	b->op = op;
+	b->user = user;
+	b->n = n;
+	b->st = calloc(n, sizeof(*b->st));
+	b->len = calloc(n, sizeof(*b->len));
 	atomic_init(&b->cancel, false);
 	atomic_init(&b->done, false);
 	if (!b->st || !b->len) {
-		err = DFKV_E_NOMEM;
-	} else if (keyed_op(b->op)) {
-		err = dfkv_keyed_prepare(c, (uint8_t)b->op, desc.keys,
-					 desc.key_lens, b->n, &b->k);
-		for (size_t j = 0; !err && j < b->k.nreq; j++) {
-			if (b->op == DFKV_OP_LEASE)
-				b->k.reqs[j].length = desc.ttl_ms;
-			if (b->op == DFKV_OP_TOUCH)
-				b->k.reqs[j].offset =
-					desc.flags & DFKV_TOUCH_REVERSE ? 1 : 0;
-		}
-	} else {
-		err = data_prepare(c, b, &desc);
-	}
-	if (err) {
 		batch_release(b);
-		return err;
+		return NULL;
 	}
+	return b;
+}
+
+/* Queue b for the completion thread (started on the first batch). */
+static int batch_queue(struct dfkv_client *c, struct dfkv_batch *b)
+{
+	struct dfkv_async *a = c->async;
+
 	pthread_mutex_lock(&a->lock);
 	if (!a->started) {
 		if (pthread_create(&a->thread, NULL, worker, c)) {
 			pthread_mutex_unlock(&a->lock);
-			batch_release(b);
 			return DFKV_E_SYS;
 		}
 		a->started = true;
@@ -493,6 +495,77 @@ DFKV_API int dfkv_submit(struct dfkv_client *c, const struct dfkv_batch_desc *d,
 	a->qtail = &b->next;
 	pthread_cond_signal(&a->work);
 	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+DFKV_API int dfkv_submit(struct dfkv_client *c, const struct dfkv_batch_desc *d,
+			 struct dfkv_batch **out)
+{
+	struct dfkv_batch_desc desc;
+	struct dfkv_batch *b;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (!c || !d || !out)
+		return DFKV_E_INVAL;
+	err = dfkv_copy_struct(&desc, sizeof(desc), d,
+			       DFKV_BATCH_DESC_SIZE_VER0);
+	if (!err)
+		err = desc_check(&desc);
+	if (err)
+		return err;
+	b = batch_new(c, desc.op, (size_t)desc.n, desc.user);
+	if (!b)
+		return DFKV_E_NOMEM;
+	if (keyed_op(b->op)) {
+		err = dfkv_keyed_prepare(c, (uint8_t)b->op, desc.keys,
+					 desc.key_lens, b->n, &b->k);
+		for (size_t j = 0; !err && j < b->k.nreq; j++) {
+			if (b->op == DFKV_OP_LEASE)
+				b->k.reqs[j].length = desc.ttl_ms;
+			if (b->op == DFKV_OP_TOUCH)
+				b->k.reqs[j].offset =
+					desc.flags & DFKV_TOUCH_REVERSE ? 1 : 0;
+		}
+	} else {
+		err = data_prepare(c, b, &desc);
+	}
+	if (!err)
+		err = batch_queue(c, b);
+	if (err) {
+		batch_release(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+DFKV_API int dfkv_submit_release(struct dfkv_client *c, struct dfkv_lease *l,
+				 uint64_t user, struct dfkv_batch **out)
+{
+	struct dfkv_batch *b;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (!c || !l || !out)
+		return DFKV_E_INVAL;
+	b = batch_new(c, DFKV_OP_RELEASE, 1, user);
+	err = b ? dfkv_lease_release_prepare(c, l, &b->k) : DFKV_E_NOMEM;
+	if (err) {
+		dfkv_lease_drop(c, l);
+		if (b)
+			batch_release(b);
+		return err;
+	}
+	b->rel = l;
+	err = batch_queue(c, b);
+	if (err) {
+		dfkv_lease_release_finish(c, l, &b->k);
+		batch_release(b);
+		return err;
+	}
 	*out = b;
 	return 0;
 }

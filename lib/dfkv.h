@@ -594,6 +594,18 @@ struct dfkv_batch;
 DFKV_API int dfkv_submit(struct dfkv_client *c, const struct dfkv_batch_desc *d,
 			 struct dfkv_batch **out);
 /*
+ * Queue the RELEASE of a lease (from dfkv_lease or dfkv_batch_lease) as a
+ * batch of one result: dfkv_release without waiting on the network, its
+ * requests run by the completion thread in submission order with the
+ * other batches.  The handle is consumed whatever this returns (but
+ * DFKV_E_INVAL for a NULL argument): when the batch completes, or when
+ * the call fails, connections the transport did not take back are closed
+ * so that the nodes drop the lease with them.  The batch's status is what
+ * dfkv_release returns, or DFKV_E_CANCELLED when it was not sent.
+ */
+DFKV_API int dfkv_submit_release(struct dfkv_client *c, struct dfkv_lease *l,
+				 uint64_t user, struct dfkv_batch **out);
+/*
  * The client's eventfd (EFD_NONBLOCK | EFD_CLOEXEC, owned by the client):
  * readable while completed batches wait to be reaped.  Poll it, do not
  * read it; a negative dfkv_error when it cannot be made.

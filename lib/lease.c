@@ -131,39 +131,62 @@ int dfkv_lease_results(struct dfkv_client *c, const struct dfkv_keyed *k,
 	return 0;
 }
 
-int dfkv_lease_release(struct dfkv_client *c, struct dfkv_lease *l)
+int dfkv_lease_release_prepare(struct dfkv_client *c, struct dfkv_lease *l,
+			       struct dfkv_keyed *k)
 {
-	struct dfkv_req *reqs, **rp;
+	memset(k, 0, sizeof(*k));
+	k->reqs = calloc(l->n + 1, sizeof(*k->reqs));
+	k->rp = calloc(l->n + 1, sizeof(*k->rp));
+	if (!k->reqs || !k->rp) {
+		dfkv_keyed_free(k);
+		return DFKV_E_NOMEM;
+	}
+	lease_unlink(c, l);
+	for (size_t i = 0; i < l->n; i++) {
+		k->reqs[i] = (struct dfkv_req){
+			.op = DFKV_OP_RELEASE, .peer = l->part[i].peer,
+			.lease_id = l->part[i].id, .conn = l->part[i].conn };
+		k->rp[i] = &k->reqs[i];
+	}
+	k->nreq = l->n;
+	return 0;
+}
+
+int dfkv_lease_release_finish(struct dfkv_client *c, struct dfkv_lease *l,
+			      struct dfkv_keyed *k)
+{
 	int err = DFKV_STATUS_OK;
 
-	lease_unlink(c, l);
-	reqs = calloc(l->n + 1, sizeof(*reqs));
-	rp = calloc(l->n + 1, sizeof(*rp));
-	if (!reqs || !rp) {
-		err = DFKV_E_NOMEM;
-	} else {
-		for (size_t i = 0; i < l->n; i++) {
-			reqs[i] = (struct dfkv_req){
-				.op = DFKV_OP_RELEASE, .peer = l->part[i].peer,
-				.lease_id = l->part[i].id,
-				.conn = l->part[i].conn };
-			rp[i] = &reqs[i];
-		}
-		if (l->n)
-			dfkv_execute(c, rp, l->n);
-		for (size_t i = 0; i < l->n; i++) {
-			/* a connection the transport did not take back */
-			if (reqs[i].conn)
-				lease_conn_put(c, reqs[i].conn);
-			if (reqs[i].status != DFKV_STATUS_OK && !err)
-				err = reqs[i].status;
-		}
+	for (size_t i = 0; i < k->nreq; i++) {
+		/* a connection the transport did not take back */
+		if (k->reqs[i].conn)
+			lease_conn_put(c, k->reqs[i].conn);
+		if (k->reqs[i].status != DFKV_STATUS_OK && !err)
+			err = k->reqs[i].status;
 	}
-	if (err == DFKV_E_NOMEM)
-		for (size_t i = 0; i < l->n; i++)
-			lease_conn_put(c, l->part[i].conn);
-	free(reqs);
-	free(rp);
+	dfkv_keyed_free(k);
 	free(l);
 	return err;
+}
+
+void dfkv_lease_drop(struct dfkv_client *c, struct dfkv_lease *l)
+{
+	lease_unlink(c, l);
+	for (size_t i = 0; i < l->n; i++)
+		lease_conn_put(c, l->part[i].conn);
+	free(l);
+}
+
+int dfkv_lease_release(struct dfkv_client *c, struct dfkv_lease *l)
+{
+	struct dfkv_keyed k;
+	int err = dfkv_lease_release_prepare(c, l, &k);
+
+	if (err) {
+		dfkv_lease_drop(c, l);
+		return err;
+	}
+	if (k.nreq)
+		dfkv_execute(c, k.rp, k.nreq);
+	return dfkv_lease_release_finish(c, l, &k);
 }

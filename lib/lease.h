@@ -28,5 +28,20 @@ int dfkv_lease_results(struct dfkv_client *c, const struct dfkv_keyed *k,
 		       struct dfkv_lease **lease);
 /* RELEASE a live lease on its nodes and free the handle (dfkv_release). */
 int dfkv_lease_release(struct dfkv_client *c, struct dfkv_lease *l);
+/*
+ * The two halves of dfkv_lease_release, for the asynchronous RELEASE:
+ * prepare unlinks l from the live leases and builds one RELEASE request
+ * per node in k (k->rp[0..k->nreq)); DFKV_E_NOMEM leaves l as it was.
+ * Once the requests ran, or were never sent, finish closes the
+ * connections the transport did not take back (the nodes drop those
+ * leases with them), frees k and l and returns the first failure.
+ */
+int dfkv_lease_release_prepare(struct dfkv_client *c, struct dfkv_lease *l,
+			       struct dfkv_keyed *k);
+int dfkv_lease_release_finish(struct dfkv_client *c, struct dfkv_lease *l,
+			      struct dfkv_keyed *k);
+/* Let go of a live lease without a RELEASE: its connections closed (the
+ * nodes drop it with them), the handle freed. */
+void dfkv_lease_drop(struct dfkv_client *c, struct dfkv_lease *l);
 
 #endif /* DFKV_LIB_LEASE_H */

@@ -64,9 +64,9 @@ def params(cfg=None, **kw):
     return MHAKVCacheParams(**p)
 
 
-def manager(cfg=None):
+def manager(cfg=None, available_bytes=8 << 20):
     return JengaKVCacheManager.create(params=params(cfg),
-                                      available_bytes=8 << 20,
+                                      available_bytes=available_bytes,
                                       max_batch_size=4, max_seq_len=1024)
 
 
@@ -114,25 +114,30 @@ def answered(lk, c=None):
                             lambda: c.lookup_masks(lk))
 
 
-def pins_back(c=None, within=5):
+def quiet():
+    """Wait until the nodes hold no lease (what earlier cases let go has
+    gone back); their lease expiries so far, for pins_back()."""
+    enginetest.until("the nodes hold no lease",
+                     lambda: nodes_stat("leases") == 0)
+    return nodes_stat("lease_expiries")
+
+
+def pins_back(expiries, c=None):
     """Poll (poll_transfers, as the engine does) until the nodes hold no
-    lease and no pin and the connector has none to hand back; assert that
-    took less than `within` seconds from the call.  The release thread
-    hands leases back just after the call that let them go; `within` is
-    kept below the TTL of leases granted just before (5 s against the
-    default 10 s; 20 s in the cases with a 60 s TTL), so only a release,
-    never the TTL, passes it."""
+    lease and no pin and the connector has none to hand back; then
+    assert that no lease expired on the nodes since quiet() returned
+    `expiries`: the connector released every one, its TTL took none
+    (the event that tells a release from a lease left to its TTL,
+    rather than a clock)."""
     c = c or C
-    t0 = time.monotonic()
-    while True:
+
+    def back():
         c.poll_transfers()
-        if nodes_stat("pins") == 0 and nodes_stat("leases") == 0 and \
-                c.held_leases() == 0:
-            return
-        assert time.monotonic() - t0 < within, \
-            "pins still held %.1f s after they were let go" % (
-                time.monotonic() - t0)
-        time.sleep(0.04)
+        return nodes_stat("pins") == 0 and nodes_stat("leases") == 0 and \
+            c.held_leases() == 0
+    enginetest.until("the pins back", back)
+    gone = nodes_stat("lease_expiries") - expiries
+    assert gone == 0, "%d leases left to their TTL, not released" % gone
 
 
 @case
@@ -193,6 +198,7 @@ def lookup_masks_and_misses():
 
 @case
 def lease_then_load_reads_once():
+    e = quiet()
     ROWS[DST] = 0
     out = nodes_stat("bytes_out")
     grants = nodes_stat("lease_grants")
@@ -202,22 +208,24 @@ def lease_then_load_reads_once():
     settled(C.load({LEAF: DST}, {LEAF: H}))
     assert nodes_stat("bytes_out") - out == N * PAGE
     assert rows(DST) == rows(SRC)
-    pins_back()
+    pins_back(e)
 
 
 @case
 def abandon_releases_pins():
+    e = quiet()
     lk = C.start_lookup(H)
     assert answered(lk) == {LEAF: [True] * N}
     assert nodes_stat("pins") == N
     C.abandon_lookup(lk)
-    pins_back()
+    pins_back(e)
     C.abandon_lookup(lk)                        # a no-op now
     C.abandon_lookup(None)
 
 
 @case
 def superseded_lookup_loads_nothing():
+    e = quiet()
     ROWS[DST] = 0
     C.lookup(H[:4])
     C.lookup(H[4:8])            # supersedes the first lease
@@ -230,11 +238,12 @@ def superseded_lookup_loads_nothing():
         raise AssertionError("a superseded lookup loaded")
     assert nodes_stat("bytes_out") == out and not ROWS[DST].any()
     C.abandon_lookup(C._prepared.get(0))
-    pins_back()
+    pins_back(e)
 
 
 @case
 def async_lookup_handles():
+    e = quiet()
     assert C.defers_lookup()
     a, b = C.start_lookup(H[:12]), C.start_lookup(H[12:])
     C.lookup(H[:2])             # the slot lease leaves handles alone
@@ -252,7 +261,7 @@ def async_lookup_handles():
         pass
     else:
         raise AssertionError("a handle loaded twice")
-    pins_back()
+    pins_back(e)
 
 
 @case
@@ -405,35 +414,36 @@ def hung_node():
             s.close()
 
 
-# The client's io timeout in the hung-node cases: a call that waited on
-# the node would return after it (or never).  They assert the calls
-# returned within AT_ONCE, a third of it, rather than a tight bound that a
-# loaded host could break: "at once" here means "before the hung node's
-# reply could have arrived"; the times measured are printed.
+# The client's io timeout in the hung-node cases: long, so that a call
+# which waited on a request would return only once the request completed
+# (a node that never answers: by this timeout).
 HUNG_IO_MS = 30000
-AT_ONCE = 10
 
 
-def at_once(what, fn):
-    """Run fn on a thread; assert it returned within AT_ONCE seconds (a
-    failure in it is re-raised); its value."""
-    out = {}
+def completed(c):
+    """Requests c's clients completed, answered or timed out
+    (dfkv_client_ops_total over every op and result; requests cancelled
+    unsent are not counted)."""
+    return sum(int(line.rsplit(" ", 1)[1])
+               for cl in c._clients.values()
+               for line in cl.stats().splitlines()
+               if line.startswith("dfkv_client_ops_total{"))
 
-    def run():
-        t = time.monotonic()
-        try:
-            out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001  (re-raised below)
-            out["error"] = e
-        out["ms"] = (time.monotonic() - t) * 1000
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    th.join(AT_ONCE)
-    assert not th.is_alive(), "%s waited on the hung node" % what
-    if "error" in out:
-        raise out["error"]
-    enginetest.step("%s returned in %.2f ms" % (what, out["ms"]))
-    return out.get("value")
+
+def at_once(c, what, fn):
+    """fn() on the caller's thread (an engine's scheduler); its value.
+    The node holds every request and the client's timeout is long, so a
+    call that waited on one would return only after it completed; a call
+    that returns with no request of c's completed during it returned
+    before the node answered, whatever the node does.  That event, not a
+    clock, is the assertion; the time it took is printed."""
+    n = completed(c)
+    t = time.monotonic()
+    v = fn()
+    ms = (time.monotonic() - t) * 1000
+    assert completed(c) == n, "%s waited on the hung node" % what
+    enginetest.step("%s returned in %.2f ms, nothing answered" % (what, ms))
+    return v
 
 
 def hung_connector(members, **settings):
@@ -448,8 +458,8 @@ def touch_returns_at_once_on_a_hung_node():
     pending until the node goes."""
     with hung_node() as members:
         c = hung_connector(members)
-        at_once("touch", lambda: c.touch(hashes(b"hung", 8)))
-        at_once("poll_transfers", c.poll_transfers)
+        at_once(c, "touch", lambda: c.touch(hashes(b"hung", 8)))
+        at_once(c, "poll_transfers", c.poll_transfers)
         assert c.pending_touches() == 1
     c.shutdown()
 
@@ -462,9 +472,9 @@ def lookup_polls_return_at_once_on_a_hung_node():
     with hung_node() as members:
         c = hung_connector(members)
         hs = hashes(b"hung lookup", 8)
-        lk = at_once("start_lookup", lambda: c.start_lookup(hs))
-        assert at_once("lookup_masks", lambda: c.lookup_masks(lk)) is None
-        at_once("poll_transfers", c.poll_transfers)
+        lk = at_once(c, "start_lookup", lambda: c.start_lookup(hs))
+        assert at_once(c, "lookup_masks", lambda: c.lookup_masks(lk)) is None
+        at_once(c, "poll_transfers", c.poll_transfers)
         assert c.lookup_masks(lk) is None
 
         def load():
@@ -472,10 +482,10 @@ def lookup_polls_return_at_once_on_a_hung_node():
                 c.load_lookup(lk, {"leaf": [0]}, {"leaf": hs[:1]})
             except KVLoadRefused:
                 return "refused"
-        assert at_once("load_lookup", load) == "refused"
+        assert at_once(c, "load_lookup", load) == "refused"
         other = c.start_lookup(hs)
-        at_once("abandon_lookup", lambda: c.abandon_lookup(other))
-        at_once("poll_transfers", c.poll_transfers)
+        at_once(c, "abandon_lookup", lambda: c.abandon_lookup(other))
+        at_once(c, "poll_transfers", c.poll_transfers)
     c.shutdown()
 
 
@@ -487,11 +497,11 @@ def offload_returns_at_once_on_a_hung_node():
     with hung_node() as members:
         c = hung_connector(members)
         hs = hashes(b"hung offload", 4)
-        t = at_once("offload", lambda: c.offload({"leaf": [0, 1, 2, 3]},
-                                                 {"leaf": hs}))
+        t = at_once(c, "offload",
+                    lambda: c.offload({"leaf": [0, 1, 2, 3]}, {"leaf": hs}))
         assert list(t.g0_blocks_per_leaf["leaf"]) == [0, 1, 2, 3]
-        assert at_once("is_complete", t.is_complete) is False
-        at_once("poll_transfers", c.poll_transfers)
+        assert at_once(c, "is_complete", t.is_complete) is False
+        at_once(c, "poll_transfers", c.poll_transfers)
         assert not t.is_complete()
     c.shutdown()
 
@@ -503,9 +513,9 @@ def probe_returns_at_once_on_a_hung_node():
     with hung_node() as members:
         c = hung_connector(members)
         hs = hashes(b"hung probe", 6)
-        got = at_once("probe", lambda: c.probe(hs, [0, 1]))
+        got = at_once(c, "probe", lambda: c.probe(hs, [0, 1]))
         assert got == [{"leaf": [False] * 6}] * 2, got
-        at_once("poll_transfers", c.poll_transfers)
+        at_once(c, "poll_transfers", c.poll_transfers)
     c.shutdown()
 
 
@@ -517,7 +527,7 @@ def lookup_waits_lookup_wait_ms_at_most_on_a_hung_node():
     with hung_node() as members:
         c = hung_connector(members, lookup_wait_ms=1)
         hs = hashes(b"hung lookup wait", 4)
-        assert at_once("lookup", lambda: c.lookup(hs)) == \
+        assert at_once(c, "lookup", lambda: c.lookup(hs)) == \
             {"leaf": [False] * 4}
         try:
             c.load({"leaf": [0]}, {"leaf": hs[:1]})
@@ -525,7 +535,7 @@ def lookup_waits_lookup_wait_ms_at_most_on_a_hung_node():
             pass
         else:
             raise AssertionError("a lookup that answered nothing loaded")
-        at_once("poll_transfers", c.poll_transfers)
+        at_once(c, "poll_transfers", c.poll_transfers)
     c.shutdown()
 
 
@@ -546,10 +556,10 @@ def load_returns_at_once_on_a_node_that_stops_answering():
     settled(c.offload({"leaf": [0, 1, 2, 3]}, {"leaf": hs}), c)
     assert c.lookup(hs) == {"leaf": [True] * 4}
     node.gate.clear()           # from now on the node answers nothing
-    t = at_once("load", lambda: c.load({"leaf": [10, 11, 12, 13]},
-                                       {"leaf": hs}))
-    assert at_once("is_complete", t.is_complete) is False
-    at_once("poll_transfers", c.poll_transfers)
+    t = at_once(c, "load",
+                lambda: c.load({"leaf": [10, 11, 12, 13]}, {"leaf": hs}))
+    assert at_once(c, "is_complete", t.is_complete) is False
+    at_once(c, "poll_transfers", c.poll_transfers)
     assert not t.is_complete() and not v[10:14].any()
     node.gate.set()
     settled(t, c)
@@ -563,17 +573,18 @@ def dropped_lookup_handle_released_at_once():
     """A start_lookup() handle the engine drops, answered or not, gives
     its pins back at the next poll_transfers, long before the lease TTL
     (60 s here)."""
+    e = quiet()
     c = manager(dict(CONFIG, lease_ttl_ms=60000))._connector
     lk = c.start_lookup(H)
     assert answered(lk, c) == {LEAF: [True] * N}
     assert nodes_stat("pins") == N
     del lk
     gc.collect()
-    pins_back(c, within=20)
+    pins_back(e, c)
     lk = c.start_lookup(H)      # dropped while its LEASE is in flight
     del lk
     gc.collect()
-    pins_back(c, within=20)
+    pins_back(e, c)
     c.shutdown()
 
 
@@ -582,6 +593,7 @@ def start_lookup_failing_half_way_hands_back():
     """A lookup whose second leaf's read cannot be submitted (its keys
     exceed DFKV_KEYS_MAX: two TP copies per block) answers a miss on
     every leaf and gives back the lease the first leaf's read took."""
+    e = quiet()
     bufs = {n: [Buffer.zeros(shape=(8, 4096), dtype=DType.uint8,
                              device=CPU()) for _ in range(2)]
             for n in ("one", "two")}
@@ -596,7 +608,7 @@ def start_lookup_failing_half_way_hands_back():
                       {"one": hs[:4], "two": []}), c)
     lk = c.start_lookup(hs)
     assert answered(lk, c) == {"one": [False] * 3000, "two": [False] * 3000}
-    pins_back(c, within=20)
+    pins_back(e, c)
     c.shutdown()
 
 
@@ -605,6 +617,7 @@ def take_metrics_counts_and_clears():
     """take_metrics() reads the blocks, bytes and transfers of what
     completed since the last one and clears them; metrics reads without
     clearing."""
+    e = quiet()
     c = direct(False, shards=2)
     v = c._views[0]["leaf"]
     hs = hashes(b"metrics", 3)
@@ -630,7 +643,7 @@ def take_metrics_counts_and_clears():
             z.rpc_acquire_latency_count) == (0, 0, 0), z
     for s in range(2):
         assert v[s][5:8].tobytes() == v[s][:3].tobytes()
-    pins_back(c)
+    pins_back(e, c)
     c.shutdown()
 
 
@@ -640,6 +653,7 @@ def probe_masks_per_layout():
     for each, the full leaf's leading run and the sliding leaf's blocks
     wherever they sit, one mapping shared by every replica that can load;
     a replica without memory here answers the all-miss one."""
+    e = quiet()
     bufs = [Buffer.zeros(shape=(16, 4096), dtype=DType.uint8, device=CPU())
             for _ in range(2)]
     mem = {"full": KVCacheMemory(replicated=False, buffers=bufs[:1]),
@@ -672,7 +686,7 @@ def probe_masks_per_layout():
     # lookup() with lookup_wait_ms: the same reads, waited for.
     assert c.lookup(hs) == want
     c.abandon_lookup(c._prepared.get(0))
-    pins_back(c)
+    pins_back(e, c)
     c.shutdown()
 
 

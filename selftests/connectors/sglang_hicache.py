@@ -37,8 +37,9 @@ EXTRA = dict(enginetest.doc_json("sglang-launch-server"),
              members=enginetest.MEMBERS, model_revision="rev-a")
 
 
-def host_pool(layout="page_first"):
-    """SGLang's MHA host pool for a small CPU model (bfloat16)."""
+def host_pool(layout="page_first", pages=2 * NPAGES):
+    """SGLang's MHA host pool for a small CPU model (bfloat16), of
+    `pages` pages."""
     cpu = torch.device("cpu")
     k = tuple(torch.zeros(DEV_TOKENS, HEADS, DIM, dtype=torch.bfloat16)
               for _ in range(LAYERS))
@@ -55,7 +56,7 @@ def host_pool(layout="page_first"):
                                 device="cpu",
                                 device_capacity_tokens=DEV_TOKENS,
                                 start_layer=0, end_layer=LAYERS,
-                                host_token_capacity=2 * NPAGES * PAGE)
+                                host_token_capacity=pages * PAGE)
 
 
 def mla_pool():

@@ -39,8 +39,9 @@ REV1, REV2 = "a1" * 20, "b2" * 20
 HUB = HubCache(os.environ["HF_HUB_CACHE"], MODEL)
 HUB.set_main(REV1)
 TP = 2
+TOKENS = 16         # tokens per block
 # One worker's block: 2 layers x (K, V) x 16 tokens x 2 heads x 64 x fp16.
-BLOCK = 2 * 2 * 16 * 2 * 64 * 2
+BLOCK = 2 * 2 * TOKENS * 2 * 64 * 2
 END = ScheduleEndContext((), ())
 _engines = []
 
@@ -54,22 +55,24 @@ def kv_transfer_config():
     return cfg
 
 
-def engine(name, replicated=False, **tier_settings):
-    """A TieringOffloadingManager made by vLLM's own factory path, and
-    its dfkv tier (tier_settings added to the docs' tier entry)."""
+def engine(name, replicated=False, blocks=64, **tier_settings):
+    """A TieringOffloadingManager made by vLLM's own factory path, with
+    room for `blocks` blocks in its CPU tier, and its dfkv tier
+    (tier_settings added to the docs' tier entry)."""
     kvt = kv_transfer_config()
     extra = dict(kvt["kv_connector_extra_config"])
     extra["secondary_tiers"] = [dict(extra["secondary_tiers"][0],
                                      **tier_settings)]
-    extra["cpu_bytes_to_use"] = 64 * TP * BLOCK + 64 * 4096
+    extra["cpu_bytes_to_use"] = blocks * TP * BLOCK + 64 * 4096
     config = OffloadingConfig(
-        groups=(OffloadingGroupConfig(tokens_per_block=16,
+        groups=(OffloadingGroupConfig(tokens_per_block=TOKENS,
                                       layer_names=("l0", "l1"),
                                       group_id=0),),
         worker_kv_bytes_per_block=BLOCK, enable_kv_cache_events=False,
         extra_config=extra, engine_id="dfkv-test-%s-%d" % (name, os.getpid()),
         model=OffloadingModelConfig(name=MODEL, dtype="float16"),
-        cache=OffloadingCacheConfig(tokens_per_hash=16, blocks_per_chunk=1),
+        cache=OffloadingCacheConfig(tokens_per_hash=TOKENS,
+                                    blocks_per_chunk=1),
         parallel=OffloadingParallelConfig(
             rank=0, world_size=TP, tp_size=TP, pp_size=1, pcp_size=1,
             dcp_size=1, data_parallel_index=0, data_parallel_size=1,

@@ -197,6 +197,35 @@ def async_cancel_what_was_not_sent():
     assert C.exist(mine[260]) == (dfkv.NOT_FOUND, 0)
 
 
+def releases_sent():
+    """RELEASE requests C completed (dfkv_client_ops_total)."""
+    return sum(int(line.rsplit(" ", 1)[1]) for line in C.stats().splitlines()
+               if line.startswith('dfkv_client_ops_total{op="release",'))
+
+
+@test
+def async_release_returns_before_the_node_answers():
+    # the node holds every request: submit_release returns with its
+    # batch in flight and the handle let go of; once the node answers,
+    # the RELEASE completes OK
+    mine = [k for k in (f"rl{i}".encode() for i in range(200))
+            if C.locate(k)[0] == "n0"][:3]
+    for k in mine:
+        assert C.put(k, b"v") == dfkv.OK
+    lease = C.lease(mine)
+    assert lease.hits == 3
+    sent = releases_sent()
+    NODES[0].gate.clear()
+    try:
+        b = lease.submit_release()
+        assert not b.done and releases_sent() == sent
+        assert lease.submit_release() is None and lease.release() == dfkv.OK
+    finally:
+        NODES[0].gate.set()
+    assert b.wait(10) and b.status == dfkv.OK and b.results == dfkv.OK
+    assert C.reap() == [b] and releases_sent() == sent + 1
+
+
 @test
 def async_run_from_asyncio():
     keys = [f"io{i}".encode() for i in range(64)]

@@ -439,7 +439,7 @@ TEST_F(cluster, async_keyed_and_exist)
 	uint64_t kl[4] = { 2, 2, 4, 2 }, len;
 	struct dfkv_batch_desc d = { .size = sizeof(d), .n = 4, .keys = keys,
 				     .key_lens = kl };
-	struct dfkv_batch *pr, *ls, *tw, *ex, *got[4];
+	struct dfkv_batch *pr, *ls, *tw, *ex, *rl, *got[4], *one;
 	struct dfkv_lease *l;
 	int st;
 
@@ -475,7 +475,15 @@ TEST_F(cluster, async_keyed_and_exist)
 	l = dfkv_batch_lease(ls);
 	ASSERT_NE(NULL, l);
 	EXPECT_EQ(NULL, dfkv_batch_lease(ls));	/* handed over once */
-	EXPECT_EQ(0, dfkv_release(self->c, l));
+	/* released by a batch of its own (the handle is consumed) */
+	ASSERT_EQ(0, dfkv_submit_release(self->c, l, 7, &rl));
+	ASSERT_EQ(0, dfkv_batch_wait(rl, -1));
+	EXPECT_EQ(0, dfkv_batch_status(rl));
+	EXPECT_EQ(DFKV_OP_RELEASE, dfkv_batch_op(rl));
+	EXPECT_EQ(7, dfkv_batch_user(rl));
+	ASSERT_EQ(1, dfkv_reap(self->c, &one, 1));
+	EXPECT_EQ(rl, one);
+	dfkv_batch_free(rl);
 
 	EXPECT_EQ(0, dfkv_batch_status(tw));
 	{
@@ -546,6 +554,7 @@ TEST_F(cluster, async_arguments)
 	d.size = 8;
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(self->c, &d, &b));
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit(NULL, &d, &b));
+	EXPECT_EQ(DFKV_E_INVAL, dfkv_submit_release(self->c, NULL, 0, &b));
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_reap(self->c, NULL, 1));
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_wait(NULL, 0));
 	EXPECT_EQ(DFKV_E_INVAL, dfkv_batch_status(NULL));

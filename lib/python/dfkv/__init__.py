@@ -458,6 +458,8 @@ class _BatchDesc(Structure):
 
 _B = c_void_p
 _proto("dfkv_submit", c_int, _C, POINTER(_BatchDesc), POINTER(c_void_p))
+_proto("dfkv_submit_release", c_int, _C, c_void_p, c_uint64,
+       POINTER(c_void_p))
 _proto("dfkv_batch_fd", c_int, _C)
 _proto("dfkv_reap", c_int, _C, POINTER(c_void_p), c_int)
 _proto("dfkv_batch_cancel", c_int, _B)
@@ -470,7 +472,7 @@ _proto("dfkv_batch_lease", c_void_p, _B)
 _proto("dfkv_batch_free", None, _B)
 # enum dfkv_op values of the batch kinds (uapi/linux/dfkv.h)
 _OP_PUT, _OP_GET, _OP_EXIST = 1, 2, 3
-_OP_TOUCH, _OP_PROBE, _OP_LEASE = 10, 11, 12
+_OP_TOUCH, _OP_PROBE, _OP_LEASE, _OP_RELEASE = 10, 11, 12, 13
 TOUCH_REVERSE = 1 << 0  # DFKV_TOUCH_REVERSE
 
 
@@ -505,6 +507,15 @@ class Lease:
             h, self._h = self._h, None
             return self._client._release(h)
         return OK
+
+    def submit_release(self):
+        """Queue the release (dfkv_submit_release): a Batch whose results
+        are release()'s status, or None when already released.  Never
+        waits on the network; the lease is let go of either way."""
+        if not self._h:
+            return None
+        h, self._h = self._h, None
+        return self._client._submit_release(h)
 
     def __enter__(self):
         return self
@@ -563,7 +574,8 @@ class Batch:
     @property
     def results(self):
         """put: [status]; get: [(status, stored_len)]; exist: [status];
-        probe: leading hits (int); lease: a Lease; touch: the status."""
+        probe: leading hits (int); lease: a Lease; touch, release: the
+        status."""
         self._need()
         if isinstance(self._results, DfkvError):
             raise self._results
@@ -914,6 +926,14 @@ class Client:
     def submit_lease(self, keys, ttl_ms=0):
         """Queue a LEASE; results: a Lease as lease() returns."""
         return self._submit(_OP_LEASE, keys, ttl_ms=ttl_ms)
+
+    def _submit_release(self, lease_handle):
+        h = c_void_p()
+        _check(_lib.dfkv_submit_release(self._handle(), lease_handle, 0,
+                                        byref(h)), "submit_release")
+        b = Batch(self, h.value, _OP_RELEASE, 1, None)
+        self._live[h.value] = b
+        return b
 
     def submit_touch(self, keys, reverse=False):
         """Queue a TOUCH walk (see touch()); results: the status."""

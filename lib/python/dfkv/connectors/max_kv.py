@@ -15,11 +15,12 @@ that factory.
   read and returns; lookup_masks() polls it (None until every leaf
   answered); load()/load_lookup() submit the GETs and offload() an EXIST
   (its transfer's polls then submit the PUTs of what the nodes lack), each
-  returning a transfer the engine polls; leases go back on a release
-  thread once a load landed, on abandon, and for a handle the engine
-  dropped at the next poll_transfers(); probe() waits at most
-  probe_wait_ms for one presence batch per leaf and answers a degraded
-  (all-miss) mask for what did not answer; touch() is fire and forget.
+  returning a transfer the engine polls; leases go back (an asynchronous
+  RELEASE, Lease.submit_release) once a load landed, on abandon, and for
+  a handle the engine dropped at the next poll_transfers(); probe()
+  waits at most probe_wait_ms for one presence batch per leaf and
+  answers a degraded (all-miss) mask for what did not answer; touch()
+  is fire and forget.
 - take_metrics() reads and clears the transfer counters (blocks, bytes,
   latency as the polls saw it).
 - The tenant is mandatory: a config without one fails model load.
@@ -32,9 +33,7 @@ buffers' host memory (CPU devices, or host-visible staging).
 import collections
 import logging
 import os
-import queue
 import select
-import threading
 import time
 import weakref
 
@@ -79,59 +78,6 @@ def _host_view(buffer):
     if not a.flags.writeable:
         raise ValueError("dfkv: KV buffer is not writable host memory")
     return a
-
-
-class _Releaser:
-    """Hands leases back off the scheduler's thread.  Lease.release() is
-    a RELEASE round trip (dfkv_release) that a node which stopped
-    answering holds for the client's io timeout, so the connector's
-    calls queue their leases here and one daemon thread releases them in
-    order.  stop() drops what is still queued (closing the clients drops
-    those leases on the nodes with their connections) and joins it."""
-
-    def __init__(self):
-        self._q = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._n = 0             # queued or being released
-        self._thread = None
-        self._stopped = False
-
-    def put(self, lease):
-        if lease is None or self._stopped:
-            return
-        with self._lock:
-            self._n += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="dfkv-max-release", daemon=True)
-                self._thread.start()
-        self._q.put(lease)
-
-    def __len__(self):
-        return self._n
-
-    def _run(self):
-        while True:
-            lease = self._q.get()
-            if lease is None:
-                return
-            try:
-                if not self._stopped:
-                    lease.release()
-            except Exception:  # noqa: BLE001  (the pins wait on the TTL)
-                log.debug("dfkv: release failed; pins wait on the TTL",
-                          exc_info=True)
-            finally:
-                with self._lock:
-                    self._n -= 1
-
-    def stop(self):
-        self._stopped = True
-        with self._lock:
-            t, self._thread = self._thread, None
-        if t is not None:
-            self._q.put(None)
-            t.join()
 
 
 class _Held:
@@ -288,8 +234,8 @@ class _Transfer:
     KVConnectorTransfer.  is_complete() never blocks: it advances each
     leaf's batches (an offload's EXIST, then the PUTs of what the nodes
     lack) and settles the transfer once the last one landed: the leases
-    a load read under go to the release thread and the counters are
-    counted.  A failed read is KVLoadFailed, raised only once every
+    a load read under are released (asynchronously) and the counters
+    are counted.  A failed read is KVLoadFailed, raised only once every
     leaf's batch completed (nothing lands in the rows after it) and to
     every later poll; a failed write is logged, not raised."""
 
@@ -376,7 +322,7 @@ class DfkvConnector(KVConnector):
         dtype = getattr(params.dtype, "name", str(params.dtype))
         self._clients, self._ranks, self._views, self.ns = {}, {}, [], {}
         self._page = {}
-        self._releaser = _Releaser()
+        self._releases = []         # RELEASE batches in flight
         self._dropped = collections.deque()  # _Held of dropped handles
         self._orphans = []          # LEASE batches no handle waits for
         self._touches = []          # TOUCH batches (fire and forget)
@@ -485,15 +431,24 @@ class DfkvConnector(KVConnector):
             c.reap()
 
     def _hand_back(self, held):
-        """Release held's leases (on the release thread) and cancel its
+        """Release held's leases (asynchronous RELEASEs) and cancel its
         reads in flight (their leases go once they land)."""
         leases, held.leases = held.leases, {}
         for lease in leases.values():
-            self._releaser.put(lease)
+            self._release(lease)
         for r in held.pending.values():
             r.batch.cancel()
             self._orphans.append(r.batch)
         held.pending.clear()
+
+    def _release(self, lease):
+        """Queue lease's RELEASE (Lease.submit_release: never waits on a
+        node; the batch is reaped by poll_transfers)."""
+        try:
+            self._releases.append(lease.submit_release())
+        except dfkv.DfkvError as e:
+            # the lease went with its connections: the nodes dropped it
+            log.debug("dfkv: release not queued (%s)", e)
 
     def _settle_orphans(self):
         while self._dropped:
@@ -508,7 +463,7 @@ class DfkvConnector(KVConnector):
             except dfkv.DfkvError:
                 continue            # failed: nothing pinned
             if isinstance(res, dfkv.Lease):
-                self._releaser.put(res)
+                self._release(res)
         self._orphans = keep
 
     def _answer(self, lk, leaf, keys, want, hits):
@@ -920,6 +875,7 @@ class DfkvConnector(KVConnector):
             self._reap()
             self._settle_orphans()
             self._touches = [b for b in self._touches if not b.done]
+            self._releases = [b for b in self._releases if not b.done]
         except Exception:  # noqa: BLE001  (never into the scheduler)
             log.exception("dfkv: poll_transfers")
 
@@ -928,14 +884,15 @@ class DfkvConnector(KVConnector):
         return sum(1 for b in self._touches if not b.done)
 
     def held_leases(self):
-        """Leases queued for release or in flight to it, and abandoned
-        reads whose lease is not back yet (a debug gauge)."""
-        return len(self._releaser) + len(self._orphans) + len(self._dropped)
+        """Leases whose RELEASE is in flight, abandoned reads whose lease
+        is not back yet and dropped handles not handed back yet (a debug
+        gauge)."""
+        return sum(1 for b in self._releases if not b.done) + \
+            len(self._orphans) + len(self._dropped)
 
     def shutdown(self):
         for lk in list(self._prepared.values()):
             self.abandon_lookup(lk)
-        self._releaser.stop()
         for c in self._clients.values():
             c.close()
         self._clients = {}
