@@ -236,3 +236,20 @@ int dfkv_genl_parse_stats(const struct nlattr *nest, const struct nlattr **tb)
 	}
 	return 0;
 }
+
+int dfkv_genl_dump(struct dfkv_genl *g, struct nlmsghdr *nlh, mnl_cb_t cb,
+		   void *data, void (*reset)(void *data))
+{
+	int tries = 0, err;
+
+	for (;;) {
+		err = dfkv_genl_talk(g, nlh, cb, data);
+		if (err != -EINTR || ++tries == 5)
+			return err;
+		reset(data);
+		dfkv_genl_close(g);
+		err = dfkv_genl_open(g);
+		if (err)
+			return err;
+	}
+}

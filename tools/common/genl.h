@@ -37,6 +37,15 @@ struct nlmsghdr *dfkv_genl_msg(struct dfkv_genl *g, void *buf, uint8_t cmd,
  */
 int dfkv_genl_talk(struct dfkv_genl *g, struct nlmsghdr *nlh,
 		   mnl_cb_t cb, void *data);
+/*
+ * A dump (nlh built with NLM_F_DUMP) through dfkv_genl_talk(), started
+ * over when the objects changed while it ran (NLM_F_DUMP_INTR, -EINTR):
+ * on a fresh socket, since the rest of that dump is still queued on the
+ * old one, after reset(data) forgot what it had given; at most five
+ * tries, then -EINTR.
+ */
+int dfkv_genl_dump(struct dfkv_genl *g, struct nlmsghdr *nlh, mnl_cb_t cb,
+		   void *data, void (*reset)(void *data));
 
 /* Join the "events" multicast group. */
 int dfkv_genl_subscribe(struct dfkv_genl *g);

@@ -342,7 +342,7 @@ static int disks_fetch(struct apply *a, const char *node, struct info_list *l)
 
 	nlh = dfkv_genl_msg(&a->g, buf, DFKV_CMD_DISK_GET, NLM_F_DUMP);
 	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-	err = dfkv_genl_talk(&a->g, nlh, info_list_cb, l);
+	err = info_list_dump(&a->g, nlh, l);
 	if (l->oom) {
 		err_msg("out of memory");
 		return EXIT_FAIL;

@@ -188,6 +188,12 @@ struct info_list {
 
 /* dfkv_genl_talk() callback appending each reply to a struct info_list. */
 int info_list_cb(const struct nlmsghdr *nlh, void *data);
+/*
+ * A dump into a struct info_list, started over while the objects change
+ * under it (dfkv_genl_dump()).
+ */
+int info_list_dump(struct dfkv_genl *g, struct nlmsghdr *nlh,
+		   struct info_list *l);
 /* dfkv_genl_talk() callback decoding the one reply into a node_info. */
 int info_one_cb(const struct nlmsghdr *nlh, void *data);
 

@@ -238,7 +238,8 @@ static int fetch(const char *cmd, const struct disk_args *a,
 		mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, a->pos[0]);
 	if (a->npos == 2)
 		mnl_attr_put_strz(nlh, DFKV_A_DISK_NAME, a->pos[1]);
-	err = dfkv_genl_talk(&g, nlh, info_list_cb, l);
+	err = a->npos == 2 ? dfkv_genl_talk(&g, nlh, info_list_cb, l) :
+		info_list_dump(&g, nlh, l);
 	if (!err && !l->oom && a->npos == 1 && !l->n) {
 		/* An empty dump of one node: tell a missing node apart. */
 		struct node_info ni;

@@ -377,6 +377,20 @@ int info_list_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+static void info_list_reset(void *data)
+{
+	struct info_list *l = data;
+
+	free(l->v);
+	*l = (struct info_list){ 0 };
+}
+
+int info_list_dump(struct dfkv_genl *g, struct nlmsghdr *nlh,
+		   struct info_list *l)
+{
+	return dfkv_genl_dump(g, nlh, info_list_cb, l, info_list_reset);
+}
+
 int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -385,7 +399,7 @@ int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
 	int err;
 
 	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, NLM_F_DUMP);
-	err = dfkv_genl_talk(g, nlh, info_list_cb, &l);
+	err = info_list_dump(g, nlh, &l);
 	if (err || l.oom) {
 		free(l.v);
 		if (l.oom) {

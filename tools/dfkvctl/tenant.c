@@ -471,27 +471,12 @@ int tenant_list_show(struct dfkv_genl *g, const char *node, bool json,
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct info_list l = { 0 };
 	struct nlmsghdr *nlh;
-	int err, tries = 0;
 	size_t i;
+	int err;
 
-	/*
-	 * Tenants came or went during the dump (NLM_F_DUMP_INTR): start over
-	 * on a fresh socket, since the rest of that dump is still queued.
-	 */
-	for (;;) {
-		nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
-		mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
-		err = dfkv_genl_talk(g, nlh, info_list_cb, &l);
-		if (err != -EINTR || ++tries == 5 || l.oom)
-			break;
-		free(l.v);
-		l = (struct info_list){ 0 };
-		dfkv_genl_close(g);
-		if (dfkv_genl_open(g)) {
-			err_msg("cannot reopen the dfkv netlink family");
-			return EXIT_FAIL;
-		}
-	}
+	nlh = dfkv_genl_msg(g, buf, DFKV_CMD_TENANT_GET, NLM_F_DUMP);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, node);
+	err = info_list_dump(g, nlh, &l);
 	if (l.oom) {
 		free(l.v);
 		err_msg("out of memory");
