@@ -53,6 +53,8 @@
 #include "dfkv.h"
 
 #define NKEYS		10000
+/* What a wait for an event may take before it fails: only a hang. */
+#define HANG_MS		60000
 #define FOLLOW_MS	3000	/* "within one poll": the long-poll answers
 				 * at the change; this only bounds a failure */
 
@@ -258,7 +260,7 @@ static int mds_start(struct mds *m, bool fresh)
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	end = now_ms() + 5000;
+	end = now_ms() + HANG_MS;
 	while (now_ms() < end) {
 		char u[128];
 
@@ -615,7 +617,7 @@ TEST_F(disc, mdsd_down_keeps_ring_then_next_endpoint)
 	/* back (same directory from the snapshot); a change is followed */
 	ASSERT_EQ(0, mds_start(&self->m, false));
 	ASSERT_EQ(200, put_member(&self->m, "g1", "kv3", 17403, 1, "up"));
-	ASSERT_TRUE(wait_for(self->c, self->b, has, "kv3", 10000));
+	ASSERT_TRUE(wait_for(self->c, self->b, has, "kv3", HANG_MS));
 	EXPECT_TRUE(matches_ring(self->b, four, 4));
 }
 
@@ -639,7 +641,7 @@ TEST_F(disc, mass_loss_is_held_for_the_grace_period)
 	ASSERT_EQ(0, stable_snapshot(self->c, self->b));
 	EXPECT_TRUE(matches_ring(self->b, four, 4));
 	/* then applied once the grace period is over */
-	ASSERT_TRUE(wait_for(self->c, self->b, count_is, &one, 20000));
+	ASSERT_TRUE(wait_for(self->c, self->b, count_is, &one, HANG_MS));
 	TH_LOG("loss applied after %llu ms (grace 8000)",
 	       (unsigned long long)(now_ms() - t0));
 	EXPECT_GE(now_ms() - t0, 7900);
@@ -746,7 +748,7 @@ TEST_F(disc, a_list_over_the_weight_cap_is_refused)
 	ASSERT_TRUE(matches_ring(self->a, three, 3));
 	/* 9 x 1000 > 8192: refused, counted, the ring in force kept */
 	ASSERT_EQ(0, restart_heavy(&self->m, 9, 1000));
-	end = now_ms() + 10000;
+	end = now_ms() + HANG_MS;
 	while (client_stat(self->c, "dfkv_client_mds_overweight_lists_total") < 1 &&
 	       now_ms() < end)
 		sleep_ms(20);
@@ -761,7 +763,7 @@ TEST_F(disc, a_list_over_the_weight_cap_is_refused)
 		dfkv_close(c2);
 	/* 8 x 1000, under the cap: followed */
 	ASSERT_EQ(0, restart_heavy(&self->m, 8, 1000));
-	EXPECT_TRUE(wait_for(self->c, self->a, count_is, &eight, 10000));
+	EXPECT_TRUE(wait_for(self->c, self->a, count_is, &eight, HANG_MS));
 	EXPECT_TRUE(owns_some(self->a, "hv7"));
 	EXPECT_FALSE(owns_some(self->a, "kv0"));
 }
@@ -996,7 +998,7 @@ TEST(disc_client_owner)
 	EXPECT_EQ(400, http("DELETE", url, NULL, NULL,
 			    "Authorization: Bearer " CLIENT_TOKEN));
 	/* the first still renews its entry, the second keeps failing */
-	end = now_ms() + 10000;
+	end = now_ms() + HANG_MS;
 	while (client_stat(c2, "dfkv_client_mds_forbidden_total") < 4 &&
 	       now_ms() < end)
 		sleep_ms(50);
@@ -1005,13 +1007,13 @@ TEST(disc_client_owner)
 	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
 	/* the first's close deletes its own entry: the second takes the id */
 	dfkv_close(c1);
-	end = now_ms() + 10000;
+	end = now_ms() + HANG_MS;
 	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
 		sleep_ms(50);
 	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
 	/* the member token deletes anyone's entry; its owner takes it back */
 	EXPECT_EQ(200, http("DELETE", url, NULL, NULL, m.auth));
-	end = now_ms() + 10000;
+	end = now_ms() + HANG_MS;
 	while (!client_listed(&m, "g1", "engine-s") && now_ms() < end)
 		sleep_ms(50);
 	EXPECT_TRUE(client_listed(&m, "g1", "engine-s"));
@@ -1181,7 +1183,7 @@ static uint64_t fake_min_gap(struct fake *f, char m)
 
 static void wait_count(struct fake *f, char m, size_t n)
 {
-	uint64_t end = now_ms() + 30000;	/* bounds a failure only */
+	uint64_t end = now_ms() + HANG_MS;
 
 	while (fake_count(f, m) < n && now_ms() < end)
 		sleep_ms(20);
