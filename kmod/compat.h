@@ -31,6 +31,23 @@
 	(KERNEL_VERSION(a, b, 0) <= \
 	 KERNEL_VERSION(LINUX_VERSION_MAJOR, LINUX_VERSION_PATCHLEVEL, 0))
 
+/* 6.2 gave a family's pre_doit the split op of the command. */
+#if DFKV_KERNEL_GE(6, 2)
+#define dfkv_genl_pre_op genl_split_ops
+#else
+#define dfkv_genl_pre_op genl_ops
+#endif
+
+/*
+ * The family a dump's request came to: 6.6 moved it from struct
+ * genl_dumpit_info into the struct genl_info a dump has since.
+ */
+#if DFKV_KERNEL_GE(6, 6)
+#define dfkv_genl_dump_family(cb)	(genl_info_dump(cb)->family)
+#else
+#define dfkv_genl_dump_family(cb)	(genl_dumpit_info(cb)->family)
+#endif
+
 /* 6.12 moved <asm/unaligned.h> to <linux/unaligned.h>. */
 #if DFKV_KERNEL_GE(6, 12)
 #include <linux/unaligned.h>

@@ -10,7 +10,7 @@
 #include <net/genetlink.h>
 #include <net/sock.h>
 
-#include "netlink.h"
+#include "nl_common.h"
 #include "node.h"
 #include "disk.h"
 
@@ -58,20 +58,17 @@ static int fill_disk_stats(struct sk_buff *skb, struct dfkv_disk *d)
 
 /* A disk's message; in a dump (cb) checked against the dump's generation. */
 static int fill_disk(struct sk_buff *skb, struct dfkv_node *node,
-		     struct dfkv_disk *d, u32 portid, u32 seq,
-		     struct netlink_callback *cb, u8 cmd, u32 event)
+		     struct dfkv_disk *d, const struct dfkv_nl_to *to, u8 cmd,
+		     u32 event)
 {
 	char reason[sizeof(d->reason)];
 	u32 state = READ_ONCE(d->state);
 	unsigned long irqflags;
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
-			  cb ? NLM_F_MULTI : 0, cmd);
+	hdr = dfkv_nl_put_hdr(skb, to, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
 	/* dfkv_disk_fail() takes fail_lock in bio completion too */
 	spin_lock_irqsave(&d->fail_lock, irqflags);
 	strscpy(reason, d->reason, sizeof(reason));
@@ -99,19 +96,20 @@ static int fill_disk(struct sk_buff *skb, struct dfkv_node *node,
 	return 0;
 }
 
-void dfkv_nl_notify_disk(struct dfkv_node *node, struct dfkv_disk *d,
-			 u32 event)
+void dfkv_nl_notify_disk(const struct genl_family *family,
+			 struct dfkv_node *node, struct dfkv_disk *d, u32 event)
 {
+	struct dfkv_nl_to to = { .family = family };
 	struct sk_buff *skb;
 
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
 		return;
-	if (fill_disk(skb, node, d, 0, 0, NULL, DFKV_CMD_DISK_EVENT, event)) {
+	if (fill_disk(skb, node, d, &to, DFKV_CMD_DISK_EVENT, event)) {
 		nlmsg_free(skb);
 		return;
 	}
-	dfkv_nl_multicast(node, skb);
+	dfkv_nl_multicast(family, node, skb);
 }
 
 /* The node of a disk command, entered; NULL with extack set. */
@@ -209,8 +207,9 @@ int dfkv_nl_disk_get_doit(struct sk_buff *skb, struct genl_info *info)
 	err = -ENOMEM;
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (msg) {
-		err = fill_disk(msg, node, d, info->snd_portid, info->snd_seq,
-				NULL, DFKV_CMD_DISK_GET, 0);
+		struct dfkv_nl_to to = dfkv_nl_to_reply(info);
+
+		err = fill_disk(msg, node, d, &to, DFKV_CMD_DISK_GET, 0);
 		if (!err)
 			err = genlmsg_reply(msg, info);
 		else
@@ -235,6 +234,7 @@ int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct nlattr *only = info->attrs[DFKV_A_NODE_NAME];
 	struct dfkv_net *dn = dfkv_net(sock_net(skb->sk));
+	struct dfkv_nl_to to = dfkv_nl_to_dump(cb);
 	struct dfkv_node *node;
 	long nidx = 0;
 	int err = 0;
@@ -254,10 +254,7 @@ int dfkv_nl_disk_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		while ((d = dfkv_tier_disk_get(&node->tier, NULL,
 					       cb->args[1]))) {
-			err = fill_disk(skb, node, d,
-					NETLINK_CB(cb->skb).portid,
-					cb->nlh->nlmsg_seq, cb,
-					DFKV_CMD_DISK_GET, 0);
+			err = fill_disk(skb, node, d, &to, DFKV_CMD_DISK_GET, 0);
 			dfkv_disk_put(d);
 			if (err)
 				break;

@@ -11,7 +11,7 @@
 #include <net/genetlink.h>
 #include <net/sock.h>
 
-#include "netlink.h"
+#include "nl_common.h"
 #include "node.h"
 
 /* The request's tenant hash and node (referenced), or NULL and *err. */
@@ -82,20 +82,16 @@ int dfkv_nl_tenant_del_doit(struct sk_buff *skb, struct genl_info *info)
 }
 
 static int fill_tenant(struct sk_buff *skb, struct dfkv_node *node,
-		       struct dfkv_tenant *t, u32 portid, u32 seq,
-		       struct netlink_callback *cb)
+		       struct dfkv_tenant *t, const struct dfkv_nl_to *to)
 {
 	struct dfkv_tenants *ts = &node->tenants;
 	struct nlattr *nest;
 	u32 flags = 0, secrets = dfkv_tenant_secrets(t);
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &dfkv_nl_family,
-			  cb ? NLM_F_MULTI : 0, DFKV_CMD_TENANT_GET);
+	hdr = dfkv_nl_put_hdr(skb, to, DFKV_CMD_TENANT_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
 	if (READ_ONCE(t->registered))
 		flags |= DFKV_TENANT_F_REGISTERED;
 	if (secrets)
@@ -147,10 +143,11 @@ int dfkv_nl_tenant_get_doit(struct sk_buff *skb, struct genl_info *info)
 	err = -ENOMEM;
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (msg) {
+		struct dfkv_nl_to to = dfkv_nl_to_reply(info);
+
 		rcu_read_lock();
 		t = dfkv_tenant_find(&node->tenants, hash);
-		err = t ? fill_tenant(msg, node, t, info->snd_portid,
-				      info->snd_seq, NULL) : -ENOENT;
+		err = t ? fill_tenant(msg, node, t, &to) : -ENOENT;
 		rcu_read_unlock();
 		if (!err) {
 			err = genlmsg_reply(msg, info);
@@ -206,6 +203,7 @@ int dfkv_nl_tenant_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct dfkv_node *node = (struct dfkv_node *)cb->args[0];
 	struct rhashtable_iter *iter = (struct rhashtable_iter *)cb->args[1];
+	struct dfkv_nl_to to = dfkv_nl_to_dump(cb);
 	struct dfkv_tenant *t;
 
 	if (!dfkv_node_enter(node))
@@ -223,8 +221,7 @@ int dfkv_nl_tenant_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			cb->args[3]++;
 			continue;
 		}
-		if (fill_tenant(skb, node, t, NETLINK_CB(cb->skb).portid,
-				cb->nlh->nlmsg_seq, cb)) {
+		if (fill_tenant(skb, node, t, &to)) {
 			cb->args[2] = 1;
 			break;
 		}

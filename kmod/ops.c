@@ -2,8 +2,10 @@
 /*
  * The rules of each operation on a node, shared by every transport through
  * the request executor (req.c): argument rules of SPEC.md section 2, the
- * node's state and limits, the tenant check, and counting each finished
- * operation by op and status.  The caller brackets calls with
+ * node's state and limits, the tenant check, counting each finished
+ * operation by op and status, and the moves of a request's data (map it,
+ * copy it in or out, lend its pages, abandon it): the executor reaches
+ * the store only through here.  The caller brackets calls with
  * dfkv_node_enter()/dfkv_node_exit().
  */
 #include <linux/slab.h>
@@ -116,6 +118,11 @@ refuse:
 	return false;
 }
 
+u64 dfkv_op_recv_part(struct dfkv_node *node, u64 left)
+{
+	return min(left, node->store.slab.extent_bytes);
+}
+
 bool dfkv_op_recv_admit(struct dfkv_node *node, struct dfkv_peer *peer,
 			u64 len)
 {
@@ -196,6 +203,82 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status)
 {
 	dfkv_store_get_end(rd);
 	return done(node, DFKV_OP_GET, status);
+}
+
+void *dfkv_op_payload_alloc(struct dfkv_node *node, size_t len)
+{
+	struct mem_cgroup *old = dfkv_store_charge(&node->store);
+	void *buf = kmalloc(len, GFP_KERNEL_ACCOUNT);
+
+	set_active_memcg(old);
+	return buf;
+}
+
+bool dfkv_op_put_park(struct dfkv_put *put, struct dfkv_waiter *w)
+{
+	return dfkv_store_put_park(put, w);
+}
+
+unsigned int dfkv_op_put_map(struct dfkv_put *put, u64 off, size_t len,
+			     struct bio_vec *bv, unsigned int max,
+			     size_t *mapped)
+{
+	*mapped = 0;
+	if (!put->e || off >= put->reserved)
+		return 0;
+	return dfkv_entry_map(put->e, off, min_t(u64, len, put->reserved - off),
+			      bv, max, mapped);
+}
+
+unsigned int dfkv_op_get_map(struct dfkv_read *rd, u64 off, size_t len,
+			     struct bio_vec *bv, unsigned int max,
+			     size_t *mapped)
+{
+	return dfkv_entry_map(rd->e, off, len, bv, max, mapped);
+}
+
+bool dfkv_op_put_copy_in(struct dfkv_put *put, size_t len,
+			 struct iov_iter *from)
+{
+	return dfkv_store_put_copy(put, 0, len, from) == len;
+}
+
+void dfkv_op_get_sent(struct dfkv_node *node, struct dfkv_read *rd, u64 n)
+{
+	dfkv_store_sent(rd, n);
+	dfkv_op_get_end(node, rd, DFKV_STATUS_OK);
+}
+
+bool dfkv_op_get_copy_out(struct dfkv_node *node, struct dfkv_read *rd,
+			  u64 off, u64 n, struct iov_iter *to, int fail)
+{
+	bool whole = dfkv_store_read(rd, off, n, to) == n;
+
+	dfkv_op_get_end(node, rd, whole ? DFKV_STATUS_OK : fail);
+	return whole;
+}
+
+void dfkv_op_get_lend(const struct dfkv_read *rd, struct dfkv_read *lent)
+{
+	dfkv_store_pin_more(rd, lent);
+}
+
+void dfkv_op_get_lent_back(struct dfkv_read *lent)
+{
+	dfkv_store_get_end(lent);
+}
+
+void dfkv_op_put_abandon(struct dfkv_put *put, struct dfkv_waiter *w)
+{
+	dfkv_store_unpark(put->e, w);
+	dfkv_store_put_drop(put);
+}
+
+void dfkv_op_get_abandon(struct dfkv_node *node, struct dfkv_read *rd,
+			 struct dfkv_waiter *w)
+{
+	dfkv_store_unpark(rd->e, w);
+	dfkv_op_get_end(node, rd, DFKV_STATUS_IO_ERROR);
 }
 
 u64 dfkv_op_get_want(struct dfkv_node *node, const struct dfkv_auth *auth,

@@ -29,6 +29,8 @@ int dfkv_range(u64 stored_len, u64 offset, u64 length, u64 *out_len);
 struct dfkv_put;
 struct dfkv_read;
 struct dfkv_waiter;
+struct bio_vec;
+struct iov_iter;
 
 /*
  * PUT in two steps, the value received in between (a leader's entry has
@@ -36,7 +38,7 @@ struct dfkv_waiter;
  * the final status unless put->e is set (the caller then fills a leader's
  * entry and calls end, err 0 to commit or why not; a follower calls end,
  * which sleeps until the leader finished, or parks with
- * dfkv_store_put_park() and takes dfkv_op_put_result() when woken).  An
+ * dfkv_op_put_park() and takes dfkv_op_put_result() when woken).  An
  * err of -EFAULT aborts without counting and is returned.  A leader's
  * commit that waits for the disk parks put->w (-EINPROGRESS) and takes
  * dfkv_op_put_flushed() when woken, or sleeps killably (-EINTR).
@@ -45,7 +47,7 @@ int dfkv_op_put_begin(struct dfkv_node *node, const struct dfkv_auth *auth,
 		      const struct dfkv_key *key, u64 len, u64 ahead,
 		      struct dfkv_put *put);
 int dfkv_op_put_end(struct dfkv_node *node, struct dfkv_put *put, int err);
-/* A parked follower's result once its leader finished (dfkv_store_put_park). */
+/* A parked follower's result once its leader finished (dfkv_op_put_park). */
 int dfkv_op_put_result(struct dfkv_node *node, struct dfkv_put *put);
 /* A parked leader's result once its flush ended; else -EINPROGRESS. */
 int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put);
@@ -55,6 +57,8 @@ int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put);
  * NULL): admit len bytes of it before the reservation (false: answer
  * BUSY), give them back once they are filled or the PUT is abandoned.
  */
+/* A receiving PUT's next part of the left bytes: at most an extent. */
+u64 dfkv_op_recv_part(struct dfkv_node *node, u64 left);
 bool dfkv_op_recv_admit(struct dfkv_node *node, struct dfkv_peer *peer,
 			u64 len);
 void dfkv_op_recv_done(struct dfkv_node *node, struct dfkv_peer *peer,
@@ -90,6 +94,54 @@ int dfkv_op_get_end(struct dfkv_node *node, struct dfkv_read *rd, int status);
  */
 u64 dfkv_op_get_want(struct dfkv_node *node, const struct dfkv_auth *auth,
 		     const struct dfkv_key *key, u64 offset, u64 length);
+/*
+ * A request's data, which the executor (req.c) moves for its transport
+ * only through these.  The buffer of a payload that is not a PUT's
+ * (HELLO, AUTH, a key list), charged as the node's allocations are.
+ */
+void *dfkv_op_payload_alloc(struct dfkv_node *node, size_t len);
+/*
+ * A PUT follower parks w on its leader's entry; false when the leader
+ * already finished (take dfkv_op_put_result() now).
+ */
+bool dfkv_op_put_park(struct dfkv_put *put, struct dfkv_waiter *w);
+/*
+ * A PUT leader's value as pages from byte off, as far as its entry has
+ * RAM yet (put->reserved), or a pinned GET's from byte off of the entry:
+ * at most max segments covering at most len bytes; returns their number,
+ * *mapped the bytes they cover.
+ */
+unsigned int dfkv_op_put_map(struct dfkv_put *put, u64 off, size_t len,
+			     struct bio_vec *bv, unsigned int max,
+			     size_t *mapped);
+unsigned int dfkv_op_get_map(struct dfkv_read *rd, u64 off, size_t len,
+			     struct bio_vec *bv, unsigned int max,
+			     size_t *mapped);
+/* A PUT leader's first len bytes from @from: false when fewer came. */
+bool dfkv_op_put_copy_in(struct dfkv_put *put, size_t len,
+			 struct iov_iter *from);
+/* A GET's n bytes went out from the mapped pages: count them, end it OK. */
+void dfkv_op_get_sent(struct dfkv_node *node, struct dfkv_read *rd, u64 n);
+/*
+ * A GET's n bytes from byte off of its entry into @to, and its end: OK
+ * when all came, else @fail.  Returns whether all came.
+ */
+bool dfkv_op_get_copy_out(struct dfkv_node *node, struct dfkv_read *rd,
+			  u64 off, u64 n, struct iov_iter *to, int fail);
+/*
+ * Another pin on a GET's entry, in @lent, for pages lent past the reply;
+ * dfkv_op_get_lent_back() drops it (not counted as an operation).
+ */
+void dfkv_op_get_lend(const struct dfkv_read *rd, struct dfkv_read *lent);
+void dfkv_op_get_lent_back(struct dfkv_read *lent);
+/*
+ * A request torn down before its end: its waiter w off the entry, and a
+ * PUT follower's or parked leader's entry dropped, a GET ended IO_ERROR.
+ */
+void dfkv_op_put_abandon(struct dfkv_put *put, struct dfkv_waiter *w);
+void dfkv_op_get_abandon(struct dfkv_node *node, struct dfkv_read *rd,
+			 struct dfkv_waiter *w);
+
 /*
  * STATS: "name value\n" lines in a kmalloc'd buffer the caller frees;
  * with auth=required only for a caller with at least one grant.

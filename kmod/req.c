@@ -13,9 +13,10 @@
  * killably.  A request that entered its node is timed and traced here,
  * from dfkv_req_begin() to dfkv_req_done(), the same for every
  * transport.  Transports touch the data only through the functions that
- * map it or copy it in; a caller in its own task with a buffer to make
- * ready first (/dev/dfkv) runs its whole op through dfkv_req_run_local(),
- * which sizes the buffer and retries a GET whose value grew.
+ * map it or copy it in, and this file reaches the store only through
+ * ops.c; a caller in its own task with a buffer to make ready first
+ * (/dev/dfkv) runs its whole op through dfkv_req_run_local(), which sizes
+ * the buffer and retries a GET whose value grew.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -82,12 +83,6 @@ static void recv_release(struct dfkv_req *req)
 	req->admitted = 0;
 }
 
-/* A receiving PUT's next part: at most an extent of its value. */
-static u64 recv_part(struct dfkv_req *req, u64 left)
-{
-	return min(left, req->node->store.slab.extent_bytes);
-}
-
 static void put_begin(struct dfkv_req *req)
 {
 	struct dfkv_node *node = req->node;
@@ -95,7 +90,7 @@ static void put_begin(struct dfkv_req *req)
 	int status;
 
 	if (req->ops->admit_recv && len) {
-		ahead = recv_part(req, len);
+		ahead = dfkv_op_recv_part(node, len);
 		if (!dfkv_op_recv_admit(node, req->peer, ahead)) {
 			answer(req, DFKV_STATUS_BUSY, 0);
 			return;
@@ -116,8 +111,6 @@ static void put_begin(struct dfkv_req *req)
 
 bool dfkv_req_begin(struct dfkv_req *req)
 {
-	struct mem_cgroup *old;
-
 	if (!dfkv_node_enter(req->node)) {
 		answer(req, DFKV_STATUS_BUSY, 0);
 		return false;
@@ -131,9 +124,8 @@ bool dfkv_req_begin(struct dfkv_req *req)
 		put_begin(req);
 	} else if (req->payload_len && !req->payload) {
 		/* HELLO, AUTH or a key list to receive */
-		old = dfkv_store_charge(&req->node->store);
-		req->rx_buf = kmalloc(req->payload_len, GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
+		req->rx_buf = dfkv_op_payload_alloc(req->node,
+						    req->payload_len);
 		if (req->rx_buf) {
 			req->payload = req->rx_buf;
 			req->rx = DFKV_REQ_RX_BUF;
@@ -147,7 +139,7 @@ bool dfkv_req_begin(struct dfkv_req *req)
 bool dfkv_req_recv_more(struct dfkv_req *req)
 {
 	struct dfkv_put *put = &req->put;
-	u64 len = recv_part(req, put->e->len - put->reserved);
+	u64 len = dfkv_op_recv_part(req->node, put->e->len - put->reserved);
 	int status;
 
 	recv_release(req);
@@ -169,7 +161,7 @@ static bool exec_put(struct dfkv_req *req, int err)
 	int status;
 
 	if (!put->leader && req->ops->unpark &&
-	    dfkv_store_put_park(put, &req->waiter))
+	    dfkv_op_put_park(put, &req->waiter))
 		return false;
 	if (put->leader) {
 		recv_release(req);
@@ -438,8 +430,7 @@ void dfkv_req_fail(struct dfkv_req *req, int status)
 void dfkv_req_sent(struct dfkv_req *req, bool ok)
 {
 	if (ok) {
-		dfkv_store_sent(&req->rd, req->rsp.data_len);
-		dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_OK);
+		dfkv_op_get_sent(req->node, &req->rd, req->rsp.data_len);
 		return;
 	}
 	dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_IO_ERROR);
@@ -451,25 +442,21 @@ bool dfkv_req_lend(struct dfkv_req *req, struct dfkv_read *lent)
 {
 	if (!req->rd.e || !dfkv_node_enter(req->node))
 		return false;
-	dfkv_store_pin_more(&req->rd, lent);
+	dfkv_op_get_lend(&req->rd, lent);
 	return true;
 }
 
 void dfkv_req_lent_back(struct dfkv_node *node, struct dfkv_read *lent)
 {
-	dfkv_store_get_end(lent);
+	dfkv_op_get_lent_back(lent);
 	dfkv_node_exit(node);
 }
 
 bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
 {
-	u64 n = req->rsp.data_len;
-
-	if (dfkv_store_read(&req->rd, req->offset, n, to) == n) {
-		dfkv_op_get_end(req->node, &req->rd, DFKV_STATUS_OK);
+	if (dfkv_op_get_copy_out(req->node, &req->rd, req->offset,
+				 req->rsp.data_len, to, fail))
 		return true;
-	}
-	dfkv_op_get_end(req->node, &req->rd, fail);
 	req->rsp.status = fail;
 	req->rsp.data_len = 0;
 	return false;
@@ -478,23 +465,15 @@ bool dfkv_req_read(struct dfkv_req *req, struct iov_iter *to, int fail)
 unsigned int dfkv_req_map(struct dfkv_req *req, u64 off, size_t len,
 			  struct bio_vec *bv, unsigned int max, size_t *mapped)
 {
-	struct dfkv_put *put = &req->put;
-
 	if (req->rd.e)
-		return dfkv_entry_map(req->rd.e, req->offset + off, len, bv,
-				      max, mapped);
-	*mapped = 0;
-	if (!put->e || off >= put->reserved)
-		return 0;
-	return dfkv_entry_map(put->e, off, min_t(u64, len, put->reserved - off),
-			      bv, max, mapped);
+		return dfkv_op_get_map(&req->rd, req->offset + off, len, bv,
+				       max, mapped);
+	return dfkv_op_put_map(&req->put, off, len, bv, max, mapped);
 }
 
 bool dfkv_req_copy_in(struct dfkv_req *req, struct iov_iter *from)
 {
-	u64 len = req->payload_len;
-
-	return dfkv_store_put_copy(&req->put, 0, len, from) == len;
+	return dfkv_op_put_copy_in(&req->put, req->payload_len, from);
 }
 
 /* A request that entered its node ends: its trace and latency. */
@@ -519,16 +498,12 @@ void dfkv_req_done(struct dfkv_req *req)
 	if (req->in_op)
 		req_account(req);
 	recv_release(req);
-	if (req->put.e && req->put.leader && !req->put.flushing) {
+	if (req->put.e && req->put.leader && !req->put.flushing)
 		dfkv_op_put_end(node, &req->put, -EIO);
-	} else if (req->put.e) {
-		dfkv_store_unpark(req->put.e, &req->waiter);
-		dfkv_store_put_drop(&req->put);
-	}
-	if (req->rd.e) {
-		dfkv_store_unpark(req->rd.e, &req->waiter);
-		dfkv_op_get_end(node, &req->rd, DFKV_STATUS_IO_ERROR);
-	}
+	else if (req->put.e)
+		dfkv_op_put_abandon(&req->put, &req->waiter);
+	if (req->rd.e)
+		dfkv_op_get_abandon(node, &req->rd, &req->waiter);
 	kfree(req->rx_buf);
 	kfree(req->rsp.data);
 	if (req->in_op)
