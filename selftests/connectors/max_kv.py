@@ -308,7 +308,8 @@ def quantization_and_lora_revision_are_namespaces():
             assert o.ns[LEAF] != w.ns[LEAF], other
             assert o.lookup(hs) == {LEAF: [False] * 2}, other
             o.shutdown()
-        same = manager(one)._connector
+        # (probe_wait_ms: a control setting, long enough for the answers)
+        same = manager(dict(one, probe_wait_ms=5000))._connector
         assert same.probe(hs, [0]) == [{LEAF: [True] * 2}]
         same.shutdown()
         w.shutdown()
