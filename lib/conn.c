@@ -156,26 +156,21 @@ size_t dfkv_conn_want(struct dfkv_client *c, struct dfkv_peer *p,
 
 /*
  * A request of an exec that conn carried, once the exec is over: a
- * granted lease names the connection if it is healthy (r->conn, one
- * more of conn->leases); a RELEASE carried by the connection its lease
- * named takes that lease off it (one the exec carried elsewhere leaves
- * r->conn to dfkv_lease_release_finish).
+ * granted lease keeps the connection if it is healthy (r->conn names it,
+ * true); a RELEASE lets go of the connection it named.
  */
-static void lease_settle(struct dfkv_req *r, struct dfkv_conn *conn,
-			 bool healthy)
+static bool lease_keeps(struct dfkv_req *r, struct dfkv_conn *conn,
+			bool healthy)
 {
 	if (r->op == DFKV_OP_RELEASE) {
-		if (r->conn == conn) {
-			conn->leases--;
-			r->conn = NULL;
-		}
-		return;
+		r->conn = NULL;
+		return false;
 	}
-	if (healthy && r->op == DFKV_OP_LEASE &&
-	    r->status == DFKV_STATUS_OK && r->lease_id) {
-		r->conn = conn;
-		conn->leases++;
-	}
+	if (!healthy || r->op != DFKV_OP_LEASE ||
+	    r->status != DFKV_STATUS_OK || !r->lease_id)
+		return false;
+	r->conn = conn;
+	return true;
 }
 
 static bool conn_busy(const struct dfkv_conn *conn)
@@ -240,9 +235,8 @@ static bool exec_round(struct exec *e, uint64_t deadline)
 	return true;
 }
 
-/* The exec is over: what is still pending timed out; a connection
- * leases name stays theirs (lost if it broke), the others go back to
- * their transport. */
+/* The exec is over: what is still pending timed out; leases keep their
+ * connections, the others go back to their transport. */
 static void exec_settle(struct exec *e)
 {
 	for (size_t i = 0; i < e->nc; i++)
@@ -251,15 +245,15 @@ static void exec_settle(struct exec *e)
 	for (size_t i = 0; i < e->nc; i++) {
 		struct dfkv_conn *conn = e->conns[i];
 		bool healthy = e->ops->settle(e->c, conn);
+		bool keep = false;
 
+		/* a granted lease keeps its connection until RELEASE */
 		for (size_t j = 0; j < conn->nq; j++)
-			lease_settle(conn->q[j]->r, conn, healthy);
-		if (conn->leases) {
+			keep |= lease_keeps(conn->q[j]->r, conn, healthy);
+		if (keep)
 			conn->active = false;
-			conn->lost |= !healthy;
-		} else {
+		else
 			conn->t->conn_put(e->c, conn, healthy);
-		}
 	}
 }
 

@@ -2,8 +2,7 @@
 /*
  * libdfkv lease handles (see lease.h): a handle holds, per node, the
  * lease id and, over TCP and RDMA, the connection that keeps the lease
- * (one of the leases it counts: the transport takes it back with the
- * last one's RELEASE, or the last one closes it); the live
+ * (the transport takes it back with RELEASE or closes it); the live
  * handles are linked on the client's list under its lock.
  */
 #include "exec.h"
@@ -14,7 +13,7 @@
 struct lease_part {
 	struct dfkv_peer *peer;
 	uint64_t id;
-	struct dfkv_conn *conn;		/* the connection keeping it */
+	struct dfkv_conn *conn;		/* TCP: the connection holding it */
 };
 
 struct dfkv_lease {
@@ -29,11 +28,10 @@ struct dfkv_leases {
 	struct dfkv_lease head;
 };
 
-/* A lease lets go of the connection that keeps it (TCP or RDMA): the
- * last lease naming it closes it (the node drops what it still keeps). */
+/* Close the connection a lease held (TCP or RDMA). */
 static void lease_conn_put(struct dfkv_client *c, struct dfkv_conn *conn)
 {
-	if (conn && !--conn->leases)
+	if (conn)
 		conn->t->conn_put(c, conn, false);
 }
 
@@ -145,19 +143,12 @@ int dfkv_lease_release_prepare(struct dfkv_client *c, struct dfkv_lease *l,
 	}
 	lease_unlink(c, l);
 	for (size_t i = 0; i < l->n; i++) {
-		const struct lease_part *p = &l->part[i];
-
-		/* gone with its connection: nothing to release */
-		if (p->conn && p->conn->lost) {
-			lease_conn_put(c, p->conn);
-			continue;
-		}
-		k->reqs[k->nreq] = (struct dfkv_req){
-			.op = DFKV_OP_RELEASE, .peer = p->peer,
-			.lease_id = p->id, .conn = p->conn };
-		k->rp[k->nreq] = &k->reqs[k->nreq];
-		k->nreq++;
+		k->reqs[i] = (struct dfkv_req){
+			.op = DFKV_OP_RELEASE, .peer = l->part[i].peer,
+			.lease_id = l->part[i].id, .conn = l->part[i].conn };
+		k->rp[i] = &k->reqs[i];
 	}
+	k->nreq = l->n;
 	return 0;
 }
 

@@ -31,20 +31,17 @@ int dfkv_lease_release(struct dfkv_client *c, struct dfkv_lease *l);
 /*
  * The two halves of dfkv_lease_release, for the asynchronous RELEASE:
  * prepare unlinks l from the live leases and builds one RELEASE request
- * per node in k (k->rp[0..k->nreq)), none for a node whose connection
- * was lost with the lease; DFKV_E_NOMEM leaves l as it was.  Once the
- * requests ran, or were never sent, finish lets go of the connections
- * the transport did not take back (the last lease of one closes it: the
- * node drops those leases with it), frees k and l and returns the first
- * failure.
+ * per node in k (k->rp[0..k->nreq)); DFKV_E_NOMEM leaves l as it was.
+ * Once the requests ran, or were never sent, finish closes the
+ * connections the transport did not take back (the nodes drop those
+ * leases with them), frees k and l and returns the first failure.
  */
 int dfkv_lease_release_prepare(struct dfkv_client *c, struct dfkv_lease *l,
 			       struct dfkv_keyed *k);
 int dfkv_lease_release_finish(struct dfkv_client *c, struct dfkv_lease *l,
 			      struct dfkv_keyed *k);
 /* Let go of a live lease without a RELEASE: its connections closed (the
- * nodes drop it with them) unless other live leases keep them (it then
- * stays pinned until its TTL or their end), the handle freed. */
+ * nodes drop it with them), the handle freed. */
 void dfkv_lease_drop(struct dfkv_client *c, struct dfkv_lease *l);
 
 #endif /* DFKV_LIB_LEASE_H */

@@ -32,11 +32,8 @@ struct dfkv_item {
  * What the client and conn.c see of a connection: the transport that
  * owns it (its conn_put takes it back), the peer it reaches and the work
  * of the current exec (conn.c): the items queued on it in order, of
- * which the first sent went out and the first recvd were answered.
- * Each lease granted over it keeps it (struct dfkv_req.conn, counted in
- * leases) until the last of them is released or dropped; one that broke
- * while leases named it is lost: kept for their handles only, and no
- * RELEASE goes over it (the node dropped those leases with it).
+ * which the first sent went out and the first recvd were answered.  A
+ * lease granted over it keeps it (struct dfkv_req.conn) until RELEASE.
  */
 struct dfkv_conn {
 	const struct dfkv_transport_ops *t;
@@ -44,8 +41,6 @@ struct dfkv_conn {
 	struct dfkv_item **q;
 	size_t nq, qcap, sent, recvd;
 	bool active;			/* carrying the current exec's work */
-	bool lost;			/* broke while leases named it */
-	uint32_t leases;		/* live lease handles naming it */
 };
 
 struct dfkv_transport_ops {
@@ -79,8 +74,7 @@ struct dfkv_transport_ops {
 	/* A network transport's part in that exec, which is then
 	 * dfkv_conn_exec (conn.h); NULL for local. */
 	const struct dfkv_net_ops *net;
-	/* Take back a connection the last lease let go of (pool it or
-	 * close it). */
+	/* Take back a connection a lease held (pool it or close it). */
 	void (*conn_put)(struct dfkv_client *c, struct dfkv_conn *conn,
 			 bool healthy);
 };

@@ -649,13 +649,14 @@ static bool srv_stalled(struct srv *s)
 }
 
 /*
- * Two LEASE batches in one round of the completion thread (held back
- * behind a batch a stalled node sits on), to one node over its one
- * connection: both leases are kept by that connection, and releasing
- * one leaves it to the other (never back in the pool, where a GET
- * would take it; ASan: never freed while the other names it).
+ * Two LEASE batches queued together for the completion thread (held back
+ * behind a batch a stalled node sits on), to one node: each lease keeps a
+ * connection of its own, so releasing one gives only its connection back
+ * (a GET then reuses it) while the other is still held (before, both
+ * came over one connection, and the first RELEASE pooled it under the
+ * second lease: ASan's use after free).
  */
-TEST_F(cluster, two_leases_on_one_connection)
+TEST_F(cluster, two_leases_queued_together_keep_a_connection_each)
 {
 	struct dfkv_client_options_v2 o = {
 		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
@@ -694,10 +695,10 @@ TEST_F(cluster, two_leases_on_one_connection)
 	y = dfkv_batch_lease(l2);
 	ASSERT_NE(NULL, x);
 	ASSERT_NE(NULL, y);
-	EXPECT_EQ(1, self->srv[0].nconns);	/* both on the one connection */
+	EXPECT_EQ(2, self->srv[0].nconns);	/* one connection each */
 
 	ASSERT_EQ(0, dfkv_release(self->c, x));
-	/* y keeps the connection: the GET has to open another */
+	/* x's connection is back in the pool, y's still held */
 	ASSERT_EQ(0, dfkv_get(self->c, a.keys[0], a.kl[0], buf, sizeof(buf),
 			      &len));
 	EXPECT_EQ(5, len);
