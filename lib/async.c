@@ -272,10 +272,22 @@ static size_t round_size(const struct dfkv_client *c)
 static void round_take(struct dfkv_async *a, size_t budget,
 		       struct dfkv_req **round, size_t *nr)
 {
+	bool leasing = false;
+
 	*nr = 0;
 	for (struct dfkv_batch *b = a->qhead; b && budget; b = b->next) {
 		if (atomic_load(&b->cancel) || a->stop)
 			continue;
+		if (b->op == DFKV_OP_LEASE && !b->keyed_sent) {
+			/*
+			 * A granted lease keeps the connection it came over
+			 * until its RELEASE: one LEASE batch (one request per
+			 * peer) a round, so no two leases share one.
+			 */
+			if (leasing)
+				continue;
+			leasing = true;
+		}
 		if (b->op == DFKV_OP_RELEASE) {
 			/*
 			 * Its requests name the connections their lease

@@ -35,6 +35,9 @@ extra_config:
   remote_storage_plugin.dfkv.module_path: dfkv.connectors.lmcache
   remote_storage_plugin.dfkv.class_name: DfkvConnectorAdapter
   remote_storage_plugin.dfkv.tenant: acme
+  remote_storage_plugin.dfkv.model_revision: rev-a
+  remote_storage_plugin.dfkv.quantization: none
+  remote_storage_plugin.dfkv.lora: none
   remote_storage_plugin.dfkv.members: %s
 """
 

@@ -6,7 +6,9 @@ holds lib/python and this directory), the nodes the runner set up
 docs give, a private Hugging Face cache whose "main" revision a test can
 move, and bounded polling."""
 
+import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -80,6 +82,24 @@ def doc_json(marker):
     block = doc_block(marker)
     m = re.search(r"'(\{.*\})'", block, re.S)
     return json.loads(m.group(1) if m else block)
+
+
+@contextlib.contextmanager
+def logged(name):
+    """The messages logger `name` logs at INFO and above while the block
+    runs (a list, filled as they come)."""
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda r: lines.append(r.getMessage())
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def ctl(*args):

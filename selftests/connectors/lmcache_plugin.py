@@ -29,8 +29,8 @@ import torch  # noqa: E402
 
 import dfkv  # noqa: E402
 from enginetest import (LISTEN_HOST, MEMBERS, REPO, HubCache, case,  # noqa
-                        ctl, doc_block, main, node_add, node_del, step,
-                        until)
+                        ctl, doc_block, logged, main, node_add, node_del,
+                        step, until)
 from lmcache.utils import CacheEngineKey  # noqa: E402
 from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
 from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
@@ -48,11 +48,18 @@ KV_SHAPE = (2, 2, CHUNK, 4, 32)
 _stacks = []
 
 
-def config_file(members=None, secret=None, revision=None, lease_ttl_ms=0):
+def config_file(members=None, secret=None, revision=None, lease_ttl_ms=0,
+                settings=None):
     """The docs' LMCache configuration, at the test node (or members),
     64 MiB of CPU buffer; with secret, the tenant's secret file; with
-    revision, the model_revision setting; with lease_ttl_ms, that."""
+    revision, the model_revision setting; with lease_ttl_ms, that;
+    settings (plugin setting: value) replace the docs' values, None
+    removing one."""
     text = doc_block("lmcache-config")
+    for k, v in (settings or {}).items():
+        text = re.sub(r"\n *remote_storage_plugin\.dfkv\.%s:.*" % k, "", text)
+        if v is not None:
+            text += "\n  remote_storage_plugin.dfkv.%s: %s" % (k, v)
     text = re.sub(r"(remote_storage_plugin\.dfkv\.members:).*",
                   r"\1 " + (members or MEMBERS), text)
     if secret:
@@ -72,9 +79,10 @@ def config_file(members=None, secret=None, revision=None, lease_ttl_ms=0):
     return path
 
 
-def stack(worker=0, use_mla=False, **conf):
-    """LMCache's backends for one worker: (RemoteBackend, LocalCPUBackend,
-    metadata, loop); conf goes to config_file()."""
+def create_backends(worker=0, use_mla=False, **conf):
+    """What LMCache's CreateStorageBackends makes for one worker, its
+    metadata, its event loop and the loop's thread; conf goes to
+    config_file()."""
     cfg = LMCacheEngineConfig.from_file(config_file(**conf))
     shape = (KV_SHAPE[0], 1, CHUNK, 1, 128) if use_mla else KV_SHAPE
     md = LMCacheMetadata(model_name=MODEL, world_size=2, local_world_size=2,
@@ -84,7 +92,13 @@ def stack(worker=0, use_mla=False, **conf):
     loop = asyncio.new_event_loop()
     th = threading.Thread(target=loop.run_forever, daemon=True)
     th.start()
-    backends = CreateStorageBackends(cfg, md, loop, dst_device="cpu")
+    return CreateStorageBackends(cfg, md, loop, dst_device="cpu"), md, loop, th
+
+
+def stack(worker=0, use_mla=False, **conf):
+    """LMCache's backends for one worker: (RemoteBackend, LocalCPUBackend,
+    metadata, loop); conf goes to config_file()."""
+    backends, md, loop, th = create_backends(worker, use_mla, **conf)
     remote = backends.get("RemoteBackend-dfkv")
     assert remote is not None and remote.connection is not None, backends
     conn = getattr(remote.connection, "_connector", remote.connection)
@@ -215,6 +229,40 @@ def t_other_revision():
         HUB.drop(REV2)
         HUB.set_main(REV1)
     step("revision %s misses what %s stored" % (REV2[:8], REV1[:8]))
+
+
+@case
+def t_weights():
+    """LMCache's metadata names neither the weights' quantization nor the
+    LoRA adapters: the settings do.  Workers differing only in
+    quantization, or only in an adapter's revision, share no chunk;
+    without either key the connector is refused (LMCache then runs
+    without its remote backend, and its warning names the key)."""
+    one = dict(quantization="fp8", lora="sql@r1")
+    with logged(dl.__name__) as lines:
+        w = stack(settings=one)
+        put(w, keys_of(w[2], 11, 2))
+        for other in (dict(one, quantization="awq"), dict(one, lora="sql@r2"),
+                      {}):
+            o = stack(settings=other)
+            assert o[0].batched_contains(keys_of(o[2], 11, 2)) == 0, other
+        same = stack(settings=one)
+        assert same[0].batched_contains(keys_of(same[2], 11, 2)) == 2
+    assert any("quantization=fp8" in m and "lora=sql@r1" in m
+               for m in lines), lines
+    step("another quantization, adapter revision or none: misses")
+    for key in ("quantization", "lora"):
+        with logged("lmcache.v1.storage_backend.remote_backend") as lines:
+            made, _, loop, th = create_backends(settings={key: None})
+        remote = made["RemoteBackend-dfkv"]
+        try:
+            assert remote.connection is None, key
+            assert any("set '%s'" % key in m for m in lines), lines
+        finally:
+            remote.close()
+            loop.call_soon_threadsafe(loop.stop)
+            th.join()
+    step("without quantization or lora: refused, naming the key")
 
 
 @case

@@ -8,12 +8,13 @@ blocks load back byte-exact into other rows; lookup leases what load then
 reads exactly once (node bytes_out); abandon releases the pins; a
 superseded lookup loads nothing; the asynchronous handles carry their own
 leases; probe pins nothing; a missing tenant fails model load; another
-revision misses everything; control settings keep identity; replicated
-units are one copy, sharded ones one per shard; a deleted node's blocks
-are misses until it is back; and the touch walks are seen through
-eviction order on an 8 MiB node (reverse for a full leaf, forward over
-the window for a sliding one), and touch() returns at once on a node
-that never answers.  Run by selftests/connectors/run with
+revision, quantization or LoRA revision misses everything (a missing
+quantization or lora setting fails model load); control settings keep
+identity; replicated units are one copy, sharded ones one per shard; a
+deleted node's blocks are misses until it is back; and the touch walks
+are seen through eviction order on an 8 MiB node (reverse for a full
+leaf, forward over the window for a sliding one), and touch() returns at
+once on a node that never answers.  Run by selftests/connectors/run with
 venv-max's python (tools/engines/setup-venvs)."""
 
 import contextlib
@@ -287,6 +288,40 @@ def another_revision_misses_everything():
     assert other.ns[LEAF] != C.ns[LEAF]
     assert other.lookup(H) == {LEAF: [False] * N}
     other.shutdown()
+
+
+@case
+def quantization_and_lora_revision_are_namespaces():
+    """MAX hands a connector neither its quantization encoding nor its
+    LoRA adapters: they are settings.  Connectors differing only in
+    quantization, or only in an adapter's revision, share no block, nor
+    does one with neither; the start-up line names both; without either
+    key model load fails, naming it."""
+    one = dict(CONFIG, quantization="fp8", lora="sql@r1")
+    hs = hashes(b"weights", 2)
+    with enginetest.logged(max_kv.__name__) as lines:
+        w = manager(one)._connector
+        settled(w.offload({LEAF: SRC[:2]}, {LEAF: hs}), w)
+        for other in (dict(one, quantization="awq"),
+                      dict(one, lora="sql@r2"), CONFIG):
+            o = manager(other)._connector
+            assert o.ns[LEAF] != w.ns[LEAF], other
+            assert o.lookup(hs) == {LEAF: [False] * 2}, other
+            o.shutdown()
+        # (probe_wait_ms: a control setting, long enough for the answers)
+        same = manager(dict(one, probe_wait_ms=5000))._connector
+        assert same.probe(hs, [0]) == [{LEAF: [True] * 2}]
+        same.shutdown()
+        w.shutdown()
+    assert any("quantization=fp8" in m and "lora=sql@r1" in m
+               for m in lines), lines
+    for key in ("quantization", "lora"):
+        try:
+            manager({k: v for k, v in CONFIG.items() if k != key})
+        except Exception as e:  # noqa: BLE001  (MAX may wrap it)
+            assert "set '%s'" % key in str(e), e
+        else:
+            raise AssertionError("a config without %s loaded" % key)
 
 
 @case

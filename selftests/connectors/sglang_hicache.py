@@ -7,7 +7,9 @@ Documentation/connectors.md, over SGLang's real MHA host pool
 load back byte-exact into other slots, batch_exists reports the leading
 hits, misses stay misses, a node deleted mid-batch turns its pages into
 misses and the backend recovers when it is back, another revision's
-namespace misses everything, control settings do not change identity,
+namespace misses everything, and so does another quantization's or LoRA
+revision's (a missing quantization or lora setting is refused), control
+settings do not change identity,
 MHA head shards do not share pages and MLA ranks do.  Run by
 selftests/connectors/run with venv-sglang's python
 (tools/engines/setup-venvs)."""
@@ -178,6 +180,40 @@ def another_revision_misses_everything():
     assert other.batch_exists(KEYS) == 0
     assert other.batch_get_v1(KEYS[:4], DST[:4 * PAGE]) == [False] * 4
     other.close()
+
+
+@case
+def quantization_and_lora_revision_are_namespaces():
+    """The weights' quantization and LoRA adapters are settings (a server
+    also publishes --quantization and --enable-lora, checked against
+    them): backends differing only in quantization, or only in an
+    adapter's revision, share no page, nor does one with neither; the
+    start-up line names both; without either key the backend is
+    refused, naming it."""
+    one = dict(EXTRA, quantization="fp8", lora="sql@r1")
+    keys = [hashlib.sha256(b"weights page %d" % i).hexdigest()
+            for i in range(2)]
+    with enginetest.logged(DfkvHiCacheStorage.__module__) as lines:
+        w = backend(POOL, extra=one)
+        assert w.batch_set_v1(keys, SRC[:2 * PAGE]) == [True, True]
+        for other in (dict(one, quantization="awq"),
+                      dict(one, lora="sql@r2"), EXTRA):
+            o = backend(POOL, extra=other)
+            assert o.ns != w.ns and o.batch_exists(keys) == 0, other
+            o.close()
+        same = backend(POOL, extra=one)
+        assert same.batch_exists(keys) == 2
+        same.close()
+        w.close()
+    assert any("quantization=fp8" in m and "lora=sql@r1" in m
+               for m in lines), lines
+    for key in ("quantization", "lora"):
+        try:
+            backend(POOL, extra={k: v for k, v in EXTRA.items() if k != key})
+        except Exception as e:  # noqa: BLE001  (SGLang may wrap it)
+            assert "set '%s'" % key in str(e), e
+        else:
+            raise AssertionError("a backend without %s" % key)
 
 
 @case

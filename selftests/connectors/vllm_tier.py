@@ -21,8 +21,8 @@ _tmp = private_hub("dfkv-vllm-")
 import numpy as np  # noqa: E402
 
 import dfkv  # noqa: E402
-from enginetest import (MEMBERS, HubCache, doc_json, case, main,  # noqa
-                        node_add, node_del, step, until)
+from enginetest import (MEMBERS, HubCache, doc_json, case, logged,  # noqa
+                        main, node_add, node_del, step, until)
 from vllm.v1.kv_offload.base import (LookupResult, ReqContext,  # noqa: E402
                                      ScheduleEndContext, make_offload_key)
 from vllm.v1.kv_offload.config import (OffloadingCacheConfig,  # noqa: E402
@@ -58,11 +58,13 @@ def kv_transfer_config():
 def engine(name, replicated=False, blocks=64, **tier_settings):
     """A TieringOffloadingManager made by vLLM's own factory path, with
     room for `blocks` blocks in its CPU tier, and its dfkv tier
-    (tier_settings added to the docs' tier entry)."""
+    (tier_settings added to the docs' tier entry; a None one removes
+    that key)."""
     kvt = kv_transfer_config()
     extra = dict(kvt["kv_connector_extra_config"])
-    extra["secondary_tiers"] = [dict(extra["secondary_tiers"][0],
-                                     **tier_settings)]
+    tier = dict(extra["secondary_tiers"][0], **tier_settings)
+    extra["secondary_tiers"] = [{k: v for k, v in tier.items()
+                                 if v is not None}]
     extra["cpu_bytes_to_use"] = blocks * TP * BLOCK + 64 * 4096
     config = OffloadingConfig(
         groups=(OffloadingGroupConfig(tokens_per_block=TOKENS,
@@ -238,6 +240,62 @@ def t_tier_keys():
         except Exception as e:  # noqa: BLE001  (vLLM may wrap it)
             assert word in str(e), e
     step("locality REMOTE applied; a misspelt key and value refused")
+
+
+def refused(name, **tier_settings):
+    """The message of the error that refuses an engine with
+    tier_settings."""
+    try:
+        engine(name, **tier_settings)
+    except Exception as e:  # noqa: BLE001  (vLLM may wrap it)
+        return str(e)
+    raise AssertionError("the tier started with %s" % tier_settings)
+
+
+@case
+def t_weights():
+    """The weights' quantization and LoRA adapters, which vLLM does not
+    hand its tiers, are the entry's: two engines differing only in
+    quantization, or only in an adapter's revision, share no block (and
+    an unquantized one none of the quantized one's); an entry without
+    either key is refused naming it, and a quantized checkpoint refuses
+    "none".  The start-up line names both."""
+    with logged(dv.__name__) as lines:
+        for i, (what, one, other) in enumerate((
+                ("quantization", dict(quantization="fp8"),
+                 dict(quantization="awq")),
+                ("a LoRA revision", dict(lora="sql@r1,chat@c1"),
+                 dict(lora="chat@c1,sql@r2")))):
+            keys = keys_of(6 + i, 2)
+            w, tw = engine("w%d" % i, **one)
+            store(w, tw, keys)
+            for name, settings in (("other", other), ("plain", {})):
+                x, _ = engine("w%d%s" % (i, name), **settings)
+                ctx, res = lookup_all(x, keys, "w%d%s" % (i, name))
+                assert res == [LookupResult.MISS], (what, name, res)
+                x.on_request_finished(ctx)
+            y, ty = engine("w%dsame" % i, **one)
+            ctx, res = lookup_all(y, keys, "w%dsame" % i)
+            assert res == [LookupResult.HIT] * 2, (what, res)
+            check_loaded(y, ty, ctx, keys)
+            y.on_request_finished(ctx)
+            step("%s: another misses, the same hits" % what)
+    assert any("quantization=fp8" in m and "lora=none" in m for m in lines)
+    assert any("lora=chat@c1,sql@r1" in m for m in lines), lines
+    for key in ("quantization", "lora"):
+        msg = refused("w-no-" + key, **{key: None})
+        assert "set '%s'" % key in msg, msg
+    assert "'lora' entry" in refused("w-bad", lora="sql")
+    HUB.set_main(REV1, {"model_type": "llama", "quantization_config":
+                        {"quant_method": "fp8"}})
+    try:
+        msg = refused("w-ckpt")
+        assert "'quantization'" in msg and "fp8" in msg, msg
+        engine("w-ckpt-fp8", quantization="fp8")
+    finally:
+        HUB.set_main(REV1)
+    step("a missing key, a bare adapter, none for a quantized checkpoint: "
+         "refused")
 
 
 @case

@@ -166,6 +166,9 @@ static void *conn_main(void *arg)
 		if (mode == SRV_CLOSE)
 			break;
 		if (mode == SRV_STALL) {
+			pthread_mutex_lock(&s->lock);
+			s->stalls++;
+			pthread_mutex_unlock(&s->lock);
 			while (!s->stop && s->mode == SRV_STALL)
 				usleep(10000);
 			break;

@@ -44,6 +44,7 @@ struct srv {
 	pthread_t cthreads[SRV_CONNS];
 	size_t nconns;
 	uint64_t requests, puts, lease_seq, max_inflight_seen;
+	uint64_t stalls;		/* requests held in SRV_STALL */
 	uint64_t touch_walks[3];	/* TOUCH by offset: 0, 1, other */
 	/* SPEC 9: its name, the one registered tenant and its secret */
 	char name[DFKV_NODE_NAME_MAX];

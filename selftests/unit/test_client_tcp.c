@@ -637,6 +637,81 @@ TEST_F(cluster, async_cancel_what_was_not_sent)
 	CLOSE_LEAK_FREE(self);
 }
 
+/* s->stalls under its lock: whether node s holds a request (SRV_STALL). */
+static bool srv_stalled(struct srv *s)
+{
+	bool held;
+
+	pthread_mutex_lock(&s->lock);
+	held = s->stalls > 0;
+	pthread_mutex_unlock(&s->lock);
+	return held;
+}
+
+/*
+ * Two LEASE batches queued together for the completion thread (held back
+ * behind a batch a stalled node sits on), to one node: each lease keeps a
+ * connection of its own, so releasing one gives only its connection back
+ * (a GET then reuses it) while the other is still held (before, both
+ * came over one connection, and the first RELEASE pooled it under the
+ * second lease: ASan's use after free).
+ */
+TEST_F(cluster, two_leases_queued_together_keep_a_connection_each)
+{
+	struct dfkv_client_options_v2 o = {
+		.size = sizeof(o), .transport = DFKV_TRANSPORT_TCP,
+		.members = self->members, .ns = NS, .ns_len = sizeof(NS) - 1,
+		.conns_per_peer = 1, .io_timeout_ms = 2000,
+	};
+	struct dfkv_batch *held, *l1, *l2, *got[3];
+	struct dfkv_lease *x, *y;
+	struct async_set a, b;
+	uint8_t buf[8];
+	uint64_t len;
+
+	dfkv_close(self->c);
+	ASSERT_EQ(0, dfkv_open_v2(&o, &self->c));
+	ASSERT_EQ(0, async_set_init(&a, "tl", 2, 8));
+	ASSERT_EQ(2, keys_of_node(self->c, "tl", 0, &a));
+	ASSERT_EQ(0, async_set_init(&b, "ts", 1, 8));
+	ASSERT_EQ(1, keys_of_node(self->c, "ts", 1, &b));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, dfkv_put(self->c, a.keys[i], a.kl[i], "value", 5));
+	self->srv[1].mode = SRV_STALL;
+	held = async_submit(self->c, DFKV_OP_EXIST, &b, 0, 1, 0);
+	ASSERT_NE(NULL, held);
+	/* the thread's round is node-b's request: the leases queue behind
+	 * it (the bound only stops a broken library from hanging here) */
+	for (int i = 0; i < 60000 && !srv_stalled(&self->srv[1]); i++)
+		usleep(1000);
+	ASSERT_TRUE(srv_stalled(&self->srv[1]));
+	l1 = async_submit(self->c, DFKV_OP_LEASE, &a, 0, 2, 1);
+	l2 = async_submit(self->c, DFKV_OP_LEASE, &a, 0, 2, 2);
+	ASSERT_NE(NULL, l1);
+	ASSERT_NE(NULL, l2);
+	self->srv[1].mode = SRV_OK;	/* node-b closes: the next round */
+	ASSERT_EQ(3, async_reap(self->c, got, 3));
+	x = dfkv_batch_lease(l1);
+	y = dfkv_batch_lease(l2);
+	ASSERT_NE(NULL, x);
+	ASSERT_NE(NULL, y);
+	EXPECT_EQ(2, self->srv[0].nconns);	/* one connection each */
+
+	ASSERT_EQ(0, dfkv_release(self->c, x));
+	/* x's connection is back in the pool, y's still held */
+	ASSERT_EQ(0, dfkv_get(self->c, a.keys[0], a.kl[0], buf, sizeof(buf),
+			      &len));
+	EXPECT_EQ(5, len);
+	EXPECT_EQ(2, self->srv[0].nconns);
+	ASSERT_EQ(0, dfkv_release(self->c, y));
+	dfkv_batch_free(held);
+	dfkv_batch_free(l1);
+	dfkv_batch_free(l2);
+	async_set_free(&a);
+	async_set_free(&b);
+	CLOSE_LEAK_FREE(self);
+}
+
 TEST_F(cluster, async_close_with_work_outstanding)
 {
 	struct async_set a;

@@ -10,7 +10,9 @@ non-blocking connector polls.
 """
 
 import hashlib
+import json
 import os
+import re
 
 import dfkv
 
@@ -177,6 +179,106 @@ def resolve_revision(model, *given):
     raise ConfigError("dfkv: cannot tell which revision of %s this engine "
                       "serves (%s): set 'model_revision' to the engine's "
                       "revision (e.g. vLLM's --revision)" % (model, why))
+
+
+# Settings that name what changes a block's bytes beyond the checkpoint
+# and its revision, and that no engine hands its connector whole: every
+# connector requires both (WEIGHTS_HELP).
+WEIGHTS_KEYS = ("quantization", "lora")
+WEIGHTS_HELP = {
+    "quantization": "the engine's weight quantization method (vLLM's and "
+                    "SGLang's --quantization, e.g. \"fp8\", \"awq\"; the "
+                    "checkpoint's quant_method when it comes quantized) or "
+                    "\"none\"",
+    "lora": "the LoRA adapters the engine may serve with their revisions "
+            "(\"NAME@REVISION,...\") or \"none\"",
+}
+_WORD = re.compile(r"[A-Za-z0-9._:-]+\Z")
+
+
+class Weights:
+    """The weight quantization and LoRA adapters (name -> revision) of an
+    engine: with the checkpoint's revision, what computed its KV."""
+
+    def __init__(self, quantization="none", lora=()):
+        self.quantization = quantization
+        self.lora = tuple(sorted(lora))
+
+    def lora_text(self):
+        return ",".join("%s@%s" % a for a in self.lora) or "none"
+
+    def revision(self, base):
+        """The namespace's model_revision field (SPEC 1.1): the
+        checkpoint's revision, then "+quant=Q" unless unquantized and
+        "+lora=NAME@REV,..." when adapters are served; a plain engine's
+        is the revision alone."""
+        out = base
+        if self.quantization != "none":
+            out += "+quant=" + self.quantization
+        if self.lora:
+            out += "+lora=" + self.lora_text()
+        return out
+
+
+PLAIN = Weights()
+
+
+def _checkpoint_config(model, revision):
+    """The config.json of the checkpoint an engine serves as `model` at
+    `revision` (a directory, or its Hugging Face cache snapshot); {} when
+    it cannot be read here."""
+    path = model if os.path.isdir(model) else None
+    if path is None:
+        snaps = [s for s in _hub_snapshots(model)
+                 if os.path.basename(s) == revision]
+        path = snaps[0] if snaps else None
+    try:
+        with open(os.path.join(path or "", "config.json")) as f:
+            cfg = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def weights_of(cfg, model, revision, engine_quant=None, engine_lora=None):
+    """The Weights of cfg's `quantization` and `lora` settings, both
+    required (WEIGHTS_HELP).  What the engine itself tells is checked
+    against them: engine_quant (its quantization method, when it hands
+    it over), the checkpoint's quantization_config (a quantized
+    checkpoint is never "none"), engine_lora (whether it serves LoRA
+    adapters, None when it does not say).  Raises ConfigError naming the
+    key."""
+    for k in WEIGHTS_KEYS:
+        if cfg.get(k) in (None, ""):
+            raise ConfigError("dfkv: set '%s' to %s" % (k, WEIGHTS_HELP[k]))
+    q = str(cfg["quantization"])
+    if not _WORD.match(q):
+        raise ConfigError("dfkv: 'quantization' %r is no method name" % q)
+    ckpt = _checkpoint_config(model, revision).get("quantization_config")
+    ckpt = ckpt.get("quant_method") if isinstance(ckpt, dict) else None
+    if engine_quant not in (None, "") and str(engine_quant) != q:
+        raise ConfigError("dfkv: 'quantization' %r differs from the "
+                          "engine's %r" % (q, str(engine_quant)))
+    if ckpt and q == "none":
+        raise ConfigError("dfkv: 'quantization' is \"none\" but the "
+                          "checkpoint of %s is quantized (%s): set it to "
+                          "the engine's method" % (model, ckpt))
+    text = str(cfg["lora"])
+    lora = []
+    if text != "none":
+        for item in text.split(","):
+            name, _, rev = item.strip().partition("@")
+            if not (_WORD.match(name) and _WORD.match(rev)):
+                raise ConfigError("dfkv: 'lora' entry %r is not NAME@REVISION"
+                                  % item)
+            lora.append((name, rev))
+        if len(set(n for n, _ in lora)) != len(lora):
+            raise ConfigError("dfkv: 'lora' names an adapter twice")
+    if engine_lora is not None and bool(engine_lora) != bool(lora):
+        raise ConfigError("dfkv: 'lora' is %r but the engine %s LoRA "
+                          "adapters" % (text, "serves" if engine_lora
+                                        else "serves no"))
+    return Weights(q, lora)
 
 
 def describe(engine, cfg, tenant, ns_fields):

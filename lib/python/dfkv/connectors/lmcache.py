@@ -9,6 +9,8 @@ settings live in extra_config under "remote_storage_plugin.dfkv.":
       remote_storage_plugin.dfkv.module_path: dfkv.connectors.lmcache
       remote_storage_plugin.dfkv.class_name: DfkvConnectorAdapter
       remote_storage_plugin.dfkv.tenant: acme
+      remote_storage_plugin.dfkv.quantization: none
+      remote_storage_plugin.dfkv.lora: none
       remote_storage_plugin.dfkv.members: n1=10.0.0.1:7400
 
 DfkvConnector is LMCache's RemoteConnector over one dfkv.Client: its
@@ -20,7 +22,9 @@ batched_get_non_blocking of the same lookup consumes.
 Identity (SPEC 1.1/1.2) comes from LMCache's LMCacheMetadata: the model,
 its KV shapes and dtypes, the chunk size and the world; one object per
 (chunk hash, worker), where MLA workers (identical latent KV) share the
-object of tp rank -1.  Documentation/connectors.md.
+object of tp rank -1.  The weights' quantization and LoRA adapters,
+which the metadata lacks, are required settings (common.weights_of).
+Documentation/connectors.md.
 """
 
 import hashlib
@@ -73,7 +77,8 @@ def _dtype(d):
 class Identity:
     """Namespace and object keys of one LMCache worker."""
 
-    def __init__(self, config, metadata, revision=None):
+    def __init__(self, config, metadata, revision=None,
+                 weights=common.PLAIN):
         shapes = metadata.get_shapes()
         self.use_mla = bool(metadata.use_mla)
         self.world = max(int(metadata.world_size), 1)
@@ -91,13 +96,15 @@ class Identity:
         self.model_id = common.model_id(metadata.model_name)
         self.revision = common.resolve_revision(metadata.model_name,
                                                 revision)
+        self.weights = weights
         self.dtype = _dtype(metadata.kv_dtype)
         self.chunk_size = metadata.chunk_size
         self.num_layers = metadata.kv_shape[0]
 
     def namespace(self, tenant):
         return common.namespace(
-            tenant, self.model_id, self.revision, LAYOUT_ID, self.dtype,
+            tenant, self.model_id, self.weights.revision(self.revision),
+            LAYOUT_ID, self.dtype,
             common.layout_values(LAYOUT_FIELDS, self.values),
             self.chunk_size, self.num_layers, "full", tp=self.world)
 
@@ -126,12 +133,16 @@ class DfkvConnector(RemoteConnector):
         tenant = common.tenant_of(settings)
         unknown = set(settings) - set(common.CONTROL_KEYS) - {
             "tenant", "module_path", "class_name", "lease_ttl_ms",
-            "model_revision"}
+            "model_revision", *common.WEIGHTS_KEYS}
         if unknown:
             raise common.ConfigError("dfkv plugin: unknown settings %s" %
                                      sorted(unknown))
-        self.ident = Identity(config, metadata,
-                              settings.get("model_revision"))
+        revision = common.resolve_revision(metadata.model_name,
+                                           settings.get("model_revision"))
+        # LMCache's metadata names neither the weights' quantization nor
+        # the LoRA adapters: the settings do.
+        self.ident = Identity(config, metadata, revision, common.weights_of(
+            settings, metadata.model_name, revision))
         self.lease_ttl_ms = int(settings.get("lease_ttl_ms", 0))
         self.client = common.open_client(settings,
                                          self.ident.namespace(tenant))
@@ -141,6 +152,8 @@ class DfkvConnector(RemoteConnector):
         log.info("%s", common.describe(
             "LMCache", settings, tenant,
             [("model", self.ident.model_id), ("revision", self.ident.revision),
+             ("quantization", self.ident.weights.quantization),
+             ("lora", self.ident.weights.lora_text()),
              ("kv_dtype", self.ident.dtype), ("layout", LAYOUT_ID),
              ("worker", self.ident.worker)]))
         pool = self._host_pool()

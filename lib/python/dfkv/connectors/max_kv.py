@@ -304,6 +304,9 @@ class DfkvConnector(KVConnector):
                                      "kv_connector_config")
         revision = common.resolve_revision(s["model_id"],
                                            s.get("model_revision"))
+        # MAX hands a connector neither its model nor its quantization
+        # encoding or LoRA adapters: the settings name them.
+        weights = common.weights_of(s, s["model_id"], revision)
         if not leaves:
             raise ValueError("dfkv: no KV cache leaves")
         for leaf, g in leaves.items():
@@ -332,8 +335,9 @@ class DfkvConnector(KVConnector):
             shards = len(unit.buffers)
             f = L.leaf_fields(g.type, g.window_size, params,
                               unit.bytes_per_page, unit.replicated, shards)
-            ns = L.namespace(self.tenant, s.get("model_id"), revision,
-                             dtype, leaf, f, shards)
+            ns = L.namespace(self.tenant, s.get("model_id"),
+                             weights.revision(revision), dtype, leaf, f,
+                             shards)
             self.ns[leaf] = ns
             self._clients[leaf] = common.open_client(s, ns)
             self._ranks[leaf] = L.shard_ranks(unit.replicated, shards)
@@ -354,6 +358,8 @@ class DfkvConnector(KVConnector):
         log.info("%s", common.describe(
             "MAX", s, self.tenant,
             [("model", s["model_id"]), ("revision", revision),
+             ("quantization", weights.quantization),
+             ("lora", weights.lora_text()),
              ("kv_dtype", dtype), ("layout", L.LAYOUT_ID),
              ("leaves", ",".join(str(lf) for lf in self._leaves))]))
 

@@ -11,8 +11,10 @@ Pages move zero-copy between SGLang's host pool (registered once with the
 client) and the nodes: batch_set_v1/batch_get_v1 hand libdfkv the pool
 regions get_page_buffer_meta() names, one scatter-gather object per page.
 batch_exists answers the leading hits with one PROBE.  Identity comes from
-sglang_layout; the rest of the extra config only says how to reach the
-cluster (common.CONTROL_KEYS) and never changes it.
+sglang_layout and the server's arguments, the weights' quantization and
+LoRA adapters from the required settings (common.weights_of, checked
+against the server's); the rest of the extra config only says how to
+reach the cluster (common.CONTROL_KEYS) and never changes it.
 """
 
 import ctypes
@@ -30,12 +32,12 @@ log = logging.getLogger(__name__)
 _FACTORY_KEYS = ("backend_name", "module_path", "class_name", "interface_v1")
 
 
-def _server_revision():
-    """The --revision of the running SGLang server, when one is published
-    in this process (the scheduler), else None."""
+def _server_args():
+    """The arguments of the running SGLang server, when they are
+    published in this process (the scheduler), else None."""
     try:
         from sglang.srt.runtime_context import get_server_args
-        return getattr(get_server_args(), "revision", None)
+        return get_server_args()
     except Exception:  # noqa: BLE001  (no published server args)
         return None
 
@@ -68,9 +70,18 @@ class DfkvHiCacheStorage(HiCacheStorage):
         if storage_config.should_split_heads:
             raise NotImplementedError("dfkv: page_head split-head storage "
                                       "(tp_lcm_size) is not supported")
+        server = _server_args()
         self.revision = common.resolve_revision(
-            storage_config.model_name, _server_revision(),
+            storage_config.model_name, getattr(server, "revision", None),
             cfg.get("model_revision"))
+        # --quantization and LoRA, checked against the settings when the
+        # server publishes them.
+        lora = None if server is None else bool(
+            getattr(server, "enable_lora", None) or
+            getattr(server, "lora_paths", None))
+        self.weights = common.weights_of(
+            cfg, storage_config.model_name, self.revision,
+            getattr(server, "quantization", None), lora)
         self.ranks = L.rank_fields(
             storage_config.is_mla_model, storage_config.tp_size,
             storage_config.tp_rank, storage_config.pp_size,
@@ -98,8 +109,9 @@ class DfkvHiCacheStorage(HiCacheStorage):
         self.regions_per_page = len(sizes)
         self.fields = L.pool_fields(mem_pool_host, sizes)
         dtype = str(mem_pool_host.dtype).removeprefix("torch.")
-        self.ns = L.namespace(self.tenant, self.sc.model_name, self.revision,
-                              dtype, self.fields, tp_size=self.sc.tp_size,
+        self.ns = L.namespace(self.tenant, self.sc.model_name,
+                              self.weights.revision(self.revision), dtype,
+                              self.fields, tp_size=self.sc.tp_size,
                               pp_size=self.sc.pp_size,
                               cp_size=self.sc.attn_cp_size,
                               dcp_size=self.sc.dcp_size)
@@ -113,6 +125,8 @@ class DfkvHiCacheStorage(HiCacheStorage):
         log.info("%s", common.describe(
             "SGLang HiCache", self.cfg, self.tenant,
             [("model", self.sc.model_name), ("revision", self.revision),
+             ("quantization", self.weights.quantization),
+             ("lora", self.weights.lora_text()),
              ("kv_dtype", dtype), ("layout", L.LAYOUT_ID),
              ("page_bytes", sum(sizes))]))
 

@@ -4,7 +4,8 @@ vLLM (TieringOffloadingSpec) loads this module from the
 "secondary_tiers" list of --kv-transfer-config:
 
     {"type": "DfkvTier", "module_path": "dfkv.connectors.vllm",
-     "tenant": "acme", "members": "n1=10.0.0.1:7400,..."}
+     "tenant": "acme", "quantization": "none", "lora": "none",
+     "members": "n1=10.0.0.1:7400,..."}
 
 The tier lives in the scheduler process and never blocks there: every
 transfer is one asynchronous dfkv batch (client.submit_*), completed
@@ -18,7 +19,10 @@ Identity (SPEC 1.1/1.2) comes from vLLM's OffloadingConfig: one
 namespace per offloaded KV cache group, one object per (chunk, worker
 slice) keyed by the chunk's block hash and the worker's ranks; worker
 slices that vLLM itself declares identical (the replicated MLA layout)
-are one object with tp rank -1.  Documentation/connectors.md.
+are one object with tp rank -1.  The weights' quantization and LoRA
+adapters (with revisions), which OffloadingConfig does not carry, are
+required tier settings; vLLM's block hash already binds a request's
+cache_salt and LoRA name and path.  Documentation/connectors.md.
 """
 
 import hashlib
@@ -53,14 +57,14 @@ POOL = "vllm"
 COMPONENT = "kv"
 
 # Tier settings that are not control settings (common.CONTROL_KEYS).
-TIER_KEYS = ("tenant", "locality", "model_revision")
+TIER_KEYS = ("tenant", "locality", "model_revision") + common.WEIGHTS_KEYS
 
 
 class Layout:
     """How the primary tier's chunks split into dfkv objects, and the
     identity of one KV cache group of an OffloadingConfig."""
 
-    def __init__(self, spec, group, revision):
+    def __init__(self, spec, group, revision, weights=common.PLAIN):
         cfg = spec.config
         par = cfg.parallel
         self.group_id = group.group_id
@@ -93,11 +97,13 @@ class Layout:
         self.group_name = "full" if self.full else "swa"
         self.model_id = common.model_id(cfg.model.name)
         self.revision = revision
+        self.weights = weights
         self.dtype = cfg.model.dtype
 
     def namespace(self, tenant):
         return common.namespace(
-            tenant, self.model_id, self.revision, LAYOUT_ID, self.dtype,
+            tenant, self.model_id, self.weights.revision(self.revision),
+            LAYOUT_ID, self.dtype,
             common.layout_values(LAYOUT_FIELDS, self.values),
             self.block_tokens, self.num_layers, self.group_name, tp=self.tp,
             pp=self.pp, dp=self.dp, pcp=self.pcp, dcp=self.dcp)
@@ -170,12 +176,15 @@ class DfkvTier(SecondaryTierManager):
         model = offloading_spec.config.model
         revision = common.resolve_revision(model.name,
                                            settings.get("model_revision"))
+        # vLLM's OffloadingConfig carries neither the weights'
+        # quantization nor the LoRA adapters: the entry names them.
+        weights = common.weights_of(settings, model.name, revision)
         # One flat byte view: chunk c's row starts at c * block_size_bytes.
         self._flat = primary_kv_view.cast("B")
         self._layouts = {}
         self._clients = {}
         for g in offloading_spec.config.groups:
-            lay = Layout(offloading_spec, g, revision)
+            lay = Layout(offloading_spec, g, revision, weights)
             if lay.slice_bytes * lay.copies > self.block_size_bytes:
                 raise common.ConfigError(
                     "dfkv tier: %d slices of %d bytes exceed the primary "
@@ -188,6 +197,8 @@ class DfkvTier(SecondaryTierManager):
         log.info("%s", common.describe(
             "vLLM tier", settings, tenant,
             [("model", common.model_id(model.name)), ("revision", revision),
+             ("quantization", weights.quantization),
+             ("lora", weights.lora_text()),
              ("kv_dtype", model.dtype), ("layout", LAYOUT_ID),
              ("groups", len(self._layouts)),
              ("locality", loc or "unset")]))
