@@ -5,9 +5,10 @@
  * (unknown epoch or op, hostile payload lengths, truncation), deadlines,
  * dripping peers (headers and payloads: the RAM they hold is capped and
  * they are dropped; on a disk-only node the stages a peer's PUTs and
- * unread GET replies hold are capped per peer address), same-key followers parked without sleeping workers,
- * the connection limit, leases tied to a connection, IPv6, listener
- * administration and node deletion with live connections.
+ * unread GET replies hold are capped per peer address), same-key
+ * followers parked without sleeping workers, the connection limit,
+ * leases tied to a connection, IPv6, listener administration and node
+ * deletion with live connections.
  */
 #include <dirent.h>
 #include <errno.h>
