@@ -179,6 +179,7 @@ static struct dfkv_peer *peer_get(struct dfkv_listeners *ls,
 	memcpy(p->addr, addr, sizeof(addr));
 	p->family = ss->ss_family;
 	atomic64_set(&p->recv_reserved, 0);
+	atomic64_set(&p->staged, 0);
 	hash_add(ls->peers, &p->node, key);
 found:
 	p->conns++;
@@ -191,6 +192,7 @@ static void peer_put(struct dfkv_listeners *ls, struct dfkv_peer *p)
 	if (!p || --p->conns)
 		return;
 	WARN_ON_ONCE(atomic64_read(&p->recv_reserved));
+	WARN_ON_ONCE(atomic64_read(&p->staged));
 	hash_del(&p->node);
 	kfree(p);
 }

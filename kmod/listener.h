@@ -49,6 +49,7 @@ struct dfkv_peer {
 	u16 family;
 	u32 conns;			/* under the listeners' lock */
 	atomic64_t recv_reserved;	/* by its PUTs still receiving */
+	atomic64_t staged;		/* stages its requests hold */
 };
 
 /*

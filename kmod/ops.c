@@ -93,6 +93,20 @@ int dfkv_op_put_flushed(struct dfkv_node *node, struct dfkv_put *put)
 }
 
 /*
+ * Add len bytes to what a peer address holds (v) unless that passes cap;
+ * with one, a peer holding nothing may take len bytes of any size.
+ */
+static bool peer_charge(atomic64_t *v, u64 len, u64 cap, bool one)
+{
+	u64 held = atomic64_add_return(len, v);
+
+	if (held <= cap || (one && held == len))
+		return true;
+	atomic64_sub(len, v);
+	return false;
+}
+
+/*
  * An eighth of the RAM budget may be reserved by PUTs still receiving,
  * and a quarter of that (at least an extent) by one peer address.  A
  * receiving PUT reserves one part of its value (at most an extent) at a
@@ -107,10 +121,8 @@ static bool recv_reserve(struct dfkv_node *node, struct dfkv_peer *peer,
 
 	if (atomic64_add_return(len, &node->recv_reserved) > cap)
 		goto refuse;
-	if (peer && atomic64_add_return(len, &peer->recv_reserved) > peer_cap) {
-		atomic64_sub(len, &peer->recv_reserved);
+	if (peer && !peer_charge(&peer->recv_reserved, len, peer_cap, false))
 		goto refuse;
-	}
 	return true;
 refuse:
 	atomic64_sub(len, &node->recv_reserved);
@@ -154,7 +166,40 @@ int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 			return status;
 		dfkv_op_recv_done(node, peer, len);
 	}
+	return dfkv_op_put_abort(node, put, status);
+}
+
+int dfkv_op_put_abort(struct dfkv_node *node, struct dfkv_put *put, int status)
+{
 	return done(node, DFKV_OP_PUT, dfkv_store_put_end(put, false, status));
+}
+
+/*
+ * A peer address may hold a quarter of the node's stage bound in stages,
+ * or one value of any size while it holds none (so a lone client stores
+ * and loads any value up to max_value): a peer that announces large PUTs
+ * and drips them, or reads large cold values and leaves the replies
+ * unread, holds at most that, and the rest of the bound serves others.
+ */
+bool dfkv_op_stage_admit(struct dfkv_node *node, struct dfkv_peer *peer,
+			 struct dfkv_entry *e, u64 *held)
+{
+	u64 len = dfkv_entry_staged(e);
+	u64 share = dfkv_store_stage_bound(&node->store) / 4;
+
+	*held = 0;
+	if (!peer || !len)
+		return true;
+	if (!peer_charge(&peer->staged, len, share, true))
+		return false;
+	*held = len;
+	return true;
+}
+
+void dfkv_op_stage_done(struct dfkv_peer *peer, u64 held)
+{
+	if (held)
+		atomic64_sub(held, &peer->staged);
 }
 
 /* The store's part of a GET came out as status: the range it reads. */

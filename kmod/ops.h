@@ -18,6 +18,7 @@ struct dfkv_node;
 struct dfkv_lease_owner;
 struct dfkv_auth;
 struct dfkv_peer;
+struct dfkv_entry;
 
 /*
  * Resolve a GET range against the stored length: length 0 = remainder,
@@ -71,6 +72,20 @@ void dfkv_op_recv_done(struct dfkv_node *node, struct dfkv_peer *peer,
  */
 int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 		     struct dfkv_put *put, u64 len);
+/* Abort a leader's PUT with status (its followers get it too); returned. */
+int dfkv_op_put_abort(struct dfkv_node *node, struct dfkv_put *put,
+		      int status);
+/*
+ * The stages a peer's requests hold (a PUT leader's value staged on its
+ * way to disk, a GET's pinned value read into a stage) are bounded per
+ * peer address (peer may be NULL: unbounded): charge e's stage, if it
+ * has one, to peer, in *held (0: nothing charged).  False: the peer is
+ * over its share, the caller answers BUSY and lets e go.  Give *held
+ * back with dfkv_op_stage_done() once the request lets the stage go.
+ */
+bool dfkv_op_stage_admit(struct dfkv_node *node, struct dfkv_peer *peer,
+			 struct dfkv_entry *e, u64 *held);
+void dfkv_op_stage_done(struct dfkv_peer *peer, u64 held);
 /*
  * GET in two steps: on OK the entry stays pinned in rd with the resolved
  * range length in *data_len until dfkv_op_get_end().  A value being read

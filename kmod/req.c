@@ -83,6 +83,16 @@ static void recv_release(struct dfkv_req *req)
 	req->admitted = 0;
 }
 
+/*
+ * The stage of e (a PUT leader's, a GET's pinned one), if it has one,
+ * counts against the request's peer until dfkv_req_done(): false when
+ * that is over its share.
+ */
+static bool stage_admit(struct dfkv_req *req, struct dfkv_entry *e)
+{
+	return dfkv_op_stage_admit(req->node, req->peer, e, &req->staged);
+}
+
 static void put_begin(struct dfkv_req *req)
 {
 	struct dfkv_node *node = req->node;
@@ -99,6 +109,9 @@ static void put_begin(struct dfkv_req *req)
 	}
 	status = dfkv_op_put_begin(node, req_auth(req), &req->key, len, ahead,
 				   &req->put);
+	if (status == DFKV_STATUS_OK && req->put.leader &&
+	    !stage_admit(req, req->put.e))
+		status = dfkv_op_put_abort(node, &req->put, DFKV_STATUS_BUSY);
 	if (status != DFKV_STATUS_OK || !req->put.leader)
 		recv_release(req);
 	if (status != DFKV_STATUS_OK || !req->put.e) {
@@ -192,6 +205,11 @@ static bool get_answer(struct dfkv_req *req, int status, u64 stored, u64 n)
 {
 	if (status == -EINPROGRESS)
 		return false;
+	if (status == DFKV_STATUS_OK && !stage_admit(req, req->rd.e)) {
+		status = dfkv_op_get_end(req->node, &req->rd,
+					 DFKV_STATUS_BUSY);
+		n = 0;
+	}
 	if (status != DFKV_STATUS_OK)
 		req->rd.e = NULL;
 	answer(req, status, stored);
@@ -504,6 +522,7 @@ void dfkv_req_done(struct dfkv_req *req)
 		dfkv_op_put_abandon(&req->put, &req->waiter);
 	if (req->rd.e)
 		dfkv_op_get_abandon(node, &req->rd, &req->waiter);
+	dfkv_op_stage_done(req->peer, req->staged);
 	kfree(req->rx_buf);
 	kfree(req->rsp.data);
 	if (req->in_op)

@@ -89,7 +89,10 @@ struct dfkv_req {
 	struct dfkv_sess *sess;
 	struct dfkv_node *node;		/* the session's */
 	const struct dfkv_req_ops *ops;
-	/* admit_recv: the caller's peer address, set after dfkv_req_init() */
+	/*
+	 * The caller's peer address, set after dfkv_req_init(): the receive
+	 * caps (admit_recv) and the stages it holds count against it.
+	 */
 	struct dfkv_peer *peer;
 	struct dfkv_waiter waiter;	/* while parked */
 
@@ -111,6 +114,7 @@ struct dfkv_req {
 	bool decided;		/* rsp is set: nothing more to run */
 	u64 start_ns;		/* dfkv_req_begin(), for its latency */
 	u64 admitted;		/* dfkv_op_recv_admit()ted bytes */
+	u64 staged;		/* dfkv_op_stage_admit()ted bytes */
 	void *rx_buf;		/* a payload to receive (DFKV_REQ_RX_BUF) */
 	struct dfkv_put put;	/* a PUT's entry, while put.e */
 	struct dfkv_read rd;	/* a GET's pinned entry, while rd.e */

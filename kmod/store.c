@@ -106,14 +106,19 @@ static struct dfkv_slot *ram_slots_take_locked(struct dfkv_entry *e,
 	return copy;
 }
 
+u64 dfkv_store_stage_bound(const struct dfkv_store *st)
+{
+	return st->disk_only ? st->capacity : div_u64(st->capacity, 8);
+}
+
 /*
  * Stage e's value outside the arena (every RAM slot pinned or dirty, or
- * a disk-only store): charged to the node's staged bytes, at most an
- * eighth of its budget, or all of it on a disk-only node.
+ * a disk-only store): charged to the node's staged bytes, at most
+ * dfkv_store_stage_bound().
  */
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
 {
-	u64 bound = st->disk_only ? st->capacity : div_u64(st->capacity, 8);
+	u64 bound = dfkv_store_stage_bound(st);
 	struct dfkv_stage *stage;
 
 	if (atomic64_add_return(e->len, &st->staged_bytes) > bound)
@@ -128,6 +133,16 @@ int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e)
 full:
 	atomic64_sub(e->len, &st->staged_bytes);
 	return -ENOSPC;
+}
+
+u64 dfkv_entry_staged(struct dfkv_entry *e)
+{
+	u64 len;
+
+	spin_lock(&e->lock);
+	len = e->stage ? e->stage->len : 0;
+	spin_unlock(&e->lock);
+	return len;
 }
 
 static void stage_free(struct dfkv_store *st, struct dfkv_stage *stage)

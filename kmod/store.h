@@ -172,7 +172,7 @@ struct dfkv_store {
 	atomic64_t objects;
 	atomic64_t used_bytes;
 	atomic64_t pins;
-	atomic64_t staged_bytes;	/* in stages, at most capacity / 8 */
+	atomic64_t staged_bytes;	/* in stages, dfkv_store_stage_bound() */
 	atomic64_t dirty_bytes;		/* of DIRTY entries */
 	const struct dfkv_store_lower_ops *lower;
 	void *lower_ctx;
@@ -378,6 +378,13 @@ bool dfkv_entry_disk_lost_locked(struct dfkv_store *st, struct dfkv_entry *e);
 bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e);
 /* Give e a stage outside the arena for its value; 0 or -ENOSPC. */
 int dfkv_entry_stage(struct dfkv_store *st, struct dfkv_entry *e);
+/*
+ * The bytes the node's stages may hold: an eighth of its RAM budget,
+ * all of it on a disk-only node.
+ */
+u64 dfkv_store_stage_bound(const struct dfkv_store *st);
+/* The bytes of e's stage, which a pin or a PUT leader holds; 0: none. */
+u64 dfkv_entry_staged(struct dfkv_entry *e);
 /*
  * A cold read of e into RAM ended (err 0: the value is in e->slots or its
  * stage): publish the outcome and wake the GETs waiting for it.  A

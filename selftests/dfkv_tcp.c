@@ -4,9 +4,11 @@
  * op, pipelining with FIFO replies, the range contract, bad frames
  * (unknown epoch or op, hostile payload lengths, truncation), deadlines,
  * dripping peers (headers and payloads: the RAM they hold is capped and
- * they are dropped), same-key followers parked without sleeping workers,
- * the connection limit, leases tied to a connection, IPv6, listener
- * administration and node deletion with live connections.
+ * they are dropped; on a disk-only node the stages a peer's PUTs and
+ * unread GET replies hold are capped per peer address), same-key
+ * followers parked without sleeping workers, the connection limit,
+ * leases tied to a connection, IPv6, listener administration and node
+ * deletion with live connections.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -634,8 +636,11 @@ TEST_F_TIMEOUT(tcp, dripping_puts_hold_bounded_ram_and_are_dropped, 600)
 	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
 }
 
-/* A connection to 127.0.0.1:port from source address src; fd or -1. */
-static int connect_from(const char *src, uint16_t port)
+/*
+ * A connection to 127.0.0.1:port from source address src, with a
+ * receive buffer of rcvbuf bytes (0: the default); fd or -1.
+ */
+static int connect_from(const char *src, uint16_t port, int rcvbuf)
 {
 	struct sockaddr_in from = { .sin_family = AF_INET };
 	struct sockaddr_in to = { .sin_family = AF_INET,
@@ -646,6 +651,8 @@ static int connect_from(const char *src, uint16_t port)
 	if (fd < 0)
 		return -1;
 	if (inet_pton(AF_INET, src, &from.sin_addr) != 1 ||
+	    (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
 	    bind(fd, (void *)&from, sizeof(from)) ||
 	    connect(fd, (void *)&to, sizeof(to))) {
 		close(fd);
@@ -691,7 +698,7 @@ TEST_F_TIMEOUT(tcp, slow_peers_never_refuse_another_peers_puts, 900)
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
 	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
 					    DFKV_A_NODE_FRAME_MS, 3600000));
-	honest = connect_from("127.0.0.2", PORT);
+	honest = connect_from("127.0.0.2", PORT, 0);
 	ASSERT_LE(0, honest);
 
 	for (r_i = 0; r_i < 3; r_i++) {
@@ -700,7 +707,7 @@ TEST_F_TIMEOUT(tcp, slow_peers_never_refuse_another_peers_puts, 900)
 		drops = dfkv_test_stat(&self->g, NODE,
 				       DFKV_STAT_DEADLINE_DROPS);
 		for (i = 0; i < n; i++) {
-			slow[i] = connect_from("127.0.0.1", PORT);
+			slow[i] = connect_from("127.0.0.1", PORT, 0);
 			ASSERT_LE(0, slow[i]);
 			k = dfkv_test_key(94 + r_i, i);
 			prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0,
@@ -746,6 +753,136 @@ TEST_F_TIMEOUT(tcp, slow_peers_never_refuse_another_peers_puts, 900)
 	close(honest);
 	free(in);
 	free(out);
+}
+
+#define STAGE_NODE_RAM	(16 << 20)	/* the stage bound: a share is 4 MiB */
+#define STAGE_LEN	(2 << 20)
+#define STAGE_PUTS	3
+#define STAGE_GETS	8
+
+/* A reply's prefix only (its data, if any, left in the socket): status. */
+static int recv_status(int fd)
+{
+	uint8_t h[DFKV_RESP_PREFIX_LEN];
+
+	if (read_all(fd, h, sizeof(h)) || h[0] != DFKV_EPOCH_TCP)
+		return -1;
+	return h[1];
+}
+
+/*
+ * A disk-only node stages every value in flight (its stage bound is its
+ * RAM budget, 16 MiB here).  A hostile peer on 127.0.0.3 announces 2 MiB
+ * PUTs on 3 connections and drips them (one is admitted and staged, the
+ * receive cap refuses the others), then GETs 8 cold 2 MiB values on 8
+ * connections and never reads the replies: its share, a quarter of the
+ * bound, holds the PUT's stage and one GET's, and the 7 other GETs are
+ * BUSY.  Meanwhile an honest peer on 127.0.0.2 stores a value and reads
+ * a cold one back exact.  Without the per-peer share the hostile GETs
+ * would fill the bound and the honest PUT would be BUSY.
+ */
+TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
+{
+	const char *img = "/tmp/dfkv-tcp-stage.img";
+	int put[STAGE_PUTS], get[STAGE_GETS], honest, i, ok = 0, busy = 0;
+	int64_t refused;
+	struct pollfd pfd = { .events = POLLIN };
+	uint8_t h[DFKV_REQ_PREFIX_LEN];
+	char dev[64], cmd[160], *val;
+	struct dfkv_key k;
+	struct resp r;
+
+	val = malloc(STAGE_LEN);
+	ASSERT_NE(NULL, val);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	ASSERT_EQ(0, dfkv_test_new_loop(img, dev, sizeof(dev)));
+	ASSERT_EQ(0, dfkv_test_node_add_disk_only(&self->g, NODE,
+						  STAGE_NODE_RAM, 4 << 20));
+	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, NODE, dev, "d0", 1))
+		TH_LOG("%s", self->g.errmsg);
+	ASSERT_EQ(0, dfkv_test_listen(&self->g, NODE, "127.0.0.1", PORT, 1));
+	/* The hostile peer holds for as long as the test needs. */
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_FRAME_MS, 3600000));
+	ASSERT_EQ(0, dfkv_test_node_set_u32(&self->g, NODE,
+					    DFKV_A_NODE_MIN_RATE, 0));
+	honest = connect_from("127.0.0.2", PORT, 0);
+	ASSERT_LE(0, honest);
+	/* Cold values on the disk: 8 for the hostile GETs, 1 the honest's. */
+	for (i = 0; i <= STAGE_GETS; i++) {
+		k = dfkv_test_key(100, i);
+		dfkv_test_fill(val, STAGE_LEN, &k, 1);
+		ASSERT_EQ(0, send_req(honest, DFKV_OP_PUT, &k, 0, 0, val,
+				      STAGE_LEN));
+		ASSERT_EQ(0, recv_resp(honest, &r, NULL, 0));
+		ASSERT_EQ(DFKV_STATUS_OK, r.status) TH_LOG("PUT %d", i);
+	}
+
+	/*
+	 * The dripping PUTs: the first is staged, the receive cap refuses
+	 * the others (their BUSY comes once their payload did, never).
+	 */
+	refused = dfkv_test_stat(&self->g, NODE, DFKV_STAT_RECV_BUSY);
+	for (i = 0; i < STAGE_PUTS; i++) {
+		put[i] = connect_from("127.0.0.3", PORT, 0);
+		ASSERT_LE(0, put[i]);
+		k = dfkv_test_key(101, i);
+		prefix(h, DFKV_EPOCH_TCP, DFKV_OP_PUT, &k, 0, 0, STAGE_LEN);
+		ASSERT_EQ(0, write_all(put[i], h, sizeof(h)));
+		ASSERT_EQ(0, write_all(put[i], "d", 1));
+		if (!i)
+			ASSERT_TRUE(wait_stat(&self->g,
+					      DFKV_STAT_RECV_RESERVED, 1, 1));
+	}
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_RECV_BUSY,
+			      refused + STAGE_PUTS - 1, 1));
+	/* The stalled GETs: one more stage fits the peer's share. */
+	for (i = 0; i < STAGE_GETS; i++) {
+		get[i] = connect_from("127.0.0.3", PORT, 4096);
+		ASSERT_LE(0, get[i]);
+		k = dfkv_test_key(100, i);
+		ASSERT_EQ(0, send_req(get[i], DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	}
+	for (i = 0; i < STAGE_GETS; i++) {
+		int st = recv_status(get[i]);
+
+		ok += st == DFKV_STATUS_OK;
+		busy += st == DFKV_STATUS_BUSY;
+	}
+	EXPECT_EQ(1, ok);
+	EXPECT_EQ(STAGE_GETS - 1, busy);
+
+	/* While it holds, the honest peer stores and loads exact. */
+	k = dfkv_test_key(102, 0);
+	dfkv_test_fill(val, STAGE_LEN, &k, 2);
+	ASSERT_EQ(0, send_req(honest, DFKV_OP_PUT, &k, 0, 0, val, STAGE_LEN));
+	ASSERT_EQ(0, recv_resp(honest, &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	k = dfkv_test_key(100, STAGE_GETS);
+	memset(val, 0, STAGE_LEN);
+	ASSERT_EQ(0, send_req(honest, DFKV_OP_GET, &k, 0, 0, NULL, 0));
+	ASSERT_EQ(0, recv_resp(honest, &r, val, STAGE_LEN));
+	EXPECT_EQ(DFKV_STATUS_OK, r.status);
+	EXPECT_EQ(STAGE_LEN, r.data_len);
+	EXPECT_TRUE(dfkv_test_verify(val, STAGE_LEN, &k, 1));
+	/* The staged hostile PUT is still receiving: no reply yet. */
+	pfd.fd = put[0];
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	for (i = 0; i < STAGE_PUTS; i++)
+		close(put[i]);
+	for (i = 0; i < STAGE_GETS; i++)
+		close(get[i]);
+	close(honest);
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_CONNS, 0, 0));
+	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_PINS, 0, 0));
+	EXPECT_EQ(0, dfkv_test_stat(&self->g, NODE, DFKV_STAT_RECV_RESERVED));
+	EXPECT_EQ(0, dfkv_test_node_del(&self->g, NODE));
+	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", dev, img);
+	EXPECT_EQ(0, system(cmd));
+	free(val);
 }
 
 #define STUCK_LEN	(40 << 20)

@@ -39,7 +39,7 @@ int dfkv_test_load(void)
 
 /* NODE_NEW; auth 0 leaves DFKV_A_NODE_AUTH and the default quota out. */
 static int node_new(struct dfkv_genl *g, const char *name, uint64_t ram,
-		    uint64_t max_value, int evict, uint32_t auth,
+		    uint64_t max_value, uint32_t flags, uint32_t auth,
 		    uint64_t tenant_quota)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -49,7 +49,7 @@ static int node_new(struct dfkv_genl *g, const char *name, uint64_t ram,
 	mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, ram);
 	if (max_value)
 		mnl_attr_put_u64(nlh, DFKV_A_NODE_MAX_VALUE, max_value);
-	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, evict ? DFKV_NODE_F_EVICT : 0);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, flags);
 	if (auth) {
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_AUTH, auth);
 		mnl_attr_put_u64(nlh, DFKV_A_NODE_TENANT_QUOTA, tenant_quota);
@@ -60,14 +60,23 @@ static int node_new(struct dfkv_genl *g, const char *name, uint64_t ram,
 int dfkv_test_node_add(struct dfkv_genl *g, const char *name, uint64_t ram,
 		       uint64_t max_value, int evict)
 {
-	return node_new(g, name, ram, max_value, evict, 0, 0);
+	return node_new(g, name, ram, max_value,
+			evict ? DFKV_NODE_F_EVICT : 0, 0, 0);
+}
+
+int dfkv_test_node_add_disk_only(struct dfkv_genl *g, const char *name,
+				 uint64_t ram, uint64_t max_value)
+{
+	return node_new(g, name, ram, max_value,
+			DFKV_NODE_F_EVICT | DFKV_NODE_F_DISK_ONLY, 0, 0);
 }
 
 int dfkv_test_node_add_auth(struct dfkv_genl *g, const char *name,
 			    uint64_t ram, int evict, uint32_t auth,
 			    uint64_t tenant_quota)
 {
-	return node_new(g, name, ram, 0, evict, auth, tenant_quota);
+	return node_new(g, name, ram, 0, evict ? DFKV_NODE_F_EVICT : 0, auth,
+			tenant_quota);
 }
 
 int dfkv_test_node_del(struct dfkv_genl *g, const char *name)

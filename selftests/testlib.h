@@ -20,6 +20,9 @@ int dfkv_test_load(void);
 /* Create a node: 0 or -errno; errmsg (if any) into g->errmsg. */
 int dfkv_test_node_add(struct dfkv_genl *g, const char *name, uint64_t ram,
 		       uint64_t max_value, int evict);
+/* The same, a disk-only node (DFKV_NODE_F_DISK_ONLY), evicting. */
+int dfkv_test_node_add_disk_only(struct dfkv_genl *g, const char *name,
+				 uint64_t ram, uint64_t max_value);
 int dfkv_test_node_del(struct dfkv_genl *g, const char *name);
 
 /* Open /dev/dfkv and bind it; fd or -errno. */
