@@ -97,7 +97,8 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Read exactly len bytes; 0, or -1 on EOF/error/5 s of silence. */
+/* Read exactly len bytes; 0, or -1 on EOF/error/DFKV_TEST_WAIT_MS of
+ * silence. */
 static int read_all(int fd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -106,7 +107,7 @@ static int read_all(int fd, void *buf, size_t len)
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
-		if (poll(&pfd, 1, 5000) != 1)
+		if (poll(&pfd, 1, DFKV_TEST_WAIT_MS) != 1)
 			return -1;
 		n = recv(fd, p, len, 0);
 		if (n <= 0)
@@ -156,17 +157,6 @@ static int recv_resp(int fd, struct resp *r, void *buf, size_t cap)
 	if (r->data_len > cap)
 		return -1;
 	return r->data_len ? read_all(fd, buf, r->data_len) : 0;
-}
-
-/* The peer closed: recv sees EOF or a reset within 5 s. */
-static int closed_by_peer(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&pfd, 1, 5000) != 1)
-		return 0;
-	return recv(fd, &c, 1, 0) <= 0;
 }
 
 FIXTURE(tcp) {
@@ -428,7 +418,7 @@ TEST_F(tcp, bad_frames_are_invalid_and_close)
 		ASSERT_EQ(0, write_all(fd, h, sizeof(h)));
 		ASSERT_EQ(0, recv_resp(fd, &r, NULL, 0)) TH_LOG("case %u", i);
 		EXPECT_EQ(DFKV_STATUS_INVALID, r.status) TH_LOG("case %u", i);
-		EXPECT_TRUE(closed_by_peer(fd)) TH_LOG("case %u", i);
+		EXPECT_TRUE(dfkv_test_peer_closed(fd)) TH_LOG("case %u", i);
 		close(fd);
 	}
 	EXPECT_EQ(errs + 11, dfkv_test_stat(&self->g, NODE,
@@ -493,8 +483,8 @@ TEST_F(tcp, dripping_peer_blocks_nobody_and_meets_its_deadline)
 		usleep(50 * 1000);
 	}
 	/* Neither the silent nor the dripping peer outlives the deadline. */
-	EXPECT_TRUE(closed_by_peer(silent));
-	EXPECT_TRUE(closed_by_peer(drip));
+	EXPECT_TRUE(dfkv_test_peer_closed(silent));
+	EXPECT_TRUE(dfkv_test_peer_closed(drip));
 	EXPECT_LE(2, dfkv_test_stat(&self->g, NODE, DFKV_STAT_DEADLINE_DROPS));
 	close(silent);
 	close(drip);
@@ -1067,7 +1057,7 @@ TEST_F_TIMEOUT(tcp, followers_park_without_sleeping_workers, 600)
 	EXPECT_TRUE(never_in("dfkv_store_put_wait"));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
 	for (i = 0; i < FOLLOWERS; i++) {
-		EXPECT_TRUE(closed_by_peer(fds[i]));
+		EXPECT_TRUE(dfkv_test_peer_closed(fds[i]));
 		close(fds[i]);
 	}
 	close(leader);
@@ -1087,7 +1077,7 @@ TEST_F(tcp, connection_limit)
 	ASSERT_EQ(0, recv_resp(extra[0], &r, NULL, 0));
 	extra[1] = connect_to("127.0.0.1", PORT);	/* the third */
 	ASSERT_LE(0, extra[1]);
-	EXPECT_TRUE(closed_by_peer(extra[1]));
+	EXPECT_TRUE(dfkv_test_peer_closed(extra[1]));
 	EXPECT_LE(1, dfkv_test_stat(&self->g, NODE, DFKV_STAT_CONNS_REFUSED));
 	for (i = 0; i < 2; i++)
 		close(extra[i]);
@@ -1137,8 +1127,8 @@ TEST_F(tcp, delete_node_with_transfers_in_flight)
 	ASSERT_EQ(0, write_all(fd, h, sizeof(h)));
 	ASSERT_EQ(0, write_all(fd, chunk, sizeof(chunk)));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, NODE));
-	EXPECT_TRUE(closed_by_peer(fd));
-	EXPECT_TRUE(closed_by_peer(self->fd));
+	EXPECT_TRUE(dfkv_test_peer_closed(fd));
+	EXPECT_TRUE(dfkv_test_peer_closed(self->fd));
 	close(fd);
 	/* A new node may take the port at once. */
 	ASSERT_EQ(0, dfkv_test_node_add(&self->g, NODE, 8 << 20, 0, 1));
@@ -1171,7 +1161,7 @@ TEST_F(tcp, unload_module_with_live_connections)
 
 		/* Whatever was answered, the stream ends (not a timeout). */
 		do {
-			ready = poll(&pfd, 1, 5000);
+			ready = poll(&pfd, 1, DFKV_TEST_WAIT_MS);
 		} while (ready == 1 && recv(fd[i], buf, sizeof(buf), 0) > 0);
 		EXPECT_EQ(1, ready);
 		close(fd[i]);

@@ -465,7 +465,8 @@ int dfkv_test_tcp_connect(uint16_t port)
 	return fd;
 }
 
-/* Send or receive all of len bytes (5 s without progress is a failure). */
+/* Send or receive all of len bytes (DFKV_TEST_WAIT_MS without progress
+ * is a failure). */
 static int xfer_all(int fd, void *buf, size_t len, int out)
 {
 	uint8_t *p = buf;
@@ -474,7 +475,7 @@ static int xfer_all(int fd, void *buf, size_t len, int out)
 		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
 		ssize_t n;
 
-		if (poll(&pfd, 1, 5000) != 1)
+		if (poll(&pfd, 1, DFKV_TEST_WAIT_MS) != 1)
 			return -1;
 		n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
 		if (n <= 0)
@@ -534,7 +535,7 @@ int dfkv_test_peer_closed(int fd)
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char c;
 
-	if (poll(&pfd, 1, 5000) != 1)
+	if (poll(&pfd, 1, DFKV_TEST_WAIT_MS) != 1)
 		return 0;
 	return recv(fd, &c, 1, 0) <= 0;
 }

@@ -141,7 +141,14 @@ int dfkv_test_tcp_call(int fd, int op, const struct dfkv_key *k,
 		       uint64_t off, uint64_t len, const void *payload,
 		       uint64_t plen, struct dfkv_test_resp *r, void *buf,
 		       size_t cap);
-/* The peer closed the connection (EOF or reset within 5 s). */
+/*
+ * How long a test waits for what must happen (a reply, a close, a
+ * stream's next bytes) before it fails: a bound for a broken module, not
+ * a measure; a debug kernel on a loaded host can take seconds.
+ */
+#define DFKV_TEST_WAIT_MS 60000
+
+/* The peer closed the connection (EOF or reset within DFKV_TEST_WAIT_MS). */
 int dfkv_test_peer_closed(int fd);
 
 #endif /* DFKV_TESTLIB_H */
