@@ -70,6 +70,8 @@ struct etcd {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
 	bool stopping;
+	struct feed *feeds;		/* the shared group watches */
+	unsigned int n_feeds;
 	atomic_bool ready;
 };
 
@@ -909,16 +911,24 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 	return ret;
 }
 
-/* Block until a key under prefix changes after revision `after`. */
-static void watch(struct etcd *e, const char *prefix, uint64_t after,
-		  unsigned int wait_ms, const atomic_bool *gone)
+/*
+ * Watch the keys under prefix from revision after + 1, at most wait_ms
+ * (stop: NULL, or set to end it within about a second).  0: a change
+ * (or etcd canceled the watch, or compacted past after: the caller reads
+ * the keys again either way); 1: nothing changed in wait_ms; -ECANCELED:
+ * stop or shutdown; another error: no watch (after a pause, so that a
+ * caller retrying does not spin).
+ */
+static int watch(struct etcd *e, const char *prefix, uint64_t after,
+		 unsigned int wait_ms, const atomic_bool *stop)
 {
 	struct json_object *req = json_object_new_object();
 	struct json_object *cr = json_object_new_object();
-	struct reply r = { .stream = true, .gone = gone };
+	struct reply r = { .stream = true, .gone = stop };
 	bool timed_out = false;
 	int ret;
 
+	counter_inc(C_ETCD_WATCHES);
 	add_prefix_range(cr, prefix);
 	json_object_object_add(cr, "start_revision",
 			       json_object_new_int64((int64_t)(after + 1)));
@@ -927,35 +937,27 @@ static void watch(struct etcd *e, const char *prefix, uint64_t after,
 	json_object_put(req);
 	free(r.buf.p);
 	json_object_put(r.first);
-	if (timed_out)
-		counter_inc(C_LONGPOLL_TIMEOUTS);
-	if (ret && ret != -ECANCELED && !timed_out) {
+	if (!ret && timed_out)
+		return 1;
+	if (ret && ret != -ECANCELED) {
 		struct timespec ts = { 0, 200 * 1000000L };
 
-		/* No watch: do not let the caller spin. */
 		logmsg(LOG_VERBOSE, "etcd: watch failed: %s", strerror(-ret));
 		nanosleep(&ts, NULL);
 	}
+	return ret;
 }
 
-static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
-		     bool wait, uint64_t after, unsigned int wait_ms,
-		     const atomic_bool *gone, struct mds_list *out)
+/* Read a group's entries under prefix (one etcd range) into out. */
+static int range_group(struct etcd *e, const char *prefix,
+		       struct mds_list *out)
 {
-	struct etcd *e = to_etcd(b);
 	struct json_object *req, *resp, *kvs;
-	char prefix[512];
 	size_t i, n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	entry_key(e, prefix, sizeof(prefix), group, k, NULL);
-	if (wait) {
-		counter_inc(C_LONGPOLLS);
-		atomic_fetch_add(&metrics.longpoll_waiters, 1);
-		watch(e, prefix, after, wait_ms, gone);
-		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
-	}
+	counter_inc(C_ETCD_GROUP_READS);
 	req = json_object_new_object();
 	add_prefix_range(req, prefix);
 	ret = call(e, "/v3/kv/range", req, &resp);
@@ -977,6 +979,267 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 	}
 	json_object_put(resp);
 	return 0;
+}
+
+/* ------------------------------------------------ shared group watches */
+
+/*
+ * One feed per group and kind with long-polls: a thread holding one etcd
+ * watch of the group's keys and the group's listing read at a revision.
+ * The long-polls wait on its condition variable and are answered with
+ * that listing, so a change costs one range and one new watch per mdsd,
+ * whatever the number of long-polls.  Under e->lock:
+ *
+ *   list	the group read at revision list.epoch (valid: read once)
+ *   base	list.epoch of the first read: the feed knows of every change
+ *		after base (a long-poll asking past an older epoch watches
+ *		on its own, as every long-poll did before the feeds)
+ *   changed	the last read after a change (0: none since base): a change
+ *		the feed saw came at or before it.  A long-poll asking past
+ *		N wakes when changed > N, answered with list (its epoch is at
+ *		least changed).  changed is the revision of the read, not
+ *		of the event, as the read may hold later changes too
+ *   healthy	the watch works: a long-poll's full wait is answered with
+ *		list (not older than its epoch) without reading etcd
+ *
+ * A broken watch is opened again from list.epoch + 1 (events missed
+ * meanwhile come with it); a compacted or canceled one makes the feed
+ * read the group again.  A feed with no long-poll ends after its quiet
+ * watch (ETCD_FEED_WATCH_MS) or a failure.
+ */
+#define ETCD_FEED_WATCH_MS	10000
+#define ETCD_FEED_BACKOFF_MS	1000
+
+struct feed {
+	struct feed *next;
+	struct etcd *e;
+	enum mds_kind k;
+	char group[MDS_ID_MAX + 1];
+	char prefix[512];
+	pthread_cond_t cond;		/* CLOCK_MONOTONIC, with e->lock */
+	struct mds_list list;
+	uint64_t base, changed;
+	bool valid, healthy;
+	unsigned int waiters;
+	atomic_bool stop;		/* shutdown: end the watch */
+};
+
+/* Wait on cond under e->lock until deadline (CLOCK_MONOTONIC ms). */
+static int wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
+		      uint64_t deadline)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(deadline / 1000),
+		.tv_nsec = (long)(deadline % 1000) * 1000000L,
+	};
+
+	return pthread_cond_timedwait(cond, lock, &ts);
+}
+
+/* The feed's read of its group: publish it (under e->lock). */
+static void feed_publish(struct feed *f, struct mds_list *l)
+{
+	mds_list_free(&f->list);
+	f->list = *l;
+	if (!f->valid)
+		f->base = l->epoch;
+	else
+		f->changed = l->epoch;
+	f->valid = f->healthy = true;
+	pthread_cond_broadcast(&f->cond);
+}
+
+/* Unlink and free f (under e->lock, no long-poll on it). */
+static void feed_end(struct etcd *e, struct feed *f)
+{
+	struct feed **pp;
+
+	for (pp = &e->feeds; *pp != f; pp = &(*pp)->next)
+		;
+	*pp = f->next;
+	mds_list_free(&f->list);
+	pthread_cond_destroy(&f->cond);
+	free(f);
+	atomic_fetch_sub(&metrics.etcd_group_watches, 1);
+	e->n_feeds--;
+	if (e->stopping)
+		pthread_cond_broadcast(&e->cond);	/* etcd_destroy waits */
+}
+
+static void *feed_main(void *arg)
+{
+	struct feed *f = arg;
+	struct etcd *e = f->e;
+	bool read = true;
+
+	for (;;) {
+		struct mds_list l;
+		int ret;
+
+		if (read) {
+			ret = range_group(e, f->prefix, &l);
+			pthread_mutex_lock(&e->lock);
+			if (!ret)
+				feed_publish(f, &l);
+			pthread_mutex_unlock(&e->lock);
+			read = ret != 0;
+		}
+		/* the watch from the listing's revision: nothing missed */
+		ret = read ? -EIO : watch(e, f->prefix, f->list.epoch,
+					  ETCD_FEED_WATCH_MS, &f->stop);
+		if (!ret)
+			read = true;	/* a change (or a compaction) */
+		pthread_mutex_lock(&e->lock);
+		if (ret < 0 && f->valid)
+			f->healthy = false;
+		if (f->stop || e->stopping || (!f->waiters && ret)) {
+			feed_end(e, f);
+			pthread_mutex_unlock(&e->lock);
+			return NULL;
+		}
+		if (ret < 0 && ret != -ECANCELED)
+			wait_until(&f->cond, &e->lock,
+				   now_mono_ms() + ETCD_FEED_BACKOFF_MS);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+/* The feed of group/k, started when there is none (under e->lock). */
+static struct feed *feed_get(struct etcd *e, const char *group,
+			     enum mds_kind k)
+{
+	pthread_condattr_t ca;
+	pthread_attr_t ta;
+	struct feed *f;
+	pthread_t t;
+	int err;
+
+	for (f = e->feeds; f; f = f->next)
+		if (f->k == k && !strcmp(f->group, group))
+			return f;
+	if (e->stopping)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->e = e;
+	f->k = k;
+	snprintf(f->group, sizeof(f->group), "%s", group);
+	entry_key(e, f->prefix, sizeof(f->prefix), group, k, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&ta);
+	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &ta, feed_main, f);
+	pthread_attr_destroy(&ta);
+	if (err) {
+		logmsg(LOG_ERR, "etcd: no watch thread for %s: %s", f->prefix,
+		       strerror(err));
+		pthread_cond_destroy(&f->cond);
+		free(f);
+		return NULL;
+	}
+	f->next = e->feeds;
+	e->feeds = f;
+	e->n_feeds++;
+	atomic_fetch_add(&metrics.etcd_group_watches, 1);
+	return f;
+}
+
+/* A copy of l (under e->lock). */
+static int list_copy(const struct mds_list *l, struct mds_list *out)
+{
+	*out = *l;
+	out->v = NULL;
+	if (!l->n)
+		return 0;
+	out->v = malloc(l->n * sizeof(*l->v));
+	if (!out->v)
+		return -ENOMEM;
+	memcpy(out->v, l->v, l->n * sizeof(*l->v));
+	return 0;
+}
+
+enum poll_end { POLL_CHANGED, POLL_TIMEOUT, POLL_ENDED, POLL_OWN };
+
+/*
+ * A long-poll past epoch after, on the group's feed: *out from its
+ * listing (0), or 1 when the caller reads etcd itself.  POLL_OWN: the
+ * feed does not know back to after (or there is no feed); the caller
+ * watches on its own, until *deadline.
+ */
+static int feed_wait(struct etcd *e, const char *group, enum mds_kind k,
+		     uint64_t after, uint64_t deadline,
+		     const atomic_bool *gone, enum poll_end *end,
+		     struct mds_list *out)
+{
+	struct feed *f;
+	int ret = 1;
+
+	pthread_mutex_lock(&e->lock);
+	f = feed_get(e, group, k);
+	*end = POLL_OWN;
+	if (!f) {
+		pthread_mutex_unlock(&e->lock);
+		return 1;
+	}
+	f->waiters++;
+	for (;;) {
+		if (e->stopping || (gone && atomic_load(gone))) {
+			*end = POLL_ENDED;
+			break;
+		}
+		if (f->valid && after < f->base)
+			break;	/* POLL_OWN */
+		if (f->valid && f->changed > after) {
+			*end = POLL_CHANGED;
+			break;
+		}
+		if (wait_until(&f->cond, &e->lock, deadline) == ETIMEDOUT) {
+			*end = POLL_TIMEOUT;
+			break;
+		}
+	}
+	if (*end == POLL_CHANGED ||
+	    (*end != POLL_OWN && f->valid && f->healthy &&
+	     f->list.epoch >= after))
+		ret = list_copy(&f->list, out);
+	f->waiters--;
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
+		     bool wait, uint64_t after, unsigned int wait_ms,
+		     const atomic_bool *gone, struct mds_list *out)
+{
+	struct etcd *e = to_etcd(b);
+	uint64_t deadline = now_mono_ms() + wait_ms;
+	enum poll_end end = POLL_ENDED;
+	char prefix[512];
+	int ret = 1;
+
+	memset(out, 0, sizeof(*out));
+	entry_key(e, prefix, sizeof(prefix), group, k, NULL);
+	if (wait) {
+		counter_inc(C_LONGPOLLS);
+		atomic_fetch_add(&metrics.longpoll_waiters, 1);
+		ret = feed_wait(e, group, k, after, deadline, gone, &end, out);
+		if (end == POLL_OWN) {
+			uint64_t now = now_mono_ms();
+
+			if (watch(e, prefix, after,
+				  deadline > now ? (unsigned int)(deadline - now) : 0,
+				  gone) == 1)
+				end = POLL_TIMEOUT;
+		}
+		if (end == POLL_TIMEOUT)
+			counter_inc(C_LONGPOLL_TIMEOUTS);
+		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
+	}
+	return ret == 1 ? range_group(e, prefix, out) : ret;
 }
 
 static int etcd_groups(struct backend *b, struct mds_names *out)
@@ -1018,10 +1281,18 @@ static int etcd_groups(struct backend *b, struct mds_names *out)
 	return ret;
 }
 
-/* Nothing to wake: a watch's progress callback reads its gone flag. */
+/*
+ * The long-polls on feeds look at their gone flags again (one watching on
+ * its own: its progress callback reads the flag).
+ */
 static void etcd_wake(struct backend *b)
 {
-	(void)b;
+	struct etcd *e = to_etcd(b);
+
+	pthread_mutex_lock(&e->lock);
+	for (struct feed *f = e->feeds; f; f = f->next)
+		pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 static bool etcd_ready(struct backend *b)
@@ -1081,6 +1352,10 @@ static void etcd_shutdown(struct backend *b)
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cond);
+	for (struct feed *f = e->feeds; f; f = f->next) {
+		atomic_store(&f->stop, true);
+		pthread_cond_broadcast(&f->cond);
+	}
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -1092,6 +1367,11 @@ static void etcd_destroy(struct backend *b)
 	etcd_shutdown(b);
 	if (e->prober_started)
 		pthread_join(e->prober, NULL);
+	/* the feeds' threads (detached) end within a second of stop */
+	pthread_mutex_lock(&e->lock);
+	while (e->n_feeds)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < e->n_urls; i++)
 		free(e->urls[i]);
 	pthread_cond_destroy(&e->cond);

@@ -236,12 +236,15 @@ enum mdsd_counter {
 	C_BUSY_REFUSALS,	/* reads in the writes' reserve: 503 */
 	C_LONGPOLL_REFUSALS,	/* long-polls over a cap: 429 */
 	C_LONGPOLL_GONE,	/* long-polls ended by their peer leaving */
+	C_ETCD_WATCHES,		/* etcd watches opened */
+	C_ETCD_GROUP_READS,	/* etcd ranges of a whole group */
 	C_NR_COUNTERS
 };
 
 struct mdsd_metrics {
 	atomic_ullong c[C_NR_COUNTERS];
 	atomic_int longpoll_waiters;
+	atomic_int etcd_group_watches;	/* etcd feeds: groups watched now */
 	atomic_int agent_nodes;
 	atomic_int ready;
 };
