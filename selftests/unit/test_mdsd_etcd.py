@@ -21,7 +21,8 @@
 # forgets its token.  Long-polls of one group share one etcd watch per
 # mdsd (dfkv_mds_etcd_group_watches): a change is one read of the group
 # for all of them, not one each, and the shared watch survives an etcd
-# restart.  The cases that stop etcd have one of their own.
+# restart; its listing sums the weight for the cap without a read.  The
+# cases that stop etcd have one of their own.
 # TAP on stdout (unittap.run: -l lists the cases, -r pair.etcd.expiry
 # runs one); skipped when etcd is not installed.  Every wait is for an
 # event, bounded only to catch a hang.  test_mdsd.py runs the directory
@@ -465,6 +466,25 @@ def shared_watch_restart(f):
                "readyz did not come back")
         expect(b.put("g", "after", {})[0] == 200)
         woken(ps, epoch, "after")
+
+
+@test_f(PairFixture)
+def weight_cap_cached(f):
+    """A watched group's weight is summed from its shared listing; the
+    cap still holds (409)."""
+    a, b = pair(f)
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        expect(b.put("g", "c0", {"weight": 1000})[0] == 200)
+        expect(gauge(b, "dfkv_mds_etcd_cached_weight_sums_total") == 1)
+        # whether its listing has the last ones yet or not (the compare
+        # refuses one that is behind)
+        for i in range(1, 8):
+            expect(b.put("g", "c%d" % i, {"weight": 1000})[0] == 200)
+        expect(b.put("g", "c8", {"weight": 192})[0] == 200)
+        s, d, _ = b.put("g", "c9", {"weight": 1})
+        expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
+        expect(len(a.list("g")[1]["members"]) == 9)
 
 
 @test_f(PairFixture)

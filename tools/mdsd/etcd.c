@@ -16,14 +16,20 @@
  * (the owner) is what is written over; a lost race is read and checked
  * again.  A client-token delete is one too.  etcd deletes the keys of an
  * expired lease itself.  The epoch of a listing is the etcd revision of the
- * read, so every mdsd sharing the cluster answers identically; a
- * wait_epoch=N long-poll is a watch of the group's keys from revision N+1,
- * which returns at the first change after N, or within about a second of
- * the long-poll's peer leaving (the transfer's progress callback).  A
+ * read, so every mdsd sharing the cluster answers identically.  The
+ * wait_epoch=N long-polls of a group share one etcd watch of its keys and
+ * its listing read at a revision (a "feed", one thread per group and kind
+ * with long-polls): a change is one read per mdsd, and the long-polls
+ * wake from the feed's condition variable with that listing.  A
+ * long-poll past an epoch older than the feed's first read watches from
+ * N+1 on its own, as all did before the feeds; one whose peer leaves
+ * ends at once (etcd_wake), or within about a second on its own watch
+ * (the transfer's progress callback).  A
  * member's put that would raise the group's weight past
  * --max-group-weight is refused: the sum is read at a revision R and the
  * put's transaction also requires that no member key was written after
- * R, so two mdsd cannot pass the cap together.  Several URLs may be given:
+ * R, so two mdsd cannot pass the cap together (R may be the revision of
+ * a watched group's shared listing: no read).  Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -647,29 +653,55 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     bool wait, uint64_t after, unsigned int wait_ms,
 		     const atomic_bool *gone, struct mds_list *out);
 
+/* A copy of group/k's shared listing, when its watch works (feeds). */
+static bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
+		      struct mds_list *out);
+
+/* The weight of l's members but id, plus add. */
+static uint64_t weight_sum(const struct mds_list *l, const char *id,
+			   uint64_t add)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].id, id))
+			add += l->v[i].weight;
+	return add;
+}
+
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
  * group's member weight past the cap?  0, -EDQUOT or the listing's error;
  * *rev: the revision the sum was read at (0: nothing read, the weight
- * does not grow), which the write's transaction then compares on.
+ * does not grow), which the write's transaction then compares on.  With
+ * cached, a group watched here is summed from its shared listing without
+ * reading etcd: the transaction's compare refuses a listing that is
+ * behind (a member written since), and a sum over the cap is read again
+ * (a member removed since would lower it).
  */
 static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old, uint64_t *rev)
+			const struct mds_entry *en, uint32_t old, bool cached,
+			uint64_t *rev)
 {
 	struct mds_list l;
-	uint64_t sum = en->weight;
+	uint64_t sum;
 	int ret;
 
 	*rev = 0;
 	if (en->weight <= old)
 		return 0;
+	if (cached && feed_copy(e, group, MDS_MEMBERS, &l)) {
+		sum = weight_sum(&l, en->id, en->weight);
+		*rev = l.epoch;
+		mds_list_free(&l);
+		if (sum <= e->cfg->max_group_weight) {
+			counter_inc(C_ETCD_CACHED_SUMS);
+			return 0;
+		}
+	}
 	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
 	if (ret)
 		return ret;
 	*rev = l.epoch;
-	for (size_t i = 0; i < l.n; i++)
-		if (strcmp(l.v[i].id, en->id))
-			sum += l.v[i].weight;
+	sum = weight_sum(&l, en->id, en->weight);
 	mds_list_free(&l);
 	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
 }
@@ -751,10 +783,13 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 	return 0;
 }
 
-/* One attempt of etcd_put: -EAGAIN when another write came between. */
+/*
+ * One attempt of etcd_put: -EAGAIN when another write came between.  The
+ * first (cached) may sum the group's weight from its shared listing.
+ */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
-		    uint64_t *epoch, bool *created)
+		    bool cached, uint64_t *epoch, bool *created)
 {
 	struct json_object *kv, *put, *op, *cmp;
 	struct mds_owner owner;
@@ -780,7 +815,8 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		owner = mds_owner_of(w);
 	}
 	if (k == MDS_MEMBERS) {
-		ret = weight_check(e, group, en, cur.weight, &sum_rev);
+		ret = weight_check(e, group, en, cur.weight, cached,
+				   &sum_rev);
 		if (ret)
 			return ret;
 	}
@@ -845,7 +881,8 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 	int ret = -EAGAIN;
 
 	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
-		ret = put_once(to_etcd(b), group, k, en, w, epoch, created);
+		ret = put_once(to_etcd(b), group, k, en, w, i == 0, epoch,
+			       created);
 	return ret;
 }
 
@@ -1104,19 +1141,30 @@ static void *feed_main(void *arg)
 	}
 }
 
+/* The feed of group/k or NULL (under e->lock). */
+static struct feed *feed_find(struct etcd *e, const char *group,
+			      enum mds_kind k)
+{
+	struct feed *f;
+
+	for (f = e->feeds; f; f = f->next)
+		if (f->k == k && !strcmp(f->group, group))
+			break;
+	return f;
+}
+
 /* The feed of group/k, started when there is none (under e->lock). */
 static struct feed *feed_get(struct etcd *e, const char *group,
 			     enum mds_kind k)
 {
 	pthread_condattr_t ca;
 	pthread_attr_t ta;
-	struct feed *f;
+	struct feed *f = feed_find(e, group, k);
 	pthread_t t;
 	int err;
 
-	for (f = e->feeds; f; f = f->next)
-		if (f->k == k && !strcmp(f->group, group))
-			return f;
+	if (f)
+		return f;
 	if (e->stopping)
 		return NULL;
 	f = calloc(1, sizeof(*f));
@@ -1160,6 +1208,20 @@ static int list_copy(const struct mds_list *l, struct mds_list *out)
 		return -ENOMEM;
 	memcpy(out->v, l->v, l->n * sizeof(*l->v));
 	return 0;
+}
+
+static bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
+		      struct mds_list *out)
+{
+	struct feed *f;
+	bool ok = false;
+
+	pthread_mutex_lock(&e->lock);
+	f = feed_find(e, group, k);
+	if (f && f->valid && f->healthy)
+		ok = !list_copy(&f->list, out);
+	pthread_mutex_unlock(&e->lock);
+	return ok;
 }
 
 enum poll_end { POLL_CHANGED, POLL_TIMEOUT, POLL_ENDED, POLL_OWN };

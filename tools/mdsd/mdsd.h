@@ -238,6 +238,7 @@ enum mdsd_counter {
 	C_LONGPOLL_GONE,	/* long-polls ended by their peer leaving */
 	C_ETCD_WATCHES,		/* etcd watches opened */
 	C_ETCD_GROUP_READS,	/* etcd ranges of a whole group */
+	C_ETCD_CACHED_SUMS,	/* weight caps checked on a shared listing */
 	C_NR_COUNTERS
 };
 

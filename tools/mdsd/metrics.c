@@ -151,6 +151,8 @@ static void own_counters(struct buf *b)
 		  "etcd watches opened (etcd backend: shared group watches and long-polls' own)." },
 		{ C_ETCD_GROUP_READS, "dfkv_mds_etcd_group_reads_total",
 		  "etcd ranges of a whole group's members or clients (etcd backend)." },
+		{ C_ETCD_CACHED_SUMS, "dfkv_mds_etcd_cached_weight_sums_total",
+		  "Weight caps checked on a watched group's shared listing, without reading it (etcd backend)." },
 	};
 	size_t i, m, c;
 
