@@ -785,11 +785,14 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 
 /*
  * One attempt of etcd_put: -EAGAIN when another write came between.  The
- * first (cached) may sum the group's weight from its shared listing.
+ * first (cached) may sum the group's weight from its shared listing.  A
+ * lease granted for a write that lost is kept in *spare for the next
+ * attempt (0: none), so a contended registration grants one lease.
  */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
-		    bool cached, uint64_t *epoch, bool *created)
+		    bool cached, int64_t *spare, uint64_t *epoch,
+		    bool *created)
 {
 	struct json_object *kv, *put, *op, *cmp;
 	struct mds_owner owner;
@@ -839,9 +842,12 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	if (!val)
 		return -ENOMEM;
 	if (!lease) {
-		ret = grant(e, en->ttl_ms, &lease);
-		if (ret)
-			goto out;
+		if (!*spare) {
+			ret = grant(e, en->ttl_ms, spare);
+			if (ret)
+				goto out;
+		}
+		lease = *spare;
 	}
 	put = json_object_new_object();
 	add_b64(put, "key", key, strlen(key));
@@ -864,9 +870,11 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	if (ret)
 		goto out;
 	if (!ok) {
-		ret = -EAGAIN;	/* an unused new lease just runs out */
+		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
 		goto out;
 	}
+	if (lease == *spare)
+		*spare = 0;	/* in use */
 	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
 	counter_inc(C_EPOCH_BUMPS);
 out:
@@ -878,11 +886,12 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
 		    uint64_t *epoch, bool *created)
 {
+	int64_t spare = 0;
 	int ret = -EAGAIN;
 
 	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
-		ret = put_once(to_etcd(b), group, k, en, w, i == 0, epoch,
-			       created);
+		ret = put_once(to_etcd(b), group, k, en, w, i == 0, &spare,
+			       epoch, created);
 	return ret;
 }
 
@@ -1127,8 +1136,8 @@ static void *feed_main(void *arg)
 		if (!ret)
 			read = true;	/* a change (or a compaction) */
 		pthread_mutex_lock(&e->lock);
-		if (ret < 0 && f->valid)
-			f->healthy = false;
+		if (f->valid && ret)
+			f->healthy = ret == 1;	/* quiet: still up to date */
 		if (f->stop || e->stopping || (!f->waiters && ret)) {
 			feed_end(e, f);
 			pthread_mutex_unlock(&e->lock);
