@@ -14,9 +14,10 @@
  * (with its lease when the TTL is unchanged).  A write is a transaction
  * on the key's mod_revision as read (0: absent), so what was checked
  * (the owner) is what is written over; a lost race is read and checked
- * again.  A client-token delete is one too.  etcd deletes the keys of an
- * expired lease itself.  The epoch of a listing is the etcd revision of the
- * read, so every mdsd sharing the cluster answers identically.  The
+ * again (on the lease already granted).  A client-token delete is one
+ * too.  etcd deletes the keys of an expired lease itself.  The epoch of
+ * a listing is the etcd revision of the read, so every mdsd sharing the
+ * cluster answers identically.  The
  * wait_epoch=N long-polls of a group share one etcd watch of its keys and
  * its listing read at a revision (a "feed", one thread per group and kind
  * with long-polls): a change is one read per mdsd, and the long-polls
