@@ -19,8 +19,8 @@
  * a listing is the etcd revision of the read, so every mdsd sharing the
  * cluster answers identically.  The
  * wait_epoch=N long-polls of a group share one etcd watch of its keys and
- * its listing read at a revision (a "feed", one thread per group and kind
- * with long-polls): a change is one read per mdsd, and the long-polls
+ * its listing read at a revision (a "feed", etcd_feed.c: one thread per
+ * group and kind with long-polls): a change is one read per mdsd, and the long-polls
  * wake from the feed's condition variable with that listing.  A
  * long-poll past an epoch older than the feed's first read watches from
  * N+1 on its own, as all did before the feeds; one whose peer leaves
@@ -51,6 +51,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "etcd.h"
 #include "http.h"
 #include "mdsd.h"
 #include "runtime.h"
@@ -60,28 +61,6 @@
 #define ETCD_CONNECT_MS		1000
 #define ETCD_PROBE_MS		1000
 #define ETCD_REPLY_MAX		(8 << 20)
-#define ETCD_MAX_URLS		16
-
-struct etcd {
-	struct backend b;
-	char *urls[ETCD_MAX_URLS];
-	size_t n_urls;
-	atomic_size_t cur;		/* the URL that answered last */
-	char prefix[128];
-	const struct mdsd_config *cfg;	/* TLS files, user */
-	char password[DFKV_TOKEN_MAX + 1];	/* --etcd-password-file */
-	pthread_mutex_t auth_lock;
-	char auth[1200];		/* "Authorization: <token>" or "" */
-	pthread_t prober;
-	bool prober_started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
-	bool stopping;
-	struct feed *feeds;		/* the shared group watches */
-	unsigned int n_feeds;
-	atomic_bool ready;
-};
-
 #define to_etcd(bp) ((struct etcd *)(bp))
 
 /* ------------------------------------------------------------- base64 */
@@ -539,8 +518,8 @@ static void add_prefix_range(struct json_object *o, const char *p)
 	free(end);
 }
 
-static void entry_key(struct etcd *e, char *buf, size_t cap,
-		      const char *group, enum mds_kind k, const char *id)
+void etcd_entry_key(struct etcd *e, char *buf, size_t cap,
+		    const char *group, enum mds_kind k, const char *id)
 {
 	snprintf(buf, cap, "%s/%s/%s/%s", e->prefix, group, mds_kind_name(k),
 		 id ? id : "");
@@ -653,10 +632,6 @@ static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     bool wait, uint64_t after, unsigned int wait_ms,
 		     const atomic_bool *gone, struct mds_list *out);
-
-/* A copy of group/k's shared listing, when its watch works (feeds). */
-static bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
-		      struct mds_list *out);
 
 /* The weight of l's members but id, plus add. */
 static uint64_t weight_sum(const struct mds_list *l, const char *id,
@@ -775,7 +750,7 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 	ret = get_one(e, key, kv, rev);
 	if (ret || !*kv)
 		return ret;
-	entry_key(e, kp, sizeof(kp), group, k, NULL);
+	etcd_entry_key(e, kp, sizeof(kp), group, k, NULL);
 	if (!kv_entry(*kv, kp, cur, owner)) {
 		/* unreadable: no owner, nothing to keep */
 		memset(cur, 0, sizeof(*cur));
@@ -804,7 +779,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	bool ok;
 	int ret;
 
-	entry_key(e, key, sizeof(key), group, k, en->id);
+	etcd_entry_key(e, key, sizeof(key), group, k, en->id);
 	ret = read_entry(e, key, group, k, &kv, &cur, &owner, &rev);
 	if (ret)
 		return ret;
@@ -863,7 +838,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		 * added or changed since (a removal only lowers the sum) */
 		char members[512];
 
-		entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
+		etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
 			  NULL);
 		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
 	}
@@ -937,7 +912,7 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 	char key[512];
 	int ret = -EAGAIN;
 
-	entry_key(e, key, sizeof(key), group, k, id);
+	etcd_entry_key(e, key, sizeof(key), group, k, id);
 	if (w && w->must_own) {
 		for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
 			ret = del_owned_once(e, key, group, k, w, epoch);
@@ -966,8 +941,8 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
  * stop or shutdown; another error: no watch (after a pause, so that a
  * caller retrying does not spin).
  */
-static int watch(struct etcd *e, const char *prefix, uint64_t after,
-		 unsigned int wait_ms, const atomic_bool *stop)
+int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
+	       unsigned int wait_ms, const atomic_bool *stop)
 {
 	struct json_object *req = json_object_new_object();
 	struct json_object *cr = json_object_new_object();
@@ -996,8 +971,8 @@ static int watch(struct etcd *e, const char *prefix, uint64_t after,
 }
 
 /* Read a group's entries under prefix (one etcd range) into out. */
-static int range_group(struct etcd *e, const char *prefix,
-		       struct mds_list *out)
+int etcd_range_group(struct etcd *e, const char *prefix,
+		     struct mds_list *out)
 {
 	struct json_object *req, *resp, *kvs;
 	size_t i, n;
@@ -1028,261 +1003,6 @@ static int range_group(struct etcd *e, const char *prefix,
 	return 0;
 }
 
-/* ------------------------------------------------ shared group watches */
-
-/*
- * One feed per group and kind with long-polls: a thread holding one etcd
- * watch of the group's keys and the group's listing read at a revision.
- * The long-polls wait on its condition variable and are answered with
- * that listing, so a change costs one range and one new watch per mdsd,
- * whatever the number of long-polls.  Under e->lock:
- *
- *   list	the group read at revision list.epoch (valid: read once)
- *   base	list.epoch of the first read: the feed knows of every change
- *		after base (a long-poll asking past an older epoch watches
- *		on its own, as every long-poll did before the feeds)
- *   changed	the last read after a change (0: none since base): a change
- *		the feed saw came at or before it.  A long-poll asking past
- *		N wakes when changed > N, answered with list (its epoch is at
- *		least changed).  changed is the revision of the read, not
- *		of the event, as the read may hold later changes too
- *   healthy	the watch works: a long-poll's full wait is answered with
- *		list (not older than its epoch) without reading etcd
- *
- * A broken watch is opened again from list.epoch + 1 (events missed
- * meanwhile come with it); a compacted or canceled one makes the feed
- * read the group again.  A feed with no long-poll ends after its quiet
- * watch (ETCD_FEED_WATCH_MS) or a failure.
- */
-#define ETCD_FEED_WATCH_MS	10000
-#define ETCD_FEED_BACKOFF_MS	1000
-
-struct feed {
-	struct feed *next;
-	struct etcd *e;
-	enum mds_kind k;
-	char group[MDS_ID_MAX + 1];
-	char prefix[512];
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC, with e->lock */
-	struct mds_list list;
-	uint64_t base, changed;
-	bool valid, healthy;
-	unsigned int waiters;
-	atomic_bool stop;		/* shutdown: end the watch */
-};
-
-/* Wait on cond under e->lock until deadline (CLOCK_MONOTONIC ms). */
-static int wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
-		      uint64_t deadline)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(deadline / 1000),
-		.tv_nsec = (long)(deadline % 1000) * 1000000L,
-	};
-
-	return pthread_cond_timedwait(cond, lock, &ts);
-}
-
-/* The feed's read of its group: publish it (under e->lock). */
-static void feed_publish(struct feed *f, struct mds_list *l)
-{
-	mds_list_free(&f->list);
-	f->list = *l;
-	if (!f->valid)
-		f->base = l->epoch;
-	else
-		f->changed = l->epoch;
-	f->valid = f->healthy = true;
-	pthread_cond_broadcast(&f->cond);
-}
-
-/* Unlink and free f (under e->lock, no long-poll on it). */
-static void feed_end(struct etcd *e, struct feed *f)
-{
-	struct feed **pp;
-
-	for (pp = &e->feeds; *pp != f; pp = &(*pp)->next)
-		;
-	*pp = f->next;
-	mds_list_free(&f->list);
-	pthread_cond_destroy(&f->cond);
-	free(f);
-	atomic_fetch_sub(&metrics.etcd_group_watches, 1);
-	e->n_feeds--;
-	if (e->stopping)
-		pthread_cond_broadcast(&e->cond);	/* etcd_destroy waits */
-}
-
-static void *feed_main(void *arg)
-{
-	struct feed *f = arg;
-	struct etcd *e = f->e;
-	bool read = true;
-
-	for (;;) {
-		struct mds_list l;
-		int ret;
-
-		if (read) {
-			ret = range_group(e, f->prefix, &l);
-			pthread_mutex_lock(&e->lock);
-			if (!ret)
-				feed_publish(f, &l);
-			pthread_mutex_unlock(&e->lock);
-			read = ret != 0;
-		}
-		/* the watch from the listing's revision: nothing missed */
-		ret = read ? -EIO : watch(e, f->prefix, f->list.epoch,
-					  ETCD_FEED_WATCH_MS, &f->stop);
-		if (!ret)
-			read = true;	/* a change (or a compaction) */
-		pthread_mutex_lock(&e->lock);
-		if (f->valid && ret)
-			f->healthy = ret == 1;	/* quiet: still up to date */
-		if (f->stop || e->stopping || (!f->waiters && ret)) {
-			feed_end(e, f);
-			pthread_mutex_unlock(&e->lock);
-			return NULL;
-		}
-		if (ret < 0 && ret != -ECANCELED)
-			wait_until(&f->cond, &e->lock,
-				   now_mono_ms() + ETCD_FEED_BACKOFF_MS);
-		pthread_mutex_unlock(&e->lock);
-	}
-}
-
-/* The feed of group/k or NULL (under e->lock). */
-static struct feed *feed_find(struct etcd *e, const char *group,
-			      enum mds_kind k)
-{
-	struct feed *f;
-
-	for (f = e->feeds; f; f = f->next)
-		if (f->k == k && !strcmp(f->group, group))
-			break;
-	return f;
-}
-
-/* The feed of group/k, started when there is none (under e->lock). */
-static struct feed *feed_get(struct etcd *e, const char *group,
-			     enum mds_kind k)
-{
-	pthread_condattr_t ca;
-	pthread_attr_t ta;
-	struct feed *f = feed_find(e, group, k);
-	pthread_t t;
-	int err;
-
-	if (f)
-		return f;
-	if (e->stopping)
-		return NULL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->e = e;
-	f->k = k;
-	snprintf(f->group, sizeof(f->group), "%s", group);
-	entry_key(e, f->prefix, sizeof(f->prefix), group, k, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&ta);
-	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &ta, feed_main, f);
-	pthread_attr_destroy(&ta);
-	if (err) {
-		logmsg(LOG_ERR, "etcd: no watch thread for %s: %s", f->prefix,
-		       strerror(err));
-		pthread_cond_destroy(&f->cond);
-		free(f);
-		return NULL;
-	}
-	f->next = e->feeds;
-	e->feeds = f;
-	e->n_feeds++;
-	atomic_fetch_add(&metrics.etcd_group_watches, 1);
-	return f;
-}
-
-/* A copy of l (under e->lock). */
-static int list_copy(const struct mds_list *l, struct mds_list *out)
-{
-	*out = *l;
-	out->v = NULL;
-	if (!l->n)
-		return 0;
-	out->v = malloc(l->n * sizeof(*l->v));
-	if (!out->v)
-		return -ENOMEM;
-	memcpy(out->v, l->v, l->n * sizeof(*l->v));
-	return 0;
-}
-
-static bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
-		      struct mds_list *out)
-{
-	struct feed *f;
-	bool ok = false;
-
-	pthread_mutex_lock(&e->lock);
-	f = feed_find(e, group, k);
-	if (f && f->valid && f->healthy)
-		ok = !list_copy(&f->list, out);
-	pthread_mutex_unlock(&e->lock);
-	return ok;
-}
-
-enum poll_end { POLL_CHANGED, POLL_TIMEOUT, POLL_ENDED, POLL_OWN };
-
-/*
- * A long-poll past epoch after, on the group's feed: *out from its
- * listing (0), or 1 when the caller reads etcd itself.  POLL_OWN: the
- * feed does not know back to after (or there is no feed); the caller
- * watches on its own, until *deadline.
- */
-static int feed_wait(struct etcd *e, const char *group, enum mds_kind k,
-		     uint64_t after, uint64_t deadline,
-		     const atomic_bool *gone, enum poll_end *end,
-		     struct mds_list *out)
-{
-	struct feed *f;
-	int ret = 1;
-
-	pthread_mutex_lock(&e->lock);
-	f = feed_get(e, group, k);
-	*end = POLL_OWN;
-	if (!f) {
-		pthread_mutex_unlock(&e->lock);
-		return 1;
-	}
-	f->waiters++;
-	for (;;) {
-		if (e->stopping || (gone && atomic_load(gone))) {
-			*end = POLL_ENDED;
-			break;
-		}
-		if (f->valid && after < f->base)
-			break;	/* POLL_OWN */
-		if (f->valid && f->changed > after) {
-			*end = POLL_CHANGED;
-			break;
-		}
-		if (wait_until(&f->cond, &e->lock, deadline) == ETIMEDOUT) {
-			*end = POLL_TIMEOUT;
-			break;
-		}
-	}
-	if (*end == POLL_CHANGED ||
-	    (*end != POLL_OWN && f->valid && f->healthy &&
-	     f->list.epoch >= after))
-		ret = list_copy(&f->list, out);
-	f->waiters--;
-	pthread_mutex_unlock(&e->lock);
-	return ret;
-}
-
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     bool wait, uint64_t after, unsigned int wait_ms,
 		     const atomic_bool *gone, struct mds_list *out)
@@ -1294,7 +1014,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 	int ret = 1;
 
 	memset(out, 0, sizeof(*out));
-	entry_key(e, prefix, sizeof(prefix), group, k, NULL);
+	etcd_entry_key(e, prefix, sizeof(prefix), group, k, NULL);
 	if (wait) {
 		counter_inc(C_LONGPOLLS);
 		atomic_fetch_add(&metrics.longpoll_waiters, 1);
@@ -1302,7 +1022,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		if (end == POLL_OWN) {
 			uint64_t now = now_mono_ms();
 
-			if (watch(e, prefix, after,
+			if (etcd_watch(e, prefix, after,
 				  deadline > now ? (unsigned int)(deadline - now) : 0,
 				  gone) == 1)
 				end = POLL_TIMEOUT;
@@ -1311,7 +1031,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 			counter_inc(C_LONGPOLL_TIMEOUTS);
 		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
 	}
-	return ret == 1 ? range_group(e, prefix, out) : ret;
+	return ret == 1 ? etcd_range_group(e, prefix, out) : ret;
 }
 
 static int etcd_groups(struct backend *b, struct mds_names *out)
@@ -1362,8 +1082,7 @@ static void etcd_wake(struct backend *b)
 	struct etcd *e = to_etcd(b);
 
 	pthread_mutex_lock(&e->lock);
-	for (struct feed *f = e->feeds; f; f = f->next)
-		pthread_cond_broadcast(&f->cond);
+	feeds_wake(e, false);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -1424,10 +1143,7 @@ static void etcd_shutdown(struct backend *b)
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cond);
-	for (struct feed *f = e->feeds; f; f = f->next) {
-		atomic_store(&f->stop, true);
-		pthread_cond_broadcast(&f->cond);
-	}
+	feeds_wake(e, true);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -8,7 +8,8 @@
  * JSON codec are libdfkv's lib/record.c, shared with discovery and
  * dfkvctl), mem.c (the
  * embedded "memory" backend, leases, snapshot), etcd.c (the "etcd"
- * backend over the v3 JSON gateway), agent.c (the host agent registering
+ * backend over the v3 JSON gateway; etcd_feed.c its shared group
+ * watches, etcd.h what the two share), agent.c (the host agent registering
  * this host's kernel nodes), metrics.c (Prometheus text).  This header
  * holds what they share.
  */
