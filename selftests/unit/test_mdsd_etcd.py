@@ -18,12 +18,18 @@
 # authentication and etcd auth enabled: mdsd passes --etcd-cacert,
 # --etcd-cert/--etcd-key and --etcd-user/--etcd-password-file through,
 # is refused without any of them, and authenticates again when etcd
-# forgets its token.  The cases that stop etcd have one of their own.
+# forgets its token.  Long-polls of one group share one etcd watch per
+# mdsd (dfkv_mds_etcd_group_watches): a change is one read of the group
+# for all of them, not one each, and the shared watch survives an etcd
+# restart; its listing sums the weight for the cap without a read.  The
+# cases that stop etcd have one of their own.
 # TAP on stdout (unittap.run: -l lists the cases, -r pair.etcd.expiry
 # runs one); skipped when etcd is not installed.  Every wait is for an
 # event, bounded only to catch a hang.  test_mdsd.py runs the directory
 # cases on the etcd backend too.
 
+import http.client
+import json
 import signal
 import subprocess
 import sys
@@ -31,9 +37,9 @@ import threading
 import time
 
 from mdsd_fixture import (HANG, MDSD as MDSD_BIN, Etcd, Mdsd, MdsdFixture,
-                          abandoned, expect, free_port, held, long_poll,
-                          long_poll_around, make_pki, until, waiters,
-                          write_file)
+                          abandoned, expect, free_port, gauge, held,
+                          long_poll, long_poll_around, make_pki, until,
+                          waiters, write_file)
 from unittap import run, test_f
 
 mtok, ctok = "member-T0ken_e", "client-T0ken_e"
@@ -387,6 +393,98 @@ def longpoll_gone(f):
         expect(until(lambda: waiters(c) == 0),
                "still waiting")
         expect(until(lambda: abandoned(c) == 1), abandoned(c))
+
+
+def feed_epoch(m, socks):
+    """Hold a long-poll on m's group g that no change answers (past a far
+    epoch), so that g's shared watch lives; an epoch it knows back to."""
+    socks.append(long_poll(m.port, "g", 10 ** 15, "127.0.0.2"))
+    # its watch is opened after its first read of the group
+    expect(until(lambda: (gauge(m, "dfkv_mds_etcd_watches_total") or 0)
+                 >= 1), "no shared watch")
+    return m.list("g")[1]["epoch"]
+
+
+def answer(sock):
+    """The status and JSON body of the request sent on sock."""
+    r = http.client.HTTPResponse(sock)
+    r.begin()
+    return r.status, json.loads(r.read())
+
+
+def polls(m, epoch, n, socks):
+    """n long-polls past epoch on m (one source address each), waiting."""
+    base = waiters(m)
+    for i in range(n):
+        socks.append(long_poll(m.port, "g", epoch, "127.0.0.%d" % (3 + i)))
+    expect(until(lambda: waiters(m) == base + n), "not all waiting")
+    return socks[-n:]
+
+
+def woken(socks, epoch, member):
+    """Every long-poll on socks answered past epoch, with member."""
+    for s in socks:
+        st, d = answer(s)
+        expect(st == 200 and d["epoch"] > epoch, d)
+        expect(member in [x["id"] for x in d["members"]], d)
+
+
+@test_f(PairFixture)
+def shared_watch(f):
+    """Long-polls of a group share one etcd watch and one read a change."""
+    a, b = pair(f)
+    register_n1n2(a)
+    n = 12
+    with held(b) as socks:
+        epoch = feed_epoch(b, socks)
+        ps = polls(b, epoch, n, socks)
+        expect(gauge(b, "dfkv_mds_etcd_group_watches") == 1)
+        reads = gauge(b, "dfkv_mds_etcd_group_reads_total")
+        watches = gauge(b, "dfkv_mds_etcd_watches_total")
+        expect(a.put("g", "n3", {})[0] == 200)
+        woken(ps, epoch, "n3")
+        # one read (and watch) for the change, not one per long-poll
+        expect(gauge(b, "dfkv_mds_etcd_group_reads_total") - reads < n)
+        expect(gauge(b, "dfkv_mds_etcd_watches_total") - watches < n)
+
+
+@test_f(PairFixture)
+def shared_watch_restart(f):
+    """The shared watch comes back after an etcd restart: its long-polls
+    get the change made after it."""
+    e = f.own_etcd()
+    b = f.mdsd("--long-poll-ms", "600000", name="b", urls=e.url)
+    expect(until(lambda: b.req("GET", "/readyz")[0] == 200), "not ready")
+    with held(b) as socks:
+        epoch = feed_epoch(b, socks)
+        ps = polls(b, epoch, 3, socks)
+        e.stop()
+        expect(until(lambda: b.req("GET", "/readyz")[0] == 503),
+               "readyz stayed 200")
+        e.start()
+        expect(until(lambda: b.req("GET", "/readyz")[0] == 200),
+               "readyz did not come back")
+        expect(b.put("g", "after", {})[0] == 200)
+        woken(ps, epoch, "after")
+
+
+@test_f(PairFixture)
+def weight_cap_cached(f):
+    """A watched group's weight is summed from its shared listing; the
+    cap still holds (409)."""
+    a, b = pair(f)
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        expect(b.put("g", "c0", {"weight": 1000})[0] == 200)
+        expect(gauge(b, "dfkv_mds_etcd_cached_weight_sums_total") == 1)
+        # whether its listing has the last ones yet or not (the compare
+        # refuses one that is behind)
+        for i in range(1, 8):
+            expect(b.put("g", "c%d" % i, {"weight": 1000})[0] == 200)
+        expect(b.put("g", "c8", {"weight": 192})[0] == 200)
+        s, d, _ = b.put("g", "c9", {"weight": 1})
+        expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
+        expect(len(a.list("g")[1]["members"]) == 9)
 
 
 @test_f(PairFixture)

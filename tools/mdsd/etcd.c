@@ -14,16 +14,23 @@
  * (with its lease when the TTL is unchanged).  A write is a transaction
  * on the key's mod_revision as read (0: absent), so what was checked
  * (the owner) is what is written over; a lost race is read and checked
- * again.  A client-token delete is one too.  etcd deletes the keys of an
- * expired lease itself.  The epoch of a listing is the etcd revision of the
- * read, so every mdsd sharing the cluster answers identically; a
- * wait_epoch=N long-poll is a watch of the group's keys from revision N+1,
- * which returns at the first change after N, or within about a second of
- * the long-poll's peer leaving (the transfer's progress callback).  A
+ * again (on the lease already granted).  A client-token delete is one
+ * too.  etcd deletes the keys of an expired lease itself.  The epoch of
+ * a listing is the etcd revision of the read, so every mdsd sharing the
+ * cluster answers identically.  The
+ * wait_epoch=N long-polls of a group share one etcd watch of its keys and
+ * its listing read at a revision (a "feed", etcd_feed.c: one thread per
+ * group and kind with long-polls): a change is one read per mdsd, and the long-polls
+ * wake from the feed's condition variable with that listing.  A
+ * long-poll past an epoch older than the feed's first read watches from
+ * N+1 on its own, as all did before the feeds; one whose peer leaves
+ * ends at once (etcd_wake), or within about a second on its own watch
+ * (the transfer's progress callback).  A
  * member's put that would raise the group's weight past
  * --max-group-weight is refused: the sum is read at a revision R and the
  * put's transaction also requires that no member key was written after
- * R, so two mdsd cannot pass the cap together.  Several URLs may be given:
+ * R, so two mdsd cannot pass the cap together (R may be the revision of
+ * a watched group's shared listing: no read).  Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -44,6 +51,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "etcd.h"
 #include "http.h"
 #include "mdsd.h"
 #include "runtime.h"
@@ -53,26 +61,6 @@
 #define ETCD_CONNECT_MS		1000
 #define ETCD_PROBE_MS		1000
 #define ETCD_REPLY_MAX		(8 << 20)
-#define ETCD_MAX_URLS		16
-
-struct etcd {
-	struct backend b;
-	char *urls[ETCD_MAX_URLS];
-	size_t n_urls;
-	atomic_size_t cur;		/* the URL that answered last */
-	char prefix[128];
-	const struct mdsd_config *cfg;	/* TLS files, user */
-	char password[DFKV_TOKEN_MAX + 1];	/* --etcd-password-file */
-	pthread_mutex_t auth_lock;
-	char auth[1200];		/* "Authorization: <token>" or "" */
-	pthread_t prober;
-	bool prober_started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
-	bool stopping;
-	atomic_bool ready;
-};
-
 #define to_etcd(bp) ((struct etcd *)(bp))
 
 /* ------------------------------------------------------------- base64 */
@@ -530,8 +518,8 @@ static void add_prefix_range(struct json_object *o, const char *p)
 	free(end);
 }
 
-static void entry_key(struct etcd *e, char *buf, size_t cap,
-		      const char *group, enum mds_kind k, const char *id)
+void etcd_entry_key(struct etcd *e, char *buf, size_t cap,
+		    const char *group, enum mds_kind k, const char *id)
 {
 	snprintf(buf, cap, "%s/%s/%s/%s", e->prefix, group, mds_kind_name(k),
 		 id ? id : "");
@@ -645,29 +633,51 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     bool wait, uint64_t after, unsigned int wait_ms,
 		     const atomic_bool *gone, struct mds_list *out);
 
+/* The weight of l's members but id, plus add. */
+static uint64_t weight_sum(const struct mds_list *l, const char *id,
+			   uint64_t add)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].id, id))
+			add += l->v[i].weight;
+	return add;
+}
+
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
  * group's member weight past the cap?  0, -EDQUOT or the listing's error;
  * *rev: the revision the sum was read at (0: nothing read, the weight
- * does not grow), which the write's transaction then compares on.
+ * does not grow), which the write's transaction then compares on.  With
+ * cached, a group watched here is summed from its shared listing without
+ * reading etcd: the transaction's compare refuses a listing that is
+ * behind (a member written since), and a sum over the cap is read again
+ * (a member removed since would lower it).
  */
 static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old, uint64_t *rev)
+			const struct mds_entry *en, uint32_t old, bool cached,
+			uint64_t *rev)
 {
 	struct mds_list l;
-	uint64_t sum = en->weight;
+	uint64_t sum;
 	int ret;
 
 	*rev = 0;
 	if (en->weight <= old)
 		return 0;
+	if (cached && feed_copy(e, group, MDS_MEMBERS, &l)) {
+		sum = weight_sum(&l, en->id, en->weight);
+		*rev = l.epoch;
+		mds_list_free(&l);
+		if (sum <= e->cfg->max_group_weight) {
+			counter_inc(C_ETCD_CACHED_SUMS);
+			return 0;
+		}
+	}
 	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
 	if (ret)
 		return ret;
 	*rev = l.epoch;
-	for (size_t i = 0; i < l.n; i++)
-		if (strcmp(l.v[i].id, en->id))
-			sum += l.v[i].weight;
+	sum = weight_sum(&l, en->id, en->weight);
 	mds_list_free(&l);
 	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
 }
@@ -740,7 +750,7 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 	ret = get_one(e, key, kv, rev);
 	if (ret || !*kv)
 		return ret;
-	entry_key(e, kp, sizeof(kp), group, k, NULL);
+	etcd_entry_key(e, kp, sizeof(kp), group, k, NULL);
 	if (!kv_entry(*kv, kp, cur, owner)) {
 		/* unreadable: no owner, nothing to keep */
 		memset(cur, 0, sizeof(*cur));
@@ -749,10 +759,16 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 	return 0;
 }
 
-/* One attempt of etcd_put: -EAGAIN when another write came between. */
+/*
+ * One attempt of etcd_put: -EAGAIN when another write came between.  The
+ * first (cached) may sum the group's weight from its shared listing.  A
+ * lease granted for a write that lost is kept in *spare for the next
+ * attempt (0: none), so a contended registration grants one lease.
+ */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
-		    uint64_t *epoch, bool *created)
+		    bool cached, int64_t *spare, uint64_t *epoch,
+		    bool *created)
 {
 	struct json_object *kv, *put, *op, *cmp;
 	struct mds_owner owner;
@@ -763,7 +779,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	bool ok;
 	int ret;
 
-	entry_key(e, key, sizeof(key), group, k, en->id);
+	etcd_entry_key(e, key, sizeof(key), group, k, en->id);
 	ret = read_entry(e, key, group, k, &kv, &cur, &owner, &rev);
 	if (ret)
 		return ret;
@@ -778,7 +794,8 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		owner = mds_owner_of(w);
 	}
 	if (k == MDS_MEMBERS) {
-		ret = weight_check(e, group, en, cur.weight, &sum_rev);
+		ret = weight_check(e, group, en, cur.weight, cached,
+				   &sum_rev);
 		if (ret)
 			return ret;
 	}
@@ -801,9 +818,12 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	if (!val)
 		return -ENOMEM;
 	if (!lease) {
-		ret = grant(e, en->ttl_ms, &lease);
-		if (ret)
-			goto out;
+		if (!*spare) {
+			ret = grant(e, en->ttl_ms, spare);
+			if (ret)
+				goto out;
+		}
+		lease = *spare;
 	}
 	put = json_object_new_object();
 	add_b64(put, "key", key, strlen(key));
@@ -818,7 +838,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		 * added or changed since (a removal only lowers the sum) */
 		char members[512];
 
-		entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
+		etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
 			  NULL);
 		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
 	}
@@ -826,9 +846,11 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	if (ret)
 		goto out;
 	if (!ok) {
-		ret = -EAGAIN;	/* an unused new lease just runs out */
+		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
 		goto out;
 	}
+	if (lease == *spare)
+		*spare = 0;	/* in use */
 	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
 	counter_inc(C_EPOCH_BUMPS);
 out:
@@ -840,10 +862,12 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
 		    uint64_t *epoch, bool *created)
 {
+	int64_t spare = 0;
 	int ret = -EAGAIN;
 
 	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
-		ret = put_once(to_etcd(b), group, k, en, w, epoch, created);
+		ret = put_once(to_etcd(b), group, k, en, w, i == 0, &spare,
+			       epoch, created);
 	return ret;
 }
 
@@ -888,7 +912,7 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 	char key[512];
 	int ret = -EAGAIN;
 
-	entry_key(e, key, sizeof(key), group, k, id);
+	etcd_entry_key(e, key, sizeof(key), group, k, id);
 	if (w && w->must_own) {
 		for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
 			ret = del_owned_once(e, key, group, k, w, epoch);
@@ -909,16 +933,24 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 	return ret;
 }
 
-/* Block until a key under prefix changes after revision `after`. */
-static void watch(struct etcd *e, const char *prefix, uint64_t after,
-		  unsigned int wait_ms, const atomic_bool *gone)
+/*
+ * Watch the keys under prefix from revision after + 1, at most wait_ms
+ * (stop: NULL, or set to end it within about a second).  0: a change
+ * (or etcd canceled the watch, or compacted past after: the caller reads
+ * the keys again either way); 1: nothing changed in wait_ms; -ECANCELED:
+ * stop or shutdown; another error: no watch (after a pause, so that a
+ * caller retrying does not spin).
+ */
+int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
+	       unsigned int wait_ms, const atomic_bool *stop)
 {
 	struct json_object *req = json_object_new_object();
 	struct json_object *cr = json_object_new_object();
-	struct reply r = { .stream = true, .gone = gone };
+	struct reply r = { .stream = true, .gone = stop };
 	bool timed_out = false;
 	int ret;
 
+	counter_inc(C_ETCD_WATCHES);
 	add_prefix_range(cr, prefix);
 	json_object_object_add(cr, "start_revision",
 			       json_object_new_int64((int64_t)(after + 1)));
@@ -927,35 +959,27 @@ static void watch(struct etcd *e, const char *prefix, uint64_t after,
 	json_object_put(req);
 	free(r.buf.p);
 	json_object_put(r.first);
-	if (timed_out)
-		counter_inc(C_LONGPOLL_TIMEOUTS);
-	if (ret && ret != -ECANCELED && !timed_out) {
+	if (!ret && timed_out)
+		return 1;
+	if (ret && ret != -ECANCELED) {
 		struct timespec ts = { 0, 200 * 1000000L };
 
-		/* No watch: do not let the caller spin. */
 		logmsg(LOG_VERBOSE, "etcd: watch failed: %s", strerror(-ret));
 		nanosleep(&ts, NULL);
 	}
+	return ret;
 }
 
-static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
-		     bool wait, uint64_t after, unsigned int wait_ms,
-		     const atomic_bool *gone, struct mds_list *out)
+/* Read a group's entries under prefix (one etcd range) into out. */
+int etcd_range_group(struct etcd *e, const char *prefix,
+		     struct mds_list *out)
 {
-	struct etcd *e = to_etcd(b);
 	struct json_object *req, *resp, *kvs;
-	char prefix[512];
 	size_t i, n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	entry_key(e, prefix, sizeof(prefix), group, k, NULL);
-	if (wait) {
-		counter_inc(C_LONGPOLLS);
-		atomic_fetch_add(&metrics.longpoll_waiters, 1);
-		watch(e, prefix, after, wait_ms, gone);
-		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
-	}
+	counter_inc(C_ETCD_GROUP_READS);
 	req = json_object_new_object();
 	add_prefix_range(req, prefix);
 	ret = call(e, "/v3/kv/range", req, &resp);
@@ -977,6 +1001,37 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 	}
 	json_object_put(resp);
 	return 0;
+}
+
+static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
+		     bool wait, uint64_t after, unsigned int wait_ms,
+		     const atomic_bool *gone, struct mds_list *out)
+{
+	struct etcd *e = to_etcd(b);
+	uint64_t deadline = now_mono_ms() + wait_ms;
+	enum poll_end end = POLL_ENDED;
+	char prefix[512];
+	int ret = 1;
+
+	memset(out, 0, sizeof(*out));
+	etcd_entry_key(e, prefix, sizeof(prefix), group, k, NULL);
+	if (wait) {
+		counter_inc(C_LONGPOLLS);
+		atomic_fetch_add(&metrics.longpoll_waiters, 1);
+		ret = feed_wait(e, group, k, after, deadline, gone, &end, out);
+		if (end == POLL_OWN) {
+			uint64_t now = now_mono_ms();
+
+			if (etcd_watch(e, prefix, after,
+				  deadline > now ? (unsigned int)(deadline - now) : 0,
+				  gone) == 1)
+				end = POLL_TIMEOUT;
+		}
+		if (end == POLL_TIMEOUT)
+			counter_inc(C_LONGPOLL_TIMEOUTS);
+		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
+	}
+	return ret == 1 ? etcd_range_group(e, prefix, out) : ret;
 }
 
 static int etcd_groups(struct backend *b, struct mds_names *out)
@@ -1018,10 +1073,17 @@ static int etcd_groups(struct backend *b, struct mds_names *out)
 	return ret;
 }
 
-/* Nothing to wake: a watch's progress callback reads its gone flag. */
+/*
+ * The long-polls on feeds look at their gone flags again (one watching on
+ * its own: its progress callback reads the flag).
+ */
 static void etcd_wake(struct backend *b)
 {
-	(void)b;
+	struct etcd *e = to_etcd(b);
+
+	pthread_mutex_lock(&e->lock);
+	feeds_wake(e, false);
+	pthread_mutex_unlock(&e->lock);
 }
 
 static bool etcd_ready(struct backend *b)
@@ -1081,6 +1143,7 @@ static void etcd_shutdown(struct backend *b)
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cond);
+	feeds_wake(e, true);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -1092,6 +1155,11 @@ static void etcd_destroy(struct backend *b)
 	etcd_shutdown(b);
 	if (e->prober_started)
 		pthread_join(e->prober, NULL);
+	/* the feeds' threads (detached) end within a second of stop */
+	pthread_mutex_lock(&e->lock);
+	while (e->n_feeds)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < e->n_urls; i++)
 		free(e->urls[i]);
 	pthread_cond_destroy(&e->cond);

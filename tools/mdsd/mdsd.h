@@ -8,7 +8,8 @@
  * JSON codec are libdfkv's lib/record.c, shared with discovery and
  * dfkvctl), mem.c (the
  * embedded "memory" backend, leases, snapshot), etcd.c (the "etcd"
- * backend over the v3 JSON gateway), agent.c (the host agent registering
+ * backend over the v3 JSON gateway; etcd_feed.c its shared group
+ * watches, etcd.h what the two share), agent.c (the host agent registering
  * this host's kernel nodes), metrics.c (Prometheus text).  This header
  * holds what they share.
  */
@@ -236,12 +237,16 @@ enum mdsd_counter {
 	C_BUSY_REFUSALS,	/* reads in the writes' reserve: 503 */
 	C_LONGPOLL_REFUSALS,	/* long-polls over a cap: 429 */
 	C_LONGPOLL_GONE,	/* long-polls ended by their peer leaving */
+	C_ETCD_WATCHES,		/* etcd watches opened */
+	C_ETCD_GROUP_READS,	/* etcd ranges of a whole group */
+	C_ETCD_CACHED_SUMS,	/* weight caps checked on a shared listing */
 	C_NR_COUNTERS
 };
 
 struct mdsd_metrics {
 	atomic_ullong c[C_NR_COUNTERS];
 	atomic_int longpoll_waiters;
+	atomic_int etcd_group_watches;	/* etcd feeds: groups watched now */
 	atomic_int agent_nodes;
 	atomic_int ready;
 };

@@ -147,6 +147,12 @@ static void own_counters(struct buf *b)
 		  "wait_epoch requests refused (429): a long-poll cap." },
 		{ C_LONGPOLL_GONE, "dfkv_mds_long_polls_abandoned_total",
 		  "wait_epoch requests ended because their peer disconnected." },
+		{ C_ETCD_WATCHES, "dfkv_mds_etcd_watches_total",
+		  "etcd watches opened (etcd backend: shared group watches and long-polls' own)." },
+		{ C_ETCD_GROUP_READS, "dfkv_mds_etcd_group_reads_total",
+		  "etcd ranges of a whole group's members or clients (etcd backend)." },
+		{ C_ETCD_CACHED_SUMS, "dfkv_mds_etcd_cached_weight_sums_total",
+		  "Weight caps checked on a watched group's shared listing, without reading it (etcd backend)." },
 	};
 	size_t i, m, c;
 
@@ -175,6 +181,10 @@ static void own_counters(struct buf *b)
 	     "wait_epoch requests waiting now.");
 	out(b, "dfkv_mds_long_poll_waiters %d\n",
 	    atomic_load(&metrics.longpoll_waiters));
+	help(b, "dfkv_mds_etcd_group_watches", "gauge",
+	     "Groups (and kinds) with a shared etcd watch now (etcd backend).");
+	out(b, "dfkv_mds_etcd_group_watches %d\n",
+	    atomic_load(&metrics.etcd_group_watches));
 	help(b, "dfkv_mds_agent_nodes", "gauge",
 	     "Kernel nodes the host agent keeps registered.");
 	out(b, "dfkv_mds_agent_nodes %d\n", atomic_load(&metrics.agent_nodes));
