@@ -13,6 +13,7 @@ import http.client
 import itertools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -43,10 +44,41 @@ def ensure_built():
     return os.path.exists(MDSD)
 
 
+def _ephemeral():
+    """The kernel's range for the local port of an outgoing connection."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+    except (OSError, ValueError):
+        lo, hi = 32768, 60999
+    return range(lo, hi + 1)
+
+
+_given = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nobody listens on, outside the ephemeral range.
+
+    A port from that range (what bind to port 0 gives) can be taken
+    between this call and the server's bind by any connection's local
+    port, including a probe of the server itself: a connect to a
+    loopback port with no listener may pick that same port as its own
+    and connect to itself (TCP simultaneous open), which both keeps the
+    server from binding and answers the probe with its own request.
+    """
+    eph = _ephemeral()
+    ports = [p for p in range(1024, 65536) if p not in eph and
+             p not in _given]
+    for p in random.sample(ports, len(ports)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+        _given.add(p)
+        return p
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 def expect(cond, msg="check failed"):
@@ -103,8 +135,7 @@ class Mdsd(Proc):
                 return self
             except RuntimeError as e:
                 # A port found free when this object was made can be
-                # taken before mdsd binds it (it is in the ephemeral
-                # range: any connection's local port, on any address):
+                # taken by another listener before mdsd binds it:
                 # another one, on the address the listen option names.
                 old = ":%d" % self.port
                 if (not self.auto_port or attempt == 4 or
