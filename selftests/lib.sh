@@ -15,11 +15,13 @@ tap_failed=0
 
 tap_plan() { echo "TAP version 13"; echo "1..$1"; }
 
-# tap_check NAME CMD...: run CMD, report it as one test case.
+# tap_check NAME CMD...: run CMD, report it as one test case, and its
+# wall time in a comment line after it.
 tap_check() {
 	name=$1
 	shift
 	tap_n=$((tap_n + 1))
+	tap_t0=$(date +%s)
 	out=$("$@" 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then
@@ -28,6 +30,20 @@ tap_check() {
 		tap_failed=$((tap_failed + 1))
 		echo "$out" | sed 's/^/# /'
 		echo "not ok $tap_n $name"
+	fi
+	echo "# time: case $tap_n $(($(date +%s) - tap_t0)) s"
+}
+
+# rounds N: N, the rounds of a loop that repeats a path for load; a
+# quarter of N (at least 1) on the debug kernel (DFKV_VM_DEBUG=1, set by
+# tools/vm/vm-run --debug), where KASAN and lockdep make each round
+# several times slower and the checkers need the path taken, not taken
+# again and again.
+rounds() {
+	if [ "${DFKV_VM_DEBUG:-0}" = 1 ]; then
+		echo $(($1 / 4 > 0 ? $1 / 4 : 1))
+	else
+		echo "$1"
 	fi
 }
 
