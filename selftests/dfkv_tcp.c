@@ -765,17 +765,20 @@ static int recv_status(int fd)
  * RAM budget, 16 MiB here).  A hostile peer on 127.0.0.3 announces 2 MiB
  * PUTs on 3 connections and drips them (one is admitted and staged, the
  * receive cap refuses the others), then GETs 8 cold 2 MiB values on 8
- * connections and never reads the replies: its share, a quarter of the
- * bound, holds the PUT's stage and one GET's, and the 7 other GETs are
- * BUSY.  Meanwhile an honest peer on 127.0.0.2 stores a value and reads
- * a cold one back exact.  Without the per-peer share the hostile GETs
- * would fill the bound and the honest PUT would be BUSY.
+ * connections and never reads the replies' data: its share, a quarter
+ * of the bound, holds the PUT's stage and one GET's, and the 7 other
+ * GETs are BUSY, each one more stage_busy (one GET at a time, its status
+ * read before the next is sent, so that the node's bound, 16 MiB, never
+ * refuses one first).  Meanwhile an honest peer on 127.0.0.2 stores a
+ * value and reads a cold one back exact, which counts no stage_busy.
+ * Without the per-peer share the hostile GETs would fill the bound and
+ * the honest PUT would be BUSY.
  */
 TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 {
 	const char *img = "/tmp/dfkv-tcp-stage.img";
 	int put[STAGE_PUTS], get[STAGE_GETS], honest, i, ok = 0, busy = 0;
-	int64_t refused;
+	int64_t refused, stage_busy;
 	struct pollfd pfd = { .events = POLLIN };
 	uint8_t h[DFKV_REQ_PREFIX_LEN];
 	char dev[64], cmd[160], *val;
@@ -829,20 +832,23 @@ TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_RECV_BUSY,
 			      refused + STAGE_PUTS - 1, 1));
 	/* The stalled GETs: one more stage fits the peer's share. */
+	stage_busy = dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY);
 	for (i = 0; i < STAGE_GETS; i++) {
+		int st;
+
 		get[i] = connect_from("127.0.0.3", PORT, 4096);
 		ASSERT_LE(0, get[i]);
 		k = dfkv_test_key(100, i);
 		ASSERT_EQ(0, send_req(get[i], DFKV_OP_GET, &k, 0, 0, NULL, 0));
-	}
-	for (i = 0; i < STAGE_GETS; i++) {
-		int st = recv_status(get[i]);
-
+		st = recv_status(get[i]);
 		ok += st == DFKV_STATUS_OK;
 		busy += st == DFKV_STATUS_BUSY;
 	}
 	EXPECT_EQ(1, ok);
 	EXPECT_EQ(STAGE_GETS - 1, busy);
+	/* Counted before each reply went out: exact, nothing to wait for. */
+	EXPECT_EQ(stage_busy + STAGE_GETS - 1,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY));
 
 	/* While it holds, the honest peer stores and loads exact. */
 	k = dfkv_test_key(102, 0);
@@ -860,6 +866,8 @@ TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 	/* The staged hostile PUT is still receiving: no reply yet. */
 	pfd.fd = put[0];
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(stage_busy + STAGE_GETS - 1,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY));
 
 	for (i = 0; i < STAGE_PUTS; i++)
 		close(put[i]);
