@@ -202,10 +202,11 @@ exposure() {
 	"$CLIENT" expose $IP_A "$1"
 }
 
-# After the bad inputs: every connection is gone, no pin is left, and a
-# new client is served.
+# After the bad inputs: every connection is gone (the node may still be
+# tearing down the last one: waited for), no pin is left, and a new
+# client is served.
 still_serving() {
-	sleep 1
+	wait_stat rdma_conns 0 && wait_stat pins 0
 	conns=$(nstat rdma_conns) pins=$(nstat pins) errs=$(nstat rdma_cq_errors)
 	echo "conns $conns pins $pins cq_errors $errs"
 	[ "$conns" -eq 0 ] && [ "$pins" -eq 0 ] && [ "$errs" -gt 0 ] &&
