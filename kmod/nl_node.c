@@ -245,6 +245,7 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
 	    dfkv_nl_put_stat(skb, DFKV_STAT_TCP_DEADLINE_DROPS, tcp_drops) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RDMA_DEADLINE_DROPS, rdma_drops) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_HITS, s->disk_hits) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_STAGE_BUSY, s->stage_busy) ||
 	    fill_latency(skb, &node->stats) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
 			     atomic64_read(&node->recv_reserved)) ||

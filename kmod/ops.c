@@ -190,8 +190,10 @@ bool dfkv_op_stage_admit(struct dfkv_node *node, struct dfkv_peer *peer,
 	*held = 0;
 	if (!peer || !len)
 		return true;
-	if (!peer_charge(&peer->staged, len, share, true))
+	if (!peer_charge(&peer->staged, len, share, true)) {
+		this_cpu_inc(node->stats.pcpu->stage_busy);
 		return false;
+	}
 	*held = len;
 	return true;
 }

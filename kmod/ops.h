@@ -80,8 +80,9 @@ int dfkv_op_put_abort(struct dfkv_node *node, struct dfkv_put *put,
  * way to disk, a GET's pinned value read into a stage) are bounded per
  * peer address (peer may be NULL: unbounded): charge e's stage, if it
  * has one, to peer, in *held (0: nothing charged).  False: the peer is
- * over its share, the caller answers BUSY and lets e go.  Give *held
- * back with dfkv_op_stage_done() once the request lets the stage go.
+ * over its share (one more of the node's stage_busy), the caller answers
+ * BUSY and lets e go.  Give *held back with dfkv_op_stage_done() once the
+ * request lets the stage go.
  */
 bool dfkv_op_stage_admit(struct dfkv_node *node, struct dfkv_peer *peer,
 			 struct dfkv_entry *e, u64 *held);

@@ -105,5 +105,6 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->forbidden += READ_ONCE(p->forbidden);
 		snap->quota_rejections += READ_ONCE(p->quota_rejections);
 		snap->disk_hits += READ_ONCE(p->disk_hits);
+		snap->stage_busy += READ_ONCE(p->stage_busy);
 	}
 }

@@ -42,6 +42,7 @@ struct dfkv_counters {
 	u64 forbidden;
 	u64 quota_rejections;
 	u64 disk_hits;		/* GETs served after a cold read */
+	u64 stage_busy;		/* BUSY: the peer held its stage share */
 };
 
 /* What a histogram times: GET and PUT by transport, cold reads, flushes. */

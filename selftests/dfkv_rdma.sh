@@ -24,7 +24,10 @@
 # for RDMA connections; a PUT whose RDMA READ never starts (a client that
 # offers no READ credit) holds only its part of its peer address's
 # receive cap (PUTs from that address are BUSY, another address's OK)
-# and is dropped by the frame deadline with everything it held; 300 RDMA PUTs of a key whose TCP leader drips
+# and is dropped by the frame deadline with everything it held; on a
+# disk-only node such a connection's PUT and cold GETs hold only its peer
+# address's share of the stages (the GETs over it BUSY, counted in
+# stage_busy) while another address stores and loads exact; 300 RDMA PUTs of a key whose TCP leader drips
 # its payload all park on the leader's entry (no dfkv_rdma worker sleeps
 # for it, an unrelated GET is served over RDMA and TCP) and get the
 # leader's result, and with a leader that never finishes, deleting the
@@ -77,10 +80,11 @@ HOLD=
 LEADER=
 FOL=
 
-# nstat NAME: a counter of node kvr (dfkvctl stats --json; no python:
-# it starts slowly under TCG).
+# nstat NAME: a counter of node $STAT_NODE, kvr but in stage_share
+# (dfkvctl stats --json; no python: it starts slowly under TCG).
+STAT_NODE=kvr
 nstat() {
-	v=$("$DFKVCTL" stats kvr --json | tr -d ' \n' |
+	v=$("$DFKVCTL" stats $STAT_NODE --json | tr -d ' \n' |
 		sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p")
 	echo "${v:--1}"
 }
@@ -202,10 +206,11 @@ exposure() {
 	"$CLIENT" expose $IP_A "$1"
 }
 
-# After the bad inputs: every connection is gone, no pin is left, and a
-# new client is served.
+# After the bad inputs: every connection is gone (the node may still be
+# tearing down the last one: waited for), no pin is left, and a new
+# client is served.
 still_serving() {
-	sleep 1
+	wait_stat rdma_conns 0 && wait_stat pins 0
 	conns=$(nstat rdma_conns) pins=$(nstat pins) errs=$(nstat rdma_cq_errors)
 	echo "conns $conns pins $pins cq_errors $errs"
 	[ "$conns" -eq 0 ] && [ "$pins" -eq 0 ] && [ "$errs" -gt 0 ] &&
@@ -277,7 +282,7 @@ rmmod_live() {
 	stop_hold
 }
 
-# wait_stat NAME VALUE: poll a counter of node kvr until it reads VALUE
+# wait_stat NAME VALUE: poll a counter of nstat's node until it reads VALUE
 # (giving up after a minute).
 wait_stat() {
 	end=$(($(date +%s) + 60))
@@ -462,6 +467,50 @@ stall_deadline() {
 	"$DFKVCTL" node set kvr --frame-ms 30000 --min-rate 65536 &&
 	[ $held -eq 0 ] && [ $gone -eq 0 ] && [ $rc -eq 0 ] &&
 	[ $drops -eq 1 ] && [ "$pins" -eq 0 ] && [ "$res" -eq 0 ]
+}
+
+# A disk-only node, kvs (16 MiB of stages, a peer address's share 4 MiB,
+# 2 MiB values; its RDMA listener on IP_A2, kvr has IP_A's): from IP_A a
+# connection offering no RDMA READ sends a PUT, staged, whose READ never
+# starts, and 6 GETs of cold values whose WRITEs and replies wait behind
+# it. The GET whose read completes first fills the share, the 5 others
+# are BUSY: stage_busy +5. Then a PUT from IP_A2 is OK and reads back
+# exact with another cold value, counting no stage_busy; closed, the
+# connections leave nothing pinned (and every stage given back: a peer
+# freed with stages still charged warns, which fails the run).
+stage_share() {
+	modprobe loop && truncate -s 64M "$T/stage.img" &&
+	loop=$(losetup -f --show "$T/stage.img") || return 1
+	"$DFKVCTL" node add kvs --ram 16M --max-value 4M --disk-only &&
+	"$DFKVCTL" disk add kvs "$loop" --format --name d0 &&
+	"$DFKVCTL" listener add kvs $IP_A2 --transport rdma &&
+	"$DFKVCTL" node set kvs --frame-ms 3600000 --min-rate 0
+	made=$?
+	STAT_NODE=kvs
+	busy=$(nstat stage_busy)
+	rm -f "$T/go"
+	held=1 rc=1 freed=1
+	if [ $made -eq 0 ]; then
+		"$CLIENT" stages $IP_A2 $IP_A $IP_A2 "$T/go" >"$T/stg.out" \
+			2>"$T/stg.err" &
+		HOLD=$!
+		wait_line held "$T/stg.out" $HOLD &&
+		wait_stat stage_busy $((busy + 5))
+		held=$?
+		touch "$T/go"
+		end_bg $HOLD stg
+		rc=$?
+		HOLD=
+		wait_stat rdma_conns 0 && wait_stat pins 0
+		freed=$?
+	fi
+	busy=$(($(nstat stage_busy) - busy))
+	STAT_NODE=kvr
+	echo "stage_busy +$busy"
+	"$DFKVCTL" node del kvs
+	losetup -d "$loop"
+	rm -f "$T/stage.img"
+	[ $held -eq 0 ] && [ $rc -eq 0 ] && [ $freed -eq 0 ] && [ $busy -eq 5 ]
 }
 
 FOLLOWERS=300
@@ -656,7 +705,7 @@ tcheck() {
 	echo "# $(($(date +%s) - t0)) s"
 }
 
-tap_plan 38
+tap_plan 39
 tcheck "netns, veth and rdma_rxe on both ends" setup_net
 tcheck "node with RDMA and TCP listeners" setup_node
 tcheck "listeners dump shows both transports" listed
@@ -708,6 +757,8 @@ tcheck "a stalled PUT holds its peer's receive cap only: BUSY there, OK elsewher
 	recv_cap
 tcheck "a request whose READ never starts: dropped at frame_ms, nothing held" \
 	stall_deadline
+tcheck "a disk-only node's stages per RDMA peer: BUSY over its share, another address served" \
+	stage_share
 tcheck "$FOLLOWERS RDMA followers of a dripping leader park, then OK" \
 	followers_finish
 tcheck "node deleted with $FOLLOWERS parked RDMA followers" followers_node_del

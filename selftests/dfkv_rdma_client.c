@@ -54,6 +54,15 @@
  *       WRITE waits behind the READ), "get", then waits SECONDS at most
  *       for the node to disconnect it; afterwards the stalled PUT's key
  *       is absent, the small value there.
+ *   stages HOST SRC_H SRC_OK GOFILE
+ *       Against a disk-only node (16 MiB of stages: a peer address's
+ *       share is 4 MiB): from address SRC_OK, 7 values of 2 MiB stored;
+ *       from SRC_H, a raw connection offering no RDMA READ sends a PUT of
+ *       2 MiB (staged, its READ never starts) and GETs of 6 of those cold
+ *       values (their replies wait behind the READ), "held"; then nothing
+ *       until GOFILE exists (one GET fits the share, 5 are BUSY, which the
+ *       caller counts in stage_busy): then from SRC_OK a PUT of 2 MiB is
+ *       OK and it and the seventh cold value read back exact.
  *   expose HOST EXPOSE
  *       libdfkv with rdma_expose EXPOSE against a fake node in this
  *       process (a raw rdma_cm listener on HOST:7411) that records each
@@ -1275,6 +1284,100 @@ out:
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------- stages per peer */
+
+#define STG_LEN		(2u << 20)	/* a value: half a peer's share */
+#define STG_GETS	6		/* the hostile GETs, a PUT before */
+
+/* On h, a PUT of STG_LEN bytes of id filled from seed; its status. */
+static int stg_put(struct raw *h, int s, const char *id, uint64_t seed)
+{
+	fill(DATA(h), STG_LEN, seed);
+	return raw_call(h, s, DFKV_OP_PUT, id, STG_LEN, NULL);
+}
+
+/* On h, a GET of id: OK with the STG_LEN bytes of seed, or a failure. */
+static void stg_check(struct raw *h, int s, const char *id, uint64_t seed,
+		      uint8_t *want)
+{
+	uint64_t stored = 0;
+	int st;
+
+	memset(DATA(h), 0, STG_LEN);
+	st = raw_call(h, s, DFKV_OP_GET, id, STG_LEN, &stored);
+	fill(want, STG_LEN, seed);
+	if (st != DFKV_STATUS_OK || stored != STG_LEN ||
+	    memcmp(DATA(h), want, STG_LEN))
+		FAIL("stages: %s read back: status %d, %" PRIu64 " bytes\n",
+		     id, st, stored);
+}
+
+/*
+ * stages: the hostile connection's PUT and GETs hold stages (the GETs'
+ * WRITEs and every reply wait behind the PUT's READ, which never starts)
+ * until it closes; the honest one's requests come from another address
+ * and are served from the rest of the node's stage bound.
+ */
+static int cmd_stages(const char *host, const char *src_h,
+		      const char *src_ok, const char *gofile)
+{
+	uint8_t *want = malloc(STG_LEN);
+	uint64_t addr;
+	uint32_t rkey, len = STG_LEN;
+	struct raw s = { 0 }, h = { 0 };
+	char id[16];
+	int i, st;
+
+	if (!want || raw_connect_from(&h, src_ok, host, DFKV_EPOCH_RDMA, 16,
+				      8, RAW_MEM, 16)) {
+		FAIL("stages: connect from %s\n", src_ok);
+		goto out;
+	}
+	for (i = 0; i <= STG_GETS; i++) {
+		snprintf(id, sizeof(id), "stg-%d", i);
+		st = stg_put(&h, 0, id, 100 + i);
+		if (st != DFKV_STATUS_OK) {
+			FAIL("stages: %s: status %d\n", id, st);
+			goto out;
+		}
+	}
+	if (raw_connect_from(&s, src_h, host, DFKV_EPOCH_RDMA, 16, 8,
+			     RAW_MEM, 0)) {
+		FAIL("stages: connect from %s\n", src_h);
+		goto out;
+	}
+	addr = (uintptr_t)DATA(&s);
+	rkey = s.mr->rkey;
+	if (raw_send(&s, 0, DFKV_OP_PUT, "stg-hostile", 0, 0, STG_LEN, 1,
+		     &addr, &rkey, &len)) {
+		FAIL("stages: the stalled PUT\n");
+		goto out;
+	}
+	for (i = 0; i < STG_GETS; i++) {
+		snprintf(id, sizeof(id), "stg-%d", i);
+		if (raw_send(&s, 1 + i, DFKV_OP_GET, id, 0, 0, 0, 1, &addr,
+			     &rkey, &len)) {
+			FAIL("stages: the GET of %s\n", id);
+			goto out;
+		}
+	}
+	printf("held\n");
+	fflush(stdout);
+	if (wait_file(gofile))
+		goto out;
+	st = stg_put(&h, 0, "stg-honest", 200);
+	if (st != DFKV_STATUS_OK)
+		FAIL("stages: the honest PUT: status %d\n", st);
+	snprintf(id, sizeof(id), "stg-%d", STG_GETS);
+	stg_check(&h, 1, id, 100 + STG_GETS, want);
+	stg_check(&h, 2, "stg-honest", 200, want);
+out:
+	raw_close(&s);
+	raw_close(&h);
+	free(want);
+	return failures ? 1 : 0;
+}
+
 /* --------------------------------------------------------------- auth */
 
 #define AUTH_NODE	"kvr"
@@ -2366,6 +2469,8 @@ int main(int argc, char **argv)
 		return cmd_recvcap(argv[2], argv[3], argv[4]);
 	if (argc >= 5 && !strcmp(argv[1], "stall"))
 		return cmd_stall(argv[2], argv[3], (unsigned int)atoi(argv[4]));
+	if (argc >= 6 && !strcmp(argv[1], "stages"))
+		return cmd_stages(argv[2], argv[3], argv[4], argv[5]);
 	if (argc >= 3 && !strcmp(argv[1], "auth"))
 		return cmd_auth(argv[2]);
 	if (argc >= 6 && !strcmp(argv[1], "leader"))
@@ -2381,6 +2486,7 @@ int main(int argc, char **argv)
 		"nodev HOST | raw HOST CASE | hold HOST SECONDS | "
 		"idle HOST NREQ SECONDS | limit HOST | "
 		"recvcap HOST SRC2 GOFILE | stall HOST GOFILE SECONDS | "
+		"stages HOST SRC_H SRC_OK GOFILE | "
 		"expose HOST EXPOSE | "
 		"leader HOST ID GOFILE finish|never | "
 		"followers HOST ID N finish GOFILE | "

@@ -749,6 +749,7 @@ TEST_F_TIMEOUT(tcp, slow_peers_never_refuse_another_peers_puts, 900)
 #define STAGE_LEN	(2 << 20)
 #define STAGE_PUTS	3
 #define STAGE_GETS	8
+#define STAGE_SHARE	2	/* values of STAGE_LEN in a peer's share */
 
 /* A reply's prefix only (its data, if any, left in the socket): status. */
 static int recv_status(int fd)
@@ -765,17 +766,24 @@ static int recv_status(int fd)
  * RAM budget, 16 MiB here).  A hostile peer on 127.0.0.3 announces 2 MiB
  * PUTs on 3 connections and drips them (one is admitted and staged, the
  * receive cap refuses the others), then GETs 8 cold 2 MiB values on 8
- * connections and never reads the replies: its share, a quarter of the
- * bound, holds the PUT's stage and one GET's, and the 7 other GETs are
- * BUSY.  Meanwhile an honest peer on 127.0.0.2 stores a value and reads
- * a cold one back exact.  Without the per-peer share the hostile GETs
- * would fill the bound and the honest PUT would be BUSY.
+ * connections and never reads the replies' data: its share, a quarter
+ * of the bound, holds the PUT's stage and one GET's, and the 7 other
+ * GETs are BUSY, each one more stage_busy (one GET at a time, its status
+ * read before the next is sent, so that the node's bound, 16 MiB, never
+ * refuses one first).  A second hostile peer, 127.0.0.4, fills its share
+ * with 2 unread cold GETs: its PUT is then refused at its admission (BUSY
+ * once its payload is drained), one more stage_busy.  Meanwhile an
+ * honest peer on 127.0.0.2 stores a value and reads a cold one back
+ * exact, which counts no stage_busy.
+ * Without the per-peer share the hostile GETs would fill the bound and
+ * the honest PUT would be BUSY.
  */
 TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 {
 	const char *img = "/tmp/dfkv-tcp-stage.img";
-	int put[STAGE_PUTS], get[STAGE_GETS], honest, i, ok = 0, busy = 0;
-	int64_t refused;
+	int put[STAGE_PUTS], get[STAGE_GETS], hoard[STAGE_SHARE + 1], honest;
+	int i, ok = 0, busy = 0;
+	int64_t refused, stage_busy;
 	struct pollfd pfd = { .events = POLLIN };
 	uint8_t h[DFKV_REQ_PREFIX_LEN];
 	char dev[64], cmd[160], *val;
@@ -829,20 +837,42 @@ TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 	EXPECT_TRUE(wait_stat(&self->g, DFKV_STAT_RECV_BUSY,
 			      refused + STAGE_PUTS - 1, 1));
 	/* The stalled GETs: one more stage fits the peer's share. */
+	stage_busy = dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY);
 	for (i = 0; i < STAGE_GETS; i++) {
+		int st;
+
 		get[i] = connect_from("127.0.0.3", PORT, 4096);
 		ASSERT_LE(0, get[i]);
 		k = dfkv_test_key(100, i);
 		ASSERT_EQ(0, send_req(get[i], DFKV_OP_GET, &k, 0, 0, NULL, 0));
-	}
-	for (i = 0; i < STAGE_GETS; i++) {
-		int st = recv_status(get[i]);
-
+		st = recv_status(get[i]);
 		ok += st == DFKV_STATUS_OK;
 		busy += st == DFKV_STATUS_BUSY;
 	}
 	EXPECT_EQ(1, ok);
 	EXPECT_EQ(STAGE_GETS - 1, busy);
+	/* Counted before each reply went out: exact, nothing to wait for. */
+	EXPECT_EQ(stage_busy + STAGE_GETS - 1,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY));
+
+	/* The second hostile peer's GETs fill its share, its PUT is BUSY. */
+	for (i = 0; i < STAGE_SHARE; i++) {
+		hoard[i] = connect_from("127.0.0.4", PORT, 4096);
+		ASSERT_LE(0, hoard[i]);
+		k = dfkv_test_key(100, 1 + i);
+		ASSERT_EQ(0, send_req(hoard[i], DFKV_OP_GET, &k, 0, 0, NULL,
+				      0));
+		EXPECT_EQ(DFKV_STATUS_OK, recv_status(hoard[i]));
+	}
+	hoard[i] = connect_from("127.0.0.4", PORT, 0);
+	ASSERT_LE(0, hoard[i]);
+	k = dfkv_test_key(103, 0);
+	ASSERT_EQ(0, send_req(hoard[i], DFKV_OP_PUT, &k, 0, 0, val,
+			      STAGE_LEN));
+	ASSERT_EQ(0, recv_resp(hoard[i], &r, NULL, 0));
+	EXPECT_EQ(DFKV_STATUS_BUSY, r.status);
+	EXPECT_EQ(stage_busy + STAGE_GETS,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY));
 
 	/* While it holds, the honest peer stores and loads exact. */
 	k = dfkv_test_key(102, 0);
@@ -860,9 +890,13 @@ TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
 	/* The staged hostile PUT is still receiving: no reply yet. */
 	pfd.fd = put[0];
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(stage_busy + STAGE_GETS,
+		  dfkv_test_stat(&self->g, NODE, DFKV_STAT_STAGE_BUSY));
 
 	for (i = 0; i < STAGE_PUTS; i++)
 		close(put[i]);
+	for (i = 0; i <= STAGE_SHARE; i++)
+		close(hoard[i]);
 	for (i = 0; i < STAGE_GETS; i++)
 		close(get[i]);
 	close(honest);

@@ -80,6 +80,7 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_TCP_ZC_COPIED] = "tcp_zc_copied",
 	[DFKV_STAT_TCP_ZC_LENT_BYTES] = "tcp_zc_lent_bytes",
 	[DFKV_STAT_TCP_ZC_CAPPED] = "tcp_zc_capped",
+	[DFKV_STAT_STAGE_BUSY] = "stage_busy",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)

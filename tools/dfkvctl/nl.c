@@ -834,6 +834,8 @@ static void print_request_stats(FILE *f, const struct node_info *ni, bool raw)
 			"receiving",
 			fmt_bytes(s[DFKV_STAT_RECV_RESERVED], raw, a, sizeof(a)),
 			(unsigned long long)s[DFKV_STAT_RECV_BUSY]);
+		fprintf(f, "  %-12s busy over a peer address's share %llu\n",
+			"stages", U(s[DFKV_STAT_STAGE_BUSY]));
 		fprintf(f, "  %-12s %llu GET replies lent to sockets    copied by the stack %llu\n",
 			"zero-copy", U(s[DFKV_STAT_TCP_ZC_REPLIES]),
 			U(s[DFKV_STAT_TCP_ZC_COPIED]));

@@ -296,6 +296,8 @@ static const struct {
 				      "RAM held by PUTs still receiving their payload." },
 	[DFKV_STAT_RECV_BUSY] = { "dfkv_recv_busy_total", "counter",
 				  "PUTs answered BUSY: receive RAM at its cap." },
+	[DFKV_STAT_STAGE_BUSY] = { "dfkv_stage_busy_total", "counter",
+				   "PUTs and GETs answered BUSY: their peer address held its share of the stages." },
 	[DFKV_STAT_RAM_PUTS] = { "dfkv_ram_puts_total", "counter",
 				 "PUTs admitted to RAM (node with disks)." },
 	[DFKV_STAT_RAM_BYPASSES] = { "dfkv_ram_bypasses_total", "counter",

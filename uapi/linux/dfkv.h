@@ -637,6 +637,7 @@ enum dfkv_stat {
 	DFKV_STAT_TCP_ZC_COPIED,	/* of those, copied by the stack */
 	DFKV_STAT_TCP_ZC_LENT_BYTES,	/* gauge: entry bytes they pin now */
 	DFKV_STAT_TCP_ZC_CAPPED,	/* sent by copy: a lend over its bound */
+	DFKV_STAT_STAGE_BUSY,		/* BUSY: the peer held its stage share */
 	__DFKV_STAT_MAX
 };
 
