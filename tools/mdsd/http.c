@@ -8,9 +8,10 @@
  *   (the same under /clients)
  *   GET    /readyz /healthz /metrics
  *
- * One thread per connection (long-polls block in the handler), an idle
- * timeout for slow clients, a bounded body (413), strict JSON and ids
- * (400), 404 for unknown paths, 405 with an Allow header for wrong
+ * libmicrohttpd's epoll loop in a pool of --http-threads threads serves
+ * every connection; a long-poll holds no thread while it waits (below).
+ * An idle timeout for slow clients, a bounded body (413), strict JSON and
+ * ids (400), 404 for unknown paths, 405 with an Allow header for wrong
  * methods.  Errors are {"error": "..."}.
  *
  * Credentials (SPEC 7): with --member-token-file every PUT and DELETE
@@ -28,13 +29,25 @@
  * --reserved-write-connections connections serve only authenticated
  * writes, so heartbeats get through whatever reads and long-polls hold
  * (others: 503 and the connection closed); long-polls are capped in all
- * and per peer address (429).  A waiting long-poll cannot see its
- * connection from libmicrohttpd (suspended connections do not notice a
- * disconnect either), so its socket (MHD_CONNECTION_INFO_CONNECTION_FD)
- * is watched by one epoll thread for the peer's hang-up: the wait then
- * ends at once and its slot is free.
+ * and per peer address (429).
+ *
+ * A long-poll (wait_epoch) takes a slot, which records its group, kind,
+ * epoch and deadline, and asks the backend (wait_begin, never blocking)
+ * whether its answer is due.  When it is not, the connection is
+ * suspended (MHD_suspend_connection): no thread waits for it.  It is
+ * resumed by the first of: the backend's notify (a change of the group
+ * past its epoch: the memory backend's every change, the etcd backend's
+ * shared group watch), its deadline, its peer's hang-up, shutdown.  One
+ * watcher thread keeps the deadlines (its epoll_wait's timeout) and
+ * watches the waiting sockets (MHD_CONNECTION_INFO_CONNECTION_FD) for a
+ * hang-up, which libmicrohttpd does not see on a suspended connection: a
+ * gone peer's connection is resumed and closed, its slot free.  A resumed
+ * long-poll is answered with the backend's wait_list (the etcd feed's
+ * shared listing); a blocking backend call (an etcd read when the feed
+ * cannot answer, a write) takes one pool thread for its time only.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,15 +72,25 @@ struct peer {
 	unsigned char a[16];
 };
 
-/* A long-poll's slot; data.u64 of its epoll registration: gen << 32 | i. */
+/*
+ * A long-poll's slot (under lp_lock); data.u64 of its epoll registration:
+ * gen << 32 | i.
+ */
 struct waiter {
 	bool used;
 	uint32_t gen;
-	atomic_bool gone;	/* the peer hung up */
+	bool gone;		/* the peer hung up */
+	bool due;		/* the group changed past after; or stopping */
+	bool timed_out;		/* its deadline passed while it waited */
+	bool suspended;		/* and not resumed yet */
 	struct peer peer;
+	struct MHD_Connection *c;
+	enum mds_kind k;
+	char group[MDS_ID_MAX + 1];
+	uint64_t after, deadline;	/* deadline: monotonic ms */
 };
 
-#define WATCH_STOP	UINT64_MAX	/* data.u64 of the stop eventfd */
+#define WATCH_KICK	UINT64_MAX	/* data.u64 of the kick eventfd */
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -76,7 +99,11 @@ struct http_server {
 	/* long-polls: cfg->max_long_polls slots */
 	pthread_mutex_t lp_lock;
 	struct waiter *lp;
-	int ep, stop_fd;	/* the hang-up watcher's epoll and wake-up */
+	bool stopping;		/* no more suspensions: all are resumed */
+	/* the watcher of deadlines and hang-ups: its epoll and wake-up */
+	int ep, kick_fd;
+	uint64_t next_due;	/* the watcher's next deadline (ms) */
+	bool watcher_stop;
 	pthread_t watcher;
 	bool watching;
 };
@@ -99,6 +126,9 @@ struct req {
 	bool busy;		/* refused: the writes' reserve is reached */
 	bool bad_key;		/* refused: no or a malformed client key */
 	struct mds_writer w;	/* a /clients write's key and duty */
+	bool lp;		/* a long-poll holding slot */
+	bool waiting;		/* its wait_begin needs a wait_end */
+	size_t slot;
 };
 
 /* A body larger than this many times the limit closes the connection. */
@@ -388,11 +418,13 @@ static struct peer peer_of(struct MHD_Connection *c)
 }
 
 /*
- * Take a long-poll slot for c and watch its socket for the peer's
- * hang-up: the slot's index, or -1 when a cap is reached (why says which).
+ * Take a long-poll slot for c past epoch after of group/k, until deadline,
+ * and watch its socket for the peer's hang-up: the slot's index, or -1
+ * when a cap is reached (why says which).
  */
 static long lp_enter(struct http_server *s, struct MHD_Connection *c,
-		     const char **why)
+		     const char *group, enum mds_kind k, uint64_t after,
+		     uint64_t deadline, const char **why)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -426,7 +458,12 @@ static long lp_enter(struct http_server *s, struct MHD_Connection *c,
 
 		w->used = true;
 		w->peer = p;
-		atomic_store(&w->gone, false);
+		w->gone = w->due = w->timed_out = w->suspended = false;
+		w->c = c;
+		w->k = k;
+		snprintf(w->group, sizeof(w->group), "%s", group);
+		w->after = after;
+		w->deadline = deadline;
 		/* Unwatched (no fd?): the wait just lasts its time. */
 		if (ci && epoll_ctl(s->ep, EPOLL_CTL_ADD, ci->connect_fd, &ev))
 			logmsg(LOG_VERBOSE, "http: cannot watch a long-poll: %s",
@@ -437,7 +474,7 @@ static long lp_enter(struct http_server *s, struct MHD_Connection *c,
 }
 
 static void lp_leave(struct http_server *s, struct MHD_Connection *c,
-		     long slot)
+		     size_t slot)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -446,50 +483,149 @@ static void lp_leave(struct http_server *s, struct MHD_Connection *c,
 	pthread_mutex_lock(&s->lp_lock);
 	if (ci)
 		epoll_ctl(s->ep, EPOLL_CTL_DEL, ci->connect_fd, NULL);
-	if (atomic_load(&w->gone))
+	if (w->gone)
 		counter_inc(C_LONGPOLL_GONE);
+	if (w->timed_out)
+		counter_inc(C_LONGPOLL_TIMEOUTS);
 	w->used = false;
 	w->gen++;	/* an event still in flight finds another generation */
 	pthread_mutex_unlock(&s->lp_lock);
 }
 
-/* The hang-up watcher: marks the waiter gone and wakes the waits. */
+/* Resume w's connection: its handler answers it (under lp_lock). */
+static void lp_resume(struct waiter *w)
+{
+	w->suspended = false;
+	MHD_resume_connection(w->c);
+}
+
+/* Make the watcher look at the deadlines again. */
+static void kick(struct http_server *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->kick_fd, &one, sizeof(one)) != sizeof(one))
+		logmsg(LOG_ERR, "http: cannot wake the watcher: %s",
+		       strerror(errno));
+}
+
+/*
+ * Suspend the long-poll of slot unless its answer is due already: false
+ * when the handler answers it now.
+ */
+static bool lp_suspend(struct http_server *s, struct MHD_Connection *c,
+		       size_t slot)
+{
+	struct waiter *w = &s->lp[slot];
+	bool wait, earlier = false;
+
+	pthread_mutex_lock(&s->lp_lock);
+	w->timed_out = !w->due && !w->gone && now_mono_ms() >= w->deadline;
+	wait = !w->due && !w->gone && !w->timed_out && !s->stopping;
+	if (wait) {
+		w->suspended = true;
+		MHD_suspend_connection(c);
+		earlier = w->deadline < s->next_due;
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+	if (earlier)
+		kick(s);
+	return wait;
+}
+
+/* The backend's notify: group/k changed up to epoch (under its lock). */
+static void lp_changed(void *ctx, const char *group, enum mds_kind k,
+		       uint64_t epoch)
+{
+	struct http_server *s = ctx;
+
+	pthread_mutex_lock(&s->lp_lock);
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++) {
+		struct waiter *w = &s->lp[i];
+
+		if (!w->used || w->due || w->k != k || w->after >= epoch ||
+		    strcmp(w->group, group))
+			continue;
+		w->due = true;
+		if (w->suspended)
+			lp_resume(w);
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+}
+
+/*
+ * The watcher's pass over the slots (under lp_lock): resume the gone and
+ * the timed out; the time to the next deadline (ms, -1: none).
+ */
+static int lp_sweep(struct http_server *s)
+{
+	uint64_t now = now_mono_ms(), next = UINT64_MAX;
+
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++) {
+		struct waiter *w = &s->lp[i];
+
+		if (!w->used || !w->suspended)
+			continue;
+		if (!w->gone && w->deadline <= now)
+			w->timed_out = true;
+		if (w->gone || w->timed_out)
+			lp_resume(w);
+		else if (w->deadline < next)
+			next = w->deadline;
+	}
+	s->next_due = next;
+	if (next == UINT64_MAX)
+		return -1;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
+/* The watcher: deadlines and hang-ups of the waiting long-polls. */
 static void *watcher_main(void *arg)
 {
 	struct http_server *s = arg;
 	struct epoll_event ev[32];
-	bool stop = false;
 
-	while (!stop) {
-		bool woke = false;
-		int n = epoll_wait(s->ep, ev, 32, -1), i;
+	pthread_mutex_lock(&s->lp_lock);
+	while (!s->watcher_stop) {
+		int timeout = lp_sweep(s), n, i;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
+		pthread_mutex_unlock(&s->lp_lock);
+		n = epoll_wait(s->ep, ev, 32, timeout);
+		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "http: epoll_wait: %s", strerror(errno));
-			break;
+			return NULL;
 		}
 		pthread_mutex_lock(&s->lp_lock);
 		for (i = 0; i < n; i++) {
-			uint64_t u = ev[i].data.u64;
+			uint64_t u = ev[i].data.u64, cnt;
 			struct waiter *w;
 
-			if (u == WATCH_STOP) {
-				stop = true;
+			if (u == WATCH_KICK) {
+				if (read(s->kick_fd, &cnt, sizeof(cnt)) < 0)
+					logmsg(LOG_VERBOSE, "http: kick: %s",
+					       strerror(errno));
 				continue;
 			}
 			w = &s->lp[(uint32_t)u];
-			if (w->used && w->gen == (uint32_t)(u >> 32)) {
-				atomic_store(&w->gone, true);
-				woke = true;
-			}
+			if (w->used && w->gen == (uint32_t)(u >> 32))
+				w->gone = true;
 		}
-		pthread_mutex_unlock(&s->lp_lock);
-		if (woke)
-			s->b->ops->wake(s->b);
 	}
+	pthread_mutex_unlock(&s->lp_lock);
 	return NULL;
+}
+
+/* Release r's long-poll: its backend wait and its slot. */
+static void lp_release(struct http_server *s, struct MHD_Connection *c,
+		       struct req *r)
+{
+	const struct waiter *w = &s->lp[r->slot];	/* ours: unchanging */
+
+	if (r->waiting && s->b->ops->wait_end)
+		s->b->ops->wait_end(s->b, w->group, w->k);
+	lp_leave(s, c, r->slot);
+	atomic_fetch_sub(&metrics.longpoll_waiters, 1);
+	r->lp = r->waiting = false;
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -514,16 +650,57 @@ static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
 	return send_json(c, method, MHD_HTTP_OK, o);
 }
 
+/* A listing's answer: {"epoch": N, KIND: [...]}. */
+static enum MHD_Result send_list(struct MHD_Connection *c, const char *method,
+				 enum mds_kind k, struct mds_list *l)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+
+	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l->epoch));
+	for (size_t i = 0; i < l->n; i++)
+		json_object_array_add(arr, mds_entry_to_json(&l->v[i]));
+	json_object_object_add(o, mds_kind_name(k), arr);
+	mds_list_free(l);
+	return send_json(c, method, MHD_HTTP_OK, o);
+}
+
+/*
+ * Answer r's long-poll (its wait over, or never begun): the listing, or
+ * the connection closed when its peer left.
+ */
+static enum MHD_Result lp_answer(struct http_server *s,
+				 struct MHD_Connection *c, const char *method,
+				 struct req *r)
+{
+	const struct waiter *w = &s->lp[r->slot];	/* ours: unchanging */
+	enum mds_kind k = w->k;
+	struct mds_list l;
+	bool gone;
+	int ret;
+
+	pthread_mutex_lock(&s->lp_lock);
+	gone = w->gone;
+	pthread_mutex_unlock(&s->lp_lock);
+	ret = gone ? 0 : s->b->ops->wait_list(s->b, w->group, w->k, w->after,
+					      &l);
+	lp_release(s, c, r);
+	if (gone)
+		return MHD_NO;
+	if (ret)
+		return send_backend_error(s, c, method, ret);
+	return send_list(c, method, k, &l);
+}
+
 static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
-			      const char *method, const char *group,
-			      enum mds_kind k)
+			      const char *method, struct req *r,
+			      const char *group, enum mds_kind k)
 {
 	struct query q = { 0 };
 	struct mds_list l;
-	struct json_object *o, *arr;
 	unsigned int wait_ms = s->cfg->long_poll_ms;
-	long slot = -1;
-	size_t i;
+	const char *why;
+	long slot;
 	int ret;
 
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_cb, &q);
@@ -535,32 +712,28 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 				  "wait_ms needs wait_epoch");
 	if (q.has_wait_ms && q.wait_ms < wait_ms)
 		wait_ms = (unsigned int)q.wait_ms;
-	if (q.has_wait_epoch) {
-		const char *why;
-
-		slot = lp_enter(s, c, &why);
-		if (slot < 0) {
-			counter_inc(C_LONGPOLL_REFUSALS);
-			logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
-			return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
-					      retry_after, why);
-		}
+	if (!q.has_wait_epoch) {
+		ret = s->b->ops->list(s->b, group, k, &l);
+		if (ret)
+			return send_backend_error(s, c, method, ret);
+		return send_list(c, method, k, &l);
 	}
-	ret = s->b->ops->list(s->b, group, k, q.has_wait_epoch, q.wait_epoch,
-			      wait_ms, slot >= 0 ? &s->lp[slot].gone : NULL,
-			      &l);
-	if (slot >= 0)
-		lp_leave(s, c, slot);
-	if (ret)
-		return send_backend_error(s, c, method, ret);
-	o = json_object_new_object();
-	arr = json_object_new_array();
-	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l.epoch));
-	for (i = 0; i < l.n; i++)
-		json_object_array_add(arr, mds_entry_to_json(&l.v[i]));
-	json_object_object_add(o, mds_kind_name(k), arr);
-	mds_list_free(&l);
-	return send_json(c, method, MHD_HTTP_OK, o);
+	slot = lp_enter(s, c, group, k, q.wait_epoch, now_mono_ms() + wait_ms,
+			&why);
+	if (slot < 0) {
+		counter_inc(C_LONGPOLL_REFUSALS);
+		logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
+		return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
+				      retry_after, why);
+	}
+	counter_inc(C_LONGPOLLS);
+	atomic_fetch_add(&metrics.longpoll_waiters, 1);
+	r->lp = true;
+	r->slot = (size_t)slot;
+	r->waiting = s->b->ops->wait_begin(s->b, group, k, q.wait_epoch) == 1;
+	if (r->waiting && lp_suspend(s, c, r->slot))
+		return MHD_YES;	/* answered when resumed */
+	return lp_answer(s, c, method, r);
 }
 
 static enum MHD_Result h_get_one(struct http_server *s,
@@ -573,7 +746,7 @@ static enum MHD_Result h_get_one(struct http_server *s,
 	size_t i;
 	int ret;
 
-	ret = s->b->ops->list(s->b, group, k, false, 0, 0, NULL, &l);
+	ret = s->b->ops->list(s->b, group, k, &l);
 	if (ret)
 		return send_backend_error(s, c, method, ret);
 	for (i = 0; i < l.n; i++) {
@@ -762,7 +935,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 		return r->seen ?
 			send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
 				   "unexpected body") :
-			h_list(s, c, method, seg[2], k);
+			h_list(s, c, method, r, seg[2], k);
 	if (has_query(c))
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
 				  "no query parameters here");
@@ -892,6 +1065,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 
 	(void)version;
+	if (r && r->lp)
+		return lp_answer(s, c, method, r);	/* resumed */
 	if (!r) {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -936,11 +1111,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *s = cls;
 	struct req *r = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	if (r && r->lp)	/* closed while it waited: shutdown */
+		lp_release(s, c, r);
 	if (r) {
 		dfkv_http_buf_free(&r->body);
 		free(r);
@@ -958,20 +1134,21 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	logmsg(LOG_VERBOSE, "http: %s", buf);
 }
 
-/* The long-poll slots and their hang-up watcher; -errno. */
+/* The long-poll slots and their watcher; -errno. */
 static int watcher_start(struct http_server *s)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_STOP };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_KICK };
 	int ret;
 
 	pthread_mutex_init(&s->lp_lock, NULL);
+	s->next_due = UINT64_MAX;
 	s->lp = calloc(s->cfg->max_long_polls, sizeof(*s->lp));
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
-	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	s->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!s->lp)
 		return -ENOMEM;
-	if (s->ep < 0 || s->stop_fd < 0 ||
-	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev))
+	if (s->ep < 0 || s->kick_fd < 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->kick_fd, &ev))
 		return -errno;
 	ret = pthread_create(&s->watcher, NULL, watcher_main, s);
 	if (ret)
@@ -983,17 +1160,16 @@ static int watcher_start(struct http_server *s)
 static void server_free(struct http_server *s)
 {
 	if (s->watching) {
-		uint64_t one = 1;
-
-		if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
-			logmsg(LOG_ERR, "http: cannot stop the watcher: %s",
-			       strerror(errno));
+		pthread_mutex_lock(&s->lp_lock);
+		s->watcher_stop = true;
+		pthread_mutex_unlock(&s->lp_lock);
+		kick(s);
 		pthread_join(s->watcher, NULL);
 	}
 	if (s->ep >= 0)
 		close(s->ep);
-	if (s->stop_fd >= 0)
-		close(s->stop_fd);
+	if (s->kick_fd >= 0)
+		close(s->kick_fd);
 	free(s->lp);
 	pthread_mutex_destroy(&s->lp_lock);
 	free(s);
@@ -1003,44 +1179,50 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 			       struct backend *b)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			     MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	/* each pool thread takes a share of the connection limit */
+	unsigned int threads = cfg->http_threads < cfg->max_conns ?
+			       cfg->http_threads : cfg->max_conns;
 	int ret;
 
 	if (!s)
 		return NULL;
 	s->cfg = cfg;
 	s->b = b;
+	s->ep = s->kick_fd = -1;
 	ret = watcher_start(s);
 	if (ret) {
 		logmsg(LOG_ERR, "http: cannot start: %s", strerror(-ret));
 		server_free(s);
 		return NULL;
 	}
+	b->ops->set_notify(b, (struct backend_notify){ lp_changed, s });
 	if (cfg->listen_addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR,
 				(const struct sockaddr *)&cfg->listen_addr,
+				MHD_OPTION_THREAD_POOL_SIZE, threads,
 				MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 				cfg->max_conns_peer,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 << 10),
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
 				MHD_OPTION_END);
 	if (!s->d) {
 		logmsg(LOG_ERR, "cannot listen on %s: %s", cfg->listen,
 		       strerror(errno));
+		b->ops->set_notify(b, (struct backend_notify){ NULL, NULL });
 		server_free(s);
 		return NULL;
 	}
-	logmsg(LOG_INFO, "listening on %s (backend %s)", cfg->listen,
-	       b->ops->name);
+	logmsg(LOG_INFO, "listening on %s (backend %s, %u threads)",
+	       cfg->listen, b->ops->name, threads);
 	return s;
 }
 
@@ -1048,6 +1230,14 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	s->b->ops->set_notify(s->b, (struct backend_notify){ NULL, NULL });
+	/* libmicrohttpd stops only without suspended connections */
+	pthread_mutex_lock(&s->lp_lock);
+	s->stopping = true;
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++)
+		if (s->lp[i].used && s->lp[i].suspended)
+			lp_resume(&s->lp[i]);
+	pthread_mutex_unlock(&s->lp_lock);
 	MHD_stop_daemon(s->d);
 	server_free(s);
 }
