@@ -92,6 +92,20 @@ struct waiter {
 
 #define WATCH_KICK	UINT64_MAX	/* data.u64 of the kick eventfd */
 
+/*
+ * A long-poll answer built once and queued on every long-poll answered
+ * with the same listing (libmicrohttpd's responses are reference counted
+ * and may go out on many connections); the last SHARED_ANSWERS built.
+ */
+#define SHARED_ANSWERS	16
+struct shared_answer {
+	struct MHD_Response *r;		/* NULL: none */
+	char group[MDS_ID_MAX + 1];
+	enum mds_kind k;
+	uint64_t epoch;
+	uint64_t used;			/* ans_tick of its last use */
+};
+
 struct http_server {
 	struct MHD_Daemon *d;
 	const struct mdsd_config *cfg;
@@ -106,6 +120,9 @@ struct http_server {
 	bool watcher_stop;
 	pthread_t watcher;
 	bool watching;
+	pthread_mutex_t ans_lock;
+	struct shared_answer ans[SHARED_ANSWERS];
+	uint64_t ans_tick;
 };
 
 enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
@@ -134,76 +151,82 @@ struct req {
 /* A body larger than this many times the limit closes the connection. */
 #define DISCARD_FACTOR 16
 
-/* A reply, with the extra headers of hdrs (name, value, ..., NULL; or
- * NULL). */
-static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
-				 unsigned int code, const char *ctype,
-				 const char *text, size_t len,
-				 const char *const *hdrs)
+/* A reply's body with the extra headers of hdrs (name, value, ...,
+ * NULL; or NULL); NULL: out of memory. */
+static struct MHD_Response *response(const char *ctype, const char *text,
+				     size_t len, const char *const *hdrs)
 {
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	r = MHD_create_response_from_buffer(len, (void *)text,
 					    MHD_RESPMEM_MUST_COPY);
 	if (!r)
-		return MHD_NO;
+		return NULL;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	for (; hdrs && hdrs[0]; hdrs += 2)
 		MHD_add_response_header(r, hdrs[0], hdrs[1]);
+	return r;
+}
+
+/* Queue r (NULL: out of memory), counted, and drop this reference. */
+static enum MHD_Result send_response(struct MHD_Connection *c,
+				     const char *method, unsigned int code,
+				     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	metrics_http(method, code);
 	return ret;
 }
 
+static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
+				 unsigned int code, const char *ctype,
+				 const char *text, size_t len,
+				 const char *const *hdrs)
+{
+	return send_response(c, method, code, response(ctype, text, len, hdrs));
+}
+
+/* An application/json reply of o (put here), with the headers of hdrs. */
+static struct MHD_Response *json_response(struct json_object *o,
+					  const char *const *hdrs)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	struct MHD_Response *r = NULL;
+	size_t n = strlen(s);
+	char *buf = malloc(n + 1);
+
+	if (buf) {
+		memcpy(buf, s, n);
+		buf[n++] = '\n';
+		r = response("application/json", buf, n, hdrs);
+		free(buf);
+	}
+	json_object_put(o);
+	return r;
+}
+
 static enum MHD_Result send_json(struct MHD_Connection *c, const char *method,
 				 unsigned int code, struct json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	enum MHD_Result ret;
-	size_t n = strlen(s);
-	char *buf = malloc(n + 2);
-
-	if (!buf) {
-		json_object_put(o);
-		return MHD_NO;
-	}
-	memcpy(buf, s, n);
-	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, NULL);
-	free(buf);
-	json_object_put(o);
-	return ret;
+	return send_response(c, method, code, json_response(o, NULL));
 }
 
-/* {"error": msg}, with the extra headers of hdrs (as send_text). */
+/* {"error": msg}, with the extra headers of hdrs (as response()). */
 static enum MHD_Result send_error_msg(struct MHD_Connection *c,
 				      const char *method, unsigned int code,
 				      const char *const *hdrs,
 				      const char *msg)
 {
 	struct json_object *o = json_object_new_object();
-	char *buf;
-	const char *s;
-	enum MHD_Result ret;
-	size_t n;
 
 	json_object_object_add(o, "error", json_object_new_string(msg));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	n = strlen(s);
-	buf = malloc(n + 1);
-	if (!buf) {
-		json_object_put(o);
-		return MHD_NO;
-	}
-	memcpy(buf, s, n);
-	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, hdrs);
-	free(buf);
-	json_object_put(o);
-	return ret;
+	return send_response(c, method, code, json_response(o, hdrs));
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
@@ -650,9 +673,8 @@ static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
 	return send_json(c, method, MHD_HTTP_OK, o);
 }
 
-/* A listing's answer: {"epoch": N, KIND: [...]}. */
-static enum MHD_Result send_list(struct MHD_Connection *c, const char *method,
-				 enum mds_kind k, struct mds_list *l)
+/* A listing's answer: {"epoch": N, KIND: [...]}; l is freed. */
+static struct json_object *list_json(enum mds_kind k, struct mds_list *l)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -662,7 +684,49 @@ static enum MHD_Result send_list(struct MHD_Connection *c, const char *method,
 		json_object_array_add(arr, mds_entry_to_json(&l->v[i]));
 	json_object_object_add(o, mds_kind_name(k), arr);
 	mds_list_free(l);
-	return send_json(c, method, MHD_HTTP_OK, o);
+	return o;
+}
+
+/*
+ * Answer a long-poll with l (freed here), building the answer only when
+ * the last ones built have none of group/k at l's epoch (the same epoch
+ * of a group: the same listing).  Queued under ans_lock, so that the
+ * answer is not dropped in between.
+ */
+static enum MHD_Result send_shared_list(struct http_server *s,
+					struct MHD_Connection *c,
+					const char *method, const char *group,
+					enum mds_kind k, struct mds_list *l)
+{
+	struct shared_answer *a, *oldest = &s->ans[0];
+	enum MHD_Result ret = MHD_NO;
+
+	pthread_mutex_lock(&s->ans_lock);
+	for (a = s->ans; a < s->ans + SHARED_ANSWERS; a++) {
+		if (a->r && a->k == k && a->epoch == l->epoch &&
+		    !strcmp(a->group, group))
+			break;
+		if (a->used < oldest->used)
+			oldest = a;
+	}
+	if (a == s->ans + SHARED_ANSWERS) {
+		a = oldest;
+		if (a->r)
+			MHD_destroy_response(a->r);
+		snprintf(a->group, sizeof(a->group), "%s", group);
+		a->k = k;
+		a->epoch = l->epoch;
+		a->r = json_response(list_json(k, l), NULL);
+	} else {
+		mds_list_free(l);
+	}
+	a->used = ++s->ans_tick;
+	if (a->r) {
+		ret = MHD_queue_response(c, MHD_HTTP_OK, a->r);
+		metrics_http(method, MHD_HTTP_OK);
+	}
+	pthread_mutex_unlock(&s->ans_lock);
+	return ret;
 }
 
 /*
@@ -675,6 +739,7 @@ static enum MHD_Result lp_answer(struct http_server *s,
 {
 	const struct waiter *w = &s->lp[r->slot];	/* ours: unchanging */
 	enum mds_kind k = w->k;
+	char group[MDS_ID_MAX + 1];
 	struct mds_list l;
 	bool gone;
 	int ret;
@@ -682,14 +747,14 @@ static enum MHD_Result lp_answer(struct http_server *s,
 	pthread_mutex_lock(&s->lp_lock);
 	gone = w->gone;
 	pthread_mutex_unlock(&s->lp_lock);
-	ret = gone ? 0 : s->b->ops->wait_list(s->b, w->group, w->k, w->after,
-					      &l);
+	memcpy(group, w->group, sizeof(group));
+	ret = gone ? 0 : s->b->ops->wait_list(s->b, group, k, w->after, &l);
 	lp_release(s, c, r);
 	if (gone)
 		return MHD_NO;
 	if (ret)
 		return send_backend_error(s, c, method, ret);
-	return send_list(c, method, k, &l);
+	return send_shared_list(s, c, method, group, k, &l);
 }
 
 static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
@@ -716,7 +781,7 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 		ret = s->b->ops->list(s->b, group, k, &l);
 		if (ret)
 			return send_backend_error(s, c, method, ret);
-		return send_list(c, method, k, &l);
+		return send_json(c, method, MHD_HTTP_OK, list_json(k, &l));
 	}
 	slot = lp_enter(s, c, group, k, q.wait_epoch, now_mono_ms() + wait_ms,
 			&why);
@@ -1141,6 +1206,7 @@ static int watcher_start(struct http_server *s)
 	int ret;
 
 	pthread_mutex_init(&s->lp_lock, NULL);
+	pthread_mutex_init(&s->ans_lock, NULL);
 	s->next_due = UINT64_MAX;
 	s->lp = calloc(s->cfg->max_long_polls, sizeof(*s->lp));
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -1171,7 +1237,11 @@ static void server_free(struct http_server *s)
 	if (s->kick_fd >= 0)
 		close(s->kick_fd);
 	free(s->lp);
+	for (size_t i = 0; i < SHARED_ANSWERS; i++)
+		if (s->ans[i].r)
+			MHD_destroy_response(s->ans[i].r);
 	pthread_mutex_destroy(&s->lp_lock);
+	pthread_mutex_destroy(&s->ans_lock);
 	free(s);
 }
 
