@@ -63,6 +63,7 @@
 #include <openssl/sha.h>
 
 #include "http.h"
+#include "jobs.h"
 #include "mdsd.h"
 #include "runtime.h"
 
@@ -84,7 +85,7 @@ struct waiter {
 	bool timed_out;		/* its deadline passed while it waited */
 	bool suspended;		/* and not resumed yet */
 	struct peer peer;
-	struct MHD_Connection *c;
+	struct req *r;
 	enum mds_kind k;
 	char group[MDS_ID_MAX + 1];
 	uint64_t after, deadline;	/* deadline: monotonic ms */
@@ -113,7 +114,8 @@ struct http_server {
 	/* long-polls: cfg->max_long_polls slots */
 	pthread_mutex_t lp_lock;
 	struct waiter *lp;
-	bool stopping;		/* no more suspensions: all are resumed */
+	bool stopping;		/* requests run inline, nothing waits */
+	struct jobs *jobs;	/* the request threads */
 	/* the watcher of deadlines and hang-ups: its epoll and wake-up */
 	int ep, kick_fd;
 	uint64_t next_due;	/* the watcher's next deadline (ms) */
@@ -146,7 +148,17 @@ struct req {
 	bool lp;		/* a long-poll holding slot */
 	bool waiting;		/* its wait_begin needs a wait_end */
 	size_t slot;
+	/* run by a request thread, its connection suspended meanwhile */
+	struct job job;
+	struct http_server *s;
+	struct MHD_Connection *c;
+	const char *url, *method;
+	bool ran;		/* done: ret is the handler's answer */
+	enum MHD_Result ret;
 };
+
+#define container_of(p, type, member) \
+	((type *)((char *)(p) - offsetof(type, member)))
 
 /* A body larger than this many times the limit closes the connection. */
 #define DISCARD_FACTOR 16
@@ -445,13 +457,13 @@ static struct peer peer_of(struct MHD_Connection *c)
  * and watch its socket for the peer's hang-up: the slot's index, or -1
  * when a cap is reached (why says which).
  */
-static long lp_enter(struct http_server *s, struct MHD_Connection *c,
+static long lp_enter(struct http_server *s, struct req *r,
 		     const char *group, enum mds_kind k, uint64_t after,
 		     uint64_t deadline, const char **why)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct peer p = peer_of(c);
+		MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct peer p = peer_of(r->c);
 	unsigned int mine = 0;
 	long free_slot = -1;
 	size_t i;
@@ -482,7 +494,7 @@ static long lp_enter(struct http_server *s, struct MHD_Connection *c,
 		w->used = true;
 		w->peer = p;
 		w->gone = w->due = w->timed_out = w->suspended = false;
-		w->c = c;
+		w->r = r;
 		w->k = k;
 		snprintf(w->group, sizeof(w->group), "%s", group);
 		w->after = after;
@@ -515,11 +527,20 @@ static void lp_leave(struct http_server *s, struct MHD_Connection *c,
 	pthread_mutex_unlock(&s->lp_lock);
 }
 
-/* Resume w's connection: its handler answers it (under lp_lock). */
-static void lp_resume(struct waiter *w)
+static void lp_job(struct job *j);
+
+/*
+ * Set by a request thread's request that parked (a long-poll waiting):
+ * the thread leaves its connection suspended and the request alone.
+ */
+static _Thread_local bool parked;
+
+/* Answer w's long-poll on a request thread (under lp_lock). */
+static void lp_wake(struct http_server *s, struct waiter *w)
 {
 	w->suspended = false;
-	MHD_resume_connection(w->c);
+	w->r->job.fn = lp_job;
+	jobs_queue(s->jobs, &w->r->job);
 }
 
 /* Make the watcher look at the deadlines again. */
@@ -533,11 +554,11 @@ static void kick(struct http_server *s)
 }
 
 /*
- * Suspend the long-poll of slot unless its answer is due already: false
- * when the handler answers it now.
+ * Park the long-poll of slot (its connection stays suspended, its
+ * request thread moves on) unless its answer is due already: false when
+ * it is answered now.
  */
-static bool lp_suspend(struct http_server *s, struct MHD_Connection *c,
-		       size_t slot)
+static bool lp_park(struct http_server *s, size_t slot)
 {
 	struct waiter *w = &s->lp[slot];
 	bool wait, earlier = false;
@@ -547,7 +568,6 @@ static bool lp_suspend(struct http_server *s, struct MHD_Connection *c,
 	wait = !w->due && !w->gone && !w->timed_out && !s->stopping;
 	if (wait) {
 		w->suspended = true;
-		MHD_suspend_connection(c);
 		earlier = w->deadline < s->next_due;
 	}
 	pthread_mutex_unlock(&s->lp_lock);
@@ -571,7 +591,7 @@ static void lp_changed(void *ctx, const char *group, enum mds_kind k,
 			continue;
 		w->due = true;
 		if (w->suspended)
-			lp_resume(w);
+			lp_wake(s, w);
 	}
 	pthread_mutex_unlock(&s->lp_lock);
 }
@@ -592,7 +612,7 @@ static int lp_sweep(struct http_server *s)
 		if (!w->gone && w->deadline <= now)
 			w->timed_out = true;
 		if (w->gone || w->timed_out)
-			lp_resume(w);
+			lp_wake(s, w);
 		else if (w->deadline < next)
 			next = w->deadline;
 	}
@@ -783,7 +803,7 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 			return send_backend_error(s, c, method, ret);
 		return send_json(c, method, MHD_HTTP_OK, list_json(k, &l));
 	}
-	slot = lp_enter(s, c, group, k, q.wait_epoch, now_mono_ms() + wait_ms,
+	slot = lp_enter(s, r, group, k, q.wait_epoch, now_mono_ms() + wait_ms,
 			&why);
 	if (slot < 0) {
 		counter_inc(C_LONGPOLL_REFUSALS);
@@ -796,8 +816,10 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 	r->lp = true;
 	r->slot = (size_t)slot;
 	r->waiting = s->b->ops->wait_begin(s->b, group, k, q.wait_epoch) == 1;
-	if (r->waiting && lp_suspend(s, c, r->slot))
-		return MHD_YES;	/* answered when resumed */
+	if (r->waiting && lp_park(s, r->slot)) {
+		parked = true;	/* r is the waker's now */
+		return MHD_YES;
+	}
 	return lp_answer(s, c, method, r);
 }
 
@@ -1121,6 +1143,58 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
+/* A request thread's work is done: resume the connection (under no lock). */
+static void finish(struct req *r, enum MHD_Result ret)
+{
+	r->ret = ret;
+	r->ran = true;
+	MHD_resume_connection(r->c);
+}
+
+static void route_job(struct job *j)
+{
+	struct req *r = container_of(j, struct req, job);
+	enum MHD_Result ret;
+
+	parked = false;
+	ret = route(r->s, r->c, r->url, r->method, r);
+	if (!parked)
+		finish(r, ret);
+}
+
+static void lp_job(struct job *j)
+{
+	struct req *r = container_of(j, struct req, job);
+
+	finish(r, lp_answer(r->s, r->c, r->method, r));
+}
+
+/*
+ * Route a complete request on a request thread, its connection suspended
+ * until the answer is queued; inline when stopping (nothing may be
+ * suspended when libmicrohttpd stops).
+ */
+static enum MHD_Result dispatch(struct http_server *s,
+				struct MHD_Connection *c, const char *url,
+				const char *method, struct req *r)
+{
+	bool now;
+
+	r->s = s;
+	r->c = c;
+	r->url = url;
+	r->method = method;
+	r->job.fn = route_job;
+	pthread_mutex_lock(&s->lp_lock);
+	now = s->stopping;
+	if (!now) {
+		MHD_suspend_connection(c);
+		jobs_queue(s->jobs, &r->job);
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+	return now ? route(s, c, url, method, r) : MHD_YES;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -1130,8 +1204,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 
 	(void)version;
-	if (r && r->lp)
-		return lp_answer(s, c, method, r);	/* resumed */
+	if (r && r->ran)	/* resumed: its answer is queued (or none) */
+		return r->ret;
 	if (!r) {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -1170,18 +1244,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
 				  "body larger than %zu bytes",
 				  s->cfg->body_limit);
-	return route(s, c, url, method, r);
+	return dispatch(s, c, url, method, r);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *s = cls;
 	struct req *r = *con_cls;
 
+	(void)cls;
+	(void)c;
 	(void)toe;
-	if (r && r->lp)	/* closed while it waited: shutdown */
-		lp_release(s, c, r);
 	if (r) {
 		dfkv_http_buf_free(&r->body);
 		free(r);
@@ -1225,6 +1298,7 @@ static int watcher_start(struct http_server *s)
 
 static void server_free(struct http_server *s)
 {
+	jobs_stop(s->jobs);
 	if (s->watching) {
 		pthread_mutex_lock(&s->lp_lock);
 		s->watcher_stop = true;
@@ -1251,9 +1325,6 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 	struct http_server *s = calloc(1, sizeof(*s));
 	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD |
 			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-	/* each pool thread takes a share of the connection limit */
-	unsigned int threads = cfg->http_threads < cfg->max_conns ?
-			       cfg->http_threads : cfg->max_conns;
 	int ret;
 
 	if (!s)
@@ -1262,6 +1333,9 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 	s->b = b;
 	s->ep = s->kick_fd = -1;
 	ret = watcher_start(s);
+	s->jobs = ret ? NULL : jobs_start(cfg->http_threads);
+	if (!ret && !s->jobs)
+		ret = -ENOMEM;
 	if (ret) {
 		logmsg(LOG_ERR, "http: cannot start: %s", strerror(-ret));
 		server_free(s);
@@ -1274,14 +1348,13 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR,
 				(const struct sockaddr *)&cfg->listen_addr,
-				MHD_OPTION_THREAD_POOL_SIZE, threads,
 				MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 				cfg->max_conns_peer,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 << 10),
-				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
 				MHD_OPTION_END);
 	if (!s->d) {
@@ -1291,8 +1364,8 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 		server_free(s);
 		return NULL;
 	}
-	logmsg(LOG_INFO, "listening on %s (backend %s, %u threads)",
-	       cfg->listen, b->ops->name, threads);
+	logmsg(LOG_INFO, "listening on %s (backend %s, %u request threads)",
+	       cfg->listen, b->ops->name, cfg->http_threads);
 	return s;
 }
 
@@ -1306,8 +1379,9 @@ void http_stop(struct http_server *s)
 	s->stopping = true;
 	for (size_t i = 0; i < s->cfg->max_long_polls; i++)
 		if (s->lp[i].used && s->lp[i].suspended)
-			lp_resume(&s->lp[i]);
+			lp_wake(s, &s->lp[i]);
 	pthread_mutex_unlock(&s->lp_lock);
+	jobs_drain(s->jobs);
 	MHD_stop_daemon(s->d);
 	server_free(s);
 }
