@@ -17,7 +17,7 @@
 # (429) with a disconnected one's slot free at once, heartbeats served
 # whatever one peer's 256 long-polls hold, the connections reserved for
 # writes (503 for reads there), 400 waiting long-polls holding no thread
-# each (mdsd's thread count from /proc, 2 HTTP threads) while a heartbeat
+# each (mdsd's thread count from /proc, 2 request threads) while a heartbeat
 # is served and a change answers them all; the group weight cap (409); /clients
 # ownership: the client token writes only the entry its client key
 # (X-Dfkv-Client-Key) created, 400 without a key, 403 for another key's
@@ -1164,7 +1164,7 @@ def answer(sock):
 
 @test_f(MdsdFixture)
 def longpoll_no_thread(f):
-    """400 waiting long-polls on 2 HTTP threads hold no thread each: a
+    """400 waiting long-polls on 2 request threads hold no thread each: a
     heartbeat is served among them, a change answers them all."""
     n, peers = 400, 8
     a = f.mdsd("--long-poll-ms", "600000", "--http-threads", "2",

@@ -88,7 +88,7 @@ const char mdsd_usage[] =
 	"                            (default 128; more: 429)\n"
 	"    --max-long-polls-per-peer N  of them from one address (default 8)\n"
 	"    --http-threads N        threads running the requests, each\n"
-	"                            blocking on its backend call (default 32);\n"
+	"                            blocking on its backend call (default 128);\n"
 	"                            a waiting long-poll holds none\n"
 	"    --max-group-weight N    the most a group's member weights add up\n"
 	"                            to (default and at most 8192; more: 409)\n"
@@ -567,7 +567,7 @@ static void defaults(struct mdsd_config *cfg)
 	cfg->max_conns_peer = 32;
 	cfg->max_long_polls = 128;
 	cfg->max_long_polls_peer = 8;
-	cfg->http_threads = 32;
+	cfg->http_threads = 128;
 	cfg->max_group_weight = MDS_GROUP_WEIGHT_MAX;
 	cfg->max_entries = 100000;
 	cfg->node_metrics = true;

@@ -8,9 +8,12 @@
  *   (the same under /clients)
  *   GET    /readyz /healthz /metrics
  *
- * libmicrohttpd's epoll loop in a pool of --http-threads threads serves
- * every connection; a long-poll holds no thread while it waits (below).
- * An idle timeout for slow clients, a bounded body (413), strict JSON and
+ * libmicrohttpd's one epoll thread reads and writes every connection and
+ * never waits for the backend: a complete request is run by one of
+ * --http-threads request threads (jobs.c), its connection suspended
+ * (MHD_suspend_connection) until the answer is queued, so a blocking
+ * call (etcd) holds that thread only, never another connection.  A
+ * long-poll holds no thread while it waits (below).  An idle timeout for slow clients, a bounded body (413), strict JSON and
  * ids (400), 404 for unknown paths, 405 with an Allow header for wrong
  * methods.  Errors are {"error": "..."}.
  *
@@ -33,18 +36,18 @@
  *
  * A long-poll (wait_epoch) takes a slot, which records its group, kind,
  * epoch and deadline, and asks the backend (wait_begin, never blocking)
- * whether its answer is due.  When it is not, the connection is
- * suspended (MHD_suspend_connection): no thread waits for it.  It is
- * resumed by the first of: the backend's notify (a change of the group
- * past its epoch: the memory backend's every change, the etcd backend's
- * shared group watch), its deadline, its peer's hang-up, shutdown.  One
- * watcher thread keeps the deadlines (its epoll_wait's timeout) and
- * watches the waiting sockets (MHD_CONNECTION_INFO_CONNECTION_FD) for a
- * hang-up, which libmicrohttpd does not see on a suspended connection: a
- * gone peer's connection is resumed and closed, its slot free.  A resumed
- * long-poll is answered with the backend's wait_list (the etcd feed's
- * shared listing); a blocking backend call (an etcd read when the feed
- * cannot answer, a write) takes one pool thread for its time only.
+ * whether its answer is due.  When it is not, it parks: its connection
+ * stays suspended and its request thread moves on.  It is answered (on a
+ * request thread again) at the first of: the backend's notify (a change
+ * of the group past its epoch: the memory backend's every change, the
+ * etcd backend's shared group watch), its deadline, its peer's hang-up,
+ * shutdown.  One watcher thread keeps the deadlines (its epoll_wait's
+ * timeout) and watches the waiting sockets
+ * (MHD_CONNECTION_INFO_CONNECTION_FD) for a hang-up, which libmicrohttpd
+ * does not see on a suspended connection: a gone peer's connection is
+ * closed at once, its slot free.  The answer is the backend's wait_list
+ * (the etcd feed's shared listing), built once per listing and queued on
+ * every long-poll it answers.
  */
 #include <errno.h>
 #include <limits.h>
@@ -83,7 +86,7 @@ struct waiter {
 	bool gone;		/* the peer hung up */
 	bool due;		/* the group changed past after; or stopping */
 	bool timed_out;		/* its deadline passed while it waited */
-	bool suspended;		/* and not resumed yet */
+	bool suspended;		/* parked, not woken yet */
 	struct peer peer;
 	struct req *r;
 	enum mds_kind k;

@@ -3,7 +3,8 @@
  * mdsd: the dfkv membership daemon (SPEC.md section 7).  One file per
  * concern: main.c (start, signals, shutdown), runtime.c (log, clocks,
  * the stop flag: runtime.h), config.c (config file and
- * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd),
+ * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd;
+ * jobs.c its request threads: jobs.h),
  * entry.c (record lists and names; the member/client record and its
  * JSON codec are libdfkv's lib/record.c, shared with discovery and
  * dfkvctl), mem.c (the
