@@ -12,7 +12,8 @@
  * never waits for the backend: a complete request is run by one of
  * --http-threads request threads (jobs.c), its connection suspended
  * (MHD_suspend_connection) until the answer is queued, so a blocking
- * call (etcd) holds that thread only, never another connection.  A
+ * call (etcd) holds that thread only, never another connection; a PUT
+ * of an entry written before (a heartbeat) is queued ahead.  A
  * long-poll holds no thread while it waits (below).  An idle timeout for slow clients, a bounded body (413), strict JSON and
  * ids (400), 404 for unknown paths, 405 with an Allow header for wrong
  * methods.  Errors are {"error": "..."}.
@@ -97,6 +98,15 @@ struct waiter {
 #define WATCH_KICK	UINT64_MAX	/* data.u64 of the kick eventfd */
 
 /*
+ * The entries this mdsd wrote lately, by a hash of their path: a PUT of
+ * one of them is most likely a heartbeat and runs ahead of the requests
+ * queued (jobs_queue's urgent), so that registrations (each reading its
+ * whole group from etcd) do not hold the heartbeats past their TTL.
+ * Direct-mapped, a collision overwrites: it only orders the queue.
+ */
+#define RENEWED_SLOTS	65536
+
+/*
  * A long-poll answer built once and queued on every long-poll answered
  * with the same listing (libmicrohttpd's responses are reference counted
  * and may go out on many connections); the last SHARED_ANSWERS built.
@@ -128,6 +138,7 @@ struct http_server {
 	pthread_mutex_t ans_lock;
 	struct shared_answer ans[SHARED_ANSWERS];
 	uint64_t ans_tick;
+	atomic_uint_least64_t renewed[RENEWED_SLOTS];
 };
 
 enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
@@ -156,6 +167,7 @@ struct req {
 	struct http_server *s;
 	struct MHD_Connection *c;
 	const char *url, *method;
+	uint64_t url_hash;	/* a PUT's: its key in renewed */
 	bool ran;		/* done: ret is the handler's answer */
 	enum MHD_Result ret;
 };
@@ -543,7 +555,7 @@ static void lp_wake(struct http_server *s, struct waiter *w)
 {
 	w->suspended = false;
 	w->r->job.fn = lp_job;
-	jobs_queue(s->jobs, &w->r->job);
+	jobs_queue(s->jobs, &w->r->job, false);
 }
 
 /* Make the watcher look at the deadlines again. */
@@ -877,6 +889,8 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 		return send_backend_error(s, c, method, ret);
 	logmsg(created ? LOG_VERBOSE : LOG_DEBUG, "%s %s/%s/%s",
 	       created ? "registered" : "renewed", group, mds_kind_name(k), id);
+	atomic_store_explicit(&s->renewed[r->url_hash % RENEWED_SLOTS],
+			      r->url_hash, memory_order_relaxed);
 	reply = json_object_new_object();
 	json_object_object_add(reply, "id", json_object_new_string(id));
 	json_object_object_add(reply, "epoch", json_object_new_int64((int64_t)epoch));
@@ -1146,6 +1160,16 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(const char *p)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
 /* A request thread's work is done: resume the connection (under no lock). */
 static void finish(struct req *r, enum MHD_Result ret)
 {
@@ -1181,8 +1205,15 @@ static enum MHD_Result dispatch(struct http_server *s,
 				struct MHD_Connection *c, const char *url,
 				const char *method, struct req *r)
 {
-	bool now;
+	bool now, urgent = false;
 
+	if (is(method, "PUT")) {
+		r->url_hash = fnv1a(url);
+		urgent = atomic_load_explicit(&s->renewed[r->url_hash %
+							  RENEWED_SLOTS],
+					      memory_order_relaxed) ==
+			 r->url_hash;
+	}
 	r->s = s;
 	r->c = c;
 	r->url = url;
@@ -1192,7 +1223,7 @@ static enum MHD_Result dispatch(struct http_server *s,
 	now = s->stopping;
 	if (!now) {
 		MHD_suspend_connection(c);
-		jobs_queue(s->jobs, &r->job);
+		jobs_queue(s->jobs, &r->job, urgent);
 	}
 	pthread_mutex_unlock(&s->lp_lock);
 	return now ? route(s, c, url, method, r) : MHD_YES;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mdsd's request threads: a FIFO of jobs under one lock, run by a fixed
- * pool of threads (--http-threads).  http.c queues every request there
+ * mdsd's request threads: two FIFOs of jobs (urgent, then the others)
+ * under one lock, run by a fixed pool of threads (--http-threads).  http.c queues every request there
  * (its connection suspended meanwhile), so libmicrohttpd's thread never
  * waits for the backend.
  */
@@ -17,12 +17,31 @@ struct jobs {
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* a job queued, or stop */
 	pthread_cond_t idle;		/* a job finished */
-	struct job *head, **tail;
+	struct fifo {
+		struct job *head, **tail;
+	} fifo[2];			/* [1]: the urgent jobs */
 	unsigned int running;		/* jobs being run */
 	bool stop;
 	unsigned int n;
 	pthread_t t[];
 };
+
+/* The next job, urgent first, or NULL (under q->lock). */
+static struct job *next_job(struct jobs *q)
+{
+	for (int u = 1; u >= 0; u--) {
+		struct fifo *f = &q->fifo[u];
+		struct job *j = f->head;
+
+		if (j) {
+			f->head = j->next;
+			if (!f->head)
+				f->tail = &f->head;
+			return j;
+		}
+	}
+	return NULL;
+}
 
 static void *jobs_main(void *arg)
 {
@@ -30,7 +49,7 @@ static void *jobs_main(void *arg)
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		struct job *j = q->head;
+		struct job *j = next_job(q);
 
 		if (!j && q->stop)
 			break;
@@ -38,9 +57,6 @@ static void *jobs_main(void *arg)
 			pthread_cond_wait(&q->work, &q->lock);
 			continue;
 		}
-		q->head = j->next;
-		if (!q->head)
-			q->tail = &q->head;
 		q->running++;
 		pthread_mutex_unlock(&q->lock);
 		j->fn(j);
@@ -62,7 +78,8 @@ struct jobs *jobs_start(unsigned int n)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->idle, NULL);
-	q->tail = &q->head;
+	q->fifo[0].tail = &q->fifo[0].head;
+	q->fifo[1].tail = &q->fifo[1].head;
 	for (; q->n < n; q->n++) {
 		err = pthread_create(&q->t[q->n], NULL, jobs_main, q);
 		if (err) {
@@ -75,12 +92,14 @@ struct jobs *jobs_start(unsigned int n)
 	return q;
 }
 
-void jobs_queue(struct jobs *q, struct job *j)
+void jobs_queue(struct jobs *q, struct job *j, bool urgent)
 {
+	struct fifo *f = &q->fifo[urgent];
+
 	pthread_mutex_lock(&q->lock);
 	j->next = NULL;
-	*q->tail = j;
-	q->tail = &j->next;
+	*f->tail = j;
+	f->tail = &j->next;
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->lock);
 }
@@ -88,7 +107,7 @@ void jobs_queue(struct jobs *q, struct job *j)
 void jobs_drain(struct jobs *q)
 {
 	pthread_mutex_lock(&q->lock);
-	while (q->head || q->running)
+	while (q->fifo[0].head || q->fifo[1].head || q->running)
 		pthread_cond_wait(&q->idle, &q->lock);
 	pthread_mutex_unlock(&q->lock);
 }
