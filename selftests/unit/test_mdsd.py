@@ -16,7 +16,9 @@
 # member token unless --insecure; the bounds: long-polls capped per peer
 # (429) with a disconnected one's slot free at once, heartbeats served
 # whatever one peer's 256 long-polls hold, the connections reserved for
-# writes (503 for reads there); the group weight cap (409); /clients
+# writes (503 for reads there), 400 waiting long-polls holding no thread
+# each (mdsd's thread count from /proc, 2 request threads) while a heartbeat
+# is served and a change answers them all; the group weight cap (409); /clients
 # ownership: the client token writes only the entry its client key
 # (X-Dfkv-Client-Key) created, 400 without a key, 403 for another key's
 # (counted), the member token deletes any, a deleted or lapsed entry's id
@@ -26,6 +28,7 @@
 # non-zero on any failure.  Every wait is for an event, bounded only to
 # catch a hang.  test_mdsd_etcd.py has what needs two mdsd on one etcd.
 
+import http.client
 import json
 import os
 import select
@@ -1145,6 +1148,58 @@ def longpoll_flood(f):
         # every slot is free at once, not after the 600 s wait
         expect(until(lambda: waiters(a) == 0), "waiters: %r" % waiters(a))
         expect(until(lambda: abandoned(a) == 8), abandoned(a))
+
+
+def threads(m):
+    """m's thread count (/proc/PID/task)."""
+    return len(os.listdir("/proc/%d/task" % m.proc.pid))
+
+
+def answer(sock):
+    """The status and JSON body of the answer sock's request gets."""
+    r = http.client.HTTPResponse(sock, method="GET")
+    r.begin()
+    return r.status, json.loads(r.read())
+
+
+@test_f(MdsdFixture)
+def longpoll_no_thread(f):
+    """400 waiting long-polls on 2 request threads hold no thread each: a
+    heartbeat is served among them, a change answers them all."""
+    n, peers = 400, 8
+    a = f.mdsd("--long-poll-ms", "600000", "--http-threads", "2",
+               "--max-connections", "1024", "--max-connections-per-peer",
+               "1024", "--max-long-polls", str(n),
+               "--max-long-polls-per-peer", str(n // peers), name="nothr")
+    with held(a) as socks:
+        expect(a.put("nt", "n1", {"ttl_ms": 600000})[0] == 200)
+        e = a.list("nt")[1]["epoch"]
+        socks.append(long_poll(a.port, "nt", e, "127.0.0.2"))
+        expect(until(lambda: waiters(a) == 1), "waiters: %r" % waiters(a))
+        one = threads(a)
+        for i in range(1, n):
+            socks.append(long_poll(a.port, "nt", e,
+                                   "127.0.0.%d" % (2 + i % peers)))
+        expect(until(lambda: waiters(a) == n), "waiters: %r" % waiters(a))
+        # One thread per long-poll would be n - 1 more; the backend's own
+        # threads (an etcd read's) may come and go meanwhile.
+        many = threads(a)
+        expect(many < one + 8, "threads: %d with 1 long-poll, %d with %d"
+               % (one, many, n))
+        # a heartbeat (an unchanged entry) is served and wakes nobody
+        for i in range(5):
+            s, d, _ = a.put("nt", "n1", {"ttl_ms": 600000})
+            expect(s == 200, "heartbeat %d: %d %r" % (i, s, d))
+        expect(waiters(a) == n, "waiters: %r" % waiters(a))
+        # a change answers every long-poll with the new listing
+        s, d, _ = a.put("nt", "n2", {"ttl_ms": 600000})
+        expect(s == 200, "%d %r" % (s, d))
+        for sock in socks:
+            s, d = answer(sock)
+            expect(s == 200 and d["epoch"] > e and
+                   [m["id"] for m in d["members"]] == ["n1", "n2"],
+                   "%d %r" % (s, d))
+        expect(until(lambda: waiters(a) == 0), "waiters: %r" % waiters(a))
 
 
 @test_f(MdsdFixture)

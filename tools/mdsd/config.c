@@ -87,6 +87,9 @@ const char mdsd_usage[] =
 	"    --max-long-polls N      wait_epoch requests waiting at once\n"
 	"                            (default 128; more: 429)\n"
 	"    --max-long-polls-per-peer N  of them from one address (default 8)\n"
+	"    --http-threads N        threads running the requests, each\n"
+	"                            blocking on its backend call (default 128);\n"
+	"                            a waiting long-poll holds none\n"
 	"    --max-group-weight N    the most a group's member weights add up\n"
 	"                            to (default and at most 8192; more: 409)\n"
 	"    --max-entries N         memory backend: entries in all groups\n"
@@ -116,7 +119,7 @@ enum {
 	O_ADVERTISE_HOST, O_ETCD_CACERT, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_USER,
 	O_ETCD_PASSWORD_FILE, O_TOKEN_FILE, O_CLIENT_TOKEN_FILE, O_INSECURE,
 	O_MAX_CONNS_PEER, O_RESERVED_WRITES, O_MAX_LONG_POLLS,
-	O_MAX_LONG_POLLS_PEER, O_MAX_GROUP_WEIGHT,
+	O_MAX_LONG_POLLS_PEER, O_HTTP_THREADS, O_MAX_GROUP_WEIGHT,
 };
 
 static const struct option opts[] = {
@@ -146,6 +149,7 @@ static const struct option opts[] = {
 	{ "max-long-polls", required_argument, NULL, O_MAX_LONG_POLLS },
 	{ "max-long-polls-per-peer", required_argument, NULL,
 	  O_MAX_LONG_POLLS_PEER },
+	{ "http-threads", required_argument, NULL, O_HTTP_THREADS },
 	{ "max-group-weight", required_argument, NULL, O_MAX_GROUP_WEIGHT },
 	{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
 	{ "no-node-metrics", no_argument, NULL, O_NO_NODE_METRICS },
@@ -307,6 +311,8 @@ static int apply(struct mdsd_config *cfg, int c, const char *name,
 		return limit(name, val, 1, 65536, &cfg->max_long_polls);
 	case O_MAX_LONG_POLLS_PEER:
 		return limit(name, val, 1, 65536, &cfg->max_long_polls_peer);
+	case O_HTTP_THREADS:
+		return limit(name, val, 1, 1024, &cfg->http_threads);
 	case O_MAX_GROUP_WEIGHT:
 		return limit(name, val, 1, MDS_GROUP_WEIGHT_MAX,
 			     &cfg->max_group_weight);
@@ -561,6 +567,7 @@ static void defaults(struct mdsd_config *cfg)
 	cfg->max_conns_peer = 32;
 	cfg->max_long_polls = 128;
 	cfg->max_long_polls_peer = 8;
+	cfg->http_threads = 128;
 	cfg->max_group_weight = MDS_GROUP_WEIGHT_MAX;
 	cfg->max_entries = 100000;
 	cfg->node_metrics = true;

@@ -20,12 +20,11 @@
  * cluster answers identically.  The
  * wait_epoch=N long-polls of a group share one etcd watch of its keys and
  * its listing read at a revision (a "feed", etcd_feed.c: one thread per
- * group and kind with long-polls): a change is one read per mdsd, and the long-polls
- * wake from the feed's condition variable with that listing.  A
- * long-poll past an epoch older than the feed's first read watches from
- * N+1 on its own, as all did before the feeds; one whose peer leaves
- * ends at once (etcd_wake), or within about a second on its own watch
- * (the transfer's progress callback).  A
+ * group and kind with long-polls): a change is one read per mdsd, and the
+ * feed tells the HTTP server's notify function, whose waiting long-polls
+ * (no thread each) are answered with that listing.  A feed watches from
+ * the oldest epoch its first long-polls asked past; a long-poll past an
+ * epoch older than that is answered at once with the feed's listing.  A
  * member's put that would raise the group's weight past
  * --max-group-weight is refused: the sum is read at a revision R and the
  * put's transaction also requires that no member key was written after
@@ -146,7 +145,7 @@ static char *b64_decode(const char *in, size_t *outlen)
 
 struct reply {
 	struct dfkv_http_buf buf;
-	const atomic_bool *gone;	/* a long-poll's peer left: abort */
+	const atomic_bool *stop;	/* a feed's watch ends: abort */
 	/* streaming (watch, keepalive): stop after the first decisive message */
 	bool stream, done, failed;
 	size_t parsed;
@@ -178,7 +177,7 @@ static int progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 	(void)ut;
 	(void)un;
 	return atomic_load(&mdsd_stopping) ||
-	       (r->gone && atomic_load(r->gone)) ? 1 : 0;
+	       (r->stop && atomic_load(r->stop)) ? 1 : 0;
 }
 
 /* Errors that mean "this endpoint is unreachable: try the next one". */
@@ -630,8 +629,7 @@ static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
 /* ---------------------------------------------------------- the ops */
 
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
-		     bool wait, uint64_t after, unsigned int wait_ms,
-		     const atomic_bool *gone, struct mds_list *out);
+		     struct mds_list *out);
 
 /* The weight of l's members but id, plus add. */
 static uint64_t weight_sum(const struct mds_list *l, const char *id,
@@ -664,7 +662,7 @@ static int weight_check(struct etcd *e, const char *group,
 	*rev = 0;
 	if (en->weight <= old)
 		return 0;
-	if (cached && feed_copy(e, group, MDS_MEMBERS, &l)) {
+	if (cached && feed_copy(e, group, MDS_MEMBERS, 0, &l)) {
 		sum = weight_sum(&l, en->id, en->weight);
 		*rev = l.epoch;
 		mds_list_free(&l);
@@ -673,7 +671,7 @@ static int weight_check(struct etcd *e, const char *group,
 			return 0;
 		}
 	}
-	ret = etcd_list(&e->b, group, MDS_MEMBERS, false, 0, 0, NULL, &l);
+	ret = etcd_list(&e->b, group, MDS_MEMBERS, &l);
 	if (ret)
 		return ret;
 	*rev = l.epoch;
@@ -946,7 +944,7 @@ int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
 {
 	struct json_object *req = json_object_new_object();
 	struct json_object *cr = json_object_new_object();
-	struct reply r = { .stream = true, .gone = stop };
+	struct reply r = { .stream = true, .stop = stop };
 	bool timed_out = false;
 	int ret;
 
@@ -1004,34 +1002,45 @@ int etcd_range_group(struct etcd *e, const char *prefix,
 }
 
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
-		     bool wait, uint64_t after, unsigned int wait_ms,
-		     const atomic_bool *gone, struct mds_list *out)
+		     struct mds_list *out)
 {
 	struct etcd *e = to_etcd(b);
-	uint64_t deadline = now_mono_ms() + wait_ms;
-	enum poll_end end = POLL_ENDED;
 	char prefix[512];
-	int ret = 1;
 
 	memset(out, 0, sizeof(*out));
 	etcd_entry_key(e, prefix, sizeof(prefix), group, k, NULL);
-	if (wait) {
-		counter_inc(C_LONGPOLLS);
-		atomic_fetch_add(&metrics.longpoll_waiters, 1);
-		ret = feed_wait(e, group, k, after, deadline, gone, &end, out);
-		if (end == POLL_OWN) {
-			uint64_t now = now_mono_ms();
+	return etcd_range_group(e, prefix, out);
+}
 
-			if (etcd_watch(e, prefix, after,
-				  deadline > now ? (unsigned int)(deadline - now) : 0,
-				  gone) == 1)
-				end = POLL_TIMEOUT;
-		}
-		if (end == POLL_TIMEOUT)
-			counter_inc(C_LONGPOLL_TIMEOUTS);
-		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
-	}
-	return ret == 1 ? etcd_range_group(e, prefix, out) : ret;
+static int etcd_wait_begin(struct backend *b, const char *group,
+			   enum mds_kind k, uint64_t after)
+{
+	return feed_wait_begin(to_etcd(b), group, k, after);
+}
+
+/* The feed's listing when its watch works, else a read of etcd. */
+static int etcd_wait_list(struct backend *b, const char *group,
+			  enum mds_kind k, uint64_t after,
+			  struct mds_list *out)
+{
+	if (feed_copy(to_etcd(b), group, k, after, out))
+		return 0;
+	return etcd_list(b, group, k, out);
+}
+
+static void etcd_wait_end(struct backend *b, const char *group,
+			  enum mds_kind k)
+{
+	feed_wait_end(to_etcd(b), group, k);
+}
+
+static void etcd_set_notify(struct backend *b, struct backend_notify n)
+{
+	struct etcd *e = to_etcd(b);
+
+	pthread_mutex_lock(&e->lock);
+	e->notify = n;
+	pthread_mutex_unlock(&e->lock);
 }
 
 static int etcd_groups(struct backend *b, struct mds_names *out)
@@ -1071,19 +1080,6 @@ static int etcd_groups(struct backend *b, struct mds_names *out)
 	}
 	json_object_put(resp);
 	return ret;
-}
-
-/*
- * The long-polls on feeds look at their gone flags again (one watching on
- * its own: its progress callback reads the flag).
- */
-static void etcd_wake(struct backend *b)
-{
-	struct etcd *e = to_etcd(b);
-
-	pthread_mutex_lock(&e->lock);
-	feeds_wake(e, false);
-	pthread_mutex_unlock(&e->lock);
 }
 
 static bool etcd_ready(struct backend *b)
@@ -1143,7 +1139,7 @@ static void etcd_shutdown(struct backend *b)
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cond);
-	feeds_wake(e, true);
+	feeds_stop(e);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -1175,7 +1171,10 @@ static const struct backend_ops etcd_ops = {
 	.put = etcd_put,
 	.del = etcd_del,
 	.list = etcd_list,
-	.wake = etcd_wake,
+	.wait_begin = etcd_wait_begin,
+	.wait_list = etcd_wait_list,
+	.wait_end = etcd_wait_end,
+	.set_notify = etcd_set_notify,
 	.groups = etcd_groups,
 	.ready = etcd_ready,
 	.shutdown = etcd_shutdown,

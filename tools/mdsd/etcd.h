@@ -33,6 +33,7 @@ struct etcd {
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
 	bool stopping;
 	struct feed *feeds;		/* the shared group watches */
+	struct backend_notify notify;	/* the long-polls' (set_notify) */
 	unsigned int n_feeds;
 	atomic_bool ready;
 };
@@ -57,22 +58,21 @@ int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
 
 /* ------------------------------------- the shared watches: etcd_feed.c */
 
-/* How a long-poll on a feed ended. */
-enum poll_end { POLL_CHANGED, POLL_TIMEOUT, POLL_ENDED, POLL_OWN };
-
 /*
- * A long-poll past epoch after, on the group's feed: *out from its
- * listing (0), or 1 when the caller reads etcd itself.  POLL_OWN: the
- * feed does not know back to after (or there is none); the caller
- * watches on its own, until deadline.
+ * The backend's wait_begin, wait_end (mdsd.h) on the group's feed, started
+ * when there is none.  wait_begin: 1 while the long-poll waits (its
+ * wait_end then follows), 0 when its answer is due now.
  */
-int feed_wait(struct etcd *e, const char *group, enum mds_kind k,
-	      uint64_t after, uint64_t deadline, const atomic_bool *gone,
-	      enum poll_end *end, struct mds_list *out);
-/* A copy of group/k's shared listing, when its watch works. */
+int feed_wait_begin(struct etcd *e, const char *group, enum mds_kind k,
+		    uint64_t after);
+void feed_wait_end(struct etcd *e, const char *group, enum mds_kind k);
+/*
+ * A copy of group/k's shared listing, when its watch works and the
+ * listing is not older than epoch after.
+ */
 bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
-	       struct mds_list *out);
-/* Wake every feed's long-polls (under e->lock); stop: end the feeds. */
-void feeds_wake(struct etcd *e, bool stop);
+	       uint64_t after, struct mds_list *out);
+/* End the feeds (under e->lock): shutdown. */
+void feeds_stop(struct etcd *e);
 
 #endif /* MDSD_ETCD_H */

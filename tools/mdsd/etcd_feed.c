@@ -2,24 +2,29 @@
 /*
  * mdsd etcd backend: the shared group watches.  One feed per group and
  * kind with long-polls: a thread holding one etcd watch of the group's
- * keys and the group's listing read at a revision.
- * The long-polls wait on its condition variable and are answered with
- * that listing, so a change costs one range and one new watch per mdsd,
- * whatever the number of long-polls.  Under e->lock:
+ * keys and the group's listing read at a revision.  A change is told to
+ * the HTTP server's notify function (the long-polls wait there, without a
+ * thread each) and the long-polls are answered with that listing, so a
+ * change costs one range and one new watch per mdsd, whatever the number
+ * of long-polls.  Under e->lock:
  *
  *   list	the group read at revision list.epoch (valid: read once)
- *   base	list.epoch of the first read: the feed knows of every change
- *		after base (a long-poll asking past an older epoch watches
- *		on its own, as every long-poll did before the feeds)
+ *   start	before the first read: the oldest epoch a long-poll asked
+ *		past; the first watch starts after it, so nothing after it
+ *		is missed
+ *   base	min(start, the first read's epoch): the feed knows of every
+ *		change after base (a long-poll asking past an older epoch is
+ *		answered at once with list)
  *   changed	the last read after a change (0: none since base): a change
  *		the feed saw came at or before it.  A long-poll asking past
- *		N wakes when changed > N, answered with list (its epoch is at
- *		least changed).  changed is the revision of the read, not
+ *		N is due when changed > N, answered with list (its epoch is
+ *		at least changed).  changed is the revision of the read, not
  *		of the event, as the read may hold later changes too
+ *   from	the revision the watch starts after: base, then each read's
  *   healthy	the watch works: a long-poll's full wait is answered with
  *		list (not older than its epoch) without reading etcd
  *
- * A broken watch is opened again from list.epoch + 1 (events missed
+ * A broken watch is opened again from the same revision (events missed
  * meanwhile come with it); a compacted or canceled one makes the feed
  * read the group again.  A feed with no long-poll ends after its quiet
  * watch (ETCD_FEED_WATCH_MS) or a failure.
@@ -45,7 +50,7 @@ struct feed {
 	char prefix[512];
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC, with e->lock */
 	struct mds_list list;
-	uint64_t base, changed;
+	uint64_t start, base, changed, from;
 	bool valid, healthy;
 	unsigned int waiters;
 	atomic_bool stop;		/* shutdown: end the watch */
@@ -63,17 +68,23 @@ static int wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
 	return pthread_cond_timedwait(cond, lock, &ts);
 }
 
-/* The feed's read of its group: publish it (under e->lock). */
-static void feed_publish(struct feed *f, struct mds_list *l)
+/*
+ * The feed's read of its group: publish it and tell the long-polls of a
+ * change (under e->lock).
+ */
+static void feed_publish(struct etcd *e, struct feed *f, struct mds_list *l)
 {
 	mds_list_free(&f->list);
 	f->list = *l;
-	if (!f->valid)
-		f->base = l->epoch;
-	else
-		f->changed = l->epoch;
+	if (!f->valid) {
+		f->base = f->start < l->epoch ? f->start : l->epoch;
+		f->from = f->base;
+	} else {
+		f->changed = f->from = l->epoch;
+		if (e->notify.fn)
+			e->notify.fn(e->notify.ctx, f->group, f->k, f->changed);
+	}
 	f->valid = f->healthy = true;
-	pthread_cond_broadcast(&f->cond);
 }
 
 /* Unlink and free f (under e->lock, no long-poll on it). */
@@ -107,12 +118,12 @@ static void *feed_main(void *arg)
 			ret = etcd_range_group(e, f->prefix, &l);
 			pthread_mutex_lock(&e->lock);
 			if (!ret)
-				feed_publish(f, &l);
+				feed_publish(e, f, &l);
 			pthread_mutex_unlock(&e->lock);
 			read = ret != 0;
 		}
-		/* the watch from the listing's revision: nothing missed */
-		ret = read ? -EIO : etcd_watch(e, f->prefix, f->list.epoch,
+		/* the watch from a read's revision: nothing missed */
+		ret = read ? -EIO : etcd_watch(e, f->prefix, f->from,
 					  ETCD_FEED_WATCH_MS, &f->stop);
 		if (!ret)
 			read = true;	/* a change (or a compaction) */
@@ -143,9 +154,12 @@ static struct feed *feed_find(struct etcd *e, const char *group,
 	return f;
 }
 
-/* The feed of group/k, started when there is none (under e->lock). */
+/*
+ * The feed of group/k, started (knowing of the changes after epoch
+ * after) when there is none (under e->lock).
+ */
 static struct feed *feed_get(struct etcd *e, const char *group,
-			     enum mds_kind k)
+			     enum mds_kind k, uint64_t after)
 {
 	pthread_condattr_t ca;
 	pthread_attr_t ta;
@@ -162,6 +176,7 @@ static struct feed *feed_get(struct etcd *e, const char *group,
 		return NULL;
 	f->e = e;
 	f->k = k;
+	f->start = after;
 	snprintf(f->group, sizeof(f->group), "%s", group);
 	etcd_entry_key(e, f->prefix, sizeof(f->prefix), group, k, NULL);
 	pthread_condattr_init(&ca);
@@ -201,64 +216,55 @@ static int list_copy(const struct mds_list *l, struct mds_list *out)
 }
 
 bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
-	       struct mds_list *out)
+	       uint64_t after, struct mds_list *out)
 {
 	struct feed *f;
 	bool ok = false;
 
 	pthread_mutex_lock(&e->lock);
 	f = feed_find(e, group, k);
-	if (f && f->valid && f->healthy)
+	if (f && f->valid && f->healthy && f->list.epoch >= after)
 		ok = !list_copy(&f->list, out);
 	pthread_mutex_unlock(&e->lock);
 	return ok;
 }
 
-int feed_wait(struct etcd *e, const char *group, enum mds_kind k,
-	      uint64_t after, uint64_t deadline, const atomic_bool *gone,
-	      enum poll_end *end, struct mds_list *out)
+int feed_wait_begin(struct etcd *e, const char *group, enum mds_kind k,
+		    uint64_t after)
 {
 	struct feed *f;
-	int ret = 1;
+	int ret = 0;
 
 	pthread_mutex_lock(&e->lock);
-	f = feed_get(e, group, k);
-	*end = POLL_OWN;
-	if (!f) {
-		pthread_mutex_unlock(&e->lock);
-		return 1;
+	f = feed_get(e, group, k, after);
+	if (f && !f->valid) {
+		if (after < f->start)
+			f->start = after;
+		ret = 1;
+	} else if (f) {
+		ret = after >= f->base && f->changed <= after;
 	}
-	f->waiters++;
-	for (;;) {
-		if (e->stopping || (gone && atomic_load(gone))) {
-			*end = POLL_ENDED;
-			break;
-		}
-		if (f->valid && after < f->base)
-			break;	/* POLL_OWN */
-		if (f->valid && f->changed > after) {
-			*end = POLL_CHANGED;
-			break;
-		}
-		if (wait_until(&f->cond, &e->lock, deadline) == ETIMEDOUT) {
-			*end = POLL_TIMEOUT;
-			break;
-		}
-	}
-	if (*end == POLL_CHANGED ||
-	    (*end != POLL_OWN && f->valid && f->healthy &&
-	     f->list.epoch >= after))
-		ret = list_copy(&f->list, out);
-	f->waiters--;
+	if (ret)
+		f->waiters++;
 	pthread_mutex_unlock(&e->lock);
 	return ret;
 }
 
-void feeds_wake(struct etcd *e, bool stop)
+void feed_wait_end(struct etcd *e, const char *group, enum mds_kind k)
+{
+	struct feed *f;
+
+	pthread_mutex_lock(&e->lock);
+	f = feed_find(e, group, k);
+	if (f)	/* none: it ended at shutdown */
+		f->waiters--;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void feeds_stop(struct etcd *e)
 {
 	for (struct feed *f = e->feeds; f; f = f->next) {
-		if (stop)
-			atomic_store(&f->stop, true);
+		atomic_store(&f->stop, true);
 		pthread_cond_broadcast(&f->cond);
 	}
 }

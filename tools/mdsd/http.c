@@ -8,9 +8,14 @@
  *   (the same under /clients)
  *   GET    /readyz /healthz /metrics
  *
- * One thread per connection (long-polls block in the handler), an idle
- * timeout for slow clients, a bounded body (413), strict JSON and ids
- * (400), 404 for unknown paths, 405 with an Allow header for wrong
+ * libmicrohttpd's one epoll thread reads and writes every connection and
+ * never waits for the backend: a complete request is run by one of
+ * --http-threads request threads (jobs.c), its connection suspended
+ * (MHD_suspend_connection) until the answer is queued, so a blocking
+ * call (etcd) holds that thread only, never another connection; a PUT
+ * of an entry written before (a heartbeat) is queued ahead.  A
+ * long-poll holds no thread while it waits (below).  An idle timeout for slow clients, a bounded body (413), strict JSON and
+ * ids (400), 404 for unknown paths, 405 with an Allow header for wrong
  * methods.  Errors are {"error": "..."}.
  *
  * Credentials (SPEC 7): with --member-token-file every PUT and DELETE
@@ -28,13 +33,25 @@
  * --reserved-write-connections connections serve only authenticated
  * writes, so heartbeats get through whatever reads and long-polls hold
  * (others: 503 and the connection closed); long-polls are capped in all
- * and per peer address (429).  A waiting long-poll cannot see its
- * connection from libmicrohttpd (suspended connections do not notice a
- * disconnect either), so its socket (MHD_CONNECTION_INFO_CONNECTION_FD)
- * is watched by one epoll thread for the peer's hang-up: the wait then
- * ends at once and its slot is free.
+ * and per peer address (429).
+ *
+ * A long-poll (wait_epoch) takes a slot, which records its group, kind,
+ * epoch and deadline, and asks the backend (wait_begin, never blocking)
+ * whether its answer is due.  When it is not, it parks: its connection
+ * stays suspended and its request thread moves on.  It is answered (on a
+ * request thread again) at the first of: the backend's notify (a change
+ * of the group past its epoch: the memory backend's every change, the
+ * etcd backend's shared group watch), its deadline, its peer's hang-up,
+ * shutdown.  One watcher thread keeps the deadlines (its epoll_wait's
+ * timeout) and watches the waiting sockets
+ * (MHD_CONNECTION_INFO_CONNECTION_FD) for a hang-up, which libmicrohttpd
+ * does not see on a suspended connection: a gone peer's connection is
+ * closed at once, its slot free.  The answer is the backend's wait_list
+ * (the etcd feed's shared listing), built once per listing and queued on
+ * every long-poll it answers.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +67,7 @@
 #include <openssl/sha.h>
 
 #include "http.h"
+#include "jobs.h"
 #include "mdsd.h"
 #include "runtime.h"
 
@@ -59,15 +77,48 @@ struct peer {
 	unsigned char a[16];
 };
 
-/* A long-poll's slot; data.u64 of its epoll registration: gen << 32 | i. */
+/*
+ * A long-poll's slot (under lp_lock); data.u64 of its epoll registration:
+ * gen << 32 | i.
+ */
 struct waiter {
 	bool used;
 	uint32_t gen;
-	atomic_bool gone;	/* the peer hung up */
+	bool gone;		/* the peer hung up */
+	bool due;		/* the group changed past after; or stopping */
+	bool timed_out;		/* its deadline passed while it waited */
+	bool suspended;		/* parked, not woken yet */
 	struct peer peer;
+	struct req *r;
+	enum mds_kind k;
+	char group[MDS_ID_MAX + 1];
+	uint64_t after, deadline;	/* deadline: monotonic ms */
 };
 
-#define WATCH_STOP	UINT64_MAX	/* data.u64 of the stop eventfd */
+#define WATCH_KICK	UINT64_MAX	/* data.u64 of the kick eventfd */
+
+/*
+ * The entries this mdsd wrote lately, by a hash of their path: a PUT of
+ * one of them is most likely a heartbeat and runs ahead of the requests
+ * queued (jobs_queue's urgent), so that registrations (each reading its
+ * whole group from etcd) do not hold the heartbeats past their TTL.
+ * Direct-mapped, a collision overwrites: it only orders the queue.
+ */
+#define RENEWED_SLOTS	65536
+
+/*
+ * A long-poll answer built once and queued on every long-poll answered
+ * with the same listing (libmicrohttpd's responses are reference counted
+ * and may go out on many connections); the last SHARED_ANSWERS built.
+ */
+#define SHARED_ANSWERS	16
+struct shared_answer {
+	struct MHD_Response *r;		/* NULL: none */
+	char group[MDS_ID_MAX + 1];
+	enum mds_kind k;
+	uint64_t epoch;
+	uint64_t used;			/* ans_tick of its last use */
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -76,9 +127,18 @@ struct http_server {
 	/* long-polls: cfg->max_long_polls slots */
 	pthread_mutex_t lp_lock;
 	struct waiter *lp;
-	int ep, stop_fd;	/* the hang-up watcher's epoll and wake-up */
+	bool stopping;		/* requests run inline, nothing waits */
+	struct jobs *jobs;	/* the request threads */
+	/* the watcher of deadlines and hang-ups: its epoll and wake-up */
+	int ep, kick_fd;
+	uint64_t next_due;	/* the watcher's next deadline (ms) */
+	bool watcher_stop;
 	pthread_t watcher;
 	bool watching;
+	pthread_mutex_t ans_lock;
+	struct shared_answer ans[SHARED_ANSWERS];
+	uint64_t ans_tick;
+	atomic_uint_least64_t renewed[RENEWED_SLOTS];
 };
 
 enum auth { AUTH_OK, AUTH_MISSING, AUTH_WRONG };
@@ -99,81 +159,101 @@ struct req {
 	bool busy;		/* refused: the writes' reserve is reached */
 	bool bad_key;		/* refused: no or a malformed client key */
 	struct mds_writer w;	/* a /clients write's key and duty */
+	bool lp;		/* a long-poll holding slot */
+	bool waiting;		/* its wait_begin needs a wait_end */
+	size_t slot;
+	/* run by a request thread, its connection suspended meanwhile */
+	struct job job;
+	struct http_server *s;
+	struct MHD_Connection *c;
+	const char *url, *method;
+	uint64_t url_hash;	/* a PUT's: its key in renewed */
+	bool ran;		/* done: ret is the handler's answer */
+	enum MHD_Result ret;
 };
+
+#define container_of(p, type, member) \
+	((type *)((char *)(p) - offsetof(type, member)))
 
 /* A body larger than this many times the limit closes the connection. */
 #define DISCARD_FACTOR 16
 
-/* A reply, with the extra headers of hdrs (name, value, ..., NULL; or
- * NULL). */
-static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
-				 unsigned int code, const char *ctype,
-				 const char *text, size_t len,
-				 const char *const *hdrs)
+/* A reply's body with the extra headers of hdrs (name, value, ...,
+ * NULL; or NULL); NULL: out of memory. */
+static struct MHD_Response *response(const char *ctype, const char *text,
+				     size_t len, const char *const *hdrs)
 {
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	r = MHD_create_response_from_buffer(len, (void *)text,
 					    MHD_RESPMEM_MUST_COPY);
 	if (!r)
-		return MHD_NO;
+		return NULL;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	for (; hdrs && hdrs[0]; hdrs += 2)
 		MHD_add_response_header(r, hdrs[0], hdrs[1]);
+	return r;
+}
+
+/* Queue r (NULL: out of memory), counted, and drop this reference. */
+static enum MHD_Result send_response(struct MHD_Connection *c,
+				     const char *method, unsigned int code,
+				     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	metrics_http(method, code);
 	return ret;
 }
 
+static enum MHD_Result send_text(struct MHD_Connection *c, const char *method,
+				 unsigned int code, const char *ctype,
+				 const char *text, size_t len,
+				 const char *const *hdrs)
+{
+	return send_response(c, method, code, response(ctype, text, len, hdrs));
+}
+
+/* An application/json reply of o (put here), with the headers of hdrs. */
+static struct MHD_Response *json_response(struct json_object *o,
+					  const char *const *hdrs)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	struct MHD_Response *r = NULL;
+	size_t n = strlen(s);
+	char *buf = malloc(n + 1);
+
+	if (buf) {
+		memcpy(buf, s, n);
+		buf[n++] = '\n';
+		r = response("application/json", buf, n, hdrs);
+		free(buf);
+	}
+	json_object_put(o);
+	return r;
+}
+
 static enum MHD_Result send_json(struct MHD_Connection *c, const char *method,
 				 unsigned int code, struct json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	enum MHD_Result ret;
-	size_t n = strlen(s);
-	char *buf = malloc(n + 2);
-
-	if (!buf) {
-		json_object_put(o);
-		return MHD_NO;
-	}
-	memcpy(buf, s, n);
-	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, NULL);
-	free(buf);
-	json_object_put(o);
-	return ret;
+	return send_response(c, method, code, json_response(o, NULL));
 }
 
-/* {"error": msg}, with the extra headers of hdrs (as send_text). */
+/* {"error": msg}, with the extra headers of hdrs (as response()). */
 static enum MHD_Result send_error_msg(struct MHD_Connection *c,
 				      const char *method, unsigned int code,
 				      const char *const *hdrs,
 				      const char *msg)
 {
 	struct json_object *o = json_object_new_object();
-	char *buf;
-	const char *s;
-	enum MHD_Result ret;
-	size_t n;
 
 	json_object_object_add(o, "error", json_object_new_string(msg));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	n = strlen(s);
-	buf = malloc(n + 1);
-	if (!buf) {
-		json_object_put(o);
-		return MHD_NO;
-	}
-	memcpy(buf, s, n);
-	buf[n++] = '\n';
-	ret = send_text(c, method, code, "application/json", buf, n, hdrs);
-	free(buf);
-	json_object_put(o);
-	return ret;
+	return send_response(c, method, code, json_response(o, hdrs));
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, const char *method,
@@ -388,15 +468,17 @@ static struct peer peer_of(struct MHD_Connection *c)
 }
 
 /*
- * Take a long-poll slot for c and watch its socket for the peer's
- * hang-up: the slot's index, or -1 when a cap is reached (why says which).
+ * Take a long-poll slot for c past epoch after of group/k, until deadline,
+ * and watch its socket for the peer's hang-up: the slot's index, or -1
+ * when a cap is reached (why says which).
  */
-static long lp_enter(struct http_server *s, struct MHD_Connection *c,
-		     const char **why)
+static long lp_enter(struct http_server *s, struct req *r,
+		     const char *group, enum mds_kind k, uint64_t after,
+		     uint64_t deadline, const char **why)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct peer p = peer_of(c);
+		MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct peer p = peer_of(r->c);
 	unsigned int mine = 0;
 	long free_slot = -1;
 	size_t i;
@@ -426,7 +508,12 @@ static long lp_enter(struct http_server *s, struct MHD_Connection *c,
 
 		w->used = true;
 		w->peer = p;
-		atomic_store(&w->gone, false);
+		w->gone = w->due = w->timed_out = w->suspended = false;
+		w->r = r;
+		w->k = k;
+		snprintf(w->group, sizeof(w->group), "%s", group);
+		w->after = after;
+		w->deadline = deadline;
 		/* Unwatched (no fd?): the wait just lasts its time. */
 		if (ci && epoll_ctl(s->ep, EPOLL_CTL_ADD, ci->connect_fd, &ev))
 			logmsg(LOG_VERBOSE, "http: cannot watch a long-poll: %s",
@@ -437,7 +524,7 @@ static long lp_enter(struct http_server *s, struct MHD_Connection *c,
 }
 
 static void lp_leave(struct http_server *s, struct MHD_Connection *c,
-		     long slot)
+		     size_t slot)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -446,50 +533,157 @@ static void lp_leave(struct http_server *s, struct MHD_Connection *c,
 	pthread_mutex_lock(&s->lp_lock);
 	if (ci)
 		epoll_ctl(s->ep, EPOLL_CTL_DEL, ci->connect_fd, NULL);
-	if (atomic_load(&w->gone))
+	if (w->gone)
 		counter_inc(C_LONGPOLL_GONE);
+	if (w->timed_out)
+		counter_inc(C_LONGPOLL_TIMEOUTS);
 	w->used = false;
 	w->gen++;	/* an event still in flight finds another generation */
 	pthread_mutex_unlock(&s->lp_lock);
 }
 
-/* The hang-up watcher: marks the waiter gone and wakes the waits. */
+static void lp_job(struct job *j);
+
+/*
+ * Set by a request thread's request that parked (a long-poll waiting):
+ * the thread leaves its connection suspended and the request alone.
+ */
+static _Thread_local bool parked;
+
+/* Answer w's long-poll on a request thread (under lp_lock). */
+static void lp_wake(struct http_server *s, struct waiter *w)
+{
+	w->suspended = false;
+	w->r->job.fn = lp_job;
+	jobs_queue(s->jobs, &w->r->job, false);
+}
+
+/* Make the watcher look at the deadlines again. */
+static void kick(struct http_server *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->kick_fd, &one, sizeof(one)) != sizeof(one))
+		logmsg(LOG_ERR, "http: cannot wake the watcher: %s",
+		       strerror(errno));
+}
+
+/*
+ * Park the long-poll of slot (its connection stays suspended, its
+ * request thread moves on) unless its answer is due already: false when
+ * it is answered now.
+ */
+static bool lp_park(struct http_server *s, size_t slot)
+{
+	struct waiter *w = &s->lp[slot];
+	bool wait, earlier = false;
+
+	pthread_mutex_lock(&s->lp_lock);
+	w->timed_out = !w->due && !w->gone && now_mono_ms() >= w->deadline;
+	wait = !w->due && !w->gone && !w->timed_out && !s->stopping;
+	if (wait) {
+		w->suspended = true;
+		earlier = w->deadline < s->next_due;
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+	if (earlier)
+		kick(s);
+	return wait;
+}
+
+/* The backend's notify: group/k changed up to epoch (under its lock). */
+static void lp_changed(void *ctx, const char *group, enum mds_kind k,
+		       uint64_t epoch)
+{
+	struct http_server *s = ctx;
+
+	pthread_mutex_lock(&s->lp_lock);
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++) {
+		struct waiter *w = &s->lp[i];
+
+		if (!w->used || w->due || w->k != k || w->after >= epoch ||
+		    strcmp(w->group, group))
+			continue;
+		w->due = true;
+		if (w->suspended)
+			lp_wake(s, w);
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+}
+
+/*
+ * The watcher's pass over the slots (under lp_lock): resume the gone and
+ * the timed out; the time to the next deadline (ms, -1: none).
+ */
+static int lp_sweep(struct http_server *s)
+{
+	uint64_t now = now_mono_ms(), next = UINT64_MAX;
+
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++) {
+		struct waiter *w = &s->lp[i];
+
+		if (!w->used || !w->suspended)
+			continue;
+		if (!w->gone && w->deadline <= now)
+			w->timed_out = true;
+		if (w->gone || w->timed_out)
+			lp_wake(s, w);
+		else if (w->deadline < next)
+			next = w->deadline;
+	}
+	s->next_due = next;
+	if (next == UINT64_MAX)
+		return -1;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
+/* The watcher: deadlines and hang-ups of the waiting long-polls. */
 static void *watcher_main(void *arg)
 {
 	struct http_server *s = arg;
 	struct epoll_event ev[32];
-	bool stop = false;
 
-	while (!stop) {
-		bool woke = false;
-		int n = epoll_wait(s->ep, ev, 32, -1), i;
+	pthread_mutex_lock(&s->lp_lock);
+	while (!s->watcher_stop) {
+		int timeout = lp_sweep(s), n, i;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
+		pthread_mutex_unlock(&s->lp_lock);
+		n = epoll_wait(s->ep, ev, 32, timeout);
+		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "http: epoll_wait: %s", strerror(errno));
-			break;
+			return NULL;
 		}
 		pthread_mutex_lock(&s->lp_lock);
 		for (i = 0; i < n; i++) {
-			uint64_t u = ev[i].data.u64;
+			uint64_t u = ev[i].data.u64, cnt;
 			struct waiter *w;
 
-			if (u == WATCH_STOP) {
-				stop = true;
+			if (u == WATCH_KICK) {
+				if (read(s->kick_fd, &cnt, sizeof(cnt)) < 0)
+					logmsg(LOG_VERBOSE, "http: kick: %s",
+					       strerror(errno));
 				continue;
 			}
 			w = &s->lp[(uint32_t)u];
-			if (w->used && w->gen == (uint32_t)(u >> 32)) {
-				atomic_store(&w->gone, true);
-				woke = true;
-			}
+			if (w->used && w->gen == (uint32_t)(u >> 32))
+				w->gone = true;
 		}
-		pthread_mutex_unlock(&s->lp_lock);
-		if (woke)
-			s->b->ops->wake(s->b);
 	}
+	pthread_mutex_unlock(&s->lp_lock);
 	return NULL;
+}
+
+/* Release r's long-poll: its backend wait and its slot. */
+static void lp_release(struct http_server *s, struct MHD_Connection *c,
+		       struct req *r)
+{
+	const struct waiter *w = &s->lp[r->slot];	/* ours: unchanging */
+
+	if (r->waiting && s->b->ops->wait_end)
+		s->b->ops->wait_end(s->b, w->group, w->k);
+	lp_leave(s, c, r->slot);
+	atomic_fetch_sub(&metrics.longpoll_waiters, 1);
+	r->lp = r->waiting = false;
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -514,16 +708,99 @@ static enum MHD_Result h_groups(struct http_server *s, struct MHD_Connection *c,
 	return send_json(c, method, MHD_HTTP_OK, o);
 }
 
+/* A listing's answer: {"epoch": N, KIND: [...]}; l is freed. */
+static struct json_object *list_json(enum mds_kind k, struct mds_list *l)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+
+	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l->epoch));
+	for (size_t i = 0; i < l->n; i++)
+		json_object_array_add(arr, mds_entry_to_json(&l->v[i]));
+	json_object_object_add(o, mds_kind_name(k), arr);
+	mds_list_free(l);
+	return o;
+}
+
+/*
+ * Answer a long-poll with l (freed here), building the answer only when
+ * the last ones built have none of group/k at l's epoch (the same epoch
+ * of a group: the same listing).  Queued under ans_lock, so that the
+ * answer is not dropped in between.
+ */
+static enum MHD_Result send_shared_list(struct http_server *s,
+					struct MHD_Connection *c,
+					const char *method, const char *group,
+					enum mds_kind k, struct mds_list *l)
+{
+	struct shared_answer *a, *oldest = &s->ans[0];
+	enum MHD_Result ret = MHD_NO;
+
+	pthread_mutex_lock(&s->ans_lock);
+	for (a = s->ans; a < s->ans + SHARED_ANSWERS; a++) {
+		if (a->r && a->k == k && a->epoch == l->epoch &&
+		    !strcmp(a->group, group))
+			break;
+		if (a->used < oldest->used)
+			oldest = a;
+	}
+	if (a == s->ans + SHARED_ANSWERS) {
+		a = oldest;
+		if (a->r)
+			MHD_destroy_response(a->r);
+		snprintf(a->group, sizeof(a->group), "%s", group);
+		a->k = k;
+		a->epoch = l->epoch;
+		a->r = json_response(list_json(k, l), NULL);
+	} else {
+		mds_list_free(l);
+	}
+	a->used = ++s->ans_tick;
+	if (a->r) {
+		ret = MHD_queue_response(c, MHD_HTTP_OK, a->r);
+		metrics_http(method, MHD_HTTP_OK);
+	}
+	pthread_mutex_unlock(&s->ans_lock);
+	return ret;
+}
+
+/*
+ * Answer r's long-poll (its wait over, or never begun): the listing, or
+ * the connection closed when its peer left.
+ */
+static enum MHD_Result lp_answer(struct http_server *s,
+				 struct MHD_Connection *c, const char *method,
+				 struct req *r)
+{
+	const struct waiter *w = &s->lp[r->slot];	/* ours: unchanging */
+	enum mds_kind k = w->k;
+	char group[MDS_ID_MAX + 1];
+	struct mds_list l;
+	bool gone;
+	int ret;
+
+	pthread_mutex_lock(&s->lp_lock);
+	gone = w->gone;
+	pthread_mutex_unlock(&s->lp_lock);
+	memcpy(group, w->group, sizeof(group));
+	ret = gone ? 0 : s->b->ops->wait_list(s->b, group, k, w->after, &l);
+	lp_release(s, c, r);
+	if (gone)
+		return MHD_NO;
+	if (ret)
+		return send_backend_error(s, c, method, ret);
+	return send_shared_list(s, c, method, group, k, &l);
+}
+
 static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
-			      const char *method, const char *group,
-			      enum mds_kind k)
+			      const char *method, struct req *r,
+			      const char *group, enum mds_kind k)
 {
 	struct query q = { 0 };
 	struct mds_list l;
-	struct json_object *o, *arr;
 	unsigned int wait_ms = s->cfg->long_poll_ms;
-	long slot = -1;
-	size_t i;
+	const char *why;
+	long slot;
 	int ret;
 
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_cb, &q);
@@ -535,32 +812,30 @@ static enum MHD_Result h_list(struct http_server *s, struct MHD_Connection *c,
 				  "wait_ms needs wait_epoch");
 	if (q.has_wait_ms && q.wait_ms < wait_ms)
 		wait_ms = (unsigned int)q.wait_ms;
-	if (q.has_wait_epoch) {
-		const char *why;
-
-		slot = lp_enter(s, c, &why);
-		if (slot < 0) {
-			counter_inc(C_LONGPOLL_REFUSALS);
-			logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
-			return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
-					      retry_after, why);
-		}
+	if (!q.has_wait_epoch) {
+		ret = s->b->ops->list(s->b, group, k, &l);
+		if (ret)
+			return send_backend_error(s, c, method, ret);
+		return send_json(c, method, MHD_HTTP_OK, list_json(k, &l));
 	}
-	ret = s->b->ops->list(s->b, group, k, q.has_wait_epoch, q.wait_epoch,
-			      wait_ms, slot >= 0 ? &s->lp[slot].gone : NULL,
-			      &l);
-	if (slot >= 0)
-		lp_leave(s, c, slot);
-	if (ret)
-		return send_backend_error(s, c, method, ret);
-	o = json_object_new_object();
-	arr = json_object_new_array();
-	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)l.epoch));
-	for (i = 0; i < l.n; i++)
-		json_object_array_add(arr, mds_entry_to_json(&l.v[i]));
-	json_object_object_add(o, mds_kind_name(k), arr);
-	mds_list_free(&l);
-	return send_json(c, method, MHD_HTTP_OK, o);
+	slot = lp_enter(s, r, group, k, q.wait_epoch, now_mono_ms() + wait_ms,
+			&why);
+	if (slot < 0) {
+		counter_inc(C_LONGPOLL_REFUSALS);
+		logmsg(LOG_VERBOSE, "429 long-poll of %s: %s", group, why);
+		return send_error_msg(c, method, MHD_HTTP_TOO_MANY_REQUESTS,
+				      retry_after, why);
+	}
+	counter_inc(C_LONGPOLLS);
+	atomic_fetch_add(&metrics.longpoll_waiters, 1);
+	r->lp = true;
+	r->slot = (size_t)slot;
+	r->waiting = s->b->ops->wait_begin(s->b, group, k, q.wait_epoch) == 1;
+	if (r->waiting && lp_park(s, r->slot)) {
+		parked = true;	/* r is the waker's now */
+		return MHD_YES;
+	}
+	return lp_answer(s, c, method, r);
 }
 
 static enum MHD_Result h_get_one(struct http_server *s,
@@ -573,7 +848,7 @@ static enum MHD_Result h_get_one(struct http_server *s,
 	size_t i;
 	int ret;
 
-	ret = s->b->ops->list(s->b, group, k, false, 0, 0, NULL, &l);
+	ret = s->b->ops->list(s->b, group, k, &l);
 	if (ret)
 		return send_backend_error(s, c, method, ret);
 	for (i = 0; i < l.n; i++) {
@@ -614,6 +889,8 @@ static enum MHD_Result h_put(struct http_server *s, struct MHD_Connection *c,
 		return send_backend_error(s, c, method, ret);
 	logmsg(created ? LOG_VERBOSE : LOG_DEBUG, "%s %s/%s/%s",
 	       created ? "registered" : "renewed", group, mds_kind_name(k), id);
+	atomic_store_explicit(&s->renewed[r->url_hash % RENEWED_SLOTS],
+			      r->url_hash, memory_order_relaxed);
 	reply = json_object_new_object();
 	json_object_object_add(reply, "id", json_object_new_string(id));
 	json_object_object_add(reply, "epoch", json_object_new_int64((int64_t)epoch));
@@ -762,7 +1039,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c,
 		return r->seen ?
 			send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
 				   "unexpected body") :
-			h_list(s, c, method, seg[2], k);
+			h_list(s, c, method, r, seg[2], k);
 	if (has_query(c))
 		return send_error(c, method, MHD_HTTP_BAD_REQUEST, NULL,
 				  "no query parameters here");
@@ -883,6 +1160,75 @@ static enum MHD_Result admit(struct http_server *s, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(const char *p)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+/* A request thread's work is done: resume the connection (under no lock). */
+static void finish(struct req *r, enum MHD_Result ret)
+{
+	r->ret = ret;
+	r->ran = true;
+	MHD_resume_connection(r->c);
+}
+
+static void route_job(struct job *j)
+{
+	struct req *r = container_of(j, struct req, job);
+	enum MHD_Result ret;
+
+	parked = false;
+	ret = route(r->s, r->c, r->url, r->method, r);
+	if (!parked)
+		finish(r, ret);
+}
+
+static void lp_job(struct job *j)
+{
+	struct req *r = container_of(j, struct req, job);
+
+	finish(r, lp_answer(r->s, r->c, r->method, r));
+}
+
+/*
+ * Route a complete request on a request thread, its connection suspended
+ * until the answer is queued; inline when stopping (nothing may be
+ * suspended when libmicrohttpd stops).
+ */
+static enum MHD_Result dispatch(struct http_server *s,
+				struct MHD_Connection *c, const char *url,
+				const char *method, struct req *r)
+{
+	bool now, urgent = false;
+
+	if (is(method, "PUT")) {
+		r->url_hash = fnv1a(url);
+		urgent = atomic_load_explicit(&s->renewed[r->url_hash %
+							  RENEWED_SLOTS],
+					      memory_order_relaxed) ==
+			 r->url_hash;
+	}
+	r->s = s;
+	r->c = c;
+	r->url = url;
+	r->method = method;
+	r->job.fn = route_job;
+	pthread_mutex_lock(&s->lp_lock);
+	now = s->stopping;
+	if (!now) {
+		MHD_suspend_connection(c);
+		jobs_queue(s->jobs, &r->job, urgent);
+	}
+	pthread_mutex_unlock(&s->lp_lock);
+	return now ? route(s, c, url, method, r) : MHD_YES;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -892,6 +1238,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 
 	(void)version;
+	if (r && r->ran)	/* resumed: its answer is queued (or none) */
+		return r->ret;
 	if (!r) {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -930,7 +1278,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		return send_error(c, method, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
 				  "body larger than %zu bytes",
 				  s->cfg->body_limit);
-	return route(s, c, url, method, r);
+	return dispatch(s, c, url, method, r);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -958,20 +1306,22 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	logmsg(LOG_VERBOSE, "http: %s", buf);
 }
 
-/* The long-poll slots and their hang-up watcher; -errno. */
+/* The long-poll slots and their watcher; -errno. */
 static int watcher_start(struct http_server *s)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_STOP };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_KICK };
 	int ret;
 
 	pthread_mutex_init(&s->lp_lock, NULL);
+	pthread_mutex_init(&s->ans_lock, NULL);
+	s->next_due = UINT64_MAX;
 	s->lp = calloc(s->cfg->max_long_polls, sizeof(*s->lp));
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
-	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	s->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!s->lp)
 		return -ENOMEM;
-	if (s->ep < 0 || s->stop_fd < 0 ||
-	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev))
+	if (s->ep < 0 || s->kick_fd < 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->kick_fd, &ev))
 		return -errno;
 	ret = pthread_create(&s->watcher, NULL, watcher_main, s);
 	if (ret)
@@ -982,20 +1332,24 @@ static int watcher_start(struct http_server *s)
 
 static void server_free(struct http_server *s)
 {
+	jobs_stop(s->jobs);
 	if (s->watching) {
-		uint64_t one = 1;
-
-		if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
-			logmsg(LOG_ERR, "http: cannot stop the watcher: %s",
-			       strerror(errno));
+		pthread_mutex_lock(&s->lp_lock);
+		s->watcher_stop = true;
+		pthread_mutex_unlock(&s->lp_lock);
+		kick(s);
 		pthread_join(s->watcher, NULL);
 	}
 	if (s->ep >= 0)
 		close(s->ep);
-	if (s->stop_fd >= 0)
-		close(s->stop_fd);
+	if (s->kick_fd >= 0)
+		close(s->kick_fd);
 	free(s->lp);
+	for (size_t i = 0; i < SHARED_ANSWERS; i++)
+		if (s->ans[i].r)
+			MHD_destroy_response(s->ans[i].r);
 	pthread_mutex_destroy(&s->lp_lock);
+	pthread_mutex_destroy(&s->ans_lock);
 	free(s);
 }
 
@@ -1003,21 +1357,25 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 			       struct backend *b)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			     MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	int ret;
 
 	if (!s)
 		return NULL;
 	s->cfg = cfg;
 	s->b = b;
+	s->ep = s->kick_fd = -1;
 	ret = watcher_start(s);
+	s->jobs = ret ? NULL : jobs_start(cfg->http_threads);
+	if (!ret && !s->jobs)
+		ret = -ENOMEM;
 	if (ret) {
 		logmsg(LOG_ERR, "http: cannot start: %s", strerror(-ret));
 		server_free(s);
 		return NULL;
 	}
+	b->ops->set_notify(b, (struct backend_notify){ lp_changed, s });
 	if (cfg->listen_addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
@@ -1036,11 +1394,12 @@ struct http_server *http_start(const struct mdsd_config *cfg,
 	if (!s->d) {
 		logmsg(LOG_ERR, "cannot listen on %s: %s", cfg->listen,
 		       strerror(errno));
+		b->ops->set_notify(b, (struct backend_notify){ NULL, NULL });
 		server_free(s);
 		return NULL;
 	}
-	logmsg(LOG_INFO, "listening on %s (backend %s)", cfg->listen,
-	       b->ops->name);
+	logmsg(LOG_INFO, "listening on %s (backend %s, %u request threads)",
+	       cfg->listen, b->ops->name, cfg->http_threads);
 	return s;
 }
 
@@ -1048,6 +1407,15 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	s->b->ops->set_notify(s->b, (struct backend_notify){ NULL, NULL });
+	/* libmicrohttpd stops only without suspended connections */
+	pthread_mutex_lock(&s->lp_lock);
+	s->stopping = true;
+	for (size_t i = 0; i < s->cfg->max_long_polls; i++)
+		if (s->lp[i].used && s->lp[i].suspended)
+			lp_wake(s, &s->lp[i]);
+	pthread_mutex_unlock(&s->lp_lock);
+	jobs_drain(s->jobs);
 	MHD_stop_daemon(s->d);
 	server_free(s);
 }

@@ -3,7 +3,8 @@
  * mdsd: the dfkv membership daemon (SPEC.md section 7).  One file per
  * concern: main.c (start, signals, shutdown), runtime.c (log, clocks,
  * the stop flag: runtime.h), config.c (config file and
- * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd),
+ * command line), http.c (the HTTP/1.1 + JSON API on libmicrohttpd;
+ * jobs.c its request threads: jobs.h),
  * entry.c (record lists and names; the member/client record and its
  * JSON codec are libdfkv's lib/record.c, shared with discovery and
  * dfkvctl), mem.c (the
@@ -88,6 +89,12 @@ int mds_stored_from_json(struct json_object *o, const char *id,
 
 struct backend;
 
+struct backend_notify {
+	void (*fn)(void *ctx, const char *group, enum mds_kind k,
+		   uint64_t epoch);
+	void *ctx;
+};
+
 /*
  * Every call is thread safe.  Errors: -ENOENT (no such entry), -ENOSPC
  * (a directory limit), -EDQUOT (the group's member weight would pass
@@ -109,22 +116,37 @@ struct backend_ops {
 	int (*del)(struct backend *b, const char *group, enum mds_kind k,
 		   const char *id, const struct mds_writer *w,
 		   uint64_t *epoch);
-	/*
-	 * List a group's members or clients.  With wait, block until the
-	 * list changed after epoch `after`, at most wait_ms, until shutdown
-	 * or until *gone is set (the long-poll's peer left: http.c sets it,
-	 * then calls wake), then list.
-	 */
+	/* List a group's members or clients. */
 	int (*list)(struct backend *b, const char *group, enum mds_kind k,
-		    bool wait, uint64_t after, unsigned int wait_ms,
-		    const atomic_bool *gone, struct mds_list *out);
-	/* Make the waiters look at their gone flags again. */
-	void (*wake)(struct backend *b);
+		    struct mds_list *out);
+	/*
+	 * A long-poll past epoch `after` begins; it never blocks.  0: its
+	 * answer is due now (the list changed after `after`, or the backend
+	 * cannot tell).  1: it waits; the backend calls the notify function
+	 * (set_notify) with an epoch above `after` once group/k may have
+	 * changed past it, and the caller ends the wait with wait_end.
+	 */
+	int (*wait_begin)(struct backend *b, const char *group,
+			  enum mds_kind k, uint64_t after);
+	/*
+	 * A waiting long-poll's answer (before its wait_end): a listing not
+	 * older than `after`, shared by the waiters where the backend has one.
+	 */
+	int (*wait_list)(struct backend *b, const char *group, enum mds_kind k,
+			 uint64_t after, struct mds_list *out);
+	/* NULL: a wait holds nothing. */
+	void (*wait_end)(struct backend *b, const char *group, enum mds_kind k);
+	/*
+	 * The function told of changes: every long-poll of group/k past an
+	 * epoch below `epoch` may be answered now.  Called with the backend's
+	 * lock held: it must not call the backend.
+	 */
+	void (*set_notify)(struct backend *b, struct backend_notify n);
 	/* Groups with at least one member or client, sorted. */
 	int (*groups)(struct backend *b, struct mds_names *out);
 	/* Readiness (debounced where it needs probing). */
 	bool (*ready)(struct backend *b);
-	/* Wake every waiter: shutting down. */
+	/* Shutting down. */
 	void (*shutdown)(struct backend *b);
 	void (*destroy)(struct backend *b);
 };
@@ -190,6 +212,7 @@ struct mdsd_config {
 	bool reserved_set;			/* given, not the default */
 	unsigned int max_long_polls;		/* waiting at once, in all */
 	unsigned int max_long_polls_peer;	/* per peer address */
+	unsigned int http_threads;		/* libmicrohttpd's pool */
 	unsigned int max_group_weight;		/* sum of a group's weights */
 	unsigned int max_entries;		/* memory backend: all groups */
 	bool node_metrics;			/* host node stats in /metrics */

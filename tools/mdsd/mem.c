@@ -7,9 +7,9 @@
  * the revision of its last members change and of its last clients change,
  * which is the epoch a listing returns, so an epoch never goes backwards
  * (group records are kept once created).  Leases run on the monotonic
- * clock; a reaper thread drops expired entries.  Long-polls wait on one
- * condition variable broadcast by every change (and by wake, when a
- * long-poll's peer left).  A put that would make a group's member weights
+ * clock; a reaper thread drops expired entries.  Every change tells the
+ * HTTP server's notify function (the long-polls of the group wait there,
+ * without a thread).  A put that would make a group's member weights
  * add up to more than --max-group-weight is refused.  A /clients entry
  * keeps its owner (the SHA-256 of the client key that created it): a
  * client-token write of someone else's entry is refused.  With a snapshot path the
@@ -50,8 +50,8 @@ struct mem_group {
 struct mem {
 	struct backend b;
 	pthread_mutex_t lock;
-	pthread_cond_t changed;		/* CLOCK_MONOTONIC */
-	pthread_cond_t reaper_wake;
+	pthread_cond_t reaper_wake;	/* CLOCK_MONOTONIC */
+	struct backend_notify notify;
 	uint64_t rev;
 	struct mem_group **groups;	/* sorted by name */
 	size_t n_groups;
@@ -144,7 +144,8 @@ static void bump(struct mem *m, struct mem_group *g, enum mds_kind k)
 {
 	g->epoch[k] = ++m->rev;
 	counter_inc(C_EPOCH_BUMPS);
-	pthread_cond_broadcast(&m->changed);
+	if (m->notify.fn)
+		m->notify.fn(m->notify.ctx, g->name, k, g->epoch[k]);
 	mark_dirty(m, true);
 }
 
@@ -287,35 +288,14 @@ static int mem_del(struct backend *b, const char *group, enum mds_kind k,
 }
 
 static int mem_list(struct backend *b, const char *group, enum mds_kind k,
-		    bool wait, uint64_t after, unsigned int wait_ms,
-		    const atomic_bool *gone, struct mds_list *out)
+		    struct mds_list *out)
 {
 	struct mem *m = to_mem(b);
 	struct mem_group *g;
-	struct timespec ts;
-	uint64_t deadline = now_mono_ms() + wait_ms;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&m->lock);
-	if (wait) {
-		counter_inc(C_LONGPOLLS);
-		atomic_fetch_add(&metrics.longpoll_waiters, 1);
-		ts.tv_sec = (time_t)(deadline / 1000);
-		ts.tv_nsec = (long)(deadline % 1000) * 1000000L;
-		for (;;) {
-			g = group_find(m, group, false);
-			if ((g && g->epoch[k] > after) || m->stopping ||
-			    (gone && atomic_load(gone)))
-				break;
-			if (pthread_cond_timedwait(&m->changed, &m->lock,
-						   &ts) == ETIMEDOUT) {
-				counter_inc(C_LONGPOLL_TIMEOUTS);
-				break;
-			}
-		}
-		atomic_fetch_sub(&metrics.longpoll_waiters, 1);
-	}
 	g = group_find(m, group, false);
 	if (g) {
 		out->epoch = g->epoch[k];
@@ -335,6 +315,37 @@ static int mem_list(struct backend *b, const char *group, enum mds_kind k,
 unlock:
 	pthread_mutex_unlock(&m->lock);
 	return ret;
+}
+
+static int mem_wait_begin(struct backend *b, const char *group,
+			  enum mds_kind k, uint64_t after)
+{
+	struct mem *m = to_mem(b);
+	struct mem_group *g;
+	int ret;
+
+	pthread_mutex_lock(&m->lock);
+	g = group_find(m, group, false);
+	ret = !(g && g->epoch[k] > after) && !m->stopping;
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
+/* A long-poll's answer is the listing of the moment: nothing is shared. */
+static int mem_wait_list(struct backend *b, const char *group,
+			 enum mds_kind k, uint64_t after, struct mds_list *out)
+{
+	(void)after;
+	return mem_list(b, group, k, out);
+}
+
+static void mem_set_notify(struct backend *b, struct backend_notify n)
+{
+	struct mem *m = to_mem(b);
+
+	pthread_mutex_lock(&m->lock);
+	m->notify = n;
+	pthread_mutex_unlock(&m->lock);
 }
 
 static int mem_groups(struct backend *b, struct mds_names *out)
@@ -643,22 +654,12 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
-static void mem_wake(struct backend *b)
-{
-	struct mem *m = to_mem(b);
-
-	pthread_mutex_lock(&m->lock);
-	pthread_cond_broadcast(&m->changed);
-	pthread_mutex_unlock(&m->lock);
-}
-
 static void mem_shutdown(struct backend *b)
 {
 	struct mem *m = to_mem(b);
 
 	pthread_mutex_lock(&m->lock);
 	m->stopping = true;
-	pthread_cond_broadcast(&m->changed);
 	pthread_cond_broadcast(&m->reaper_wake);
 	pthread_mutex_unlock(&m->lock);
 }
@@ -679,7 +680,6 @@ static void mem_destroy(struct backend *b)
 		free(m->groups[i]);
 	}
 	free(m->groups);
-	pthread_cond_destroy(&m->changed);
 	pthread_cond_destroy(&m->reaper_wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -690,7 +690,9 @@ static const struct backend_ops mem_ops = {
 	.put = mem_put,
 	.del = mem_del,
 	.list = mem_list,
-	.wake = mem_wake,
+	.wait_begin = mem_wait_begin,
+	.wait_list = mem_wait_list,
+	.set_notify = mem_set_notify,
 	.groups = mem_groups,
 	.ready = mem_ready,
 	.shutdown = mem_shutdown,
@@ -712,7 +714,6 @@ struct backend *mem_backend_new(const struct mdsd_config *cfg)
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->changed, &ca);
 	pthread_cond_init(&m->reaper_wake, &ca);
 	pthread_condattr_destroy(&ca);
 	/*

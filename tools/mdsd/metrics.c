@@ -213,7 +213,7 @@ static void directory(struct buf *b, struct backend *be)
 			size_t by_state[MDS_NR_STATES] = { 0 };
 			int s;
 
-			if (be->ops->list(be, names.v[i], k, false, 0, 0, NULL, &l))
+			if (be->ops->list(be, names.v[i], k, &l))
 				continue;
 			out(b, "dfkv_mds_epoch{group=\"%s\",kind=\"%s\"} %llu\n",
 			    names.v[i], mds_kind_name(k),
