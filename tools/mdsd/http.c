@@ -11,12 +11,12 @@
  * libmicrohttpd's one epoll thread reads and writes every connection and
  * never waits for the backend: a complete request is run by one of
  * --http-threads request threads (jobs.c), its connection suspended
- * (MHD_suspend_connection) until the answer is queued, so a blocking
- * call (etcd) holds that thread only, never another connection; a PUT
- * of an entry written before (a heartbeat) is queued ahead.  A
- * long-poll holds no thread while it waits (below).  An idle timeout for slow clients, a bounded body (413), strict JSON and
- * ids (400), 404 for unknown paths, 405 with an Allow header for wrong
- * methods.  Errors are {"error": "..."}.
+ * (MHD_suspend_connection) until the answer is queued, so a blocking call
+ * (etcd) holds that thread only, never another connection; a PUT of an entry
+ * written before (a heartbeat) is queued ahead.  A long-poll holds no thread
+ * while it waits (below).  An idle timeout for slow clients, a bounded body
+ * (413), strict JSON and ids (400), 404 for unknown paths, 405 with an Allow
+ * header for wrong methods.  Errors are {"error": "..."}.
  *
  * Credentials (SPEC 7): with --member-token-file every PUT and DELETE
  * needs "Authorization: Bearer <token>", checked before anything else of

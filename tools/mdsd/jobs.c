@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mdsd's request threads: two FIFOs of jobs (urgent, then the others)
- * under one lock, run by a fixed pool of threads (--http-threads).  http.c queues every request there
- * (its connection suspended meanwhile), so libmicrohttpd's thread never
- * waits for the backend.
+ * under one lock, run by a fixed pool of threads (--http-threads).
+ * http.c queues every request there (its connection suspended
+ * meanwhile), so libmicrohttpd's thread never waits for the backend.
  */
 #include <pthread.h>
 #include <stdbool.h>

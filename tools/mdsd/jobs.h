@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mdsd's request threads (jobs.c): a fixed pool of threads running
- * queued jobs in order (the urgent ones first), so that a blocking call (an etcd request) holds
- * one of them and never libmicrohttpd's own thread.
+ * queued jobs in order (the urgent ones first), so that a blocking call
+ * (an etcd request) holds one of them and never libmicrohttpd's own
+ * thread.
  */
 #ifndef MDSD_JOBS_H
 #define MDSD_JOBS_H

@@ -3,20 +3,20 @@
  * mdsd "memory" backend: the directory of one host, in this process.
  *
  * Groups hold two sorted arrays (members, clients).  A global revision
- * counter, like etcd's, is bumped by every change; each group remembers
- * the revision of its last members change and of its last clients change,
- * which is the epoch a listing returns, so an epoch never goes backwards
- * (group records are kept once created).  Leases run on the monotonic
- * clock; a reaper thread drops expired entries.  Every change tells the
- * HTTP server's notify function (the long-polls of the group wait there,
- * without a thread).  A put that would make a group's member weights
- * add up to more than --max-group-weight is refused.  A /clients entry
- * keeps its owner (the SHA-256 of the client key that created it): a
- * client-token write of someone else's entry is refused.  With a snapshot path the
- * directory is written (atomically: temporary file + rename) shortly after
- * every change and at exit, and read back at start: lease deadlines are
- * stored as wall-clock times, entries whose deadline passed while mdsd was
- * down are dropped.
+ * counter, like etcd's, is bumped by every change; each group remembers the
+ * revision of its last members change and of its last clients change, which
+ * is the epoch a listing returns, so an epoch never goes backwards (group
+ * records are kept once created).  Leases run on the monotonic clock; a
+ * reaper thread drops expired entries.  Every change tells the HTTP server's
+ * notify function (the long-polls of the group wait there, without a
+ * thread).  A put that would make a group's member weights add up to more
+ * than --max-group-weight is refused.  A /clients entry keeps its owner (the
+ * SHA-256 of the client key that created it): a client-token write of
+ * someone else's entry is refused.  With a snapshot path the directory is
+ * written (atomically: temporary file + rename) shortly after every change
+ * and at exit, and read back at start: lease deadlines are stored as
+ * wall-clock times, entries whose deadline passed while mdsd was down are
+ * dropped.
  */
 #include <errno.h>
 #include <fcntl.h>
