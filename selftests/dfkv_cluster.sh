@@ -6,13 +6,14 @@
 # (two over IPv4, one over IPv6, TEST-NET-1 and ULA addresses that exist
 # only inside this VM), each created with dfkvctl inside its namespace with
 # a TCP listener.  A client in the root namespace (libdfkv, static members)
-# spreads 10,000 blocks over them, loads every one back byte-exact, and each
-# node's object count matches the Ketama ring.  The Python binding's Client
-# stores the golden vectors' objects and they land, under their golden
-# block keys, on the golden node.  A node is deleted while readers run: its
-# blocks become misses, no call fails or hangs, the other two keep serving.
-# A node in the client's own namespace is used through /dev/dfkv (client
-# counters, node accept counter), and over TCP when asked.
+# spreads 10,000 blocks over them (2,500 on the debug kernel), loads every
+# one back byte-exact, and each node's object count matches the Ketama
+# ring.  The Python binding's Client stores the golden vectors' objects and
+# they land, under their golden block keys, on the golden node.  A node is
+# deleted while readers run: its blocks become misses, no call fails or
+# hangs, the other two keep serving.  A node in the client's own namespace
+# is used through /dev/dfkv (client counters, node accept counter), and
+# over TCP when asked.
 . "$(dirname "$0")/lib.sh"
 
 T=$(mktemp -d)
@@ -26,7 +27,7 @@ CLIENT=$T/client
 export PYTHONPATH="$DFKV_REPO/lib/python" DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so"
 GOLDEN=$DFKV_REPO/selftests/unit/golden-vectors.json
 
-NBLOCKS=${DFKV_CLUSTER_BLOCKS:-10000}
+NBLOCKS=${DFKV_CLUSTER_BLOCKS:-$(rounds 10000)}
 MIN=4096
 MAX=8192
 PORT=7400

@@ -6,7 +6,8 @@
 # target records every write a workload makes durable, in the order the
 # device made it so, and the log is then replayed onto the device as it
 # was when logging began, to every flush, FUA write, superblock write and
-# mark (thinned evenly to at most $POINTS) and as many points between
+# mark (thinned evenly to at most $POINTS, 24 or 6 on the debug kernel;
+# every superblock write and mark is kept) and as many points between
 # them; the disk is attached at each and every key read back.
 #
 # The workload: a formatted disk, closed clean; epoch 2 stores ack=disk
@@ -21,7 +22,7 @@
 . "$(dirname "$0")/disk_lib.sh"
 
 LW="python3 $(cd "$(dirname "$0")" && pwd)/logwrites.py"
-POINTS=${DFKV_LOGWRITES_POINTS:-24}
+POINTS=${DFKV_LOGWRITES_POINTS:-$(rounds 24)}
 SZ=262144
 N=lw
 disk_modules
