@@ -95,20 +95,49 @@ static const char *mdsd_path(void)
 	return access(path, X_OK) ? NULL : path;
 }
 
+/*
+ * A loopback port nobody listens on, outside the ephemeral range (and
+ * never the same one twice in a run).  A port from that range (what bind
+ * to port 0 gives) can be taken before mdsd binds it by any connection's
+ * local port, including a client's connect to it while nothing listens
+ * there: such a connect may pick that very port as its own and connect
+ * to itself (TCP simultaneous open).  -1 when none is free.
+ */
 static int free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	static unsigned int next;
+	unsigned int lo = 32768, hi = 60999, i;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
 
-	if (fd < 0)
-		return -1;
-	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &l))
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2)
+			lo = 32768, hi = 60999;
+		fclose(f);
+	}
+	if (!next)
+		next = 1024 + (unsigned int)getpid() % 20000;
+	for (i = 0; i < 65536 - 1024; i++) {
+		struct sockaddr_in a = {
+			.sin_family = AF_INET,
+			.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+		};
+		unsigned int p = next++;
+		int fd, ok;
+
+		if (next > 65535)
+			next = 1024;
+		if (p >= lo && p <= hi)
+			continue;
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
+		a.sin_port = htons((uint16_t)p);
+		ok = !bind(fd, (struct sockaddr *)&a, sizeof(a));
+		close(fd);
+		if (ok)
+			return (int)p;
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------ HTTP */
