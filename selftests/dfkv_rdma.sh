@@ -422,15 +422,8 @@ PART=4194304
 recv_cap() {
 	"$DFKVCTL" node set kvr --frame-ms 3600000 --min-rate 0 || return 1
 	busy=$(nstat recv_busy)
-	rm -f "$T/go"
-	"$CLIENT" recvcap $IP_A $IP_A2 "$T/go" >"$T/cap.out" 2>"$T/cap.err" &
-	HOLD=$!
-	wait_line stalled "$T/cap.out" $HOLD && wait_stat recv_reserved_bytes $PART
-	held=$?
-	touch "$T/go"
-	end_bg $HOLD cap
-	rc=$?
-	HOLD=
+	held_run cap stalled recv_reserved_bytes $PART \
+		"$CLIENT" recvcap $IP_A $IP_A2 "$T/go"
 	wait_stat recv_reserved_bytes 0 && wait_stat rdma_conns 0
 	freed=$?
 	busy=$(($(nstat recv_busy) - busy))
@@ -488,19 +481,10 @@ stage_share() {
 	made=$?
 	STAT_NODE=kvs
 	busy=$(nstat stage_busy)
-	rm -f "$T/go"
 	held=1 rc=1 freed=1
 	if [ $made -eq 0 ]; then
-		"$CLIENT" stages $IP_A2 $IP_A $IP_A2 "$T/go" >"$T/stg.out" \
-			2>"$T/stg.err" &
-		HOLD=$!
-		wait_line held "$T/stg.out" $HOLD &&
-		wait_stat stage_busy $((busy + 5))
-		held=$?
-		touch "$T/go"
-		end_bg $HOLD stg
-		rc=$?
-		HOLD=
+		held_run stg held stage_busy $((busy + 5)) \
+			"$CLIENT" stages $IP_A2 $IP_A $IP_A2 "$T/go"
 		wait_stat rdma_conns 0 && wait_stat pins 0
 		freed=$?
 	fi
@@ -609,6 +593,24 @@ end_bg() {
 	fi
 	cat "$T/$2.out" "$T/$2.err"
 	return $rc
+}
+
+# held_run TAG LINE STAT VALUE CMD...: run CMD, a client that holds its
+# requests until $T/go exists, in the background (output $T/TAG.out and
+# .err); wait for LINE from it and for STAT to reach VALUE (held: 0 when
+# both came), then let it go and reap it (rc: its status, end_bg's).
+held_run() {
+	tag=$1 line=$2 stat=$3 val=$4
+	shift 4
+	rm -f "$T/go"
+	"$@" >"$T/$tag.out" 2>"$T/$tag.err" &
+	HOLD=$!
+	wait_line "$line" "$T/$tag.out" $HOLD && wait_stat "$stat" "$val"
+	held=$?
+	touch "$T/go"
+	end_bg $HOLD "$tag"
+	rc=$?
+	HOLD=
 }
 
 # start_leader ID finish|never: a TCP PUT of 4096 bytes of ID that stops

@@ -212,7 +212,7 @@ struct mdsd_config {
 	bool reserved_set;			/* given, not the default */
 	unsigned int max_long_polls;		/* waiting at once, in all */
 	unsigned int max_long_polls_peer;	/* per peer address */
-	unsigned int http_threads;		/* libmicrohttpd's pool */
+	unsigned int http_threads;		/* request threads (jobs.c) */
 	unsigned int max_group_weight;		/* sum of a group's weights */
 	unsigned int max_entries;		/* memory backend: all groups */
 	bool node_metrics;			/* host node stats in /metrics */
