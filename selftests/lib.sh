@@ -15,13 +15,20 @@ tap_failed=0
 
 tap_plan() { echo "TAP version 13"; echo "1..$1"; }
 
+# forks: processes started since boot (/proc/stat), read without one.
+forks() {
+	while read -r k v; do
+		[ "$k" = processes ] && echo "$v" && return
+	done </proc/stat
+}
+
 # tap_check NAME CMD...: run CMD, report it as one test case, and its
-# wall time in a comment line after it.
+# wall time and processes started in a comment line after it.
 tap_check() {
 	name=$1
 	shift
 	tap_n=$((tap_n + 1))
-	tap_t0=$(date +%s)
+	tap_t0=$(date +%s) tap_p0=$(forks)
 	out=$("$@" 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then
@@ -31,7 +38,7 @@ tap_check() {
 		echo "$out" | sed 's/^/# /'
 		echo "not ok $tap_n $name"
 	fi
-	echo "# time: case $tap_n $(($(date +%s) - tap_t0)) s"
+	echo "# time: case $tap_n $(($(date +%s) - tap_t0)) s, $(($(forks) - tap_p0)) processes"
 }
 
 # rounds N: N, the rounds of a loop that repeats a path for load; a
