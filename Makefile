@@ -109,10 +109,9 @@ vmtest-debug: all module-debug
 	vm=$$?; DFKV_VM_DEBUG=1 DFKV_KO=$(DEBUG_KO) selftests/crash/run build/crash-debug-tap.log; \
 	crash=$$?; [ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
-# make check's stage on the debug kernel: the C kselftests (the module's
-# interfaces, the fuzzer and fault injection; selftests/Makefile's
-# SUITE=api) in one boot, then the kmemleak scan; the whole suite on it
-# is vmtest-debug (README.md: why it is not in make check).
+# The C kselftests alone on the debug kernel (the module's interfaces, the
+# fuzzer and fault injection; selftests/Makefile's SUITE=api) in one
+# boot, then the kmemleak scan: a quick pass while changing kernel code.
 vmtest-debug-api: all module-debug
 	@mkdir -p build/vm
 	DFKV_KO=$(DEBUG_KO) $(VM_RUN) --debug --numa 2 --disk 256M --timeout 2400 \
@@ -129,11 +128,11 @@ fuzz: all module-debug
 		--log build/vm/dmesg-fuzz.log -- tools/vm/fuzz $(FUZZ_SECONDS) $(FUZZ_SEED)
 
 # Both kernels: the distribution kernel's stages (unit, kselftests, crash
-# test, connectors), then the debug kernel's (vmtest-debug-api); a debug
-# kernel that cannot be built leaves its log empty, which tap-summary
-# counts as a failure.
+# test, connectors), then the same kselftests and crash test on the debug
+# kernel (vmtest-debug); a debug kernel that cannot be built leaves its
+# logs empty, which tap-summary counts as a failure.
 CHECK_LOGS := build/unit-tap.log build/vm-tap.log build/crash-tap.log \
-	build/connectors-tap.log build/vm-debug-tap.log
+	build/connectors-tap.log build/vm-debug-tap.log build/crash-debug-tap.log
 check:
 	@mkdir -p build
 	@rm -f $(CHECK_LOGS)
@@ -141,7 +140,7 @@ check:
 	unit=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory vmtest; vm=$$?; \
 	selftests/connectors/run build/connectors-tap.log; conn=$$?; \
-	$(MAKE) --no-print-directory vmtest-debug-api; dbg=$$?; \
+	$(MAKE) --no-print-directory vmtest-debug; dbg=$$?; \
 	tools/tap-summary $(CHECK_LOGS); sum=$$?; \
 	[ $$unit -eq 0 ] && [ $$vm -eq 0 ] && [ $$conn -eq 0 ] && [ $$dbg -eq 0 ] && \
 		[ $$sum -eq 0 ]

@@ -66,7 +66,6 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "discovery.h"
@@ -196,36 +195,36 @@ static int http_do(struct dfkv_disc *d, const char *method, const char *url,
 	d->retry_ms = 0;
 	out->max = DISC_BODY_MAX;
 	dfkv_http_buf_clear(out);
-	curl_easy_reset(d->easy);	/* keeps live connections */
+	dfkv_curl.easy_reset(d->easy);	/* keeps live connections */
 	dfkv_http_setup(d->easy, &req, out);
-	if (curl_multi_add_handle(d->multi, d->easy) != CURLM_OK)
+	if (dfkv_curl.multi_add_handle(d->multi, d->easy) != CURLM_OK)
 		return -1;
 	while (running) {
 		if (stoppable && atomic_load(&d->stop)) {
 			rc = -2;
 			goto out;
 		}
-		if (curl_multi_perform(d->multi, &running) != CURLM_OK)
+		if (dfkv_curl.multi_perform(d->multi, &running) != CURLM_OK)
 			goto out;
 		if (running &&
-		    curl_multi_poll(d->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+		    dfkv_curl.multi_poll(d->multi, NULL, 0, 1000, NULL) != CURLM_OK)
 			goto out;
 	}
-	while ((msg = curl_multi_info_read(d->multi, &left)))
+	while ((msg = dfkv_curl.multi_info_read(d->multi, &left)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == d->easy &&
 		    msg->data.result == CURLE_OK) {
 			curl_off_t ra = 0;
 
-			curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, status);
+			dfkv_curl.easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, status);
 			if ((*status == 429 || *status == 503) &&
-			    curl_easy_getinfo(d->easy, CURLINFO_RETRY_AFTER,
+			    dfkv_curl.easy_getinfo(d->easy, CURLINFO_RETRY_AFTER,
 					      &ra) == CURLE_OK && ra > 0)
 				d->retry_ms = ra < RETRY_MAX_MS / 1000 ?
 					      (uint64_t)ra * 1000 : RETRY_MAX_MS;
 			rc = 0;
 		}
 out:
-	curl_multi_remove_handle(d->multi, d->easy);
+	dfkv_curl.multi_remove_handle(d->multi, d->easy);
 	return rc;
 }
 
@@ -235,7 +234,7 @@ static void nap(struct dfkv_disc *d, uint64_t ms)
 	uint64_t end = dfkv_now_ms() + ms, now;
 
 	while (!atomic_load(&d->stop) && (now = dfkv_now_ms()) < end)
-		curl_multi_poll(d->multi, NULL, 0, (int)(end - now), NULL);
+		dfkv_curl.multi_poll(d->multi, NULL, 0, (int)(end - now), NULL);
 }
 
 /* ------------------------------------------------------------- lists */
@@ -658,14 +657,6 @@ static void *follow(void *arg)
 
 /* -------------------------------------------------------------- API */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static int split_urls(struct dfkv_disc *d, const char *spec)
 {
 	const char *s = spec;
@@ -717,7 +708,7 @@ static int client_key(struct dfkv_disc *d)
 		hdr[off++] = hex[key[i] & 15];
 	}
 	hdr[off] = '\0';
-	l = curl_slist_append(d->hdrs, hdr);
+	l = dfkv_curl.slist_append(d->hdrs, hdr);
 	explicit_bzero(key, sizeof(key));
 	explicit_bzero(hdr, sizeof(hdr));
 	if (!l)
@@ -734,7 +725,7 @@ static int write_headers(struct dfkv_disc *d, const char *token_file)
 	char why[64];
 	int err;
 
-	d->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	d->hdrs = dfkv_curl.slist_append(NULL, "Content-Type: application/json");
 	if (!d->hdrs)
 		return DFKV_E_NOMEM;
 	if (d->client_id[0]) {
@@ -778,9 +769,10 @@ int dfkv_disc_open(struct dfkv_client *c)
 	    (o->client_id && (strnlen(o->client_id, DISC_ID_MAX + 1) >
 			      DISC_ID_MAX || !mds_id_valid(o->client_id))))
 		return DFKV_E_INVAL;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
+	if (dfkv_curl_load(NULL, 0)) {
+		errno = ELIBACC;	/* libcurl.so.4 missing or unusable */
 		return DFKV_E_SYS;
+	}
 	d = calloc(1, sizeof(*d));
 	c->peers = calloc(DISC_SLOTS_MAX, sizeof(*c->peers));
 	if (!d || !c->peers) {
@@ -809,8 +801,8 @@ int dfkv_disc_open(struct dfkv_client *c)
 	err = write_headers(d, o->mds_token_file);
 	if (err)
 		return err;
-	d->multi = curl_multi_init();
-	d->easy = curl_easy_init();
+	d->multi = dfkv_curl.multi_init();
+	d->easy = dfkv_curl.easy_init();
 	if (!d->multi || !d->easy)
 		return DFKV_E_NOMEM;
 
@@ -852,7 +844,7 @@ void dfkv_disc_close(struct dfkv_client *c)
 		return;
 	if (d->started) {
 		atomic_store(&d->stop, true);
-		curl_multi_wakeup(d->multi);
+		dfkv_curl.multi_wakeup(d->multi);
 		pthread_join(d->thread, NULL);
 		/* deregister: the current endpoint first, then the others */
 		for (size_t i = 0; d->client_id[0] && i < d->nurls; i++) {
@@ -862,9 +854,9 @@ void dfkv_disc_close(struct dfkv_client *c)
 		}
 	}
 	if (d->easy)
-		curl_easy_cleanup(d->easy);
+		dfkv_curl.easy_cleanup(d->easy);
 	if (d->multi)
-		curl_multi_cleanup(d->multi);
+		dfkv_curl.multi_cleanup(d->multi);
 	dfkv_http_hdrs_free(d->hdrs);		/* wipes the token */
 	for (size_t i = 0; i < d->nurls; i++)
 		free(d->urls[i]);

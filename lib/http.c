@@ -63,21 +63,21 @@ size_t dfkv_http_write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
 void dfkv_http_setup(CURL *h, const struct dfkv_http_req *req,
 		     struct dfkv_http_buf *out)
 {
-	curl_easy_setopt(h, CURLOPT_URL, req->url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	dfkv_curl.easy_setopt(h, CURLOPT_URL, req->url);
+	dfkv_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	dfkv_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, dfkv_http_write_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+	dfkv_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
+	dfkv_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+	dfkv_curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, dfkv_http_write_cb);
+	dfkv_curl.easy_setopt(h, CURLOPT_WRITEDATA, out);
+	dfkv_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
 	if (req->hdrs)
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, req->hdrs);
+		dfkv_curl.easy_setopt(h, CURLOPT_HTTPHEADER, req->hdrs);
 	if (req->body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE,
+		dfkv_curl.easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
+		dfkv_curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE,
 				 (long)strlen(req->body));
 	}
 }
@@ -90,14 +90,14 @@ CURLcode dfkv_http_call(const struct dfkv_http_req *req,
 
 	*status = 0;
 	dfkv_http_buf_clear(out);
-	h = curl_easy_init();
+	h = dfkv_curl.easy_init();
 	if (!h)
 		return CURLE_OUT_OF_MEMORY;
 	dfkv_http_setup(h, req, out);
-	rc = curl_easy_perform(h);
+	rc = dfkv_curl.easy_perform(h);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-	curl_easy_cleanup(h);
+		dfkv_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	dfkv_curl.easy_cleanup(h);
 	return rc;
 }
 
@@ -112,7 +112,7 @@ int dfkv_http_bearer(struct curl_slist **hdrs, const char *path, char *why,
 	if (err)
 		return err;
 	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
-	l = curl_slist_append(*hdrs, hdr);
+	l = dfkv_curl.slist_append(*hdrs, hdr);
 	explicit_bzero(tok, sizeof(tok));
 	explicit_bzero(hdr, sizeof(hdr));
 	if (!l)
@@ -125,5 +125,5 @@ void dfkv_http_hdrs_free(struct curl_slist *hdrs)
 {
 	for (struct curl_slist *l = hdrs; l; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(hdrs);
+	dfkv_curl.slist_free_all(hdrs);
 }

@@ -7,7 +7,9 @@
  * takes the request bodies of mdsd's HTTP server (tools/mdsd/http.c).  It owns the bounded reply
  * buffer, the options every request sets (URL, method, body, headers,
  * timeouts, http/https only, no signals), the bearer token header and one
- * blocking call.  Internal to libdfkv; the tools link it from libdfkv.a.
+ * blocking call.  libcurl is opened on first use (curl_load.h): every
+ * function here but the buffer's needs dfkv_curl_load() to have
+ * succeeded.  Internal to libdfkv; the tools link it from libdfkv.a.
  */
 #ifndef DFKV_LIB_HTTP_H
 #define DFKV_LIB_HTTP_H
@@ -15,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <curl/curl.h>
+#include "curl_load.h"
 
 /* A reply body: NUL-terminated, at most max bytes (0: 16 MiB). */
 struct dfkv_http_buf {

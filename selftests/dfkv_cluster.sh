@@ -53,14 +53,12 @@ inns() {
 
 # objects NS NODE: the node's object count (dfkvctl stats --json).
 objects() {
-	inns "$1" "$DFKVCTL" stats "$2" --json |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["stats"]["objects"])'
+	inns "$1" "$DFKVCTL" stats "$2" --json | jq -r .stats.objects
 }
 
 # nstat NS NODE NAME: one counter of the node's "stats" object.
 nstat() {
-	inns "$1" "$DFKVCTL" stats "$2" --json |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["stats"][sys.argv[1]])' "$3"
+	inns "$1" "$DFKVCTL" stats "$2" --json | jq -r --arg f "$3" '.stats[$f]'
 }
 
 # ns_of NODE: the namespace holding NODE.
@@ -249,8 +247,7 @@ t_local_fast_path() {
 
 objects_here() { here_stat "$1" objects; }
 here_stat() {
-	"$DFKVCTL" stats "$1" --json |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["stats"][sys.argv[1]])' "$2"
+	"$DFKVCTL" stats "$1" --json | jq -r --arg f "$2" '.stats[$f]'
 }
 
 # The Python Client on the local node, both ways.

@@ -230,7 +230,7 @@ t_crash() {
 	$BLK put nf 6 0 100 $SZ >/dev/null &&
 	wait_until 120 dstat_is nf dm0 state failed || {
 		"$DFKVCTL" disk show nf; kill $MON; return 1; }
-	[ "$(dstat nf dm0 reason)" != None ] &&
+	[ "$(dstat nf dm0 reason)" != null ] &&
 	[ "$(dstat nf dm0 disk_io_errors)" -gt 0 ] &&
 	[ "$(dstat nf lb state)" = up ] &&
 	[ "$(nstat nf disks_failed)" = 1 ] &&

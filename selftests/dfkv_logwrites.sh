@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/disk_lib.sh"
 
-LW="python3 $(cd "$(dirname "$0")" && pwd)/logwrites.py"
+LW="python3 -S $(cd "$(dirname "$0")" && pwd)/logwrites.py"
 POINTS=${DFKV_LOGWRITES_POINTS:-$(rounds 24)}
 SZ=262144
 N=lw

@@ -475,10 +475,10 @@ t_writearound() {
 # restart of the node.
 t_disk_only() {
 	expect 0 "$DFKVCTL" node add nd --ram 8M --disk-only &&
-	expect 0 nattr_is nd disk_only True &&
+	expect 0 nattr_is nd disk_only true &&
 	r=$($BLK put nd 39 0 1 $SZ) && blk_expect "no disk" "$r" full=1 &&
 	expect 0 "$DFKVCTL" node set nd --evict off &&
-	expect 0 nattr_is nd disk_only True &&
+	expect 0 nattr_is nd disk_only true &&
 	expect 0 "$DFKVCTL" disk add nd "$DM" &&
 	bypass=$(nstat nd ram_bypasses) &&
 	r=$($BLK put nd 39 0 16 $SZ) && blk_expect "put" "$r" ok=16 &&

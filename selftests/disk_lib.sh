@@ -7,7 +7,9 @@
 # counters out of dfkvctl's JSON, bounded waits, and the block loads of
 # dfkv_blk.py.  Source it after lib.sh.
 
-BLK="python3 $(cd "$(dirname "$0")" && pwd)/dfkv_blk.py"
+# python3 -S: the standard library only, without the site-packages scan
+# at each of the hundreds of starts.
+BLK="python3 -S $(cd "$(dirname "$0")" && pwd)/dfkv_blk.py"
 T=$(mktemp -d)
 chmod 755 "$T"
 # A private copy: a concurrent build may replace the binary under us.
@@ -120,26 +122,24 @@ PY
 
 # nstat NODE FIELD: a counter of 'dfkvctl stats NODE --json' ("absent"
 # when the node does not report it); nattr NODE FIELD: a node attribute.
+# The JSON is read by jq: these run hundreds of times, and a python3
+# start costs several times a jq one (more on the debug kernel).
 nstat() {
-	"$DFKVCTL" stats "$1" --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["stats"].get(sys.argv[1], "absent"))' "$2"
+	"$DFKVCTL" stats "$1" --json |
+		jq -r --arg f "$2" '.stats | if has($f) then .[$f] else "absent" end'
 }
 
 nattr() {
-	"$DFKVCTL" stats "$1" --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin).get(sys.argv[1], "absent"))' "$2"
+	"$DFKVCTL" stats "$1" --json |
+		jq -r --arg f "$2" 'if has($f) then .[$f] else "absent" end'
 }
 
 # dstat NODE DISK FIELD: a field of 'dfkvctl disk show NODE DISK --json',
 # top level (state, epoch...) or a counter (objects, rebuild_records...).
 dstat() {
-	"$DFKVCTL" disk show "$1" "$2" --json | python3 -c '
-import json, sys
-d = json.load(sys.stdin)["disks"][0]
-v = d.get(sys.argv[1], d["stats"].get(sys.argv[1], "absent"))
-print(v)' "$3"
+	"$DFKVCTL" disk show "$1" "$2" --json | jq -r --arg f "$3" '.disks[0] |
+		if has($f) then .[$f] elif (.stats | has($f)) then .stats[$f]
+		else "absent" end'
 }
 
 # wait_until SECONDS CMD...: run CMD every 0.5 s until it succeeds; the

@@ -9,7 +9,6 @@ DFKV_REPO=${DFKV_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 DFKV_KO=${DFKV_KO:-$DFKV_REPO/kmod/dfkv.ko}
 DFKV_INSMOD=${DFKV_INSMOD:-$DFKV_REPO/tools/dfkv-insmod}
 DFKVCTL=${DFKVCTL:-$DFKV_REPO/build/tools/dfkvctl}
-export LD_LIBRARY_PATH="$DFKV_REPO/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 tap_n=0
 tap_failed=0
 

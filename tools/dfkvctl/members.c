@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "dfkvctl.h"
@@ -69,6 +68,17 @@ static const char help_members[] =
 	"          --token-file /etc/dfkv/mds.token\n"
 	"    deleted kv1 from prod (epoch 1732881519876)\n";
 
+/* libcurl, loaded on the first directory command (lib/curl_load.h). */
+static int curl_ready(void)
+{
+	char why[256];
+
+	if (!dfkv_curl_load(why, sizeof(why)))
+		return EXIT_OK;
+	err_msg("%s", why);
+	return EXIT_FAIL;
+}
+
 /*
  * method base+path at the first URL that answers 200 with a JSON object;
  * auth (a curl "Authorization: Bearer" header list, or NULL) goes with
@@ -81,9 +91,10 @@ static int mds_call(const char *mds, const char *method, const char *path,
 	int ret = EXIT_FAIL;
 
 	*out = NULL;
-	if (!list)
+	if (!list || curl_ready()) {
+		free(list);
 		return EXIT_FAIL;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	}
 	for (u = strtok_r(list, ",", &save); u && ret; u = strtok_r(NULL, ",", &save)) {
 		struct dfkv_http_buf b = { 0 };
 		char url[2048];
@@ -105,7 +116,7 @@ static int mds_call(const char *mds, const char *method, const char *path,
 		if (rc == CURLE_OUT_OF_MEMORY)
 			break;
 		if (rc != CURLE_OK) {
-			err_msg("%s: %s", url, curl_easy_strerror(rc));
+			err_msg("%s: %s", url, dfkv_curl.easy_strerror(rc));
 		} else if (status != 200) {
 			while (b.len && b.p[b.len - 1] == '\n')
 				b.p[--b.len] = 0;
@@ -126,7 +137,6 @@ static int mds_call(const char *mds, const char *method, const char *path,
 		dfkv_http_buf_free(&b);
 	}
 	free(list);
-	curl_global_cleanup();
 	return ret;
 }
 
@@ -137,6 +147,8 @@ static int auth_header(const char *path, struct curl_slist **out)
 	int err;
 
 	*out = NULL;
+	if (curl_ready())
+		return EXIT_FAIL;
 	err = dfkv_http_bearer(out, path, why, sizeof(why));
 	if (err == -ENOMEM)
 		return EXIT_FAIL;

@@ -47,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 
 #include "etcd.h"
@@ -210,7 +209,7 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	CURL *c;
 
 	*code = 0;
-	c = curl_easy_init();
+	c = dfkv_curl.easy_init();
 	if (!c)
 		return CURLE_OUT_OF_MEMORY;
 	dfkv_http_buf_free(&r->buf);
@@ -220,27 +219,27 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	r->parsed = 0;
 	r->done = r->failed = false;
 	snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = dfkv_curl.slist_append(hdr, "Content-Type: application/json");
 	if (auth)
-		hdr = curl_slist_append(hdr, auth);
+		hdr = dfkv_curl.slist_append(hdr, auth);
 	req.hdrs = hdr;
 	dfkv_http_setup(c, &req, &r->buf);
 	/* the reply through write_cb, which watches streams */
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
+	dfkv_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	dfkv_curl.easy_setopt(c, CURLOPT_WRITEDATA, r);
+	dfkv_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	dfkv_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	dfkv_curl.easy_setopt(c, CURLOPT_XFERINFODATA, r);
 	if (cfg->etcd_cacert[0])
-		curl_easy_setopt(c, CURLOPT_CAINFO, cfg->etcd_cacert);
+		dfkv_curl.easy_setopt(c, CURLOPT_CAINFO, cfg->etcd_cacert);
 	if (cfg->etcd_cert[0]) {
-		curl_easy_setopt(c, CURLOPT_SSLCERT, cfg->etcd_cert);
-		curl_easy_setopt(c, CURLOPT_SSLKEY, cfg->etcd_key);
+		dfkv_curl.easy_setopt(c, CURLOPT_SSLCERT, cfg->etcd_cert);
+		dfkv_curl.easy_setopt(c, CURLOPT_SSLKEY, cfg->etcd_key);
 	}
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
+	rc = dfkv_curl.easy_perform(c);
+	dfkv_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
 	dfkv_http_hdrs_free(hdr);	/* wipes the token */
-	curl_easy_cleanup(c);
+	dfkv_curl.easy_cleanup(c);
 	return rc;
 }
 
@@ -383,7 +382,7 @@ static int post(struct etcd *e, const char *path, struct json_object *req,
 			return -EIO;
 		}
 		logmsg(LOG_VERBOSE, "etcd %s%s: %s", e->urls[idx], path,
-		       curl_easy_strerror(rc));
+		       dfkv_curl.easy_strerror(rc));
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT :
 		      rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO;
 		if (!conn_error(rc))

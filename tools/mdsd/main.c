@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <curl/curl.h>
 
+#include "curl_load.h"
 #include "mdsd.h"
 #include "runtime.h"
 
@@ -23,6 +23,7 @@ int main(int argc, char *argv[])
 	struct agent *agent = NULL;
 	struct backend *b;
 	sigset_t set;
+	char why[256];
 	int ret, sig = 0;
 
 	ret = mdsd_config_load(&cfg, argc, argv);
@@ -38,8 +39,8 @@ int main(int argc, char *argv[])
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		logmsg(LOG_ERR, "curl_global_init failed");
+	if (dfkv_curl_load(why, sizeof(why))) {
+		logmsg(LOG_ERR, "%s", why);
 		return 1;
 	}
 	if (!strcmp(cfg.backend, "etcd"))
@@ -48,7 +49,6 @@ int main(int argc, char *argv[])
 		b = mem_backend_new(&cfg);
 	if (!b) {
 		logmsg(LOG_ERR, "cannot start the %s backend", cfg.backend);
-		curl_global_cleanup();
 		return 1;
 	}
 	http = http_start(&cfg, b);
@@ -80,6 +80,5 @@ out:
 	agent_stop(agent);
 	http_stop(http);
 	b->ops->destroy(b);
-	curl_global_cleanup();
 	return ret;
 }
