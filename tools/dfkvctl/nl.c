@@ -595,10 +595,25 @@ void print_usage(FILE *f, const struct node_info *ni, bool raw, bool tenants)
 	uint64_t waste = slot > used ? slot - used : 0;
 	char a[48], b[48], p[32], t[48] = "";
 
-	pct(p, sizeof(p), used, s[DFKV_STAT_CAPACITY_BYTES]);
-	fprintf(f, "  %-12s %s used of %s (%s)\n", "capacity",
-		fmt_bytes(used, raw, a, sizeof(a)),
-		fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)), p);
+	/*
+	 * The capacity is the RAM budget: set against it what RAM holds,
+	 * which a node with disks reports apart from what it stores in all.
+	 */
+	if (ni->has_stat[DFKV_STAT_RAM_USED_BYTES]) {
+		uint64_t ram = s[DFKV_STAT_RAM_USED_BYTES];
+
+		pct(p, sizeof(p), ram, s[DFKV_STAT_CAPACITY_BYTES]);
+		fprintf(f, "  %-12s %s in RAM of %s (%s), %s stored in all\n",
+			"capacity", fmt_bytes(ram, raw, a, sizeof(a)),
+			fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)),
+			p, fmt_bytes(used, raw, t, sizeof(t)));
+	} else {
+		pct(p, sizeof(p), used, s[DFKV_STAT_CAPACITY_BYTES]);
+		fprintf(f, "  %-12s %s used of %s (%s)\n", "capacity",
+			fmt_bytes(used, raw, a, sizeof(a)),
+			fmt_bytes(s[DFKV_STAT_CAPACITY_BYTES], raw, b, sizeof(b)),
+			p);
+	}
 	pct(p, sizeof(p), waste, slot);
 	fprintf(f, "  %-12s %s in slots, %s waste (%s)\n", "slots",
 		fmt_bytes(slot, raw, a, sizeof(a)),
