@@ -897,7 +897,7 @@ static void child_cross_tenant(struct __test_metadata *_metadata,
 	close(fd);
 }
 
-TEST_F_TIMEOUT(auth, dev_without_cap_net_admin, 120)
+TEST_F(auth, dev_without_cap_net_admin)
 {
 	struct dfkv_key fresh = dfkv_test_key(TB, 9);
 	int64_t fails = dfkv_test_stat(&self->g, NODE, DFKV_STAT_AUTH_FAILURES);
@@ -938,7 +938,7 @@ static void child_seventeen(struct __test_metadata *_metadata,
 	close(fd);
 }
 
-TEST_F_TIMEOUT(auth, dev_seventeen_tenants, 60)
+TEST_F(auth, dev_seventeen_tenants)
 {
 	for (int i = 0; i < NTEN; i++)
 		ASSERT_EQ(0, register_tenant(&self->g, NODE, T17(i)));
@@ -974,7 +974,7 @@ static void delete_a(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, dfkv_test_tenant_del(&self->g, NODE, TA));
 }
 
-TEST_F_TIMEOUT(auth, dev_tenant_del_revokes, 60)
+TEST_F(auth, dev_tenant_del_revokes)
 {
 	run_unprivileged(_metadata, self, child_revoked, delete_a);
 }
@@ -1531,7 +1531,7 @@ static void *fill_run(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(auth, concurrent_puts_never_exceed_the_quota, 120)
+TEST_F(auth, concurrent_puts_never_exceed_the_quota)
 {
 	pthread_t th[THREADS];
 	struct filler f[THREADS];
@@ -1583,7 +1583,7 @@ static uint64_t present_bytes(struct __test_metadata *_metadata, int fd,
 	return sum;
 }
 
-TEST_F_TIMEOUT(auth, eviction_gives_usage_back, 120)
+TEST_F(auth, eviction_gives_usage_back)
 {
 	uint64_t q = 4 * EVSZ, left;
 	int fd, i;
@@ -1672,7 +1672,7 @@ static void expect_rebuilt(struct __test_metadata *_metadata,
 }
 
 /* Node restart and module restart with a disk: the rebuild restores usage. */
-TEST_F_TIMEOUT(auth, disk_rebuild_restores_usage, 300)
+TEST_F(auth, disk_rebuild_restores_usage)
 {
 	const char *img = "/tmp/dfkv-auth-disk.img";
 	char dev[64], cmd[160];

@@ -99,7 +99,7 @@ static int on_node(int fd, const struct async_set *s, size_t i)
 	       !memcmp(buf, s->vals + i * VLEN, VLEN) ? 1 : -1;
 }
 
-TEST_F_TIMEOUT(as, thousands_in_flight, 300)
+TEST_F(as, thousands_in_flight)
 {
 	enum { NB = 16, NK = 500 };
 	struct dfkv_batch *got[1];
@@ -157,7 +157,7 @@ TEST_F(as, probe_lease_touch_exist)
 	async_set_free(&s);
 }
 
-TEST_F_TIMEOUT(as, cancel, 300)
+TEST_F(as, cancel)
 {
 	enum { NA = 10000, NB = 100 };
 	struct dfkv_batch *a, *b, *got[2];
@@ -197,7 +197,7 @@ TEST_F_TIMEOUT(as, cancel, 300)
 	async_set_free(&s);
 }
 
-TEST_F_TIMEOUT(as, close_with_work_outstanding, 300)
+TEST_F(as, close_with_work_outstanding)
 {
 	enum { NB = 20, NK = 500 };
 	struct async_set s;
@@ -229,7 +229,7 @@ TEST_F_TIMEOUT(as, close_with_work_outstanding, 300)
 	async_set_free(&s);
 }
 
-TEST_F_TIMEOUT(as, deleted_node_completes_with_errors, 300)
+TEST_F(as, deleted_node_completes_with_errors)
 {
 	enum { N = 2000 };
 	struct dfkv_batch *get, *put, *got[2];

@@ -569,7 +569,7 @@ TEST_F(dev, touch_flags_checked)
  * (one for a RELEASE, a file's own for its close, the lapsed for expiry),
  * never by the others.  A key named twice is refused and pins nothing.
  */
-TEST_F_TIMEOUT(dev, lease_flood_costs_only_what_ends, 300)
+TEST_F(dev, lease_flood_costs_only_what_ends)
 {
 	struct dfkv_key keys[3] = { dfkv_test_key(9, 50), dfkv_test_key(9, 51),
 				    dfkv_test_key(9, 50) };
@@ -882,7 +882,7 @@ static void *uffd_resolve_late(void *arg)
  * completes before the fault is resolved, and the PUT then fails with
  * ENODEV.
  */
-TEST_F_TIMEOUT(dev, slow_faulting_buffer_holds_no_node, 300)
+TEST_F(dev, slow_faulting_buffer_holds_no_node)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
@@ -995,7 +995,7 @@ static int disk_only_blocks(struct __test_metadata *_metadata,
  * the GETs that follow are RAM hits, byte-exact, with no disk read of
  * their own.  Blocks already in RAM start nothing.
  */
-TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
+TEST_F(dev, lease_reads_disk_only_blocks_into_ram)
 {
 	const char *img = "/tmp/dfkv-ioctl-lease.img";
 	struct dfkv_key keys[LEASE_KEYS];
@@ -1046,7 +1046,7 @@ TEST_F_TIMEOUT(dev, lease_reads_disk_only_blocks_into_ram, 180)
  * The read a LEASE started fails (the disk's table swapped to dm-error):
  * the GETs that follow are misses, never errors or wrong bytes.
  */
-TEST_F_TIMEOUT(dev, failed_lease_read_makes_a_miss, 180)
+TEST_F(dev, failed_lease_read_makes_a_miss)
 {
 	const char *img = "/tmp/dfkv-ioctl-lease-err.img";
 	const char *dm = "/dev/mapper/dfkvleaserr";

@@ -394,7 +394,7 @@ static long tenant_dump_count(struct dfkv_genl *g, const char *node)
  * a full node) leave no more tenants than objects, and none once the last
  * block is removed.
  */
-TEST_F_TIMEOUT(nl, tenants_exist_only_with_blocks, 300)
+TEST_F(nl, tenants_exist_only_with_blocks)
 {
 	uint64_t seed = 0x2545f4914f6cdd1dULL;
 	char val[64], big[48 << 10];

@@ -917,7 +917,7 @@ TEST_F_TIMEOUT(tcp, disk_only_stages_are_bounded_per_peer, 600)
  * first_request_ms = 0 does not switch off, drops it, its pin goes, and
  * once the value is removed its RAM takes another value of that size.
  */
-TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
+TEST_F(tcp, stalled_reader_is_dropped_and_releases_its_entry)
 {
 	struct dfkv_key k = dfkv_test_key(93, 1), k2 = dfkv_test_key(93, 2);
 	int small = 4096, fd, i;
@@ -977,7 +977,7 @@ TEST_F_TIMEOUT(tcp, stalled_reader_is_dropped_and_releases_its_entry, 300)
  * no frame deadline drops it, but far under the rate floor: that does,
  * and the entry's pin goes with the connection.
  */
-TEST_F_TIMEOUT(tcp, trickling_reader_is_dropped_by_the_rate_floor, 300)
+TEST_F(tcp, trickling_reader_is_dropped_by_the_rate_floor)
 {
 	struct dfkv_key k = dfkv_test_key(93, 3);
 	int small = 4096, fd, i;

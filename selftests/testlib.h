@@ -14,6 +14,19 @@
 
 #include "genl.h"
 
+/*
+ * kselftest_harness.h stops a test after 30 s unless it names its own
+ * bound: a wall-clock limit that a busy host under software emulation and
+ * the debug kernel (KASAN, lockdep) pass without any bug.  Here the
+ * harness's timeout only catches a hang, so every test gets ten minutes
+ * (those that need more say so with TEST_F_TIMEOUT).  Included after the
+ * harness, before the tests.
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
+#endif
+
 /* insmod dfkv.ko unless it is loaded; 0 on success. */
 int dfkv_test_load(void);
 
