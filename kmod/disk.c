@@ -326,7 +326,11 @@ static void disk_fail_work(struct work_struct *work)
  * whole queue as a group: it patches the images of every unit the group
  * touches, sends one empty REQ_PREFLUSH when the group publishes records
  * (every payload they describe completed before its writer queued), then
- * writes all those units at once with REQ_FUA, and waits.  A single
+ * writes all those units at once with REQ_FUA, and waits.  A group that
+ * publishes a record at or above the record high-water mark first raises
+ * the mark: the superblock carrying it is written with REQ_PREFLUSH |
+ * REQ_FUA and completes before any record bio is submitted, and its
+ * preflush is the group's flush.  A single
  * committer is what keeps an image still while a bio sends it, and two
  * writes of one unit from ever being in flight together.
  */
@@ -414,10 +418,10 @@ static void disk_rec_patch(struct dfkv_disk *d, const struct disk_rec_ref *r,
 
 /*
  * Write the @n distinct units of @refs (sorted) from their images, all at
- * once, after a flush when @publish; then drop the images left all zero.
+ * once, after a flush when @flush; then drop the images left all zero.
  */
 static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
-			    unsigned int nr, struct bio_vec *bv, bool publish,
+			    unsigned int nr, struct bio_vec *bv, bool flush,
 			    u32 updates)
 {
 	u64 t0 = ktime_get_ns(), t1 = t0;
@@ -426,7 +430,7 @@ static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
 	struct dfkv_dio io;
 	int err = 0;
 
-	if (publish) {
+	if (flush) {
 		err = blkdev_issue_flush(disk_bdev(d));
 		t1 = ktime_get_ns();
 		if (err)
@@ -466,17 +470,43 @@ out:
 }
 
 /*
- * Commit a group of updates: every unit they touch gets an image first
- * (nothing is patched if one cannot), then the images are patched and
- * written.  A failed write fails the disk.
+ * Raise the record high-water mark above extent @top (ondisk.md, "Record
+ * high-water mark"): the superblock carrying the new mark is written with
+ * REQ_PREFLUSH | REQ_FUA and waited for, so it is durable before any
+ * record of the group is submitted.  -ENOMEM writes nothing; -EIO: the
+ * write failed.  The committer's.
+ */
+static int disk_hwm_raise(struct dfkv_disk *d, u32 top)
+{
+	struct dfkv_od_sb sb = d->sb;
+	struct page *page;
+	int err;
+
+	sb.rec_hwm = dfkv_od_hwm_cover(&sb.geom, sb.rec_hwm, (u64)top + 1);
+	page = alloc_page(GFP_NOIO);
+	if (!page)
+		return -ENOMEM;
+	err = disk_write_sb(d, &sb, page, false);
+	__free_page(page);
+	if (err)
+		return -EIO;
+	d->sb.rec_hwm = sb.rec_hwm;
+	return 0;
+}
+
+/*
+ * Commit a group of updates: the mark raised when a record lies above it,
+ * then every unit they touch gets an image (nothing is patched if one
+ * cannot), then the images are patched and written.  A failed write fails
+ * the disk.
  */
 static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 {
 	struct disk_rec_commit *c;
 	struct disk_rec_ref *refs;
 	unsigned int n = 0, i, k;
-	bool publish = false;
-	u32 updates = 0;
+	bool publish = false, flush;
+	u32 updates = 0, top = 0;
 	struct bio_vec *bv;
 	int err;
 
@@ -485,6 +515,8 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 	list_for_each_entry(c, group, link) {
 		n += c->nr;
 		publish |= !!c->recs;
+		for (k = 0; c->recs && k < c->nr; k++)
+			top = max(top, c->recs[k].extent);
 		updates++;
 	}
 	if (!percpu_ref_tryget_live(&d->io)) {
@@ -495,6 +527,15 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 		 */
 		dfkv_disk_fail(d, "record update after close");
 		return -EIO;
+	}
+	flush = publish;
+	if (publish && top >= d->sb.rec_hwm) {
+		err = disk_hwm_raise(d, top);
+		if (err == -EIO)
+			dfkv_disk_fail(d, "superblock write failed");
+		if (err)
+			goto out;
+		flush = false;	/* the superblock's preflush was the flush */
 	}
 	err = -ENOMEM;
 	refs = kvmalloc_array(n, sizeof(*refs) + sizeof(*bv), GFP_NOIO);
@@ -518,7 +559,7 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 			goto out_refs;
 	for (i = 0; i < n; i++)
 		disk_rec_patch(d, &refs[i], disk_unit_image(d, refs[i].unit));
-	err = disk_units_write(d, refs, n, bv, publish, updates);
+	err = disk_units_write(d, refs, n, bv, flush, updates);
 	if (err) {
 		dfkv_disk_fail(d, publish ? "record write failed" :
 					    "record clear failed");
@@ -648,13 +689,17 @@ struct disk_scan {
 	void *ctx;
 	u64 chunk_pos;		/* device offset of the buffer */
 	unsigned long *dirty;	/* its 4 KiB units to write back */
+	u64 used;		/* extents [0, used) hold the records kept */
 };
 
 static int disk_scan_found(void *ctx, const struct dfkv_od_rec *rec)
 {
 	struct disk_scan *ds = ctx;
+	int ret = ds->found(ds->ctx, rec);
 
-	return ds->found(ds->ctx, rec);
+	if (!ret)
+		ds->used = max_t(u64, ds->used, (u64)rec->extent + 1);
+	return ret;
 }
 
 static void disk_scan_reject(void *ctx, u32 extent, u32 slot,
@@ -703,7 +748,7 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	const struct dfkv_od_geom *g = &d->sb.geom;
 	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
 	struct disk_scan ds = { .disk = d, .found = found, .ctx = ctx };
-	u64 rejected = 0, start = ktime_get_ns();
+	u64 rejected = 0, start = ktime_get_ns(), hwm;
 	unsigned int per_chunk, units;
 	struct bio_vec *bv = NULL;
 	char why[160] = "";
@@ -715,6 +760,7 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	d->stats.rebuild_records = 0;
 	d->stats.rebuild_rejected = 0;
 	d->stats.rebuild_ms = 0;
+	d->stats.rebuild_read_bytes = 0;
 	if (d->gen_min > d->gen_max)
 		return 0;
 
@@ -737,8 +783,9 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	if (!buf || !bv || !ds.dirty)
 		goto out;
 
-	for (first = 0; first < g->nr_extents; first += per_chunk) {
-		u32 n = min_t(u32, per_chunk, g->nr_extents - first);
+	/* only below the mark: no record above it is valid (ondisk.md) */
+	for (first = 0; first < d->sb.rec_hwm; first += per_chunk) {
+		u32 n = min_t(u64, per_chunk, d->sb.rec_hwm - first);
 		unsigned int len = round_up((size_t)n * span, DFKV_OD_BLOCK);
 		unsigned int nu = len / DFKV_OD_BLOCK, p, q;
 		long zeroed;
@@ -750,6 +797,7 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 			dfkv_disk_fail(d, "record area read failed");
 			goto out;
 		}
+		d->stats.rebuild_read_bytes += len;
 		zeroed = dfkv_od_scan(ds.sc, buf, first, n, disk_scan_found,
 				      disk_scan_reject, &ds);
 		if (zeroed < 0) {
@@ -777,6 +825,12 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 		cond_resched();
 	}
 	err = 0;
+	/*
+	 * Every record left at or above the kept ones' extents was cleared:
+	 * the committer may write a mark that only covers those.
+	 */
+	hwm = d->sb.rec_hwm;
+	d->sb.rec_hwm = dfkv_od_hwm_cover(g, 0, ds.used);
 
 	d->stats.rebuild_records = ds.sc->count[DFKV_OD_REC_OK];
 	d->stats.rebuild_rejected = rejected;
@@ -788,9 +842,10 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 			scnprintf(why + at, sizeof(why) - at, ", %s %llu",
 				  dfkv_od_rec_reason_str(i), ds.sc->count[i]);
 	}
-	pr_info("disk %s: rebuild of epochs %llu..%llu: %llu records, %llu rejected%s in %llu ms\n",
+	pr_info("disk %s: rebuild of epochs %llu..%llu: %llu records, %llu rejected%s in %llu ms; read %llu KiB of records below extent %llu, mark now %llu\n",
 		d->name, d->gen_min, d->gen_max, d->stats.rebuild_records,
-		rejected, why, d->stats.rebuild_ms);
+		rejected, why, d->stats.rebuild_ms,
+		d->stats.rebuild_read_bytes >> 10, hwm, d->sb.rec_hwm);
 out:
 	bitmap_free(ds.dirty);
 	kvfree(bv);
