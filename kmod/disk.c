@@ -11,14 +11,17 @@
  * dfkv_disk_close() kills it and waits until the last one is put, so once
  * it returns no bio of this disk is in flight and none can start.  The
  * superblock writes of open and close run outside it: before traffic
- * exists and after it ended.
+ * exists and after it ended; the committer's, which raise the record
+ * high-water mark, inside it.
  *
  * Records: the record area's units that hold valid records have their
  * images in RAM, and one group committer per disk patches and writes
  * them, never reading the area back (ondisk.md, "Write rules"): callers
  * that arrive while a group is being written queue up, and the first of
  * them to find the disk idle writes all their records as the next group
- * (one flush, each unit once, all units in flight at once).
+ * (one flush, each unit once, all units in flight at once).  No record
+ * is written at or above the superblock's record high-water mark: the
+ * committer raises the mark first, and the rebuild reads only below it.
  *
  * Failure: dfkv_disk_fail() turns the disk FAILED once, under fail_lock,
  * and queues fail_work, which holds a reference and calls on_fail() in
@@ -49,8 +52,12 @@
 #include "disk.h"
 #include "trace.h"
 
-/* Bytes of record area the rebuild reads, scans and writes back at once. */
+/*
+ * Bytes of record area the rebuild reads, scans and writes back at once,
+ * and how many such chunks it keeps in flight.
+ */
 #define DISK_SCAN_CHUNK		SZ_4M
+#define DISK_SCAN_DEPTH		4
 
 static void disk_fail_work(struct work_struct *work);
 
@@ -712,17 +719,27 @@ static void disk_scan_reject(void *ctx, u32 extent, u32 slot,
 	__set_bit(off / DFKV_OD_BLOCK, ds->dirty);
 }
 
+/* One chunk of the record area: read, scanned, written back where changed. */
+struct disk_scan_buf {
+	void *buf;		/* vmalloc'ed, a whole chunk */
+	struct bio_vec *bv;	/* one per 4 KiB unit */
+	struct dfkv_dio io;	/* its read */
+	bool busy;		/* the read is in flight */
+	u32 first, n;		/* its extents */
+	unsigned int nu;	/* its 4 KiB units */
+};
+
 /*
- * Read or write 4 KiB units [first, first + n) of the vmalloc'ed @buf,
- * whose unit 0 is at byte @pos of the device.  Units, not pages: the
- * record area is padded to 4 KiB only.
+ * Submit under @io a read or write of 4 KiB units [first, first + n) of
+ * the vmalloc'ed @buf, whose unit 0 is at byte @pos of the device.  Units,
+ * not pages: the record area is padded to 4 KiB only.
  */
-static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
-			void *buf, struct bio_vec *bv, unsigned int first,
-			unsigned int n)
+static void disk_scan_submit(struct dfkv_disk *d, struct dfkv_dio *io,
+			     blk_opf_t opf, u64 pos, void *buf,
+			     struct bio_vec *bv, unsigned int first,
+			     unsigned int n)
 {
 	void *start = buf + (size_t)first * DFKV_OD_BLOCK;
-	struct dfkv_dio io;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -734,12 +751,68 @@ static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
 	}
 	if (op_is_write(opf))
 		flush_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
-	dfkv_dio_init(&io, d, NULL);
-	disk_dio_submit(&io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
-	i = dfkv_dio_wait(&io);
-	if (!op_is_write(opf))
-		invalidate_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
-	return i;
+	dfkv_dio_init(io, d, NULL);
+	disk_dio_submit(io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
+}
+
+/* Start reading extents [first, first + n) into @b. */
+static void disk_scan_read(struct dfkv_disk *d, struct disk_scan_buf *b,
+			   u32 first, u32 n)
+{
+	const struct dfkv_od_geom *g = &d->sb.geom;
+	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
+
+	b->first = first;
+	b->n = n;
+	b->nu = round_up((size_t)n * span, DFKV_OD_BLOCK) / DFKV_OD_BLOCK;
+	disk_scan_submit(d, &b->io, REQ_OP_READ, dfkv_od_rec_pos(g, first, 0),
+			 b->buf, b->bv, 0, b->nu);
+	b->busy = true;
+}
+
+static int disk_scan_read_wait(struct disk_scan_buf *b)
+{
+	int err = dfkv_dio_wait(&b->io);
+
+	b->busy = false;
+	invalidate_kernel_vmap_range(b->buf, b->nu * DFKV_OD_BLOCK);
+	return err;
+}
+
+/*
+ * Scan a chunk that was read: zero its rejected records, write back the
+ * units that changed (REQ_FUA, before traffic), keep the images of the
+ * units left non-zero.  Returns the records zeroed or a negative errno.
+ */
+static long disk_scan_chunk(struct disk_scan *ds, struct disk_scan_buf *b)
+{
+	struct dfkv_disk *d = ds->disk;
+	unsigned int p, q;
+	struct dfkv_dio io;
+	long zeroed;
+	int err;
+
+	ds->chunk_pos = dfkv_od_rec_pos(&d->sb.geom, b->first, 0);
+	zeroed = dfkv_od_scan(ds->sc, b->buf, b->first, b->n, disk_scan_found,
+			      disk_scan_reject, ds);
+	if (zeroed < 0)
+		return zeroed;
+	/* write back the runs of units holding a zeroed record */
+	for (p = find_first_bit(ds->dirty, b->nu); p < b->nu;
+	     p = find_next_bit(ds->dirty, b->nu, q)) {
+		q = find_next_zero_bit(ds->dirty, b->nu, p);
+		disk_scan_submit(d, &io, REQ_OP_WRITE | REQ_FUA, ds->chunk_pos,
+				 b->buf, b->bv, p, q - p);
+		if (dfkv_dio_wait(&io)) {
+			dfkv_disk_fail(d, "record clear failed");
+			return -EIO;
+		}
+		atomic64_add(q - p, &d->stats.record_writes);
+	}
+	bitmap_zero(ds->dirty, b->nu);
+	err = disk_units_load(d, ds->chunk_pos >> DISK_UNIT_SHIFT, b->buf,
+			      b->nu);
+	return err ? err : zeroed;
 }
 
 int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
@@ -748,13 +821,12 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	const struct dfkv_od_geom *g = &d->sb.geom;
 	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
 	struct disk_scan ds = { .disk = d, .found = found, .ctx = ctx };
-	u64 rejected = 0, start = ktime_get_ns(), hwm;
-	unsigned int per_chunk, units;
-	struct bio_vec *bv = NULL;
+	struct disk_scan_buf bufs[DISK_SCAN_DEPTH] = {};
+	u64 rejected = 0, start = ktime_get_ns(), hwm = d->sb.rec_hwm;
+	unsigned int per_chunk, units, depth, k;
+	u64 nr_chunks, c;
 	char why[160] = "";
-	void *buf = NULL;
 	size_t chunk;
-	u32 first;
 	int err, i;
 
 	d->stats.rebuild_records = 0;
@@ -776,60 +848,53 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	per_chunk = max_t(u64, DISK_SCAN_CHUNK / span, 1);
 	chunk = round_up((size_t)per_chunk * span, DFKV_OD_BLOCK);
 	units = chunk / DFKV_OD_BLOCK;
-	err = -ENOMEM;
-	buf = vmalloc(chunk);
-	bv = kvmalloc_array(units, sizeof(*bv), GFP_KERNEL);
-	ds.dirty = bitmap_zalloc(units, GFP_KERNEL);
-	if (!buf || !bv || !ds.dirty)
-		goto out;
-
 	/* only below the mark: no record above it is valid (ondisk.md) */
-	for (first = 0; first < d->sb.rec_hwm; first += per_chunk) {
-		u32 n = min_t(u64, per_chunk, d->sb.rec_hwm - first);
-		unsigned int len = round_up((size_t)n * span, DFKV_OD_BLOCK);
-		unsigned int nu = len / DFKV_OD_BLOCK, p, q;
+	nr_chunks = div_u64(hwm + per_chunk - 1, per_chunk);
+	depth = min_t(u64, DISK_SCAN_DEPTH, nr_chunks);
+	err = -ENOMEM;
+	ds.dirty = bitmap_zalloc(units, GFP_KERNEL);
+	if (!ds.dirty)
+		goto out;
+	for (k = 0; k < depth; k++) {
+		bufs[k].buf = vmalloc(chunk);
+		bufs[k].bv = kvmalloc_array(units, sizeof(*bufs[k].bv),
+					    GFP_KERNEL);
+		if (!bufs[k].buf || !bufs[k].bv)
+			goto out;
+	}
+
+	/*
+	 * depth chunks in flight: chunk c is read into bufs[c % depth] and
+	 * scanned at step c + depth, when the next one is read into it
+	 */
+	for (c = 0, k = 0; c < nr_chunks + depth; c++, k = (k + 1) % depth) {
+		struct disk_scan_buf *b = &bufs[k];
 		long zeroed;
 
-		ds.chunk_pos = dfkv_od_rec_pos(g, first, 0);
-		err = disk_scan_io(d, REQ_OP_READ, ds.chunk_pos, buf, bv, 0,
-				   nu);
-		if (err) {
-			dfkv_disk_fail(d, "record area read failed");
-			goto out;
-		}
-		d->stats.rebuild_read_bytes += len;
-		zeroed = dfkv_od_scan(ds.sc, buf, first, n, disk_scan_found,
-				      disk_scan_reject, &ds);
-		if (zeroed < 0) {
-			err = zeroed;
-			goto out;
-		}
-		rejected += zeroed;
-		/* write back the runs of units holding a zeroed record */
-		for (p = find_first_bit(ds.dirty, nu); p < nu;
-		     p = find_next_bit(ds.dirty, nu, q)) {
-			q = find_next_zero_bit(ds.dirty, nu, p);
-			err = disk_scan_io(d, REQ_OP_WRITE | REQ_FUA,
-					   ds.chunk_pos, buf, bv, p, q - p);
+		if (c >= depth) {
+			err = disk_scan_read_wait(b);
 			if (err) {
-				dfkv_disk_fail(d, "record clear failed");
+				dfkv_disk_fail(d, "record area read failed");
 				goto out;
 			}
-			atomic64_add(q - p, &d->stats.record_writes);
+			d->stats.rebuild_read_bytes += (u64)b->nu * DFKV_OD_BLOCK;
+			zeroed = disk_scan_chunk(&ds, b);
+			if (zeroed < 0) {
+				err = zeroed;
+				goto out;
+			}
+			rejected += zeroed;
+			cond_resched();
 		}
-		bitmap_zero(ds.dirty, nu);
-		err = disk_units_load(d, ds.chunk_pos >> DISK_UNIT_SHIFT, buf,
-				      nu);
-		if (err)
-			goto out;
-		cond_resched();
+		if (c < nr_chunks)
+			disk_scan_read(d, b, c * per_chunk,
+				       min_t(u64, per_chunk, hwm - c * per_chunk));
 	}
 	err = 0;
 	/*
 	 * Every record left at or above the kept ones' extents was cleared:
 	 * the committer may write a mark that only covers those.
 	 */
-	hwm = d->sb.rec_hwm;
 	d->sb.rec_hwm = dfkv_od_hwm_cover(g, 0, ds.used);
 
 	d->stats.rebuild_records = ds.sc->count[DFKV_OD_REC_OK];
@@ -847,9 +912,14 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 		rejected, why, d->stats.rebuild_ms,
 		d->stats.rebuild_read_bytes >> 10, hwm, d->sb.rec_hwm);
 out:
+	for (k = 0; k < DISK_SCAN_DEPTH; k++) {
+		/* a read still in flight after a failure */
+		if (bufs[k].busy)
+			disk_scan_read_wait(&bufs[k]);
+		kvfree(bufs[k].bv);
+		vfree(bufs[k].buf);
+	}
 	bitmap_free(ds.dirty);
-	kvfree(bv);
-	vfree(buf);
 	kvfree(ds.sc);
 	if (err)
 		pr_err("disk %s: rebuild failed: %d\n", d->name, err);
