@@ -266,6 +266,31 @@ t_sparse_rebuild() {
 	expect 0 "$DFKVCTL" node del ns
 }
 
+# Extents of 256 MiB have 4 MiB of records each, one rebuild chunk: six
+# value sizes bind six extents (one per size class), so the scan reads
+# more chunks than the four it keeps in flight, each buffer taking the
+# next read after its scan; every block is back byte-exact.
+t_rebuild_chunks() {
+	LC=$(new_loop chunks 24G) &&
+	expect 0 "$DFKVCTL" node add nc --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nc "$LC" --format --extent 256M --name chunks &&
+	for sz in 4096 16384 65536 262144 1048576 4194304; do
+		r=$($BLK put nc $((sz % 97)) 0 3 $sz) && blk_expect "put $sz" "$r" ok=3 || return 1
+	done
+	wait_clean nc &&
+	expect 0 "$DFKVCTL" node del nc &&
+	expect 0 "$DFKVCTL" node add nc --ram 64M &&
+	expect 0 "$DFKVCTL" disk add nc "$LC" &&
+	[ "$(dstat nc chunks rebuild_records)" = 18 ] &&
+	[ "$(dstat nc chunks rebuild_read_bytes)" -gt $((4 * 4194304)) ] ||
+		{ "$DFKVCTL" disk show nc chunks; return 1; }
+	for sz in 4096 16384 65536 262144 1048576 4194304; do
+		r=$($BLK check nc $((sz % 97)) 0 3 $sz) &&
+		blk_expect "check $sz" "$r" ok=3 wrong=0 || return 1
+	done
+	expect 0 "$DFKVCTL" node del nc
+}
+
 # A device whose record area fails under a write load (its dm table
 # swapped to "error" there): the first failed record write fails the disk
 # closed, the node serves RAM and its other disk, nobody gets wrong
@@ -453,7 +478,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 20
+tap_plan 21
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -466,6 +491,7 @@ tap_check "corrupted record: rejected, a miss" t_corrupt_record
 tap_check "corrupted payload: a miss, never wrong bytes" t_corrupt_payload
 tap_check "record of a huge length: rejected alone, the disk attaches" t_huge_length
 tap_check "sparse 24 GiB disk: attach reads below the mark only, blocks byte-exact, crash" t_sparse_rebuild
+tap_check "rebuild of more chunks than it keeps in flight: every block back" t_rebuild_chunks
 tap_check "record writes failing under load: disk failed closed, cold reset after" t_crash
 tap_check "ack=disk, writes failing: IO_ERROR, then a miss" t_ack_fail
 tap_check "a flushed value's last page: zero after the value" t_tail_zero
