@@ -11,14 +11,17 @@
  * dfkv_disk_close() kills it and waits until the last one is put, so once
  * it returns no bio of this disk is in flight and none can start.  The
  * superblock writes of open and close run outside it: before traffic
- * exists and after it ended.
+ * exists and after it ended; the committer's, which raise the record
+ * high-water mark, inside it.
  *
  * Records: the record area's units that hold valid records have their
  * images in RAM, and one group committer per disk patches and writes
  * them, never reading the area back (ondisk.md, "Write rules"): callers
  * that arrive while a group is being written queue up, and the first of
  * them to find the disk idle writes all their records as the next group
- * (one flush, each unit once, all units in flight at once).
+ * (one flush, each unit once, all units in flight at once).  No record
+ * is written at or above the superblock's record high-water mark: the
+ * committer raises the mark first, and the rebuild reads only below it.
  *
  * Failure: dfkv_disk_fail() turns the disk FAILED once, under fail_lock,
  * and queues fail_work, which holds a reference and calls on_fail() in
@@ -49,8 +52,12 @@
 #include "disk.h"
 #include "trace.h"
 
-/* Bytes of record area the rebuild reads, scans and writes back at once. */
+/*
+ * Bytes of record area the rebuild reads, scans and writes back at once,
+ * and how many such chunks it keeps in flight.
+ */
 #define DISK_SCAN_CHUNK		SZ_4M
+#define DISK_SCAN_DEPTH		4
 
 static void disk_fail_work(struct work_struct *work);
 
@@ -326,7 +333,11 @@ static void disk_fail_work(struct work_struct *work)
  * whole queue as a group: it patches the images of every unit the group
  * touches, sends one empty REQ_PREFLUSH when the group publishes records
  * (every payload they describe completed before its writer queued), then
- * writes all those units at once with REQ_FUA, and waits.  A single
+ * writes all those units at once with REQ_FUA, and waits.  A group that
+ * publishes a record at or above the record high-water mark first raises
+ * the mark: the superblock carrying it is written with REQ_PREFLUSH |
+ * REQ_FUA and completes before any record bio is submitted, and its
+ * preflush is the group's flush.  A single
  * committer is what keeps an image still while a bio sends it, and two
  * writes of one unit from ever being in flight together.
  */
@@ -414,10 +425,10 @@ static void disk_rec_patch(struct dfkv_disk *d, const struct disk_rec_ref *r,
 
 /*
  * Write the @n distinct units of @refs (sorted) from their images, all at
- * once, after a flush when @publish; then drop the images left all zero.
+ * once, after a flush when @flush; then drop the images left all zero.
  */
 static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
-			    unsigned int nr, struct bio_vec *bv, bool publish,
+			    unsigned int nr, struct bio_vec *bv, bool flush,
 			    u32 updates)
 {
 	u64 t0 = ktime_get_ns(), t1 = t0;
@@ -426,7 +437,7 @@ static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
 	struct dfkv_dio io;
 	int err = 0;
 
-	if (publish) {
+	if (flush) {
 		err = blkdev_issue_flush(disk_bdev(d));
 		t1 = ktime_get_ns();
 		if (err)
@@ -466,17 +477,43 @@ out:
 }
 
 /*
- * Commit a group of updates: every unit they touch gets an image first
- * (nothing is patched if one cannot), then the images are patched and
- * written.  A failed write fails the disk.
+ * Raise the record high-water mark above extent @top (ondisk.md, "Record
+ * high-water mark"): the superblock carrying the new mark is written with
+ * REQ_PREFLUSH | REQ_FUA and waited for, so it is durable before any
+ * record of the group is submitted.  -ENOMEM writes nothing; -EIO: the
+ * write failed.  The committer's.
+ */
+static int disk_hwm_raise(struct dfkv_disk *d, u32 top)
+{
+	struct dfkv_od_sb sb = d->sb;
+	struct page *page;
+	int err;
+
+	sb.rec_hwm = dfkv_od_hwm_cover(&sb.geom, sb.rec_hwm, (u64)top + 1);
+	page = alloc_page(GFP_NOIO);
+	if (!page)
+		return -ENOMEM;
+	err = disk_write_sb(d, &sb, page, false);
+	__free_page(page);
+	if (err)
+		return -EIO;
+	d->sb.rec_hwm = sb.rec_hwm;
+	return 0;
+}
+
+/*
+ * Commit a group of updates: the mark raised when a record lies above it,
+ * then every unit they touch gets an image (nothing is patched if one
+ * cannot), then the images are patched and written.  A failed write fails
+ * the disk.
  */
 static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 {
 	struct disk_rec_commit *c;
 	struct disk_rec_ref *refs;
 	unsigned int n = 0, i, k;
-	bool publish = false;
-	u32 updates = 0;
+	bool publish = false, flush;
+	u32 updates = 0, top = 0;
 	struct bio_vec *bv;
 	int err;
 
@@ -485,6 +522,8 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 	list_for_each_entry(c, group, link) {
 		n += c->nr;
 		publish |= !!c->recs;
+		for (k = 0; c->recs && k < c->nr; k++)
+			top = max(top, c->recs[k].extent);
 		updates++;
 	}
 	if (!percpu_ref_tryget_live(&d->io)) {
@@ -495,6 +534,15 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 		 */
 		dfkv_disk_fail(d, "record update after close");
 		return -EIO;
+	}
+	flush = publish;
+	if (publish && top >= d->sb.rec_hwm) {
+		err = disk_hwm_raise(d, top);
+		if (err == -EIO)
+			dfkv_disk_fail(d, "superblock write failed");
+		if (err)
+			goto out;
+		flush = false;	/* the superblock's preflush was the flush */
 	}
 	err = -ENOMEM;
 	refs = kvmalloc_array(n, sizeof(*refs) + sizeof(*bv), GFP_NOIO);
@@ -518,7 +566,7 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 			goto out_refs;
 	for (i = 0; i < n; i++)
 		disk_rec_patch(d, &refs[i], disk_unit_image(d, refs[i].unit));
-	err = disk_units_write(d, refs, n, bv, publish, updates);
+	err = disk_units_write(d, refs, n, bv, flush, updates);
 	if (err) {
 		dfkv_disk_fail(d, publish ? "record write failed" :
 					    "record clear failed");
@@ -648,13 +696,17 @@ struct disk_scan {
 	void *ctx;
 	u64 chunk_pos;		/* device offset of the buffer */
 	unsigned long *dirty;	/* its 4 KiB units to write back */
+	u64 used;		/* extents [0, used) hold the records kept */
 };
 
 static int disk_scan_found(void *ctx, const struct dfkv_od_rec *rec)
 {
 	struct disk_scan *ds = ctx;
+	int ret = ds->found(ds->ctx, rec);
 
-	return ds->found(ds->ctx, rec);
+	if (!ret)
+		ds->used = max_t(u64, ds->used, (u64)rec->extent + 1);
+	return ret;
 }
 
 static void disk_scan_reject(void *ctx, u32 extent, u32 slot,
@@ -667,17 +719,27 @@ static void disk_scan_reject(void *ctx, u32 extent, u32 slot,
 	__set_bit(off / DFKV_OD_BLOCK, ds->dirty);
 }
 
+/* One chunk of the record area: read, scanned, written back where changed. */
+struct disk_scan_buf {
+	void *buf;		/* vmalloc'ed, a whole chunk */
+	struct bio_vec *bv;	/* one per 4 KiB unit */
+	struct dfkv_dio io;	/* its read */
+	bool busy;		/* the read is in flight */
+	u32 first, n;		/* its extents */
+	unsigned int nu;	/* its 4 KiB units */
+};
+
 /*
- * Read or write 4 KiB units [first, first + n) of the vmalloc'ed @buf,
- * whose unit 0 is at byte @pos of the device.  Units, not pages: the
- * record area is padded to 4 KiB only.
+ * Submit under @io a read or write of 4 KiB units [first, first + n) of
+ * the vmalloc'ed @buf, whose unit 0 is at byte @pos of the device.  Units,
+ * not pages: the record area is padded to 4 KiB only.
  */
-static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
-			void *buf, struct bio_vec *bv, unsigned int first,
-			unsigned int n)
+static void disk_scan_submit(struct dfkv_disk *d, struct dfkv_dio *io,
+			     blk_opf_t opf, u64 pos, void *buf,
+			     struct bio_vec *bv, unsigned int first,
+			     unsigned int n)
 {
 	void *start = buf + (size_t)first * DFKV_OD_BLOCK;
-	struct dfkv_dio io;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -689,12 +751,68 @@ static int disk_scan_io(struct dfkv_disk *d, blk_opf_t opf, u64 pos,
 	}
 	if (op_is_write(opf))
 		flush_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
-	dfkv_dio_init(&io, d, NULL);
-	disk_dio_submit(&io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
-	i = dfkv_dio_wait(&io);
-	if (!op_is_write(opf))
-		invalidate_kernel_vmap_range(start, n * DFKV_OD_BLOCK);
-	return i;
+	dfkv_dio_init(io, d, NULL);
+	disk_dio_submit(io, opf, pos + (u64)first * DFKV_OD_BLOCK, bv, n);
+}
+
+/* Start reading extents [first, first + n) into @b. */
+static void disk_scan_read(struct dfkv_disk *d, struct disk_scan_buf *b,
+			   u32 first, u32 n)
+{
+	const struct dfkv_od_geom *g = &d->sb.geom;
+	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
+
+	b->first = first;
+	b->n = n;
+	b->nu = round_up((size_t)n * span, DFKV_OD_BLOCK) / DFKV_OD_BLOCK;
+	disk_scan_submit(d, &b->io, REQ_OP_READ, dfkv_od_rec_pos(g, first, 0),
+			 b->buf, b->bv, 0, b->nu);
+	b->busy = true;
+}
+
+static int disk_scan_read_wait(struct disk_scan_buf *b)
+{
+	int err = dfkv_dio_wait(&b->io);
+
+	b->busy = false;
+	invalidate_kernel_vmap_range(b->buf, b->nu * DFKV_OD_BLOCK);
+	return err;
+}
+
+/*
+ * Scan a chunk that was read: zero its rejected records, write back the
+ * units that changed (REQ_FUA, before traffic), keep the images of the
+ * units left non-zero.  Returns the records zeroed or a negative errno.
+ */
+static long disk_scan_chunk(struct disk_scan *ds, struct disk_scan_buf *b)
+{
+	struct dfkv_disk *d = ds->disk;
+	unsigned int p, q;
+	struct dfkv_dio io;
+	long zeroed;
+	int err;
+
+	ds->chunk_pos = dfkv_od_rec_pos(&d->sb.geom, b->first, 0);
+	zeroed = dfkv_od_scan(ds->sc, b->buf, b->first, b->n, disk_scan_found,
+			      disk_scan_reject, ds);
+	if (zeroed < 0)
+		return zeroed;
+	/* write back the runs of units holding a zeroed record */
+	for (p = find_first_bit(ds->dirty, b->nu); p < b->nu;
+	     p = find_next_bit(ds->dirty, b->nu, q)) {
+		q = find_next_zero_bit(ds->dirty, b->nu, p);
+		disk_scan_submit(d, &io, REQ_OP_WRITE | REQ_FUA, ds->chunk_pos,
+				 b->buf, b->bv, p, q - p);
+		if (dfkv_dio_wait(&io)) {
+			dfkv_disk_fail(d, "record clear failed");
+			return -EIO;
+		}
+		atomic64_add(q - p, &d->stats.record_writes);
+	}
+	bitmap_zero(ds->dirty, b->nu);
+	err = disk_units_load(d, ds->chunk_pos >> DISK_UNIT_SHIFT, b->buf,
+			      b->nu);
+	return err ? err : zeroed;
 }
 
 int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
@@ -703,18 +821,18 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	const struct dfkv_od_geom *g = &d->sb.geom;
 	u64 span = (u64)g->max_slots * DFKV_OD_REC_BYTES;
 	struct disk_scan ds = { .disk = d, .found = found, .ctx = ctx };
-	u64 rejected = 0, start = ktime_get_ns();
-	unsigned int per_chunk, units;
-	struct bio_vec *bv = NULL;
+	struct disk_scan_buf bufs[DISK_SCAN_DEPTH] = {};
+	u64 rejected = 0, start = ktime_get_ns(), hwm = d->sb.rec_hwm;
+	unsigned int per_chunk, units, depth, k;
+	u64 nr_chunks, c;
 	char why[160] = "";
-	void *buf = NULL;
 	size_t chunk;
-	u32 first;
 	int err, i;
 
 	d->stats.rebuild_records = 0;
 	d->stats.rebuild_rejected = 0;
 	d->stats.rebuild_ms = 0;
+	d->stats.rebuild_read_bytes = 0;
 	if (d->gen_min > d->gen_max)
 		return 0;
 
@@ -730,53 +848,54 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 	per_chunk = max_t(u64, DISK_SCAN_CHUNK / span, 1);
 	chunk = round_up((size_t)per_chunk * span, DFKV_OD_BLOCK);
 	units = chunk / DFKV_OD_BLOCK;
+	/* only below the mark: no record above it is valid (ondisk.md) */
+	nr_chunks = div_u64(hwm + per_chunk - 1, per_chunk);
+	depth = min_t(u64, DISK_SCAN_DEPTH, nr_chunks);
 	err = -ENOMEM;
-	buf = vmalloc(chunk);
-	bv = kvmalloc_array(units, sizeof(*bv), GFP_KERNEL);
 	ds.dirty = bitmap_zalloc(units, GFP_KERNEL);
-	if (!buf || !bv || !ds.dirty)
+	if (!ds.dirty)
 		goto out;
+	for (k = 0; k < depth; k++) {
+		bufs[k].buf = vmalloc(chunk);
+		bufs[k].bv = kvmalloc_array(units, sizeof(*bufs[k].bv),
+					    GFP_KERNEL);
+		if (!bufs[k].buf || !bufs[k].bv)
+			goto out;
+	}
 
-	for (first = 0; first < g->nr_extents; first += per_chunk) {
-		u32 n = min_t(u32, per_chunk, g->nr_extents - first);
-		unsigned int len = round_up((size_t)n * span, DFKV_OD_BLOCK);
-		unsigned int nu = len / DFKV_OD_BLOCK, p, q;
+	/*
+	 * depth chunks in flight: chunk c is read into bufs[c % depth] and
+	 * scanned at step c + depth, when the next one is read into it
+	 */
+	for (c = 0, k = 0; c < nr_chunks + depth; c++, k = (k + 1) % depth) {
+		struct disk_scan_buf *b = &bufs[k];
 		long zeroed;
 
-		ds.chunk_pos = dfkv_od_rec_pos(g, first, 0);
-		err = disk_scan_io(d, REQ_OP_READ, ds.chunk_pos, buf, bv, 0,
-				   nu);
-		if (err) {
-			dfkv_disk_fail(d, "record area read failed");
-			goto out;
-		}
-		zeroed = dfkv_od_scan(ds.sc, buf, first, n, disk_scan_found,
-				      disk_scan_reject, &ds);
-		if (zeroed < 0) {
-			err = zeroed;
-			goto out;
-		}
-		rejected += zeroed;
-		/* write back the runs of units holding a zeroed record */
-		for (p = find_first_bit(ds.dirty, nu); p < nu;
-		     p = find_next_bit(ds.dirty, nu, q)) {
-			q = find_next_zero_bit(ds.dirty, nu, p);
-			err = disk_scan_io(d, REQ_OP_WRITE | REQ_FUA,
-					   ds.chunk_pos, buf, bv, p, q - p);
+		if (c >= depth) {
+			err = disk_scan_read_wait(b);
 			if (err) {
-				dfkv_disk_fail(d, "record clear failed");
+				dfkv_disk_fail(d, "record area read failed");
 				goto out;
 			}
-			atomic64_add(q - p, &d->stats.record_writes);
+			d->stats.rebuild_read_bytes += (u64)b->nu * DFKV_OD_BLOCK;
+			zeroed = disk_scan_chunk(&ds, b);
+			if (zeroed < 0) {
+				err = zeroed;
+				goto out;
+			}
+			rejected += zeroed;
+			cond_resched();
 		}
-		bitmap_zero(ds.dirty, nu);
-		err = disk_units_load(d, ds.chunk_pos >> DISK_UNIT_SHIFT, buf,
-				      nu);
-		if (err)
-			goto out;
-		cond_resched();
+		if (c < nr_chunks)
+			disk_scan_read(d, b, c * per_chunk,
+				       min_t(u64, per_chunk, hwm - c * per_chunk));
 	}
 	err = 0;
+	/*
+	 * Every record left at or above the kept ones' extents was cleared:
+	 * the committer may write a mark that only covers those.
+	 */
+	d->sb.rec_hwm = dfkv_od_hwm_cover(g, 0, ds.used);
 
 	d->stats.rebuild_records = ds.sc->count[DFKV_OD_REC_OK];
 	d->stats.rebuild_rejected = rejected;
@@ -788,13 +907,19 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 			scnprintf(why + at, sizeof(why) - at, ", %s %llu",
 				  dfkv_od_rec_reason_str(i), ds.sc->count[i]);
 	}
-	pr_info("disk %s: rebuild of epochs %llu..%llu: %llu records, %llu rejected%s in %llu ms\n",
+	pr_info("disk %s: rebuild of epochs %llu..%llu: %llu records, %llu rejected%s in %llu ms; read %llu KiB of records below extent %llu, mark now %llu\n",
 		d->name, d->gen_min, d->gen_max, d->stats.rebuild_records,
-		rejected, why, d->stats.rebuild_ms);
+		rejected, why, d->stats.rebuild_ms,
+		d->stats.rebuild_read_bytes >> 10, hwm, d->sb.rec_hwm);
 out:
+	for (k = 0; k < DISK_SCAN_DEPTH; k++) {
+		/* a read still in flight after a failure */
+		if (bufs[k].busy)
+			disk_scan_read_wait(&bufs[k]);
+		kvfree(bufs[k].bv);
+		vfree(bufs[k].buf);
+	}
 	bitmap_free(ds.dirty);
-	kvfree(bv);
-	vfree(buf);
 	kvfree(ds.sc);
 	if (err)
 		pr_err("disk %s: rebuild failed: %d\n", d->name, err);

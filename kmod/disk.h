@@ -43,6 +43,7 @@ struct dfkv_disk_stats {
 	u64 rebuild_records;		/* set once by dfkv_disk_rebuild() */
 	u64 rebuild_rejected;
 	u64 rebuild_ms;
+	u64 rebuild_read_bytes;		/* of the record area */
 };
 
 /*
@@ -59,7 +60,12 @@ struct dfkv_disk {
 	char path[DFKV_DISK_PATH_MAX];
 	struct dfkv_bdev bdev;		/* compat.h: the exclusive open */
 	unsigned int lbs;		/* logical block size */
-	struct dfkv_od_sb sb;		/* as on the device now (DIRTY) */
+	/*
+	 * As on the device now (DIRTY), but sb.rec_hwm, the committer's, may
+	 * be below the device's after a rebuild (ondisk.md, "Record
+	 * high-water mark").
+	 */
+	struct dfkv_od_sb sb;
 	u64 gen_min, gen_max;		/* rebuild window, empty if min > max */
 	struct dfkv_slab slab;		/* the data area's extents */
 	u32 state;			/* READ_ONCE, enum dfkv_disk_state */
@@ -107,10 +113,12 @@ int dfkv_disk_open(const char *path, const char *name, bool format,
 		   struct netlink_ext_ack *extack, struct dfkv_disk **out);
 
 /*
- * Scan the record area once (only when the window is not empty), clearing
- * rejected records on the device and handing every valid record to @found
- * (which claims the slot in d->slab).  Logs counts and time; fills the
- * rebuild stats.  Process context, before any traffic.
+ * Scan the record area below the high-water mark once (only when the
+ * window is not empty), clearing rejected records on the device and
+ * handing every valid record to @found (which claims the slot in
+ * d->slab); then lower the mark in RAM to what the valid records need.
+ * Logs counts and time; fills the rebuild stats.  Process context, before
+ * any traffic.
  */
 int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
 		      void *ctx);
@@ -199,11 +207,13 @@ u32 dfkv_disk_crc(u32 crc, const struct bio_vec *bv, unsigned int nr,
  * to the running epoch), after the payloads they describe completed; or
  * clear the records of slots (zero).  Either failing fails the disk and
  * returns -EIO.  The updates of concurrent callers are group-committed:
- * one flush (when the group publishes records), then every record unit
- * the group touches written once with REQ_FUA, all at once, from its RAM
- * image: never a read.  Process context (sleeps on the group before and
- * its bios); -EIO without a write when the disk is not UP, -ENOMEM
- * without one when no image could be made.
+ * one flush (when the group publishes records: the superblock write that
+ * raises the record high-water mark when a record lies above it), then
+ * every record unit the group touches written once with REQ_FUA, all at
+ * once, from its RAM image: never a read.  Process context (sleeps on the
+ * group before and its bios); -EIO without a write when the disk is not
+ * UP, -ENOMEM without one when no image (or superblock page) could be
+ * made.
  */
 int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 			unsigned int nr);

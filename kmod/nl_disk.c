@@ -50,7 +50,9 @@ static int fill_disk_stats(struct sk_buff *skb, struct dfkv_disk *d)
 			     ds->rebuild_records) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_REBUILD_REJECTED,
 			     ds->rebuild_rejected) ||
-	    dfkv_nl_put_stat(skb, DFKV_STAT_REBUILD_MS, ds->rebuild_ms))
+	    dfkv_nl_put_stat(skb, DFKV_STAT_REBUILD_MS, ds->rebuild_ms) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_REBUILD_READ_BYTES,
+			     ds->rebuild_read_bytes))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;

@@ -17,7 +17,7 @@
 #include "compat.h"
 #include "ondisk.h"
 
-/* Superblock field offsets (format 1). */
+/* Superblock field offsets (format 2). */
 #define SB_MAGIC	0x000
 #define SB_FORMAT	0x008
 #define SB_LATTICE	0x00c
@@ -33,10 +33,11 @@
 #define SB_VALIDFROM	0x050
 #define SB_UUID		0x058
 #define SB_NAME		0x068
-#define SB_RESERVED	0x0a8
+#define SB_RECHWM	0x0a8
+#define SB_RESERVED	0x0b0
 #define SB_CRC		0x1fc
 
-/* Slot record field offsets (format 1). */
+/* Slot record field offsets (format 2). */
 #define REC_MAGIC	0x00
 #define REC_FORMAT	0x04
 #define REC_CLASS	0x05
@@ -238,6 +239,7 @@ void dfkv_od_sb_encode(const struct dfkv_od_sb *sb, void *buf)
 	put_unaligned_le64(g->data_off, b + SB_DATAOFF);
 	put_unaligned_le64(sb->epoch, b + SB_EPOCH);
 	put_unaligned_le64(sb->valid_from, b + SB_VALIDFROM);
+	put_unaligned_le64(sb->rec_hwm, b + SB_RECHWM);
 	memcpy(b + SB_UUID, sb->uuid, DFKV_OD_UUID_LEN);
 	memcpy(b + SB_NAME, sb->name,
 	       strnlen(sb->name, DFKV_OD_NAME_MAX - 1));
@@ -295,6 +297,7 @@ enum dfkv_od_sb_reason dfkv_od_sb_decode(const void *buf,
 		g->max_slots = g->extent_bytes / DFKV_OD_BLOCK;
 	sb->epoch = get_unaligned_le64(b + SB_EPOCH);
 	sb->valid_from = get_unaligned_le64(b + SB_VALIDFROM);
+	sb->rec_hwm = get_unaligned_le64(b + SB_RECHWM);
 	memcpy(sb->uuid, b + SB_UUID, DFKV_OD_UUID_LEN);
 	len = strnlen((const char *)b + SB_NAME, DFKV_OD_NAME_MAX);
 	memcpy(sb->name, b + SB_NAME, min_t(size_t, len, DFKV_OD_NAME_MAX - 1));
@@ -307,6 +310,7 @@ enum dfkv_od_sb_reason dfkv_od_sb_decode(const void *buf,
 	    (sb->state != DFKV_OD_CLEAN && sb->state != DFKV_OD_DIRTY) ||
 	    !sb->epoch || sb->epoch > DFKV_OD_EPOCH_MAX || !sb->valid_from ||
 	    sb->valid_from > sb->epoch + 1 ||
+	    sb->rec_hwm > get_unaligned_le64(b + SB_NREXT) ||
 	    !len || len >= DFKV_OD_NAME_MAX ||
 	    !od_zero(b + SB_NAME + len, DFKV_OD_NAME_MAX - len) ||
 	    !od_zero(b + SB_RESERVED, SB_CRC - SB_RESERVED))
@@ -343,7 +347,10 @@ enum dfkv_od_sb_reason dfkv_od_sb_match(const struct dfkv_od_sb *sb,
  * @gen_max: last generation the rebuild accepts
  *
  * The window [@gen_min, @gen_max] is empty (@gen_min > @gen_max) after a
- * cold reset or when nothing was ever written: skip the scan then.
+ * cold reset or when nothing was ever written: skip the scan then.  No
+ * record on the device can be valid in a later window then either, so
+ * @next's record high-water mark is 0; otherwise it is @cur's, and the
+ * scan reads the extents below it.
  *
  * Return: DFKV_OD_ATTACH_REBUILD, DFKV_OD_ATTACH_COLD (@cur was DIRTY), or
  * -EOVERFLOW when @cur's epoch is DFKV_OD_EPOCH_MAX (the disk needs a
@@ -363,6 +370,8 @@ int dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
 		next->valid_from = next->epoch;
 	*gen_min = next->valid_from;
 	*gen_max = cur->epoch;
+	if (*gen_min > *gen_max)
+		next->rec_hwm = 0;
 	return cold ? DFKV_OD_ATTACH_COLD : DFKV_OD_ATTACH_REBUILD;
 }
 
@@ -370,6 +379,33 @@ int dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
 void dfkv_od_sb_clean(struct dfkv_od_sb *sb)
 {
 	sb->state = DFKV_OD_CLEAN;
+}
+
+/**
+ * dfkv_od_hwm_cover() - a record high-water mark covering extents
+ * @g: the geometry
+ * @hwm: the mark now (0 for a mark computed afresh)
+ * @need: extents [0, @need) must be below the new mark
+ *
+ * The mark grows in steps: at least an eighth of itself, in whole
+ * granules of DFKV_OD_HWM_GRANULE bytes of record area (at least one
+ * extent), never past nr_extents.  So filling a disk raises it a
+ * logarithmic number of times, and the scan reads at most an eighth and
+ * a granule more than the extents in use.
+ *
+ * Return: the new mark, >= min(@need, nr_extents); @hwm when it already
+ * covers @need.
+ */
+u64 dfkv_od_hwm_cover(const struct dfkv_od_geom *g, u64 hwm, u64 need)
+{
+	u64 span = g->extent_bytes / DFKV_OD_BLOCK * DFKV_OD_REC_BYTES;
+	/* both powers of two: so is the granule */
+	u64 granule = max_t(u64, DFKV_OD_HWM_GRANULE / span, 1);
+
+	if (need <= hwm)
+		return hwm;
+	need = max_t(u64, need, hwm + hwm / 8);
+	return min_t(u64, round_up(need, granule), g->nr_extents);
 }
 
 static const char * const od_sb_reasons[DFKV_OD_SB_NR_REASONS] = {

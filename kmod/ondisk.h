@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dfkv on-disk format, version 1 (Documentation/ondisk.md): the superblock
+ * dfkv on-disk format, version 2 (Documentation/ondisk.md): the superblock
  * and slot-record codecs, the device geometry, the validation of both with
  * a reason code, the epoch rules of attach, and the rebuild scan of a
  * buffer of records.  Pure code without I/O, shared by the disk tier
@@ -14,7 +14,7 @@
 
 #include "slab.h"
 
-#define DFKV_OD_FORMAT_VERSION	1
+#define DFKV_OD_FORMAT_VERSION	2
 #define DFKV_OD_BLOCK		4096ULL	/* slot granule, sb block */
 #define DFKV_OD_SB_BYTES	4096	/* the superblock block */
 #define DFKV_OD_SB_USED		512	/* bytes of it that carry data */
@@ -26,6 +26,7 @@
 #define DFKV_OD_SB_MAGIC	"DFKVDISK"	/* 8 bytes, no NUL on disk */
 #define DFKV_OD_RECORD_MAGIC	0x524b4644U	/* "DFKR" */
 #define DFKV_OD_EPOCH_MAX	0xffffffffULL	/* records hold 32 bits */
+#define DFKV_OD_HWM_GRANULE	0x10000ULL	/* record-area bytes a mark step rounds to */
 
 enum dfkv_od_state {
 	DFKV_OD_CLEAN = 1,
@@ -51,6 +52,7 @@ struct dfkv_od_sb {
 	u32 state;		/* enum dfkv_od_state */
 	u64 epoch;
 	u64 valid_from;
+	u64 rec_hwm;		/* extents below it may hold valid records */
 	u8 uuid[DFKV_OD_UUID_LEN];
 	char name[DFKV_OD_NAME_MAX];	/* NUL-terminated */
 };
@@ -155,6 +157,7 @@ enum {
 int dfkv_od_sb_attach(const struct dfkv_od_sb *cur, struct dfkv_od_sb *next,
 		      u64 *gen_min, u64 *gen_max);
 void dfkv_od_sb_clean(struct dfkv_od_sb *sb);
+u64 dfkv_od_hwm_cover(const struct dfkv_od_geom *g, u64 hwm, u64 need);
 const char *dfkv_od_sb_reason_str(enum dfkv_od_sb_reason why);
 
 /* Records */

@@ -257,7 +257,7 @@ TEST(superblock_refusals)
 	dfkv_od_sb_encode(&sb, sbbuf);
 	memcpy(copy, sbbuf, sizeof(copy));
 
-	sbbuf[0x008] = 2;			/* format 2 */
+	sbbuf[0x008] = 1;			/* format 1: no mark */
 	sb_recrc(sbbuf);
 	EXPECT_EQ(DFKV_OD_SB_FORMAT, dfkv_od_sb_decode(sbbuf, &out));
 	memcpy(sbbuf, copy, sizeof(copy));
@@ -278,7 +278,8 @@ TEST(superblock_refusals)
 			{ 0x050, 3, 8 },	/* > epoch + 1 */
 			{ 0x068, 0, 1 },	/* empty name */
 			{ 0x06a, 'z', 1 },	/* garbage after the NUL */
-			{ 0x0a8, 1, 1 },	/* reserved */
+			{ 0x0a8, 1 * GIB / (4 * MIB), 8 },	/* mark > nr_extents */
+			{ 0x0b0, 1, 1 },	/* reserved */
 			{ 0x1fb, 1, 1 },
 		};
 
@@ -374,13 +375,15 @@ TEST(epoch_rules)
 	EXPECT_EQ(4, lo);
 	EXPECT_EQ(3, hi);
 
-	/* then a clean epoch 4: records of 4 only */
+	/* then a clean epoch 4: records of 4 only, below its mark */
 	sb = next;
+	sb.rec_hwm = 7;
 	dfkv_od_sb_clean(&sb);
 	EXPECT_EQ(DFKV_OD_ATTACH_REBUILD,
 		  dfkv_od_sb_attach(&sb, &next, &lo, &hi));
 	EXPECT_EQ(4, lo);
 	EXPECT_EQ(4, hi);
+	EXPECT_EQ(7, next.rec_hwm);
 	/* the transitions encode into valid superblocks */
 	dfkv_od_sb_encode(&next, sbbuf);
 	EXPECT_EQ(DFKV_OD_SB_OK, dfkv_od_sb_decode(sbbuf, &sb));
@@ -395,6 +398,69 @@ TEST(epoch_rules)
 	ASSERT_EQ(DFKV_OD_SB_OK, dfkv_od_sb_decode(sbbuf, &sb));
 	EXPECT_EQ(DFKV_OD_EPOCH_MAX, sb.epoch);
 	EXPECT_EQ(-EOVERFLOW, dfkv_od_sb_attach(&sb, &next, &lo, &hi));
+}
+
+/* A cold reset or an empty window drops the mark: nothing below it counts. */
+TEST(hwm_attach)
+{
+	struct dfkv_od_sb sb, next;
+	u64 lo, hi;
+
+	ASSERT_EQ(0, dfkv_od_sb_format(&sb, 1 * GIB, 4 * MIB, uuid_a, "d"));
+	EXPECT_EQ(0, sb.rec_hwm);
+	sb.state = DFKV_OD_DIRTY;
+	sb.epoch = 5;
+	sb.valid_from = 3;
+	sb.rec_hwm = 40;
+	EXPECT_EQ(DFKV_OD_ATTACH_COLD,
+		  dfkv_od_sb_attach(&sb, &next, &lo, &hi));
+	EXPECT_EQ(0, next.rec_hwm);
+	/* CLEAN with an empty window (a clean close after a cold reset) */
+	sb.state = DFKV_OD_CLEAN;
+	sb.valid_from = 6;
+	EXPECT_EQ(DFKV_OD_ATTACH_REBUILD,
+		  dfkv_od_sb_attach(&sb, &next, &lo, &hi));
+	EXPECT_GT(lo, hi);
+	EXPECT_EQ(0, next.rec_hwm);
+	/* the mark round-trips */
+	sb.valid_from = 3;
+	EXPECT_EQ(DFKV_OD_ATTACH_REBUILD,
+		  dfkv_od_sb_attach(&sb, &next, &lo, &hi));
+	dfkv_od_sb_encode(&next, sbbuf);
+	ASSERT_EQ(DFKV_OD_SB_OK, dfkv_od_sb_decode(sbbuf, &sb));
+	EXPECT_EQ(40, sb.rec_hwm);
+}
+
+/* The mark's steps: granules of 64 KiB of records, an eighth at least. */
+TEST(hwm_cover)
+{
+	struct dfkv_od_geom g;
+	u64 hwm, raises;
+
+	/* 4 MiB extents: a granule is one extent (64 KiB of records) */
+	ASSERT_EQ(0, dfkv_od_geometry(1 * GIB, 4 * MIB, &g));
+	EXPECT_EQ(0, dfkv_od_hwm_cover(&g, 0, 0));
+	EXPECT_EQ(1, dfkv_od_hwm_cover(&g, 0, 1));
+	EXPECT_EQ(5, dfkv_od_hwm_cover(&g, 5, 3));	/* covered: unchanged */
+	EXPECT_EQ(6, dfkv_od_hwm_cover(&g, 5, 6));
+	EXPECT_EQ(90, dfkv_od_hwm_cover(&g, 80, 81));	/* + an eighth */
+	EXPECT_EQ(g.nr_extents, dfkv_od_hwm_cover(&g, g.nr_extents - 1,
+						  g.nr_extents));
+	/* 64 KiB extents: 64 of them make a granule */
+	ASSERT_EQ(0, dfkv_od_geometry(24 * GIB, 64 * KIB, &g));
+	EXPECT_EQ(64, dfkv_od_hwm_cover(&g, 0, 1));
+	EXPECT_EQ(128, dfkv_od_hwm_cover(&g, 64, 65));
+	EXPECT_EQ(0, dfkv_od_hwm_cover(&g, 0, 200) % 64);
+	/* filling the disk extent by extent raises it a few hundred times */
+	for (hwm = 0, raises = 0; hwm < g.nr_extents; raises++) {
+		u64 next = dfkv_od_hwm_cover(&g, hwm, hwm + 1);
+
+		ASSERT_GT(next, hwm);
+		ASSERT_LE(next - hwm, hwm / 8 + 64);
+		hwm = next;
+	}
+	EXPECT_EQ(g.nr_extents, hwm);
+	EXPECT_LT(raises, 200);
 }
 
 /* One disk's codec state for the record tests. */
@@ -570,7 +636,7 @@ TEST(record_invariants)
 
 	/* format and flags, with valid CRCs */
 	r = mkrec(1, 2, 4096, 5, 0, 0, 0, 0);
-	rec_patch(b, &r, 4, 2);
+	rec_patch(b, &r, 4, 1);	/* format 1 */
 	EXPECT_EQ(DFKV_OD_REC_FORMAT, dfkv_od_rec_check(&d.sc, b, 0, 0, NULL));
 	rec_patch(b, &r, 6, 1);
 	EXPECT_EQ(DFKV_OD_REC_FLAGS, dfkv_od_rec_check(&d.sc, b, 0, 0, NULL));

@@ -55,6 +55,7 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_REBUILD_RECORDS] = "rebuild_records",
 	[DFKV_STAT_REBUILD_REJECTED] = "rebuild_rejected",
 	[DFKV_STAT_REBUILD_MS] = "rebuild_ms",
+	[DFKV_STAT_REBUILD_READ_BYTES] = "rebuild_read_bytes",
 	[DFKV_STAT_RDMA_CONNS] = "rdma_conns",
 	[DFKV_STAT_RDMA_ACCEPTS] = "rdma_accepts",
 	[DFKV_STAT_RDMA_READS] = "rdma_reads",

@@ -692,10 +692,12 @@ static void print_tier_stats(FILE *f, const struct node_info *ni, bool raw)
 			U(s[DFKV_STAT_DISK_RECORD_WRITES]));
 	}
 	if (ni->has_stat[DFKV_STAT_REBUILD_RECORDS])
-		fprintf(f, "  %-12s %llu records    %llu rejected    %llu ms\n",
+		fprintf(f, "  %-12s %llu records    %llu rejected    %llu ms    read %s\n",
 			"rebuild", U(s[DFKV_STAT_REBUILD_RECORDS]),
 			U(s[DFKV_STAT_REBUILD_REJECTED]),
-			U(s[DFKV_STAT_REBUILD_MS]));
+			U(s[DFKV_STAT_REBUILD_MS]),
+			fmt_bytes(s[DFKV_STAT_REBUILD_READ_BYTES], raw, a,
+				  sizeof(a)));
 	if (ni->has_stat[DFKV_STAT_RDMA_ACCEPTS]) {
 		fprintf(f, "  %-12s open %llu    accepted %llu    cq errors %llu\n",
 			"rdma", U(s[DFKV_STAT_RDMA_CONNS]),

@@ -638,6 +638,7 @@ enum dfkv_stat {
 	DFKV_STAT_TCP_ZC_LENT_BYTES,	/* gauge: entry bytes they pin now */
 	DFKV_STAT_TCP_ZC_CAPPED,	/* sent by copy: a lend over its bound */
 	DFKV_STAT_STAGE_BUSY,		/* BUSY: the peer held its stage share */
+	DFKV_STAT_REBUILD_READ_BYTES,	/* record area the attach's scan read */
 	__DFKV_STAT_MAX
 };
 

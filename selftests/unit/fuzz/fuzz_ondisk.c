@@ -28,7 +28,7 @@
 #define MODE_FIX_RECS	0x01	/* fix magic and CRC of every record */
 #define MODE_FIX_SB	0x02	/* fix magic and CRC of the superblock */
 #define MODE_EMPTY	0x04	/* some records all zero */
-#define MODE_SYN_RECS	0x08	/* records: format 1, flags 0, in place,
+#define MODE_SYN_RECS	0x08	/* records: this format, flags 0, in place,
 				 * small class, generation, part, length */
 #define MODE_SYN_SB	0x10	/* superblock: a formatted one xor input */
 
@@ -77,7 +77,7 @@ static int found(void *ctx, const struct dfkv_od_rec *r)
 	if (le64(raw + 0x30) != (r->extent | (uint64_t)r->slot << 32))
 		abort();	/* the record sits where it says */
 	if (raw[0] != 'D' || raw[1] != 'F' || raw[2] != 'K' || raw[3] != 'R' ||
-	    raw[4] != 1 || raw[6] || raw[7] || r->flags)
+	    raw[4] != DFKV_OD_FORMAT_VERSION || raw[6] || raw[7] || r->flags)
 		abort();
 	if (dfkv_od_rec_crc(raw, uuid) !=
 	    (uint32_t)(raw[60] | raw[61] << 8 | raw[62] << 16 |
@@ -155,7 +155,7 @@ static void fuzz_sb(const uint8_t *in, size_t len, uint8_t mode, uint64_t dev)
 		abort();
 	if (g.data_off + (uint64_t)g.nr_extents * g.extent_bytes >
 	    g.dev_bytes || !sb.name[0] || !sb.epoch ||
-	    sb.valid_from > sb.epoch + 1)
+	    sb.valid_from > sb.epoch + 1 || sb.rec_hwm > g.nr_extents)
 		abort();
 	k = dfkv_od_sb_attach(&sb, &next, &lo, &hi);
 	if (sb.epoch == DFKV_OD_EPOCH_MAX) {
@@ -167,7 +167,8 @@ static void fuzz_sb(const uint8_t *in, size_t len, uint8_t mode, uint64_t dev)
 		  DFKV_OD_ATTACH_REBUILD))
 		abort();
 	if (next.state != DFKV_OD_DIRTY || next.epoch != sb.epoch + 1 ||
-	    hi != sb.epoch || (sb.state == DFKV_OD_DIRTY && lo <= hi))
+	    hi != sb.epoch || (sb.state == DFKV_OD_DIRTY && lo <= hi) ||
+	    next.rec_hwm != (lo > hi ? 0 : sb.rec_hwm))
 		abort();
 	dfkv_od_sb_encode(&next, sbout);
 	if (dfkv_od_sb_decode(sbout, &again) != DFKV_OD_SB_OK)
@@ -235,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (mode & MODE_SYN_RECS) {
 			uint8_t *r = buf + i;
 
-			r[4] = 1;
+			r[4] = DFKV_OD_FORMAT_VERSION;
 			r[5] %= sc.nr_classes + 1;
 			r[6] = r[7] = 0;
 			put64(r + 0x20, le64(r + 0x20) % (4 * e + 2));
