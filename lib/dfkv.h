@@ -691,6 +691,10 @@ DFKV_API int dfkv_locate(struct dfkv_client *c, const void *key,
 /*
  * The client's counters in Prometheus text exposition format (names
  * prefixed dfkv_client_).  *len as for dfkv_ns_build.
+ * dfkv_client_misses_total{cause} counts the keys reads did not find:
+ * "unavailable" (member unreachable, cooling down, or without a
+ * transport), "auth" (member failed the handshake), "absent" (the node
+ * answered that it does not hold it); lib/README.md.
  */
 DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 				 uint64_t cap, uint64_t *len);

@@ -638,6 +638,10 @@ enum dfkv_stat {
 	DFKV_STAT_TCP_ZC_LENT_BYTES,	/* gauge: entry bytes they pin now */
 	DFKV_STAT_TCP_ZC_CAPPED,	/* sent by copy: a lend over its bound */
 	DFKV_STAT_STAGE_BUSY,		/* BUSY: the peer held its stage share */
+	/* GET misses (DFKV_STAT_MISSES) by cause, best-effort (store.md) */
+	DFKV_STAT_MISS_NEVER_STORED,	/* no trace of the key */
+	DFKV_STAT_MISS_EVICTED,		/* dropped by capacity (RAM or disk) */
+	DFKV_STAT_MISS_REMOVED,		/* REMOVEd by a client */
 	__DFKV_STAT_MAX
 };
 
