@@ -1008,6 +1008,18 @@ static int key_on(struct dfkv_client *c, const char *prefix, int idx,
 	return -1;
 }
 
+/* Two GETs of key (length k), both misses. */
+static void miss_twice(struct __test_metadata *_metadata,
+		       struct dfkv_client *c, const char *key, int k)
+{
+	uint64_t len;
+	uint8_t b[8];
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+			  dfkv_get(c, key, (uint64_t)k, b, sizeof(b), &len));
+}
+
 /*
  * Each miss counted once under its cause: keys never written (a GET, a
  * PROBE's keys) are absent; a GET to a dead node, and another in its
@@ -1035,10 +1047,7 @@ TEST_F(cluster, misses_by_cause)
 	ASSERT_LT(0, k);
 	ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, "value", 5));
 	srv_stop(&self->srv[1]);
-	for (int i = 0; i < 2; i++)
-		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
-			  dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b),
-				   &len));
+	miss_twice(_metadata, self->c, key, k);
 	EXPECT_EQ(2, misses(self->c, "unavailable"));
 	EXPECT_EQ(3, misses(self->c, "absent"));
 	EXPECT_EQ(0, misses(self->c, "auth"));
@@ -1046,10 +1055,7 @@ TEST_F(cluster, misses_by_cause)
 	ASSERT_EQ(0, auth_setup(self, true, wrong));	/* a new client */
 	k = key_on(self->c, "a", 0, key, sizeof(key));
 	ASSERT_LT(0, k);
-	for (int i = 0; i < 2; i++)
-		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
-			  dfkv_get(self->c, key, (uint64_t)k, b, sizeof(b),
-				   &len));
+	miss_twice(_metadata, self->c, key, k);
 	EXPECT_EQ(2, misses(self->c, "auth"));
 	EXPECT_EQ(0, misses(self->c, "unavailable"));
 	EXPECT_EQ(0, misses(self->c, "absent"));
