@@ -332,9 +332,9 @@ enum dfkv_rdma_expose {
  *   tenant request is sent, whatever the node's auth setting), /dev/dfkv
  *   with DFKV_IOC_AUTH.  A node whose name is not the member's, that
  *   refuses AUTH or whose proof is wrong is unavailable to the client for
- *   cooldown_ms, as an unreachable one is: its reads are misses, its
- *   writes dropped, and it is counted
- *   (dfkv_client_node_auth_failures_total).  Without a secret the client
+ *   cooldown_ms, as an unreachable one is: its reads are misses (cause
+ *   "auth" in dfkv_client_misses_total), its writes dropped, and it is
+ *   counted (dfkv_client_node_auth_failures_total).  Without a secret the client
  *   still sends HELLO on TCP (none on RDMA) and checks the node's name
  *   when it answers.
  */
