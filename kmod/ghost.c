@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Ghosts of dropped keys (see ghost.h): one tagged digest per slot. */
+/* Ghosts of dropped keys (see ghost.h): tagged digests in 4-way buckets. */
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -35,27 +35,48 @@ static u64 ghost_digest(const struct dfkv_ghosts *g,
 			    get_unaligned_le64(key->id + 8), &g->key);
 }
 
-/* The slot of a digest: its top bits (the cause takes the low ones). */
-static u64 *ghost_slot(const struct dfkv_ghosts *g, u64 digest)
+/* The bucket of a digest: its top bits (the cause takes the low ones). */
+static u64 *ghost_bucket(const struct dfkv_ghosts *g, u64 digest)
 {
-	return &g->slots[digest >> (64 - DFKV_GHOST_SLOTS_SHIFT)];
+	return &g->slots[(digest >> (64 - DFKV_GHOST_BUCKETS_SHIFT)) <<
+			 DFKV_GHOST_WAYS_SHIFT];
+}
+
+/* The way of bucket b holding digest d's ghost (d 0: a free way), or -1. */
+static int ghost_way(const u64 *b, u64 d)
+{
+	int w;
+
+	for (w = 0; w < DFKV_GHOST_WAYS; w++)
+		if (!((READ_ONCE(b[w]) ^ d) & ~GHOST_CAUSE_MASK))
+			return w;
+	return -1;
 }
 
 void dfkv_ghost_add(struct dfkv_ghosts *g, const struct dfkv_key *key,
 		    enum dfkv_miss_cause cause)
 {
-	u64 d = ghost_digest(g, key);
+	u64 d = ghost_digest(g, key), *b = ghost_bucket(g, d);
+	int w = ghost_way(b, d);
 
-	WRITE_ONCE(*ghost_slot(g, d), (d & ~GHOST_CAUSE_MASK) | cause);
+	if (w < 0)
+		w = ghost_way(b, 0);	/* a free way */
+	if (w < 0)
+		w = (d >> 2) & (DFKV_GHOST_WAYS - 1);
+	WRITE_ONCE(b[w], (d & ~GHOST_CAUSE_MASK) | cause);
 }
 
 enum dfkv_miss_cause dfkv_ghost_cause(const struct dfkv_ghosts *g,
 				      const struct dfkv_key *key)
 {
-	u64 d = ghost_digest(g, key);
-	u64 v = READ_ONCE(*ghost_slot(g, d));
+	u64 d = ghost_digest(g, key), *b = ghost_bucket(g, d);
+	int w;
 
-	if ((v ^ d) & ~GHOST_CAUSE_MASK)
-		return DFKV_MISS_NEVER_STORED;
-	return v & GHOST_CAUSE_MASK;
+	for (w = 0; w < DFKV_GHOST_WAYS; w++) {
+		u64 v = READ_ONCE(b[w]);
+
+		if (!((v ^ d) & ~GHOST_CAUSE_MASK))
+			return v & GHOST_CAUSE_MASK;
+	}
+	return DFKV_MISS_NEVER_STORED;
 }

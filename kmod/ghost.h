@@ -2,13 +2,14 @@
 /*
  * Ghosts: a node's bounded memory of the keys recently dropped from its
  * store, so a GET that misses can say why (enum dfkv_miss_cause).  A
- * fixed table of DFKV_GHOST_SLOTS words, allocated with the store; a
- * dropped key's keyed digest goes into the slot its digest picks, tagged
- * with the cause, overwriting whatever was there.  No lock and no
- * allocation: slots are read and written with READ_ONCE/WRITE_ONCE, and
- * a race or a collision only moves one miss between causes, which are a
- * statistic.  Beyond the bound the causes are best-effort: a key whose
- * slot was taken by a later drop counts as never stored
+ * fixed table of DFKV_GHOST_SLOTS words in buckets of DFKV_GHOST_WAYS,
+ * allocated with the store; a dropped key's keyed digest, tagged with
+ * the cause, goes into the bucket its digest picks: over its own ghost,
+ * else into a free way, else over the way its digest names.  No lock and
+ * no allocation: slots are read and written with READ_ONCE/WRITE_ONCE,
+ * and a race only moves one miss between causes, which are a statistic.
+ * Beyond the bound the causes are best-effort: a key whose ghost was
+ * overwritten by later drops counts as never stored
  * (Documentation/store.md, "Miss causes").
  */
 #ifndef _DFKV_GHOST_H
@@ -18,8 +19,11 @@
 #include <linux/siphash.h>
 #include <linux/dfkv.h>
 
-#define DFKV_GHOST_SLOTS_SHIFT	16
-#define DFKV_GHOST_SLOTS	BIT(DFKV_GHOST_SLOTS_SHIFT)	/* 512 KiB */
+#define DFKV_GHOST_WAYS_SHIFT	2
+#define DFKV_GHOST_WAYS		BIT(DFKV_GHOST_WAYS_SHIFT)	/* 32 bytes */
+#define DFKV_GHOST_BUCKETS_SHIFT	14
+#define DFKV_GHOST_SLOTS \
+	BIT(DFKV_GHOST_BUCKETS_SHIFT + DFKV_GHOST_WAYS_SHIFT)	/* 512 KiB */
 
 /* Why a GET found nothing; the low bits of a ghost slot. */
 enum dfkv_miss_cause {
