@@ -282,6 +282,7 @@ static bool disk_evict(void *ctx, struct dfkv_entry *e)
 	if (killed) {
 		/* DURABLE: e->disk is set for good; the caller's ref keeps it */
 		atomic64_inc(&e->disk->evictions);
+		dfkv_ghost_add(&st->ghosts, &e->key, DFKV_MISS_EVICTED);
 		dfkv_entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
 		trace_dfkv_evict(e->key.tenant, e->len, false);

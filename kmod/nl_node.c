@@ -246,6 +246,12 @@ static int fill_node_stats(struct sk_buff *skb, struct dfkv_node *node,
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RDMA_DEADLINE_DROPS, rdma_drops) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_DISK_HITS, s->disk_hits) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_STAGE_BUSY, s->stage_busy) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISS_NEVER_STORED,
+			     s->miss_causes[DFKV_MISS_NEVER_STORED]) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISS_EVICTED,
+			     s->miss_causes[DFKV_MISS_EVICTED]) ||
+	    dfkv_nl_put_stat(skb, DFKV_STAT_MISS_REMOVED,
+			     s->miss_causes[DFKV_MISS_REMOVED]) ||
 	    fill_latency(skb, &node->stats) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RECV_RESERVED,
 			     atomic64_read(&node->recv_reserved)) ||

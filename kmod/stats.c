@@ -106,5 +106,7 @@ void dfkv_stats_snapshot(struct dfkv_stats *st, struct dfkv_counters *snap)
 		snap->quota_rejections += READ_ONCE(p->quota_rejections);
 		snap->disk_hits += READ_ONCE(p->disk_hits);
 		snap->stage_busy += READ_ONCE(p->stage_busy);
+		for (i = 0; i < DFKV_MISS_NR; i++)
+			snap->miss_causes[i] += READ_ONCE(p->miss_causes[i]);
 	}
 }

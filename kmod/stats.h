@@ -14,6 +14,8 @@
 #include <linux/bitops.h>
 #include <linux/dfkv.h>
 
+#include "ghost.h"
+
 /* A node's counters: per CPU on the data path, summed for a snapshot. */
 struct dfkv_counters {
 	u64 ops[__DFKV_OP_MAX][__DFKV_STATUS_MAX];
@@ -43,6 +45,7 @@ struct dfkv_counters {
 	u64 quota_rejections;
 	u64 disk_hits;		/* GETs served after a cold read */
 	u64 stage_busy;		/* BUSY: the peer held its stage share */
+	u64 miss_causes[DFKV_MISS_NR];	/* GET misses by enum dfkv_miss_cause */
 };
 
 /* What a histogram times: GET and PUT by transport, cold reads, flushes. */

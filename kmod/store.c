@@ -346,6 +346,7 @@ bool dfkv_entry_evict_ram(struct dfkv_store *st, struct dfkv_entry *e)
 		return true;
 	}
 	if (killed) {
+		dfkv_ghost_add(&st->ghosts, &e->key, DFKV_MISS_EVICTED);
 		dfkv_entry_unlink(st, e);
 		this_cpu_inc(st->stats->pcpu->evictions);
 		trace_dfkv_evict(e->key.tenant, e->len, false);
@@ -972,6 +973,7 @@ static int store_pin_ram(struct dfkv_store *st, const struct dfkv_key *key,
 static int get_status(struct dfkv_store *st, const struct dfkv_key *key,
 		      struct dfkv_read *rd, int err)
 {
+	enum dfkv_miss_cause cause;
 	struct dfkv_tenant *t;
 
 	switch (err) {
@@ -988,6 +990,8 @@ static int get_status(struct dfkv_store *st, const struct dfkv_key *key,
 		return DFKV_STATUS_IO_ERROR;
 	}
 	this_cpu_add(st->stats->pcpu->misses, 1);
+	cause = dfkv_ghost_cause(&st->ghosts, key);
+	this_cpu_inc(st->stats->pcpu->miss_causes[cause]);
 	rcu_read_lock();
 	t = dfkv_tenant_find(st->tenants, key->tenant);
 	if (t)
@@ -1077,8 +1081,10 @@ int dfkv_store_remove(struct dfkv_store *st, const struct dfkv_key *key)
 	spin_lock(&e->lock);
 	unlink = dfkv_entry_kill_locked(st, e);
 	spin_unlock(&e->lock);
-	if (unlink)
+	if (unlink) {
+		dfkv_ghost_add(&st->ghosts, key, DFKV_MISS_REMOVED);
 		dfkv_entry_unlink(st, e);
+	}
 	dfkv_entry_put(e);
 	return DFKV_STATUS_OK;
 }
@@ -1175,6 +1181,7 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 		    struct dfkv_tenants *tenants, u64 capacity, bool evict,
 		    u32 numa)
 {
+	struct mem_cgroup *memcg;
 	u64 ext = SZ_4M;
 	u32 nr;
 	int err;
@@ -1203,12 +1210,19 @@ int dfkv_store_init(struct dfkv_store *st, struct dfkv_stats *stats,
 	err = rhashtable_init(&st->index, &dfkv_store_index_params);
 	if (err)
 		goto err_slab;
+	memcg = dfkv_store_charge(st);
+	err = dfkv_ghosts_init(&st->ghosts);
+	set_active_memcg(memcg);
+	if (err)
+		goto err_index;
 	st->ram.slab = &st->slab;
 	st->ram.ops = &ram_evict_ops;
 	st->ram.ctx = st;
 	st->ram.enabled = &st->evict;
 	return 0;
 
+err_index:
+	rhashtable_destroy(&st->index);
 err_slab:
 	dfkv_slab_destroy(&st->slab);
 err_arena:
@@ -1233,6 +1247,7 @@ static void store_drop_entry(void *ptr, void *arg)
 void dfkv_store_destroy(struct dfkv_store *st)
 {
 	rhashtable_free_and_destroy(&st->index, store_drop_entry, st);
+	dfkv_ghosts_destroy(&st->ghosts);
 	/* Entries are freed after a grace period; their slots already are. */
 	rcu_barrier();
 	dfkv_slab_destroy(&st->slab);

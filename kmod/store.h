@@ -27,6 +27,7 @@
 #include "tenant.h"
 #include "stage.h"
 #include "evict.h"
+#include "ghost.h"
 
 /*
  * The one state machine of an entry (Documentation/store.md), under
@@ -161,6 +162,7 @@ struct dfkv_store {
 	struct dfkv_tenants *tenants;
 	struct dfkv_lru lru;		/* RAM recency (evict.c) */
 	struct dfkv_evictor ram;	/* RAM slots, evicting by recency */
+	struct dfkv_ghosts ghosts;	/* keys dropped lately: miss causes */
 	bool evict;			/* READ_ONCE: evict when full */
 	bool tiered;			/* READ_ONCE: the lower tier has disks */
 	/*

@@ -733,6 +733,14 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 	counter(&b, "degraded_reads_total",
 		"Reads answered as misses because their member was unavailable.",
 		atomic_load(&c->degraded_reads));
+	emit(&b, "# HELP dfkv_client_misses_total Keys reads did not find, by "
+	     "cause.\n# TYPE dfkv_client_misses_total counter\n"
+	     "dfkv_client_misses_total{cause=\"unavailable\"} %llu\n"
+	     "dfkv_client_misses_total{cause=\"auth\"} %llu\n"
+	     "dfkv_client_misses_total{cause=\"absent\"} %llu\n",
+	     (unsigned long long)atomic_load(&c->misses[DFKV_MISS_UNAVAILABLE]),
+	     (unsigned long long)atomic_load(&c->misses[DFKV_MISS_AUTH]),
+	     (unsigned long long)atomic_load(&c->misses[DFKV_MISS_ABSENT]));
 	for (size_t i = 0; i < c->npeers; i++) {
 		down += now < atomic_load(&c->peers[i].down_until_ms);
 		local += c->peers[i].t == &dfkv_local_transport;

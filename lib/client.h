@@ -34,6 +34,15 @@ enum dfkv_transport_id {
 struct dfkv_conn;
 struct dfkv_transport_ops;
 
+/* Why a read found nothing (dfkv_client_misses_total{cause}). */
+enum dfkv_miss_cause {
+	DFKV_MISS_UNAVAILABLE,	/* its member unreachable, cooling down, or
+				 * without a transport */
+	DFKV_MISS_AUTH,		/* its member failed the handshake */
+	DFKV_MISS_ABSENT,	/* the node answered: not there */
+	DFKV_MISS_NR
+};
+
 struct dfkv_peer {
 	char name[DFKV_NODE_NAME_MAX];
 	char host[DFKV_HOST_MAX];	/* empty: no TCP address */
@@ -44,6 +53,8 @@ struct dfkv_peer {
 	void *tp;			/* t's state for it (t->peer_size) */
 
 	_Atomic uint64_t down_until_ms;	/* peer health: skip until then */
+	_Atomic int down_status;	/* why: DFKV_E_UNAVAILABLE, or
+					 * DFKV_E_AUTH (failed handshake) */
 	_Atomic uint64_t max_value;	/* the node's max_value_bytes from
 					 * HELLO (0: not known): a longer PUT
 					 * is TOO_LARGE without being sent */
@@ -106,6 +117,7 @@ struct dfkv_client {
 	_Atomic uint64_t rdma_windows, rdma_req_mrs;	/* RDMA keys made for
 						 * one request */
 	_Atomic uint64_t peer_skips, dropped_writes, degraded_reads;
+	_Atomic uint64_t misses[DFKV_MISS_NR];	/* keys read, not found */
 };
 
 /*

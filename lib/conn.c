@@ -132,7 +132,7 @@ void dfkv_conn_fail(struct dfkv_client *c, struct dfkv_conn *conn,
 		conn->q[i]->r->status = status;
 	conn->recvd = conn->nq;
 	atomic_fetch_add(&c->conn_failures, 1);
-	dfkv_peer_failed(c, conn->peer);
+	dfkv_peer_failed(c, conn->peer, status);
 }
 
 size_t dfkv_conn_want(struct dfkv_client *c, struct dfkv_peer *p,

@@ -332,9 +332,9 @@ enum dfkv_rdma_expose {
  *   tenant request is sent, whatever the node's auth setting), /dev/dfkv
  *   with DFKV_IOC_AUTH.  A node whose name is not the member's, that
  *   refuses AUTH or whose proof is wrong is unavailable to the client for
- *   cooldown_ms, as an unreachable one is: its reads are misses, its
- *   writes dropped, and it is counted
- *   (dfkv_client_node_auth_failures_total).  Without a secret the client
+ *   cooldown_ms, as an unreachable one is: its reads are misses (cause
+ *   "auth" in dfkv_client_misses_total), its writes dropped, and it is
+ *   counted (dfkv_client_node_auth_failures_total).  Without a secret the client
  *   still sends HELLO on TCP (none on RDMA) and checks the node's name
  *   when it answers.
  */
@@ -691,6 +691,10 @@ DFKV_API int dfkv_locate(struct dfkv_client *c, const void *key,
 /*
  * The client's counters in Prometheus text exposition format (names
  * prefixed dfkv_client_).  *len as for dfkv_ns_build.
+ * dfkv_client_misses_total{cause} counts the keys reads did not find:
+ * "unavailable" (member unreachable, cooling down, or without a
+ * transport), "auth" (member failed the handshake), "absent" (the node
+ * answered that it does not hold it); lib/README.md.
  */
 DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 				 uint64_t cap, uint64_t *len);

@@ -4,7 +4,7 @@
  * skipped while their member cools down, refused when longer than the
  * node takes, run through the transports' exec, and their transport
  * failures turned into misses or dropped writes; the client's per-op
- * result counters.
+ * result counters and its misses by cause.
  */
 #include "exec.h"
 #include "transport.h"
@@ -12,7 +12,55 @@
 static bool is_transport_error(int s)
 {
 	return s == DFKV_E_UNAVAILABLE || s == DFKV_E_TIMEOUT ||
-	       s == DFKV_E_PROTO;
+	       s == DFKV_E_PROTO || s == DFKV_E_AUTH;
+}
+
+static bool is_read(uint8_t op)
+{
+	return op == DFKV_OP_GET || op == DFKV_OP_EXIST ||
+	       op == DFKV_OP_PROBE || op == DFKV_OP_LEASE;
+}
+
+/*
+ * The misses of read r (before a transport failure made it a miss):
+ * GET and EXIST one key; PROBE each key (every key when its node was
+ * not reached); LEASE one, the first key it did not lease (the node
+ * looks no further).
+ */
+static uint64_t read_misses(const struct dfkv_req *r, bool reached)
+{
+	uint64_t n = 0;
+
+	switch (r->op) {
+	case DFKV_OP_GET:
+	case DFKV_OP_EXIST:
+		return !reached || r->status == DFKV_STATUS_NOT_FOUND;
+	case DFKV_OP_PROBE:
+		if (!reached || r->status == DFKV_STATUS_NOT_FOUND)
+			return r->nkeys;
+		if (r->status == DFKV_STATUS_OK)
+			for (uint32_t i = 0; i < r->nkeys; i++)
+				n += !r->results[i];
+		return n;
+	case DFKV_OP_LEASE:
+		return !reached || ((r->status == DFKV_STATUS_OK ||
+				     r->status == DFKV_STATUS_NOT_FOUND) &&
+				    r->nr_hits < r->nkeys);
+	}
+	return 0;
+}
+
+/* Count read r's misses by cause; s: its status from the transport. */
+static void count_misses(struct dfkv_client *c, const struct dfkv_req *r,
+			 int s)
+{
+	bool reached = !is_transport_error(s);
+	enum dfkv_miss_cause cause = reached ? DFKV_MISS_ABSENT :
+		s == DFKV_E_AUTH ? DFKV_MISS_AUTH : DFKV_MISS_UNAVAILABLE;
+	uint64_t n = read_misses(r, reached);
+
+	if (n)
+		atomic_fetch_add(&c->misses[cause], n);
 }
 
 /* A PUT longer than its node's max_value_bytes, once the node told it. */
@@ -41,7 +89,9 @@ void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 
 		r->status = DFKV_E_NOT_RUN;
 		if (!dfkv_peer_usable(c, r->peer) || !r->peer->t) {
-			r->status = DFKV_E_UNAVAILABLE;
+			r->status = r->peer->t ?
+				dfkv_peer_down_status(r->peer) :
+				DFKV_E_UNAVAILABLE;
 			atomic_fetch_add(&c->peer_skips, 1);
 			continue;
 		}
@@ -69,6 +119,8 @@ void dfkv_execute(struct dfkv_client *c, struct dfkv_req **reqs, size_t n)
 		struct dfkv_req *r = reqs[i];
 		int s = r->status;
 
+		if (is_read(r->op))
+			count_misses(c, r, s);
 		if (is_transport_error(s)) {
 			switch (r->op) {
 			case DFKV_OP_GET:

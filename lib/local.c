@@ -305,7 +305,7 @@ static void local_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		}
 		pthread_rwlock_unlock(&lpeer(peer)->lock);
 		if (failed) {
-			dfkv_peer_failed(c, peer);
+			dfkv_peer_failed(c, peer, DFKV_E_UNAVAILABLE);
 			rebind(c, peer, fd);
 		}
 	}

@@ -49,6 +49,7 @@ static bool use_rdma(struct dfkv_client *c)
 static void peer_slot_init(struct dfkv_peer *p)
 {
 	atomic_init(&p->down_until_ms, 0);
+	atomic_init(&p->down_status, DFKV_E_UNAVAILABLE);
 	atomic_init(&p->max_value, 0);
 	atomic_init(&p->auth_failures, 0);
 }

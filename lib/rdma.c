@@ -825,7 +825,8 @@ static int conn_sends(struct rconn *conn)
  * A new connection to p, established and (with a tenant secret) through
  * the handshake; NULL and *status (DFKV_E_UNAVAILABLE, DFKV_E_NOMEM,
  * DFKV_E_PROTO for a node whose grant we cannot use, DFKV_E_NODEV for a
- * device off the whitelist) when it could not be made.
+ * device off the whitelist, DFKV_E_AUTH for a node that failed the
+ * handshake) when it could not be made.
  */
 static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 			       int *status)
@@ -868,7 +869,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 		if (!err)
 			return conn;
 	}
-	if (err == DFKV_E_NODEV)
+	if (err == DFKV_E_NODEV || err == DFKV_E_AUTH)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
 	conn_close(conn);
@@ -1277,7 +1278,7 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 
 /*
  * The AUTH2 handshake (SPEC.md 9): HELLO, then AUTH for the client's
- * tenant; DFKV_E_UNAVAILABLE when the node failed it.
+ * tenant; DFKV_E_AUTH when the node failed it.
  */
 static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			  uint64_t deadline)
@@ -1298,7 +1299,7 @@ static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			return err;
 		next = dfkv_handshake_auth(&h);
 	}
-	return next == DFKV_HS_DONE ? 0 : DFKV_E_UNAVAILABLE;
+	return next == DFKV_HS_DONE ? 0 : DFKV_E_AUTH;
 }
 
 static bool conn_sends_busy(const struct rconn *conn)
@@ -1351,7 +1352,7 @@ static size_t rdma_assign(struct dfkv_client *c, struct dfkv_peer *p,
 				it[i].base.r->status = status;
 		/* no device: the node is not down */
 		if (status != DFKV_E_NODEV)
-			dfkv_peer_failed(c, p);
+			dfkv_peer_failed(c, p, status);
 		return 0;
 	}
 	for (size_t i = 0, rr = 0; i < n; i++) {

@@ -284,7 +284,8 @@ static bool conn_hello(struct tconn *conn)
 
 /*
  * HELLO or AUTH (it) was answered: the AUTH, if any, goes next, alone,
- * then the work; DFKV_E_UNAVAILABLE when the node failed the handshake.
+ * then the work; DFKV_E_AUTH when the node failed the handshake (its
+ * requests fail with it, exec.c makes them misses and dropped writes).
  */
 static int conn_hs_next(struct dfkv_client *c, struct tconn *conn,
 			const struct item *it)
@@ -297,7 +298,7 @@ static int conn_hs_next(struct dfkv_client *c, struct tconn *conn,
 		return conn_insert(conn, conn->base.recvd, &conn->hs_item[1],
 				   &conn->hs.auth) ? 0 : DFKV_E_NOMEM;
 	conn->hs_wait = false;
-	return next == DFKV_HS_DONE ? 0 : DFKV_E_UNAVAILABLE;
+	return next == DFKV_HS_DONE ? 0 : DFKV_E_AUTH;
 }
 
 /* ------------------------------------------------------------- replies */

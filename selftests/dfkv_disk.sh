@@ -406,7 +406,8 @@ t_tail_zero() {
 }
 
 # Sustained PUTs past a small disk's capacity: old blocks are evicted,
-# recent ones read back.
+# recent ones read back, and each GET of an evicted one is a miss of
+# cause evicted.
 t_full() {
 	LF=$(new_loop full 24M) &&
 	expect 0 "$DFKVCTL" node add nfull --ram 4M --policy writearound &&
@@ -421,6 +422,10 @@ t_full() {
 	r=$($BLK check nfull 8 $((n - 20)) 20 $SZ) && blk_expect recent "$r" ok=20 wrong=0 &&
 	r=$($BLK check nfull 8 0 $n $SZ) && never_wrong all "$r" &&
 	[ "$(counts "$r" miss)" -gt 0 ] || { echo "nothing was evicted: $r"; return 1; }
+	# every one of those misses: a key evicted from the disk
+	nstat_is nfull miss_evicted "$(counts "$r" miss)" &&
+	nstat_is nfull miss_never_stored 0 && nstat_is nfull miss_removed 0 ||
+		{ "$DFKVCTL" stats nfull; return 1; }
 	[ "$(dstat nfull full used_bytes)" -le "$cap" ] &&
 	expect 0 "$DFKVCTL" node del nfull
 }

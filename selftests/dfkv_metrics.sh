@@ -93,8 +93,8 @@ PID=$!
 t_up() { wait_until 60 scrape || { tail -20 "$T/mdsd.log"; return 1; }; }
 tap_check "mdsd --agent serves /metrics" t_up
 
-# 4 device PUTs of 5000 bytes, 4 device GET hits, 2 misses; 3 TCP PUTs of
-# 7000 bytes and 6 TCP GET hits.
+# 4 device PUTs of 5000 bytes, 4 device GET hits, 2 misses (keys never
+# written); 3 TCP PUTs of 7000 bytes and 6 TCP GET hits.
 t_ram_workload() {
 	r=$($BLK put kvM 3 0 4 5000) && blk_expect put "$r" ok=4 &&
 	r=$($BLK check kvM 3 0 4 5000) && blk_expect check "$r" ok=4 &&
@@ -110,6 +110,9 @@ t_ram_workload() {
 	is dfkv_hits_total 'node="kvM",tier="ram"' 10 &&
 	is dfkv_hits_total 'node="kvM",tier="disk"' 0 &&
 	is dfkv_misses_total 'node="kvM",tier="ram"' 2 &&
+	is dfkv_miss_causes_total 'node="kvM",cause="never_stored"' 2 &&
+	is dfkv_miss_causes_total 'node="kvM",cause="evicted"' 0 &&
+	is dfkv_miss_causes_total 'node="kvM",cause="removed"' 0 &&
 	is dfkv_objects 'node="kvM",tier="ram"' 7 &&
 	is dfkv_used_bytes 'node="kvM",tier="ram"' 41000 &&
 	is dfkv_objects 'node="kvM",tier="disk"' 0 &&

@@ -184,6 +184,7 @@ values = {k: os.urandom(50000 + i) for i, k in enumerate(keys)}
 at = {k: c.locate(k)[0] for k in keys}
 puts = {k: c.put(k, v) for k, v in values.items()}
 gets = {k: c.get(k, cap=len(v) + 1) for k, v in values.items()}
+misses = c.misses()
 c.close()
 honest = [k for k in keys if at[k] == "t-real"]
 rogue = [k for k in keys if at[k] == "t-rogue"]
@@ -192,6 +193,8 @@ assert all(puts[k] == dfkv.OK and gets[k] == (dfkv.OK, values[k])
            for k in honest)
 assert all(puts[k] != dfkv.OK and gets[k][0] == dfkv.NOT_FOUND
            for k in rogue)
+# each GET routed to the rogue: a miss because it failed the handshake
+assert misses == {"unavailable": 0, "auth": len(rogue), "absent": 0}, misses
 print(len(honest))
 PY
 

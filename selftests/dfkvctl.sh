@@ -5,7 +5,7 @@
 # node add/list/show/set/del and their errors (with the kernel's
 # extended-ack text), put/get round trips through /dev/dfkv (byte-exact,
 # ranges), exist/rm/probe, namespace+key identities, stats as a table and
-# JSON, listeners and connection limits (node show, stats, listener list,
+# JSON, GET misses by cause, listeners and connection limits (node show, stats, listener list,
 # a raw TCP client moving the connection counters), and monitor's events.
 . "$(dirname "$0")/lib.sh"
 
@@ -396,6 +396,59 @@ assert d["node"] == "kv0" and len(d["tenants"]) >= 2, d
 assert "0123456789abcdef" in [t["tenant"] for t in d["tenants"]], d'
 }
 
+# GET misses by cause (Documentation/store.md, "Miss causes") on a
+# RAM-only node of 1 MiB, through libdfkv's Python binding over
+# /dev/dfkv (dfkvctl get asks EXIST first, never GETs a missing key): a
+# key never written is never_stored; a key PUT, removed, then read is
+# removed; 40 values of 64 KiB pushed through the node evict some (its
+# evictions), and each of those read is evicted.  Every counter moves by
+# exactly its own GETs, and the client counts them all absent.
+t_miss_causes() {
+	expect 0 "$DFKVCTL" node add miss0 --ram 1M &&
+	PYTHONPATH="$DFKV_REPO/lib/python" \
+	DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so" \
+	timeout 300 python3 - "$DFKVCTL" <<'PY' &&
+import json, subprocess, sys
+
+import dfkv
+
+
+def node():
+    """The node's (never stored, evicted, removed, evictions, misses)."""
+    r = subprocess.run([sys.argv[1], "stats", "miss0", "--json"],
+                       check=True, capture_output=True)
+    s = json.loads(r.stdout)["stats"]
+    return (s["miss_never_stored"], s["miss_evicted"], s["miss_removed"],
+            s["evictions"], s["misses"])
+
+
+C = 65536   # a cap: a GET without one asks EXIST first
+c = dfkv.Client("miss0", b"miss-causes", transport="local")
+assert node() == (0, 0, 0, 0, 0), node()
+assert c.get(b"never", cap=C)[0] == dfkv.NOT_FOUND
+assert node() == (1, 0, 0, 0, 1), node()
+assert c.put(b"gone", b"removed") == dfkv.OK
+assert c.get(b"gone", cap=C) == (dfkv.OK, b"removed")
+assert c.remove(b"gone") == dfkv.OK
+assert c.get(b"gone", cap=C)[0] == dfkv.NOT_FOUND
+assert node() == (1, 0, 1, 0, 2), node()
+keys = [b"v%d" % i for i in range(40)]
+for k in keys:
+    assert c.put(k, bytes(C)) == dfkv.OK, k
+gone = [k for k in keys if c.exist(k)[0] == dfkv.NOT_FOUND]
+for k in gone:
+    assert c.get(k, cap=C)[0] == dfkv.NOT_FOUND, k
+n = len(gone)
+assert n > 0 and node() == (1, n, 1, n, n + 2), (n, node())
+# the client: the 2 + n GETs and the n EXISTs, all answered absent
+assert c.misses() == {"unavailable": 0, "auth": 0, "absent": 2 * n + 2}, \
+    (n, c.misses())
+PY
+	expect 0 "$DFKVCTL" stats miss0 &&
+	grep -Eq "misses by +never stored 1 +evicted [1-9][0-9]* +removed 1$" "$T/out" &&
+	expect 0 "$DFKVCTL" node del miss0
+}
+
 # Tenants through dfkvctl (SPEC 9): a generated secret is 64 hex digits
 # in a new 0600 file, never printed; bad secret files are refused; list
 # and JSON show registration, quota and usage; the node shows its auth.
@@ -477,7 +530,7 @@ t_node_del() {
 	! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 7420), timeout=2)' 2>/dev/null
 }
 
-tap_plan 33
+tap_plan 34
 tap_check "version without the module" t_version_unloaded
 dfkv_load || { echo "Bail out! cannot load $DFKV_KO"; exit 1; }
 tap_check "version of tool and module" t_version
@@ -507,6 +560,7 @@ tap_check "rm" t_rm
 tap_check "stats table" t_stats_table
 tap_check "stats --json" t_stats_json
 tap_check "stats --tenants" t_stats_tenants
+tap_check "GET misses by cause: never stored, removed, evicted" t_miss_causes
 tap_check "tenants: generated secrets, bad files, list and JSON without secrets" t_tenants
 tap_check "monitor prints events" t_monitor
 tap_check "node del" t_node_del

@@ -295,6 +295,13 @@ def dead_node_is_a_miss():
     keys = [f"d{i}".encode() for i in range(30)]
     assert C.put_batch(keys, [b"v"] * 30) == [0] * 30
     victim = C.locate(keys[0])[0]
+    mine = sum(C.locate(k)[0] == victim for k in keys)
+    never = next(k for k in (f"nw{i}".encode() for i in range(100))
+                 if C.locate(k)[0] != victim)
+    before = C.misses()
+    assert set(before) == {"unavailable", "auth", "absent"}
+    assert C.get(never) == (dfkv.NOT_FOUND, None)
+    assert C.misses()["absent"] == before["absent"] + 1
     NODES[int(victim[1:])].stop()
     t0 = time.monotonic()
     for k in keys:
@@ -306,6 +313,11 @@ def dead_node_is_a_miss():
             assert st == 0 and data == b"v"
     assert time.monotonic() - t0 < 2
     assert "dfkv_client_dropped_writes_total" in C.stats()
+    # each GET routed to the dead node one miss of its cause
+    after = C.misses()
+    assert after["unavailable"] - before["unavailable"] == mine
+    assert after["auth"] == before["auth"]
+    assert after["absent"] == before["absent"] + 1
     # asynchronously: misses and dropped writes, never a hang
     outs = [bytearray(8) for _ in keys]
     get = C.submit_get(keys, outs)

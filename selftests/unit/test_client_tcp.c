@@ -32,6 +32,7 @@
 #include "util.h"
 #include "wire.h"
 #include "../client_async.h"
+#include "../client_stats.h"
 #include "fake_cluster.h"
 
 static int node_index(const char *name)
@@ -980,6 +981,84 @@ TEST_F(cluster, another_name_fails_the_node)
 	EXPECT_LE(1, node_auth_failures(self->c, NAMES[0]) +
 		  node_auth_failures(self->c, NAMES[1]) +
 		  node_auth_failures(self->c, NAMES[2]));
+}
+
+/* dfkv_client_misses_total{cause} of c. */
+static uint64_t misses(struct dfkv_client *c, const char *cause)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), "misses_total{cause=\"%s\"} ", cause);
+	return client_stat(c, pat);
+}
+
+/* A key "<prefix>-<i>" that routes to member idx, into key; its length. */
+static int key_on(struct dfkv_client *c, const char *prefix, int idx,
+		  char *key, size_t cap)
+{
+	const char *m;
+
+	for (int i = 0; i < 1000; i++) {
+		int k = snprintf(key, cap, "%s-%d", prefix, i);
+
+		if (!dfkv_locate(c, key, (uint64_t)k, &m, NULL) &&
+		    node_index(m) == idx)
+			return k;
+	}
+	return -1;
+}
+
+/* Two GETs of key (length k), both misses. */
+static void miss_twice(struct __test_metadata *_metadata,
+		       struct dfkv_client *c, const char *key, int k)
+{
+	uint64_t len;
+	uint8_t b[8];
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+			  dfkv_get(c, key, (uint64_t)k, b, sizeof(b), &len));
+}
+
+/*
+ * Each miss counted once under its cause: keys never written (a GET, a
+ * PROBE's keys) are absent; a GET to a dead node, and another in its
+ * cooldown, unavailable; a GET to a node refusing the AUTH, and another
+ * in its cooldown, auth.
+ */
+TEST_F(cluster, misses_by_cause)
+{
+	static const uint8_t wrong[DFKV_TENANT_SECRET_LEN] = { 1 };
+	const void *keys[3] = { "p0", "p1", "p2" };
+	uint64_t kl[3] = { 2, 2, 2 }, sl[3], len;
+	char key[32];
+	uint8_t b[8];
+	int k;
+
+	ASSERT_EQ(0, dfkv_put(self->c, "p1", 2, "value", 5));
+	EXPECT_EQ(DFKV_STATUS_NOT_FOUND,
+		  dfkv_get(self->c, "m0", 2, b, sizeof(b), &len));
+	ASSERT_EQ(0, dfkv_probe(self->c, keys, kl, 3, sl));
+	EXPECT_EQ(3, misses(self->c, "absent"));
+	EXPECT_EQ(0, misses(self->c, "unavailable"));
+	EXPECT_EQ(0, misses(self->c, "auth"));
+
+	k = key_on(self->c, "d", 1, key, sizeof(key));
+	ASSERT_LT(0, k);
+	ASSERT_EQ(0, dfkv_put(self->c, key, (uint64_t)k, "value", 5));
+	srv_stop(&self->srv[1]);
+	miss_twice(_metadata, self->c, key, k);
+	EXPECT_EQ(2, misses(self->c, "unavailable"));
+	EXPECT_EQ(3, misses(self->c, "absent"));
+	EXPECT_EQ(0, misses(self->c, "auth"));
+
+	ASSERT_EQ(0, auth_setup(self, true, wrong));	/* a new client */
+	k = key_on(self->c, "a", 0, key, sizeof(key));
+	ASSERT_LT(0, k);
+	miss_twice(_metadata, self->c, key, k);
+	EXPECT_EQ(2, misses(self->c, "auth"));
+	EXPECT_EQ(0, misses(self->c, "unavailable"));
+	EXPECT_EQ(0, misses(self->c, "absent"));
 }
 
 TEST_F(cluster, hello_tells_max_value)

@@ -82,6 +82,9 @@ static const char *const stat_names[DFKV_STAT_MAX + 1] = {
 	[DFKV_STAT_TCP_ZC_LENT_BYTES] = "tcp_zc_lent_bytes",
 	[DFKV_STAT_TCP_ZC_CAPPED] = "tcp_zc_capped",
 	[DFKV_STAT_STAGE_BUSY] = "stage_busy",
+	[DFKV_STAT_MISS_NEVER_STORED] = "miss_never_stored",
+	[DFKV_STAT_MISS_EVICTED] = "miss_evicted",
+	[DFKV_STAT_MISS_REMOVED] = "miss_removed",
 };
 
 static void jadd(json_object *o, const char *k, json_object *v)

@@ -829,6 +829,11 @@ static void print_request_stats(FILE *f, const struct node_info *ni, bool raw)
 	fprintf(f, "  %-12s hits %llu    misses %llu    hit ratio %s\n",
 		"lookups", (unsigned long long)s[DFKV_STAT_HITS],
 		(unsigned long long)s[DFKV_STAT_MISSES], p);
+	if (ni->has_stat[DFKV_STAT_MISS_NEVER_STORED])
+		fprintf(f, "  %-12s never stored %llu    evicted %llu    removed %llu\n",
+			"misses by", U(s[DFKV_STAT_MISS_NEVER_STORED]),
+			U(s[DFKV_STAT_MISS_EVICTED]),
+			U(s[DFKV_STAT_MISS_REMOVED]));
 	fprintf(f, "  %-12s %llu\n", "evictions",
 		(unsigned long long)s[DFKV_STAT_EVICTIONS]);
 	fprintf(f, "  %-12s %llu\n", "pins",

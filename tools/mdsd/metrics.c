@@ -689,6 +689,30 @@ static void transport_metrics(struct buf *b, const struct node_dump *d)
 	}
 }
 
+/* GET misses by their cause on the node (store.md, "Miss causes"). */
+static void miss_cause_metrics(struct buf *b, const struct node_dump *d)
+{
+	static const struct {
+		const char *cause;
+		int stat;
+	} causes[] = {
+		{ "never_stored", DFKV_STAT_MISS_NEVER_STORED },
+		{ "evicted", DFKV_STAT_MISS_EVICTED },
+		{ "removed", DFKV_STAT_MISS_REMOVED },
+	};
+	size_t c, i;
+
+	help(b, "dfkv_miss_causes_total", "counter",
+	     "GET misses by cause: no trace of the key, evicted by capacity, removed by a client (best-effort).");
+	for (i = 0; i < d->count; i++)
+		for (c = 0; c < sizeof(causes) / sizeof(causes[0]); c++)
+			if (d->n[i].s.has[causes[c].stat])
+				node_sample(b, "dfkv_miss_causes_total",
+					    d->n[i].name, "cause",
+					    causes[c].cause,
+					    d->n[i].s.v[causes[c].stat]);
+}
+
 /* One histogram's _bucket (cumulative, le in seconds), _sum and _count. */
 static void hist_series(struct buf *b, const char *name, const char *labels,
 			const struct dfkv_hist_info *h)
@@ -828,6 +852,7 @@ static void node_metrics(struct buf *b, const struct node_dump *d)
 					    NULL, NULL, d->n[i].s.v[s]);
 	}
 	tier_metrics(b, d);
+	miss_cause_metrics(b, d);
 	transport_metrics(b, d);
 	latency_metrics(b, d);
 	disk_metrics(b, d);

@@ -639,6 +639,10 @@ enum dfkv_stat {
 	DFKV_STAT_TCP_ZC_CAPPED,	/* sent by copy: a lend over its bound */
 	DFKV_STAT_STAGE_BUSY,		/* BUSY: the peer held its stage share */
 	DFKV_STAT_REBUILD_READ_BYTES,	/* record area the attach's scan read */
+	/* GET misses (DFKV_STAT_MISSES) by cause, best-effort (store.md) */
+	DFKV_STAT_MISS_NEVER_STORED,	/* no trace of the key */
+	DFKV_STAT_MISS_EVICTED,		/* dropped by capacity (RAM or disk) */
+	DFKV_STAT_MISS_REMOVED,		/* REMOVEd by a client */
 	__DFKV_STAT_MAX
 };
 

@@ -1102,3 +1102,14 @@ class Client:
         _check(_lib.dfkv_stats_snapshot(self._handle(), buf, len(buf),
                                         byref(n)), "stats")
         return buf.raw[:n.value].decode()
+
+    def misses(self):
+        """Keys reads did not find, by cause: {"unavailable": n, "auth": n,
+        "absent": n} (dfkv_client_misses_total; lib/README.md)."""
+        pre = 'dfkv_client_misses_total{cause="'
+        out = {}
+        for line in self.stats().splitlines():
+            if line.startswith(pre):
+                cause, _, value = line[len(pre):].partition('"} ')
+                out[cause] = int(value)
+        return out
