@@ -38,7 +38,7 @@ import time
 
 from mdsd_fixture import (HANG, MDSD as MDSD_BIN, Etcd, Mdsd, MdsdFixture,
                           abandoned, expect, free_port, gauge, held,
-                          long_poll, long_poll_around, make_pki, until,
+                          long_poll, long_poll_around, make_pki, metric, until,
                           waiters, write_file)
 from unittap import run, test_f
 
@@ -62,10 +62,11 @@ class PairFixture(MdsdFixture):
         return self.own.start()
 
 
-def pair(f):
-    """Two mdsd on one directory, both ready; a long-poll waits until
-    a change (600 s)."""
-    common = ["--ttl-ms", "20000", "--long-poll-ms", "600000", "-v"]
+def pair(f, *extra):
+    """Two mdsd on one directory (options extra added), both ready; a
+    long-poll waits until a change (600 s)."""
+    common = ["--ttl-ms", "20000", "--long-poll-ms", "600000", "-v",
+              *extra]
     a = f.mdsd(*common, name="a")
     b = f.mdsd(*common, name="b")
     expect(until(lambda: a.req("GET", "/readyz")[0] == 200 and
@@ -485,6 +486,75 @@ def weight_cap_cached(f):
         s, d, _ = b.put("g", "c9", {"weight": 1})
         expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
         expect(len(a.list("g")[1]["members"]) == 9)
+
+
+READS = "dfkv_mds_etcd_group_reads_total"
+ENTRY = "dfkv_mds_etcd_entry_reads_total"
+SUMS = "dfkv_mds_etcd_cached_weight_sums_total"
+
+
+def scrape(m, *names):
+    """One /metrics read of m: the values of names."""
+    status, body = m.req("GET", "/metrics")[:2]
+    expect(status == 200, status)
+    return [metric(body, n) for n in names]
+
+
+def reads_since(m, last, per):
+    """m's group reads since scrape last (its values: READS first), less
+    the one scrape's own since (per: /metrics lists every group); the
+    values of this scrape."""
+    now = scrape(m, READS, ENTRY, SUMS)
+    return now[0] - last[0] - per, now
+
+
+@test_f(PairFixture)
+def writes_read_no_group(f):
+    """Registrations and heartbeats into a watched group read no group
+    (their weight and entry from its shared listing), a heartbeat not
+    even its entry; the weight cap still holds (409)."""
+    a, b = pair(f, "--max-group-weight", "44")
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        # a group to list: each /metrics read costs the same reads
+        expect(b.put("g", "seed", {})[0] == 200)
+        first = scrape(b, READS)
+        last = scrape(b, READS, ENTRY, SUMS)
+        per = last[0] - first[0]
+        n = 40
+        for i in range(n):
+            s, d, _ = b.put("g", "r%d" % i, {})
+            expect(s == 200 and d["created"], d)
+        # the listing holds the last one: a long-poll past the one
+        # before is answered from it
+        s, d = b.list("g", query="?wait_epoch=%d" % (d["epoch"] - 1))[:2]
+        expect(s == 200 and len(d["members"]) == n + 1, d)
+        reads, last = reads_since(b, last, per)
+        expect(reads == 0, "%d registrations read the group" % reads)
+        for i in range(n):
+            s, d, _ = b.put("g", "r%d" % i, {})
+            expect(s == 200 and not d["created"], d)
+        reads, now = reads_since(b, last, per)
+        expect(reads == 0 and now[1] == last[1],
+               "heartbeats read %d groups, %d entries" %
+               (reads, now[1] - last[1]))
+        s, d, _ = b.put("g", "big", {"weight": 5})
+        expect(s == 409 and "44" in d["error"], "%d %r" % (s, d))
+        expect(b.put("g", "fits", {"weight": 3})[0] == 200)
+        expect(b.put("g", "r0", {"weight": 2})[0] == 409)
+        expect(b.put("g", "more", {})[0] == 409)
+        reads, last = reads_since(b, now, per)
+        expect(reads == 0, "the cap read the group %d times" % reads)
+        expect(last[2] - now[2] == 4, last[2] - now[2])
+        # the other mdsd's first write starts its listing (one read)
+        first = scrape(a, READS)
+        last = scrape(a, READS, ENTRY, SUMS)
+        per = last[0] - first[0]
+        expect(a.put("g", "more", {})[0] == 409)
+        for i in range(n):
+            expect(a.put("g", "r%d" % i, {})[0] == 200)
+        reads = reads_since(a, last, per)[0]
+        expect(reads <= 1, "%d reads" % reads)
 
 
 @test_f(PairFixture)
