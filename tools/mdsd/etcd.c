@@ -686,35 +686,23 @@ uint64_t etcd_weight_sum(const struct mds_list *l, const char *id,
 
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
- * group's member weight past the cap?  0, -EDQUOT or the listing's error;
- * *rev: the revision the sum was taken at (0: none taken, the weight
- * does not grow), which the write's transaction then compares on.  v
- * (NULL: none) is the group's shared listing (feed_view): the sum is
- * its, with no read; without one the group is read.
+ * group's member weight past the cap, by a read of the group (no current
+ * shared listing)?  0, -EDQUOT or the read's error; *rev: the revision
+ * the sum was read at, which the write's transaction then compares on.
  */
-static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old,
-			const struct feed_view *v, uint64_t *rev)
+static int weight_read(struct etcd *e, const char *group,
+		       const struct mds_entry *en, uint64_t *rev)
 {
 	struct mds_list l;
 	uint64_t sum;
 	int ret;
 
-	*rev = 0;
-	if (en->weight <= old)
-		return 0;
-	if (v) {
-		counter_inc(C_ETCD_CACHED_SUMS);
-		sum = v->others + en->weight;
-		*rev = v->rev;
-	} else {
-		ret = etcd_list(&e->b, group, MDS_MEMBERS, &l);
-		if (ret)
-			return ret;
-		*rev = l.epoch;
-		sum = etcd_weight_sum(&l, en->id, en->weight);
-		mds_list_free(&l);
-	}
+	ret = etcd_list(&e->b, group, MDS_MEMBERS, &l);
+	if (ret)
+		return ret;
+	*rev = l.epoch;
+	sum = etcd_weight_sum(&l, en->id, en->weight);
+	mds_list_free(&l);
 	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
 }
 
@@ -744,18 +732,16 @@ static struct json_object *cmp_unchanged(const char *prefix, uint64_t rev)
 }
 
 /*
- * One transaction: op (a request_put or request_delete_range, taken) when
- * every compare (taken) holds.  0 with *ok and the revision, or call()'s
- * error.
+ * One transaction: the ops of success (an array of request_put or
+ * request_delete_range, taken) when every compare (taken) holds.  0 with
+ * *ok and the revision, or call()'s error.
  */
 static int txn(struct etcd *e, struct json_object *compare,
-	       struct json_object *op, bool *ok, uint64_t *rev)
+	       struct json_object *success, bool *ok, uint64_t *rev)
 {
 	struct json_object *req = json_object_new_object(), *resp, *v;
-	struct json_object *success = json_object_new_array();
 	int ret;
 
-	json_object_array_add(success, op);
 	json_object_object_add(req, "compare", compare);
 	json_object_object_add(req, "success", success);
 	ret = call(e, "/v3/kv/txn", req, &resp);
@@ -824,6 +810,156 @@ static int put_state_read(struct etcd *e, const char *key, const char *group,
 	return 0;
 }
 
+/* A request_put of key with value val on lease. */
+static struct json_object *put_op(const char *key, const char *val,
+				  int64_t lease)
+{
+	struct json_object *put = json_object_new_object();
+	struct json_object *op = json_object_new_object();
+
+	add_b64(put, "key", key, strlen(key));
+	add_b64(put, "value", val, strlen(val));
+	json_object_object_add(put, "lease", json_object_new_int64(lease));
+	json_object_object_add(op, "request_put", put);
+	return op;
+}
+
+/* The compare that no member of group was written after rev. */
+static struct json_object *cmp_members(struct etcd *e, const char *group,
+				       uint64_t rev)
+{
+	char members[512];
+
+	etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS, NULL);
+	return cmp_unchanged(members, rev);
+}
+
+/*
+ * A member write that raises its group's weight, waiting to commit:
+ * concurrent ones of a group on this mdsd commit together, in one
+ * transaction comparing the group once (a group commit), so that nodes
+ * registering at once do not each lose to the others and try again.
+ */
+struct commit {
+	struct commit *next;
+	const char *group, *key, *val;
+	int64_t lease, mod;		/* mod: the key's as seen (0: absent) */
+	uint32_t weight, old;		/* old: its weight as seen (0: none) */
+	uint64_t need;			/* the listing's epoch it needs */
+	int ret;			/* 1: pending */
+	uint64_t epoch, used;		/* used: the listing's epoch summed */
+};
+
+/*
+ * Commit batch (a list of one group's commits, distinct keys) against
+ * the group's shared listing: the weight summed from it, the writes that
+ * fit admitted in order (the others -EDQUOT) and written in one
+ * transaction that also compares each key's mod_revision and that no
+ * member was written after the listing's epoch.  -ENODATA: no current
+ * listing (each write reads the group itself).
+ */
+static void commit_run(struct etcd *e, struct commit *batch)
+{
+	struct json_object *cmp, *ops;
+	struct feed_view v;
+	struct commit *c;
+	uint64_t need = 0, rev = 0;
+	int64_t sum;
+	bool ok = false, any = false;
+	int ret;
+
+	for (c = batch; c; c = c->next)
+		need = c->need > need ? c->need : need;
+	if (!feed_view(e, batch->group, MDS_MEMBERS, "", need,
+		       ETCD_TIMEOUT_MS, &v)) {
+		for (c = batch; c; c = c->next)
+			c->ret = -ENODATA;
+		return;
+	}
+	/* v.others: the whole group's weight, each key's as seen in it (the
+	 * compares make it so, or the transaction fails) */
+	sum = (int64_t)v.others;
+	for (c = batch; c; c = c->next)
+		sum -= c->old;
+	cmp = json_object_new_array();
+	ops = json_object_new_array();
+	for (c = batch; c; c = c->next) {
+		counter_inc(C_ETCD_CACHED_SUMS);
+		c->used = v.rev;
+		if (sum + c->weight > (int64_t)e->cfg->max_group_weight) {
+			c->ret = -EDQUOT;
+			continue;
+		}
+		sum += c->weight;
+		c->ret = 0;
+		any = true;
+		json_object_array_add(cmp, cmp_mod(c->key, c->mod));
+		json_object_array_add(ops, put_op(c->key, c->val, c->lease));
+	}
+	if (!any) {
+		json_object_put(cmp);
+		json_object_put(ops);
+		return;
+	}
+	json_object_array_add(cmp, cmp_members(e, batch->group, v.rev));
+	ret = txn(e, cmp, ops, &ok, &rev);
+	for (c = batch; c; c = c->next) {
+		if (ret)
+			c->ret = ret;
+		else if (!ok)
+			c->ret = -EAGAIN;	/* -EDQUOT too: judged again */
+		c->epoch = rev;
+	}
+}
+
+/*
+ * Commit c with the other writes of its group waiting: the first to come
+ * runs the group commit of all those of its group (one key once), the
+ * others wait for it.  c's result: 0 (c->epoch), -EDQUOT, -EAGAIN (the
+ * transaction lost: try again past c->used), -ENODATA or an etcd error.
+ */
+static int commit_wait(struct etcd *e, struct commit *c)
+{
+	struct commit **pp;
+
+	pthread_mutex_lock(&e->lock);
+	c->ret = 1;
+	for (pp = &e->commits; *pp; pp = &(*pp)->next)
+		;
+	*pp = c;
+	while (c->ret == 1) {
+		struct commit *batch = NULL, **tail = &batch;
+
+		if (e->committing) {
+			pthread_cond_wait(&e->commit_cond, &e->lock);
+			continue;
+		}
+		/* lead: take the group's waiting writes, a key once */
+		for (pp = &e->commits; *pp;) {
+			struct commit *x = *pp, *y;
+
+			for (y = batch; y && strcmp(y->key, x->key); y = y->next)
+				;
+			if (strcmp(x->group, c->group) || y) {
+				pp = &x->next;
+				continue;
+			}
+			*pp = x->next;
+			x->next = NULL;
+			*tail = x;
+			tail = &x->next;
+		}
+		e->committing = true;
+		pthread_mutex_unlock(&e->lock);
+		commit_run(e, batch);
+		pthread_mutex_lock(&e->lock);
+		e->committing = false;
+		pthread_cond_broadcast(&e->commit_cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return c->ret;
+}
+
 /*
  * One attempt of etcd_put: -EAGAIN when another write came between.
  * The entry and the group's weight come from the group's shared listing
@@ -832,9 +968,11 @@ static int put_state_read(struct etcd *e, const char *key, const char *group,
  * a later one (and the weight of a member that grows) waits for it, and
  * past the revision the last attempt saw (*seen), which the conflicting
  * write came after.  An owner refusing the writer is read again (the
- * listing may be behind a removal).  A lease granted for a write that
- * lost is kept in *spare for the next attempt (0: none), so a contended
- * registration grants one lease.
+ * listing may be behind a removal).  A member write raising the group's
+ * weight commits with the others of its group (commit_wait); without a
+ * current listing it reads the group for the cap.  A lease granted for a
+ * write that lost is kept in *spare for the next attempt (0: none), so a
+ * contended registration grants one lease.
  */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
@@ -843,13 +981,13 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 {
 	unsigned int wait = attempt ? ETCD_TIMEOUT_MS : 0;
 	uint64_t need = attempt && *seen ? *seen + 1 : 0, sum_rev = 0;
-	struct json_object *put, *op, *cmp;
+	struct json_object *ops, *cmp;
 	struct mds_owner owner;
 	struct put_state st = { 0 };
 	struct feed_view v;
 	char key[512], *val = NULL;
 	int64_t lease = 0, ttl = 0;
-	bool ok, fed;
+	bool ok, fed, raise;
 	int ret;
 
 	etcd_entry_key(e, key, sizeof(key), group, k, en->id);
@@ -863,21 +1001,13 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 			return ret;
 	}
 	*created = !st.exists;
+	*seen = fed ? v.rev : 0;
 	owner = st.exists ? st.meta.owner : mds_owner_of(w);
 	if (st.exists && !mds_owner_allows(&owner, w))
 		return -EPERM;
-	if (k == MDS_MEMBERS && en->weight > st.cur.weight) {
-		if (!fed)
-			fed = feed_view(e, group, k, en->id, need,
-					ETCD_TIMEOUT_MS, &v);
-		ret = weight_check(e, group, en, st.cur.weight,
-				   fed ? &v : NULL, &sum_rev);
-		if (ret)
-			return ret;
-	}
-	*seen = fed ? v.rev : 0;
-	lease = st.exists ? st.meta.lease : 0;
+	raise = k == MDS_MEMBERS && en->weight > st.cur.weight;
 	if (st.exists) {
+		lease = st.meta.lease;
 		/* Same TTL: the lease can be kept. */
 		if (lease && st.cur.ttl_ms == en->ttl_ms) {
 			ret = keepalive(e, lease, &ttl);
@@ -903,30 +1033,39 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		}
 		lease = *spare;
 	}
-	put = json_object_new_object();
-	add_b64(put, "key", key, strlen(key));
-	add_b64(put, "value", val, strlen(val));
-	json_object_object_add(put, "lease", json_object_new_int64(lease));
-	op = json_object_new_object();
-	json_object_object_add(op, "request_put", put);
+	if (raise) {
+		struct commit c = {
+			.group = group, .key = key, .val = val, .lease = lease,
+			.mod = st.exists ? st.meta.mod : 0,
+			.weight = en->weight, .old = st.cur.weight,
+			.need = need,
+		};
+
+		ret = commit_wait(e, &c);
+		*epoch = c.epoch;
+		if (ret == -EAGAIN)
+			*seen = c.used;
+		if (ret != -ENODATA)
+			goto done;
+		/* no current listing: the cap by a read of the group */
+		ret = weight_read(e, group, en, &sum_rev);
+		if (ret)
+			goto out;
+	}
+	ops = json_object_new_array();
+	json_object_array_add(ops, put_op(key, val, lease));
 	cmp = json_object_new_array();
 	json_object_array_add(cmp, cmp_mod(key, st.exists ? st.meta.mod : 0));
-	if (sum_rev) {
-		/* the weights summed are still the group's: no member was
-		 * added or changed since (a removal only lowers the sum) */
-		char members[512];
-
-		etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
-			  NULL);
-		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
-	}
-	ret = txn(e, cmp, op, &ok, epoch);
+	if (sum_rev)	/* the weights summed are still the group's: no
+			 * member was added or changed since (a removal only
+			 * lowers the sum) */
+		json_object_array_add(cmp, cmp_members(e, group, sum_rev));
+	ret = txn(e, cmp, ops, &ok, epoch);
+	if (!ret && !ok)
+		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
+done:
 	if (ret)
 		goto out;
-	if (!ok) {
-		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
-		goto out;
-	}
 	if (lease == *spare)
 		*spare = 0;	/* in use */
 	feed_wrote(e, group, k, *epoch);
@@ -957,7 +1096,7 @@ static int del_owned_once(struct etcd *e, const char *key, const char *group,
 			  enum mds_kind k, const struct mds_writer *w,
 			  uint64_t *epoch)
 {
-	struct json_object *kv, *dr, *op, *cmp;
+	struct json_object *kv, *dr, *op, *ops, *cmp;
 	struct mds_owner owner;
 	struct mds_entry cur;
 	int64_t mod;
@@ -977,9 +1116,11 @@ static int del_owned_once(struct etcd *e, const char *key, const char *group,
 	add_b64(dr, "key", key, strlen(key));
 	op = json_object_new_object();
 	json_object_object_add(op, "request_delete_range", dr);
+	ops = json_object_new_array();
+	json_object_array_add(ops, op);
 	cmp = json_object_new_array();
 	json_object_array_add(cmp, cmp_mod(key, mod));
-	ret = txn(e, cmp, op, &ok, epoch);
+	ret = txn(e, cmp, ops, &ok, epoch);
 	return ret ? ret : ok ? 0 : -EAGAIN;
 }
 
@@ -1264,6 +1405,7 @@ static void etcd_destroy(struct backend *b)
 		free(e->urls[i]);
 	pthread_cond_destroy(&e->cond);
 	pthread_cond_destroy(&e->feed_cond);
+	pthread_cond_destroy(&e->commit_cond);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->auth_lock);
 	OPENSSL_cleanse(e->password, sizeof(e->password));
@@ -1306,6 +1448,7 @@ struct backend *etcd_backend_new(const struct mdsd_config *cfg)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cond, &ca);
 	pthread_cond_init(&e->feed_cond, &ca);
+	pthread_cond_init(&e->commit_cond, NULL);
 	pthread_condattr_destroy(&ca);
 	list = strdup(cfg->etcd);
 	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok;

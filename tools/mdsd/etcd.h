@@ -32,6 +32,9 @@ struct etcd {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
 	pthread_cond_t feed_cond;	/* a feed moved on or ended */
+	pthread_cond_t commit_cond;	/* a group commit ended */
+	struct commit *commits;		/* member writes waiting to commit */
+	bool committing;		/* a group commit is running */
 	bool stopping;
 	struct feed *feeds;		/* the shared group watches */
 	struct backend_notify notify;	/* the long-polls' (set_notify) */
@@ -40,6 +43,7 @@ struct etcd {
 };
 
 struct feed;
+struct commit;
 
 /* What a write needs of a stored entry besides the entry itself. */
 struct etcd_meta {
