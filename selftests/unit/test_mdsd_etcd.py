@@ -19,9 +19,11 @@
 # --etcd-cert/--etcd-key and --etcd-user/--etcd-password-file through,
 # is refused without any of them, and authenticates again when etcd
 # forgets its token.  Long-polls of one group share one etcd watch per
-# mdsd (dfkv_mds_etcd_group_watches): a change is one read of the group
-# for all of them, not one each, and the shared watch survives an etcd
-# restart; its listing sums the weight for the cap without a read.  The
+# mdsd (dfkv_mds_etcd_group_watches): a change is applied from its events
+# for all of them, not read once each, and the shared watch survives an etcd
+# restart; its listing sums the weight for the cap without a read, and
+# registrations and heartbeats into a watched group read no group (a
+# heartbeat not even its entry: one keep-alive) while the cap holds.  The
 # cases that stop etcd have one of their own.
 # TAP on stdout (unittap.run: -l lists the cases, -r pair.etcd.expiry
 # runs one); skipped when etcd is not installed.  Every wait is for an
@@ -151,7 +153,9 @@ def secure_works_c(f):
     c = secure_mdsd(f, "sec").start()
     expect(until(lambda: c.req("GET", "/readyz")[0] == 200),
            "not ready: " + c.logtail())
-    s, d, _ = c.put("gs", "n1", {"tcp": "127.0.0.1:7400"})
+    # a lease that outlives the cases' mdsd starts on a loaded machine
+    s, d, _ = c.put("gs", "n1", {"tcp": "127.0.0.1:7400",
+                                 "ttl_ms": 120000})
     expect(s == 200 and d["created"], d)
     s, d, _ = c.list("gs")
     expect(s == 200 and [m["id"] for m in d["members"]] == ["n1"], d)
@@ -432,7 +436,7 @@ def woken(socks, epoch, member):
 
 @test_f(PairFixture)
 def shared_watch(f):
-    """Long-polls of a group share one etcd watch and one read a change."""
+    """Long-polls of a group share one etcd watch, a change no read."""
     a, b = pair(f)
     register_n1n2(a)
     n = 12
@@ -444,7 +448,7 @@ def shared_watch(f):
         watches = gauge(b, "dfkv_mds_etcd_watches_total")
         expect(a.put("g", "n3", {})[0] == 200)
         woken(ps, epoch, "n3")
-        # one read (and watch) for the change, not one per long-poll
+        # no read (and one watch) for the change, not one per long-poll
         expect(gauge(b, "dfkv_mds_etcd_group_reads_total") - reads < n)
         expect(gauge(b, "dfkv_mds_etcd_watches_total") - watches < n)
 
@@ -555,6 +559,41 @@ def writes_read_no_group(f):
             expect(a.put("g", "r%d" % i, {})[0] == 200)
         reads = reads_since(a, last, per)[0]
         expect(reads <= 1, "%d reads" % reads)
+
+
+@test_f(PairFixture)
+def weight_cap_storm(f):
+    """Many registrations at once through two mdsd (group commits): the
+    cap admits exactly what fits, the others 409, no group read."""
+    a, b = pair(f, "--max-group-weight", "30")
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        expect(a.put("g", "seed", {})[0] == 200)
+        before = [scrape(m, READS)[0] for m in (a, b)]
+        n = 48
+        go = threading.Barrier(n)
+        res = {}
+
+        def put(j):
+            go.wait()
+            res[j] = (a, b)[j % 2].put("g", "s%d" % j, {})[0]
+        ths = [threading.Thread(target=put, args=(j,)) for j in range(n)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join(HANG)
+        # 503: a registration that lost 8 times (the agent tries again)
+        ok = [j for j, st in res.items() if st == 200]
+        expect(len(ok) + list(res.values()).count(409) +
+               list(res.values()).count(503) == n, res)
+        ms = a.list("g")[1]["members"]
+        expect(len(ms) == len(ok) + 1 and len(ms) <= 30, ms)
+        expect(list(res.values()).count(409) == n + 1 - 30 or
+               503 in res.values(), res)
+        after = [scrape(m, READS)[0] for m in (a, b)]
+        # each scrape lists group g (members and clients) once
+        expect(all(x - y <= 4 for x, y in zip(after, before)),
+               (before, after))
 
 
 @test_f(PairFixture)

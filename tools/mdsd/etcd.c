@@ -35,7 +35,9 @@
  * member's put that would raise the group's weight past
  * --max-group-weight is refused: the sum is the shared listing's at its
  * revision R and the put's transaction also requires that no member key
- * was written after R, so two mdsd cannot pass the cap together.
+ * was written after R, so two mdsd cannot pass the cap together; such
+ * puts waiting together on one mdsd commit in one transaction (a group
+ * commit), so that they do not each lose to the others.
  * Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
@@ -846,8 +848,10 @@ struct commit {
 	int64_t lease, mod;		/* mod: the key's as seen (0: absent) */
 	uint32_t weight, old;		/* old: its weight as seen (0: none) */
 	uint64_t need;			/* the listing's epoch it needs */
-	int ret;			/* 1: pending */
+	int ret;
 	uint64_t epoch, used;		/* used: the listing's epoch summed */
+	bool done;			/* under e->lock: ret, epoch, used set
+					 * (then c may go at once) */
 };
 
 /*
@@ -855,8 +859,9 @@ struct commit {
  * the group's shared listing: the weight summed from it, the writes that
  * fit admitted in order (the others -EDQUOT) and written in one
  * transaction that also compares each key's mod_revision and that no
- * member was written after the listing's epoch.  -ENODATA: no current
- * listing (each write reads the group itself).
+ * member was written after the listing's epoch.  -ENODATA: no working
+ * watch (each write reads the group itself); -ETIMEDOUT: the listing
+ * stayed behind for the etcd timeout.
  */
 static void commit_run(struct etcd *e, struct commit *batch)
 {
@@ -870,10 +875,13 @@ static void commit_run(struct etcd *e, struct commit *batch)
 
 	for (c = batch; c; c = c->next)
 		need = c->need > need ? c->need : need;
-	if (!feed_view(e, batch->group, MDS_MEMBERS, "", need,
-		       ETCD_TIMEOUT_MS, &v)) {
+	ret = feed_view(e, batch->group, MDS_MEMBERS, "", need,
+			ETCD_TIMEOUT_MS, &v);
+	if (ret <= 0) {
+		/* behind (a loaded etcd or mdsd): 503, not a read that
+		 * would load them more; no watch: each reads the group */
 		for (c = batch; c; c = c->next)
-			c->ret = -ENODATA;
+			c->ret = ret ? -ENODATA : -ETIMEDOUT;
 		return;
 	}
 	/* v.others: the whole group's weight, each key's as seen in it (the
@@ -923,12 +931,11 @@ static int commit_wait(struct etcd *e, struct commit *c)
 	struct commit **pp;
 
 	pthread_mutex_lock(&e->lock);
-	c->ret = 1;
 	for (pp = &e->commits; *pp; pp = &(*pp)->next)
 		;
 	*pp = c;
-	while (c->ret == 1) {
-		struct commit *batch = NULL, **tail = &batch;
+	while (!c->done) {
+		struct commit *batch = NULL, **tail = &batch, *next;
 
 		if (e->committing) {
 			pthread_cond_wait(&e->commit_cond, &e->lock);
@@ -953,6 +960,10 @@ static int commit_wait(struct etcd *e, struct commit *c)
 		pthread_mutex_unlock(&e->lock);
 		commit_run(e, batch);
 		pthread_mutex_lock(&e->lock);
+		for (; batch; batch = next) {
+			next = batch->next;
+			batch->done = true;
+		}
 		e->committing = false;
 		pthread_cond_broadcast(&e->commit_cond);
 	}
@@ -991,7 +1002,7 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 	int ret;
 
 	etcd_entry_key(e, key, sizeof(key), group, k, en->id);
-	fed = feed_view(e, group, k, en->id, need, wait, &v);
+	fed = feed_view(e, group, k, en->id, need, wait, &v) > 0;
 	if (fed && (!v.have || mds_owner_allows(&v.meta.owner, w))) {
 		st = (struct put_state){ .exists = v.have, .cur = v.en,
 					 .meta = v.meta, .rev = v.rev };
@@ -1068,7 +1079,7 @@ done:
 		goto out;
 	if (lease == *spare)
 		*spare = 0;	/* in use */
-	feed_wrote(e, group, k, *epoch);
+	feed_wrote(e, group, k, en->id, *epoch);
 	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
 	counter_inc(C_EPOCH_BUMPS);
 out:
@@ -1148,7 +1159,7 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 		json_object_put(resp);
 	}
 	if (!ret) {
-		feed_wrote(e, group, k, *epoch);
+		feed_wrote(e, group, k, id, *epoch);
 		counter_inc(C_DEREGISTRATIONS);
 		counter_inc(C_EPOCH_BUMPS);
 	}

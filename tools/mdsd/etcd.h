@@ -115,18 +115,20 @@ struct feed_view {
 };
 
 /*
- * The view of entry id from group/k's shared listing, its feed started
- * when there is none (kept while writes use it): true when its watch
- * works and the listing holds every change this mdsd wrote there and
- * is at least at epoch need, waiting up to wait_ms (0: not at all) for
- * that.
+ * The view of entry id ("": none, the group's weight only) from
+ * group/k's shared listing, its feed started when there is none (kept
+ * while writes use it).  1: its watch works and the listing is at least
+ * at epoch need and holds this mdsd's writes of id (id "": all of them
+ * to the group), waiting up to wait_ms (0: not at all) for that; 0: the
+ * listing is not there yet (behind, or being read); -1: no working
+ * watch (read etcd).
  */
-bool feed_view(struct etcd *e, const char *group, enum mds_kind k,
-	       const char *id, uint64_t need, unsigned int wait_ms,
-	       struct feed_view *out);
-/* This mdsd wrote group/k at revision rev: views wait for it. */
+int feed_view(struct etcd *e, const char *group, enum mds_kind k,
+	      const char *id, uint64_t need, unsigned int wait_ms,
+	      struct feed_view *out);
+/* This mdsd wrote entry id of group/k at revision rev: views wait for it. */
 void feed_wrote(struct etcd *e, const char *group, enum mds_kind k,
-		uint64_t rev);
+		const char *id, uint64_t rev);
 /* End the feeds (under e->lock): shutdown. */
 void feeds_stop(struct etcd *e);
 

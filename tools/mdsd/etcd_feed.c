@@ -29,9 +29,11 @@
  *   healthy	the watch works: a long-poll's full wait is answered with
  *		list (not older than its epoch) without reading etcd, and a
  *		write may use list
- *   written	the last revision this mdsd wrote the group at: a write
- *		uses list only once it holds it (this mdsd's own writes are
- *		seen by its next ones)
+ *   writes	this mdsd's writes of the group list does not hold yet (id,
+ *		revision): a write of an entry uses list only once it holds
+ *		this mdsd's writes of that entry, a group commit once it
+ *		holds them all (this mdsd's own writes are seen by its next
+ *		ones)
  *   used	when a write last used the feed (monotonic ms): a feed
  *		with no long-poll lives on while writes use it
  *
@@ -63,7 +65,12 @@ struct feed {
 	struct mds_list list;
 	struct etcd_meta *meta;		/* parallel to list.v */
 	size_t cap;			/* of list.v and meta */
-	uint64_t start, base, changed, from, written, used;
+	uint64_t start, base, changed, from, used;
+	struct feed_write {
+		char id[MDS_ID_MAX + 1];
+		uint64_t rev;
+	} *writes;
+	size_t n_writes, cap_writes;
 	bool valid, healthy;
 	unsigned int waiters;
 	atomic_bool stop;		/* shutdown: end the watch */
@@ -81,9 +88,34 @@ static int wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
 	return pthread_cond_timedwait(cond, lock, &ts);
 }
 
+/* Forget the writes list holds now (under e->lock). */
+static void feed_prune(struct feed *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n_writes; i++)
+		if (f->writes[i].rev > f->list.epoch)
+			f->writes[n++] = f->writes[i];
+	f->n_writes = n;
+}
+
+/* Has this mdsd a write of id (""': of any entry) list does not hold? */
+static bool feed_pending(const struct feed *f, const char *id)
+{
+	size_t i;
+
+	if (!id[0])
+		return f->n_writes;
+	for (i = 0; i < f->n_writes; i++)
+		if (!strcmp(f->writes[i].id, id))
+			return true;
+	return false;
+}
+
 /* Tell the long-polls and the writes waiting that f changed (under e->lock). */
 static void feed_changed(struct etcd *e, struct feed *f)
 {
+	feed_prune(f);
 	f->changed = f->list.epoch;
 	if (e->notify.fn)
 		e->notify.fn(e->notify.ctx, f->group, f->k, f->changed);
@@ -108,6 +140,7 @@ static void feed_publish(struct etcd *e, struct feed *f, struct mds_list *l,
 		f->from = l->epoch;
 		feed_changed(e, f);
 	}
+	feed_prune(f);
 	f->valid = f->healthy = true;
 	pthread_cond_broadcast(&e->feed_cond);
 }
@@ -218,6 +251,7 @@ static void feed_end(struct etcd *e, struct feed *f)
 	*pp = f->next;
 	mds_list_free(&f->list);
 	free(f->meta);
+	free(f->writes);
 	pthread_cond_destroy(&f->cond);
 	free(f);
 	atomic_fetch_sub(&metrics.etcd_group_watches, 1);
@@ -357,32 +391,32 @@ bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
 	return ok;
 }
 
-bool feed_view(struct etcd *e, const char *group, enum mds_kind k,
-	       const char *id, uint64_t need, unsigned int wait_ms,
-	       struct feed_view *out)
+int feed_view(struct etcd *e, const char *group, enum mds_kind k,
+	      const char *id, uint64_t need, unsigned int wait_ms,
+	      struct feed_view *out)
 {
 	uint64_t deadline = now_mono_ms() + wait_ms;
 	struct feed *f;
-	bool ok = false, found;
+	bool found;
 	size_t i;
+	int ok = -1;
 
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
 		/* again after each wait: it may have ended meanwhile */
 		f = feed_get(e, group, k, UINT64_MAX);
-		if (!f)
-			break;
-		f->used = now_mono_ms();
-		if (f->valid && f->healthy && f->list.epoch >= need &&
-		    f->list.epoch >= f->written) {
-			ok = true;
+		if (!f || (f->valid && !f->healthy)) {
+			ok = -1;	/* no watch: the caller reads etcd */
 			break;
 		}
-		if ((f->valid && !f->healthy) || f->used >= deadline)
-			break;	/* not current: the caller reads etcd */
+		f->used = now_mono_ms();
+		ok = f->valid && f->list.epoch >= need &&
+		     !feed_pending(f, id);
+		if (ok || f->used >= deadline)
+			break;
 		wait_until(&e->feed_cond, &e->lock, deadline);
 	}
-	if (ok) {
+	if (ok > 0) {
 		memset(out, 0, sizeof(*out));
 		out->rev = f->list.epoch;
 		i = feed_find_id(f, id, &found);
@@ -399,14 +433,38 @@ bool feed_view(struct etcd *e, const char *group, enum mds_kind k,
 }
 
 void feed_wrote(struct etcd *e, const char *group, enum mds_kind k,
-		uint64_t rev)
+		const char *id, uint64_t rev)
 {
+	struct feed_write *w;
 	struct feed *f;
+	size_t i;
 
 	pthread_mutex_lock(&e->lock);
 	f = feed_find(e, group, k);
-	if (f && rev > f->written)
-		f->written = rev;
+	if (!f || (f->valid && rev <= f->list.epoch))
+		goto out;	/* none, or seen already */
+	for (i = 0; i < f->n_writes && strcmp(f->writes[i].id, id); i++)
+		;
+	if (i == f->n_writes) {
+		if (f->n_writes == f->cap_writes) {
+			size_t cap = f->cap_writes ? 2 * f->cap_writes : 16;
+
+			w = realloc(f->writes, cap * sizeof(*w));
+			if (!w) {
+				/* writes read etcd until the next change */
+				f->healthy = false;
+				goto out;
+			}
+			f->writes = w;
+			f->cap_writes = cap;
+		}
+		snprintf(f->writes[i].id, sizeof(f->writes[i].id), "%s", id);
+		f->writes[i].rev = 0;
+		f->n_writes++;
+	}
+	if (rev > f->writes[i].rev)
+		f->writes[i].rev = rev;
+out:
 	pthread_mutex_unlock(&e->lock);
 }
 
