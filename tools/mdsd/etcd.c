@@ -18,9 +18,10 @@
  * entry and of its group's weight is the group's shared listing
  * (etcd_feed.c, kept by a watch, started by the group's first write or
  * long-poll): while it is current a heartbeat costs etcd one lease
- * keep-alive and a registration one transaction (and its lease grant),
- * no range; without a current listing the entry is read (one key) and
- * the weight cap's sum by a range of the group.  A client-token delete
+ * keep-alive and a registration its lease grant and a share of one
+ * group commit, no range; without a current listing the entry is read
+ * (one key), and without a working watch the weight cap's sum by a
+ * range of the group.  A client-token delete
  * is a transaction too.  etcd deletes the keys of an expired lease
  * itself.  The epoch of a listing is an etcd revision (of the read, or
  * of the last change a shared listing applied), so every mdsd sharing
