@@ -19,9 +19,11 @@
 # --etcd-cert/--etcd-key and --etcd-user/--etcd-password-file through,
 # is refused without any of them, and authenticates again when etcd
 # forgets its token.  Long-polls of one group share one etcd watch per
-# mdsd (dfkv_mds_etcd_group_watches): a change is one read of the group
-# for all of them, not one each, and the shared watch survives an etcd
-# restart; its listing sums the weight for the cap without a read.  The
+# mdsd (dfkv_mds_etcd_group_watches): a change is applied from its events
+# for all of them, not read once each, and the shared watch survives an etcd
+# restart; its listing sums the weight for the cap without a read, and
+# registrations and heartbeats into a watched group read no group (a
+# heartbeat not even its entry: one keep-alive) while the cap holds.  The
 # cases that stop etcd have one of their own.
 # TAP on stdout (unittap.run: -l lists the cases, -r pair.etcd.expiry
 # runs one); skipped when etcd is not installed.  Every wait is for an
@@ -38,7 +40,7 @@ import time
 
 from mdsd_fixture import (HANG, MDSD as MDSD_BIN, Etcd, Mdsd, MdsdFixture,
                           abandoned, expect, free_port, gauge, held,
-                          long_poll, long_poll_around, make_pki, until,
+                          long_poll, long_poll_around, make_pki, metric, until,
                           waiters, write_file)
 from unittap import run, test_f
 
@@ -62,10 +64,11 @@ class PairFixture(MdsdFixture):
         return self.own.start()
 
 
-def pair(f):
-    """Two mdsd on one directory, both ready; a long-poll waits until
-    a change (600 s)."""
-    common = ["--ttl-ms", "20000", "--long-poll-ms", "600000", "-v"]
+def pair(f, *extra):
+    """Two mdsd on one directory (options extra added), both ready; a
+    long-poll waits until a change (600 s)."""
+    common = ["--ttl-ms", "20000", "--long-poll-ms", "600000", "-v",
+              *extra]
     a = f.mdsd(*common, name="a")
     b = f.mdsd(*common, name="b")
     expect(until(lambda: a.req("GET", "/readyz")[0] == 200 and
@@ -150,7 +153,9 @@ def secure_works_c(f):
     c = secure_mdsd(f, "sec").start()
     expect(until(lambda: c.req("GET", "/readyz")[0] == 200),
            "not ready: " + c.logtail())
-    s, d, _ = c.put("gs", "n1", {"tcp": "127.0.0.1:7400"})
+    # a lease that outlives the cases' mdsd starts on a loaded machine
+    s, d, _ = c.put("gs", "n1", {"tcp": "127.0.0.1:7400",
+                                 "ttl_ms": 120000})
     expect(s == 200 and d["created"], d)
     s, d, _ = c.list("gs")
     expect(s == 200 and [m["id"] for m in d["members"]] == ["n1"], d)
@@ -431,7 +436,7 @@ def woken(socks, epoch, member):
 
 @test_f(PairFixture)
 def shared_watch(f):
-    """Long-polls of a group share one etcd watch and one read a change."""
+    """Long-polls of a group share one etcd watch, a change no read."""
     a, b = pair(f)
     register_n1n2(a)
     n = 12
@@ -443,7 +448,7 @@ def shared_watch(f):
         watches = gauge(b, "dfkv_mds_etcd_watches_total")
         expect(a.put("g", "n3", {})[0] == 200)
         woken(ps, epoch, "n3")
-        # one read (and watch) for the change, not one per long-poll
+        # no read (and one watch) for the change, not one per long-poll
         expect(gauge(b, "dfkv_mds_etcd_group_reads_total") - reads < n)
         expect(gauge(b, "dfkv_mds_etcd_watches_total") - watches < n)
 
@@ -485,6 +490,110 @@ def weight_cap_cached(f):
         s, d, _ = b.put("g", "c9", {"weight": 1})
         expect(s == 409 and "8192" in d["error"], "%d %r" % (s, d))
         expect(len(a.list("g")[1]["members"]) == 9)
+
+
+READS = "dfkv_mds_etcd_group_reads_total"
+ENTRY = "dfkv_mds_etcd_entry_reads_total"
+SUMS = "dfkv_mds_etcd_cached_weight_sums_total"
+
+
+def scrape(m, *names):
+    """One /metrics read of m: the values of names."""
+    status, body = m.req("GET", "/metrics")[:2]
+    expect(status == 200, status)
+    return [metric(body, n) for n in names]
+
+
+def reads_since(m, last, per):
+    """m's group reads since scrape last (its values: READS first), less
+    the one scrape's own since (per: /metrics lists every group); the
+    values of this scrape."""
+    now = scrape(m, READS, ENTRY, SUMS)
+    return now[0] - last[0] - per, now
+
+
+@test_f(PairFixture)
+def writes_read_no_group(f):
+    """Registrations and heartbeats into a watched group read no group
+    (their weight and entry from its shared listing), a heartbeat not
+    even its entry; the weight cap still holds (409)."""
+    a, b = pair(f, "--max-group-weight", "44")
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        # a group to list: each /metrics read costs the same reads
+        expect(b.put("g", "seed", {})[0] == 200)
+        first = scrape(b, READS)
+        last = scrape(b, READS, ENTRY, SUMS)
+        per = last[0] - first[0]
+        n = 40
+        for i in range(n):
+            s, d, _ = b.put("g", "r%d" % i, {})
+            expect(s == 200 and d["created"], d)
+        # the listing holds the last one: a long-poll past the one
+        # before is answered from it
+        s, d = b.list("g", query="?wait_epoch=%d" % (d["epoch"] - 1))[:2]
+        expect(s == 200 and len(d["members"]) == n + 1, d)
+        reads, last = reads_since(b, last, per)
+        expect(reads == 0, "%d registrations read the group" % reads)
+        for i in range(n):
+            s, d, _ = b.put("g", "r%d" % i, {})
+            expect(s == 200 and not d["created"], d)
+        reads, now = reads_since(b, last, per)
+        expect(reads == 0 and now[1] == last[1],
+               "heartbeats read %d groups, %d entries" %
+               (reads, now[1] - last[1]))
+        s, d, _ = b.put("g", "big", {"weight": 5})
+        expect(s == 409 and "44" in d["error"], "%d %r" % (s, d))
+        expect(b.put("g", "fits", {"weight": 3})[0] == 200)
+        expect(b.put("g", "r0", {"weight": 2})[0] == 409)
+        expect(b.put("g", "more", {})[0] == 409)
+        reads, last = reads_since(b, now, per)
+        expect(reads == 0, "the cap read the group %d times" % reads)
+        expect(last[2] - now[2] == 4, last[2] - now[2])
+        # the other mdsd's first write starts its listing (one read)
+        first = scrape(a, READS)
+        last = scrape(a, READS, ENTRY, SUMS)
+        per = last[0] - first[0]
+        expect(a.put("g", "more", {})[0] == 409)
+        for i in range(n):
+            expect(a.put("g", "r%d" % i, {})[0] == 200)
+        reads = reads_since(a, last, per)[0]
+        expect(reads <= 1, "%d reads" % reads)
+
+
+@test_f(PairFixture)
+def weight_cap_storm(f):
+    """Many registrations at once through two mdsd (group commits): the
+    cap admits exactly what fits, the others 409, no group read."""
+    a, b = pair(f, "--max-group-weight", "30")
+    with held(b) as socks:
+        feed_epoch(b, socks)
+        expect(a.put("g", "seed", {})[0] == 200)
+        before = [scrape(m, READS)[0] for m in (a, b)]
+        n = 48
+        go = threading.Barrier(n)
+        res = {}
+
+        def put(j):
+            go.wait()
+            res[j] = (a, b)[j % 2].put("g", "s%d" % j, {})[0]
+        ths = [threading.Thread(target=put, args=(j,)) for j in range(n)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join(HANG)
+        # 503: a registration that lost 8 times (the agent tries again)
+        ok = [j for j, st in res.items() if st == 200]
+        expect(len(ok) + list(res.values()).count(409) +
+               list(res.values()).count(503) == n, res)
+        ms = a.list("g")[1]["members"]
+        expect(len(ms) == len(ok) + 1 and len(ms) <= 30, ms)
+        expect(list(res.values()).count(409) == n + 1 - 30 or
+               503 in res.values(), res)
+        after = [scrape(m, READS)[0] for m in (a, b)]
+        # each scrape lists group g (members and clients) once
+        expect(all(x - y <= 4 for x, y in zip(after, before)),
+               (before, after))
 
 
 @test_f(PairFixture)

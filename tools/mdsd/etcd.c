@@ -12,24 +12,34 @@
  * with it; a heartbeat of an unchanged entry only keeps the lease alive
  * (no write, so the revision does not move); a changed entry is put again
  * (with its lease when the TTL is unchanged).  A write is a transaction
- * on the key's mod_revision as read (0: absent), so what was checked
- * (the owner) is what is written over; a lost race is read and checked
- * again (on the lease already granted).  A client-token delete is one
- * too.  etcd deletes the keys of an expired lease itself.  The epoch of
- * a listing is the etcd revision of the read, so every mdsd sharing the
- * cluster answers identically.  The
- * wait_epoch=N long-polls of a group share one etcd watch of its keys and
- * its listing read at a revision (a "feed", etcd_feed.c: one thread per
- * group and kind with long-polls): a change is one read per mdsd, and the
- * feed tells the HTTP server's notify function, whose waiting long-polls
- * (no thread each) are answered with that listing.  A feed watches from
+ * on the key's mod_revision as seen (0: absent), so what was checked
+ * (the owner) is what is written over; a lost race is checked again on a
+ * newer view (on the lease already granted).  What a write sees of its
+ * entry and of its group's weight is the group's shared listing
+ * (etcd_feed.c, kept by a watch, started by the group's first write or
+ * long-poll): while it is current a heartbeat costs etcd one lease
+ * keep-alive and a registration its lease grant and a share of one
+ * group commit, no range; without a current listing the entry is read
+ * (one key), and without a working watch the weight cap's sum by a
+ * range of the group.  A client-token delete
+ * is a transaction too.  etcd deletes the keys of an expired lease
+ * itself.  The epoch of a listing is an etcd revision (of the read, or
+ * of the last change a shared listing applied), so every mdsd sharing
+ * the cluster answers identically.  The wait_epoch=N long-polls of a
+ * group share one etcd watch of its keys and its listing, read once and
+ * kept by the watch's events (a "feed", etcd_feed.c: one thread per
+ * group and kind with long-polls or writes): a change costs no read,
+ * and the feed tells the HTTP server's notify function, whose waiting
+ * long-polls (no thread each) are answered with that listing.  A feed watches from
  * the oldest epoch its first long-polls asked past; a long-poll past an
  * epoch older than that is answered at once with the feed's listing.  A
  * member's put that would raise the group's weight past
- * --max-group-weight is refused: the sum is read at a revision R and the
- * put's transaction also requires that no member key was written after
- * R, so two mdsd cannot pass the cap together (R may be the revision of
- * a watched group's shared listing: no read).  Several URLs may be given:
+ * --max-group-weight is refused: the sum is the shared listing's at its
+ * revision R and the put's transaction also requires that no member key
+ * was written after R, so two mdsd cannot pass the cap together; such
+ * puts waiting together on one mdsd commit in one transaction (a group
+ * commit), so that they do not each lose to the others.
+ * Several URLs may be given:
  * a request that cannot connect tries the next one.  A prober thread reads
  * the prefix every second; /readyz follows it, debounced (two equal
  * results in a row change the answer).
@@ -149,6 +159,7 @@ struct reply {
 	bool stream, done, failed;
 	size_t parsed;
 	struct json_object *first;	/* keepalive: the first message */
+	struct json_object *last;	/* watch: the decisive message */
 };
 
 static bool stream_scan(struct reply *r);
@@ -215,7 +226,8 @@ static CURLcode perform(struct etcd *e, size_t idx, const char *path,
 	dfkv_http_buf_free(&r->buf);
 	r->buf.max = ETCD_REPLY_MAX;
 	json_object_put(r->first);
-	r->first = NULL;
+	json_object_put(r->last);
+	r->first = r->last = NULL;
 	r->parsed = 0;
 	r->done = r->failed = false;
 	snprintf(url, sizeof(url), "%s%s", e->urls[idx], path);
@@ -413,6 +425,7 @@ static int call(struct etcd *e, const char *path, struct json_object *req,
 	}
 	free(r.buf.p);
 	json_object_put(r.first);
+	json_object_put(r.last);
 	return ret;
 }
 
@@ -462,6 +475,7 @@ static bool stream_scan(struct reply *r)
 		    json_object_object_get_ex(res, "compact_revision", &v) ||
 		    json_object_object_get_ex(res, "TTL", &v) ||
 		    json_object_object_get_ex(res, "ID", &v)) {
+			r->last = json_object_get(res);
 			json_object_put(o);
 			r->done = true;
 			return true;
@@ -565,6 +579,38 @@ static bool kv_entry(struct json_object *kv, const char *keyprefix,
 	return ok;
 }
 
+/* A kv's etcd_meta: its lease and mod_revision (the owner: kv_entry). */
+static void kv_meta(struct json_object *kv, struct etcd_meta *m)
+{
+	m->lease = get_i64(kv, "lease");
+	m->mod = get_i64(kv, "mod_revision");
+}
+
+void etcd_event_decode(struct json_object *ev, const char *prefix,
+		       struct etcd_event *out)
+{
+	struct json_object *kv, *k, *t;
+	size_t pl = strlen(prefix);
+	char *key;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_object_object_get_ex(ev, "kv", &kv) ||
+	    !json_object_object_get_ex(kv, "key", &k))
+		return;
+	out->rev = (uint64_t)get_i64(kv, "mod_revision");
+	key = b64_decode(json_object_get_string(k), NULL);
+	if (key && !strncmp(key, prefix, pl) && mds_id_valid(key + pl))
+		snprintf(out->id, sizeof(out->id), "%s", key + pl);
+	free(key);
+	/* proto3 JSON leaves PUT (0) out; an unreadable put removes, as a
+	 * read skips it */
+	if (out->id[0] && !(json_object_object_get_ex(ev, "type", &t) &&
+			    !strcmp(json_object_get_string(t), "DELETE"))) {
+		out->put = kv_entry(kv, prefix, &out->en, &out->meta.owner);
+		kv_meta(kv, &out->meta);
+	}
+}
+
 /* Range over one key: its kv (a new reference) or NULL, and the revision. */
 static int get_one(struct etcd *e, const char *key, struct json_object **kv,
 		   uint64_t *rev)
@@ -604,6 +650,7 @@ static int keepalive(struct etcd *e, int64_t lease, int64_t *ttl)
 		ret = -EIO;
 	free(r.buf.p);
 	json_object_put(r.first);
+	json_object_put(r.last);
 	return ret;
 }
 
@@ -630,9 +677,8 @@ static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 		     struct mds_list *out);
 
-/* The weight of l's members but id, plus add. */
-static uint64_t weight_sum(const struct mds_list *l, const char *id,
-			   uint64_t add)
+uint64_t etcd_weight_sum(const struct mds_list *l, const char *id,
+			 uint64_t add)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->v[i].id, id))
@@ -642,39 +688,22 @@ static uint64_t weight_sum(const struct mds_list *l, const char *id,
 
 /*
  * Would en, replacing a member of weight old (0: a new one), raise the
- * group's member weight past the cap?  0, -EDQUOT or the listing's error;
- * *rev: the revision the sum was read at (0: nothing read, the weight
- * does not grow), which the write's transaction then compares on.  With
- * cached, a group watched here is summed from its shared listing without
- * reading etcd: the transaction's compare refuses a listing that is
- * behind (a member written since), and a sum over the cap is read again
- * (a member removed since would lower it).
+ * group's member weight past the cap, by a read of the group (no current
+ * shared listing)?  0, -EDQUOT or the read's error; *rev: the revision
+ * the sum was read at, which the write's transaction then compares on.
  */
-static int weight_check(struct etcd *e, const char *group,
-			const struct mds_entry *en, uint32_t old, bool cached,
-			uint64_t *rev)
+static int weight_read(struct etcd *e, const char *group,
+		       const struct mds_entry *en, uint64_t *rev)
 {
 	struct mds_list l;
 	uint64_t sum;
 	int ret;
 
-	*rev = 0;
-	if (en->weight <= old)
-		return 0;
-	if (cached && feed_copy(e, group, MDS_MEMBERS, 0, &l)) {
-		sum = weight_sum(&l, en->id, en->weight);
-		*rev = l.epoch;
-		mds_list_free(&l);
-		if (sum <= e->cfg->max_group_weight) {
-			counter_inc(C_ETCD_CACHED_SUMS);
-			return 0;
-		}
-	}
 	ret = etcd_list(&e->b, group, MDS_MEMBERS, &l);
 	if (ret)
 		return ret;
 	*rev = l.epoch;
-	sum = weight_sum(&l, en->id, en->weight);
+	sum = etcd_weight_sum(&l, en->id, en->weight);
 	mds_list_free(&l);
 	return sum > e->cfg->max_group_weight ? -EDQUOT : 0;
 }
@@ -705,18 +734,16 @@ static struct json_object *cmp_unchanged(const char *prefix, uint64_t rev)
 }
 
 /*
- * One transaction: op (a request_put or request_delete_range, taken) when
- * every compare (taken) holds.  0 with *ok and the revision, or call()'s
- * error.
+ * One transaction: the ops of success (an array of request_put or
+ * request_delete_range, taken) when every compare (taken) holds.  0 with
+ * *ok and the revision, or call()'s error.
  */
 static int txn(struct etcd *e, struct json_object *compare,
-	       struct json_object *op, bool *ok, uint64_t *rev)
+	       struct json_object *success, bool *ok, uint64_t *rev)
 {
 	struct json_object *req = json_object_new_object(), *resp, *v;
-	struct json_object *success = json_object_new_array();
 	int ret;
 
-	json_object_array_add(success, op);
 	json_object_object_add(req, "compare", compare);
 	json_object_object_add(req, "success", success);
 	ret = call(e, "/v3/kv/txn", req, &resp);
@@ -744,6 +771,7 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 
 	memset(cur, 0, sizeof(*cur));
 	memset(owner, 0, sizeof(*owner));
+	counter_inc(C_ETCD_ENTRY_READS);
 	ret = get_one(e, key, kv, rev);
 	if (ret || !*kv)
 		return ret;
@@ -756,56 +784,250 @@ static int read_entry(struct etcd *e, const char *key, const char *group,
 	return 0;
 }
 
+/* The entry as a write sees it: stored (exists), its owner and etcd_meta. */
+struct put_state {
+	bool exists;
+	struct mds_entry cur;
+	struct etcd_meta meta;
+	uint64_t rev;			/* the revision it was read at */
+};
+
+/* The entry at key read from etcd (one key's range) into st. */
+static int put_state_read(struct etcd *e, const char *key, const char *group,
+			  enum mds_kind k, struct put_state *st)
+{
+	struct json_object *kv;
+	int ret;
+
+	memset(&st->meta, 0, sizeof(st->meta));
+	ret = read_entry(e, key, group, k, &kv, &st->cur, &st->meta.owner,
+			 &st->rev);
+	if (ret)
+		return ret;
+	st->exists = kv;
+	if (kv) {
+		kv_meta(kv, &st->meta);
+		json_object_put(kv);
+	}
+	return 0;
+}
+
+/* A request_put of key with value val on lease. */
+static struct json_object *put_op(const char *key, const char *val,
+				  int64_t lease)
+{
+	struct json_object *put = json_object_new_object();
+	struct json_object *op = json_object_new_object();
+
+	add_b64(put, "key", key, strlen(key));
+	add_b64(put, "value", val, strlen(val));
+	json_object_object_add(put, "lease", json_object_new_int64(lease));
+	json_object_object_add(op, "request_put", put);
+	return op;
+}
+
+/* The compare that no member of group was written after rev. */
+static struct json_object *cmp_members(struct etcd *e, const char *group,
+				       uint64_t rev)
+{
+	char members[512];
+
+	etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS, NULL);
+	return cmp_unchanged(members, rev);
+}
+
 /*
- * One attempt of etcd_put: -EAGAIN when another write came between.  The
- * first (cached) may sum the group's weight from its shared listing.  A
- * lease granted for a write that lost is kept in *spare for the next
- * attempt (0: none), so a contended registration grants one lease.
+ * A member write that raises its group's weight, waiting to commit:
+ * concurrent ones of a group on this mdsd commit together, in one
+ * transaction comparing the group once (a group commit), so that nodes
+ * registering at once do not each lose to the others and try again.
+ */
+struct commit {
+	struct commit *next;
+	const char *group, *key, *val;
+	int64_t lease, mod;		/* mod: the key's as seen (0: absent) */
+	uint32_t weight, old;		/* old: its weight as seen (0: none) */
+	uint64_t need;			/* the listing's epoch it needs */
+	int ret;
+	uint64_t epoch, used;		/* used: the listing's epoch summed */
+	bool done;			/* under e->lock: ret, epoch, used set
+					 * (then c may go at once) */
+};
+
+/*
+ * Commit batch (a list of one group's commits, distinct keys) against
+ * the group's shared listing: the weight summed from it, the writes that
+ * fit admitted in order (the others -EDQUOT) and written in one
+ * transaction that also compares each key's mod_revision and that no
+ * member was written after the listing's epoch.  -ENODATA: no working
+ * watch (each write reads the group itself); -ETIMEDOUT: the listing
+ * stayed behind for the etcd timeout.
+ */
+static void commit_run(struct etcd *e, struct commit *batch)
+{
+	struct json_object *cmp, *ops;
+	struct feed_view v;
+	struct commit *c;
+	uint64_t need = 0, rev = 0;
+	int64_t sum;
+	bool ok = false, any = false;
+	int ret;
+
+	for (c = batch; c; c = c->next)
+		need = c->need > need ? c->need : need;
+	ret = feed_view(e, batch->group, MDS_MEMBERS, "", need,
+			ETCD_TIMEOUT_MS, &v);
+	if (ret <= 0) {
+		/* behind (a loaded etcd or mdsd): 503, not a read that
+		 * would load them more; no watch: each reads the group */
+		for (c = batch; c; c = c->next)
+			c->ret = ret ? -ENODATA : -ETIMEDOUT;
+		return;
+	}
+	/* v.others: the whole group's weight, each key's as seen in it (the
+	 * compares make it so, or the transaction fails) */
+	sum = (int64_t)v.others;
+	for (c = batch; c; c = c->next)
+		sum -= c->old;
+	cmp = json_object_new_array();
+	ops = json_object_new_array();
+	for (c = batch; c; c = c->next) {
+		counter_inc(C_ETCD_CACHED_SUMS);
+		c->used = v.rev;
+		if (sum + c->weight > (int64_t)e->cfg->max_group_weight) {
+			c->ret = -EDQUOT;
+			continue;
+		}
+		sum += c->weight;
+		c->ret = 0;
+		any = true;
+		json_object_array_add(cmp, cmp_mod(c->key, c->mod));
+		json_object_array_add(ops, put_op(c->key, c->val, c->lease));
+	}
+	if (!any) {
+		json_object_put(cmp);
+		json_object_put(ops);
+		return;
+	}
+	json_object_array_add(cmp, cmp_members(e, batch->group, v.rev));
+	ret = txn(e, cmp, ops, &ok, &rev);
+	for (c = batch; c; c = c->next) {
+		if (ret)
+			c->ret = ret;
+		else if (!ok)
+			c->ret = -EAGAIN;	/* -EDQUOT too: judged again */
+		c->epoch = rev;
+	}
+}
+
+/*
+ * Commit c with the other writes of its group waiting: the first to come
+ * runs the group commit of all those of its group (one key once), the
+ * others wait for it.  c's result: 0 (c->epoch), -EDQUOT, -EAGAIN (the
+ * transaction lost: try again past c->used), -ENODATA or an etcd error.
+ */
+static int commit_wait(struct etcd *e, struct commit *c)
+{
+	struct commit **pp;
+
+	pthread_mutex_lock(&e->lock);
+	for (pp = &e->commits; *pp; pp = &(*pp)->next)
+		;
+	*pp = c;
+	while (!c->done) {
+		struct commit *batch = NULL, **tail = &batch, *next;
+
+		if (e->committing) {
+			pthread_cond_wait(&e->commit_cond, &e->lock);
+			continue;
+		}
+		/* lead: take the group's waiting writes, a key once */
+		for (pp = &e->commits; *pp;) {
+			struct commit *x = *pp, *y;
+
+			for (y = batch; y && strcmp(y->key, x->key); y = y->next)
+				;
+			if (strcmp(x->group, c->group) || y) {
+				pp = &x->next;
+				continue;
+			}
+			*pp = x->next;
+			x->next = NULL;
+			*tail = x;
+			tail = &x->next;
+		}
+		e->committing = true;
+		pthread_mutex_unlock(&e->lock);
+		commit_run(e, batch);
+		pthread_mutex_lock(&e->lock);
+		for (; batch; batch = next) {
+			next = batch->next;
+			batch->done = true;
+		}
+		e->committing = false;
+		pthread_cond_broadcast(&e->commit_cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return c->ret;
+}
+
+/*
+ * One attempt of etcd_put: -EAGAIN when another write came between.
+ * The entry and the group's weight come from the group's shared listing
+ * (feed_view): none is read while it is current; attempt 0 uses it when
+ * it is current now (else the entry is read: a heartbeat never waits),
+ * a later one (and the weight of a member that grows) waits for it, and
+ * past the revision the last attempt saw (*seen), which the conflicting
+ * write came after.  An owner refusing the writer is read again (the
+ * listing may be behind a removal).  A member write raising the group's
+ * weight commits with the others of its group (commit_wait); without a
+ * current listing it reads the group for the cap.  A lease granted for a
+ * write that lost is kept in *spare for the next attempt (0: none), so a
+ * contended registration grants one lease.
  */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
-		    bool cached, int64_t *spare, uint64_t *epoch,
-		    bool *created)
+		    int attempt, uint64_t *seen, int64_t *spare,
+		    uint64_t *epoch, bool *created)
 {
-	struct json_object *kv, *put, *op, *cmp;
+	unsigned int wait = attempt ? ETCD_TIMEOUT_MS : 0;
+	uint64_t need = attempt && *seen ? *seen + 1 : 0, sum_rev = 0;
+	struct json_object *ops, *cmp;
 	struct mds_owner owner;
-	struct mds_entry cur;
+	struct put_state st = { 0 };
+	struct feed_view v;
 	char key[512], *val = NULL;
-	int64_t lease = 0, ttl = 0, mod = 0;
-	uint64_t rev, sum_rev = 0;
-	bool ok;
+	int64_t lease = 0, ttl = 0;
+	bool ok, fed, raise;
 	int ret;
 
 	etcd_entry_key(e, key, sizeof(key), group, k, en->id);
-	ret = read_entry(e, key, group, k, &kv, &cur, &owner, &rev);
-	if (ret)
-		return ret;
-	*created = !kv;
-	if (kv) {
-		lease = get_i64(kv, "lease");
-		mod = get_i64(kv, "mod_revision");
-		json_object_put(kv);
-		if (!mds_owner_allows(&owner, w))
-			return -EPERM;
+	fed = feed_view(e, group, k, en->id, need, wait, &v) > 0;
+	if (fed && (!v.have || mds_owner_allows(&v.meta.owner, w))) {
+		st = (struct put_state){ .exists = v.have, .cur = v.en,
+					 .meta = v.meta, .rev = v.rev };
 	} else {
-		owner = mds_owner_of(w);
-	}
-	if (k == MDS_MEMBERS) {
-		ret = weight_check(e, group, en, cur.weight, cached,
-				   &sum_rev);
+		ret = put_state_read(e, key, group, k, &st);
 		if (ret)
 			return ret;
 	}
-	if (!*created) {
+	*created = !st.exists;
+	*seen = fed ? v.rev : 0;
+	owner = st.exists ? st.meta.owner : mds_owner_of(w);
+	if (st.exists && !mds_owner_allows(&owner, w))
+		return -EPERM;
+	raise = k == MDS_MEMBERS && en->weight > st.cur.weight;
+	if (st.exists) {
+		lease = st.meta.lease;
 		/* Same TTL: the lease can be kept. */
-		if (lease && cur.ttl_ms == en->ttl_ms) {
+		if (lease && st.cur.ttl_ms == en->ttl_ms) {
 			ret = keepalive(e, lease, &ttl);
 			if (ret)
 				return ret;
 		}
-		if (ttl > 0 && mds_entry_equal(&cur, en)) {
+		if (ttl > 0 && mds_entry_equal(&st.cur, en)) {
 			counter_inc(C_RENEWALS);
-			*epoch = rev;
+			*epoch = st.rev;
 			return 0;
 		}
 		if (ttl <= 0)
@@ -822,32 +1044,42 @@ static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		}
 		lease = *spare;
 	}
-	put = json_object_new_object();
-	add_b64(put, "key", key, strlen(key));
-	add_b64(put, "value", val, strlen(val));
-	json_object_object_add(put, "lease", json_object_new_int64(lease));
-	op = json_object_new_object();
-	json_object_object_add(op, "request_put", put);
-	cmp = json_object_new_array();
-	json_object_array_add(cmp, cmp_mod(key, mod));
-	if (sum_rev) {
-		/* the weights summed are still the group's: no member was
-		 * added or changed since (a removal only lowers the sum) */
-		char members[512];
+	if (raise) {
+		struct commit c = {
+			.group = group, .key = key, .val = val, .lease = lease,
+			.mod = st.exists ? st.meta.mod : 0,
+			.weight = en->weight, .old = st.cur.weight,
+			.need = need,
+		};
 
-		etcd_entry_key(e, members, sizeof(members), group, MDS_MEMBERS,
-			  NULL);
-		json_object_array_add(cmp, cmp_unchanged(members, sum_rev));
+		ret = commit_wait(e, &c);
+		*epoch = c.epoch;
+		if (ret == -EAGAIN)
+			*seen = c.used;
+		if (ret != -ENODATA)
+			goto done;
+		/* no current listing: the cap by a read of the group */
+		ret = weight_read(e, group, en, &sum_rev);
+		if (ret)
+			goto out;
 	}
-	ret = txn(e, cmp, op, &ok, epoch);
+	ops = json_object_new_array();
+	json_object_array_add(ops, put_op(key, val, lease));
+	cmp = json_object_new_array();
+	json_object_array_add(cmp, cmp_mod(key, st.exists ? st.meta.mod : 0));
+	if (sum_rev)	/* the weights summed are still the group's: no
+			 * member was added or changed since (a removal only
+			 * lowers the sum) */
+		json_object_array_add(cmp, cmp_members(e, group, sum_rev));
+	ret = txn(e, cmp, ops, &ok, epoch);
+	if (!ret && !ok)
+		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
+done:
 	if (ret)
 		goto out;
-	if (!ok) {
-		ret = -EAGAIN;	/* *spare: the next attempt's, or runs out */
-		goto out;
-	}
 	if (lease == *spare)
 		*spare = 0;	/* in use */
+	feed_wrote(e, group, k, en->id, *epoch);
 	counter_inc(*created ? C_REGISTRATIONS : C_RENEWALS);
 	counter_inc(C_EPOCH_BUMPS);
 out:
@@ -860,10 +1092,11 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 		    uint64_t *epoch, bool *created)
 {
 	int64_t spare = 0;
+	uint64_t seen = 0;
 	int ret = -EAGAIN;
 
 	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
-		ret = put_once(to_etcd(b), group, k, en, w, i == 0, &spare,
+		ret = put_once(to_etcd(b), group, k, en, w, i, &seen, &spare,
 			       epoch, created);
 	return ret;
 }
@@ -874,7 +1107,7 @@ static int del_owned_once(struct etcd *e, const char *key, const char *group,
 			  enum mds_kind k, const struct mds_writer *w,
 			  uint64_t *epoch)
 {
-	struct json_object *kv, *dr, *op, *cmp;
+	struct json_object *kv, *dr, *op, *ops, *cmp;
 	struct mds_owner owner;
 	struct mds_entry cur;
 	int64_t mod;
@@ -894,9 +1127,11 @@ static int del_owned_once(struct etcd *e, const char *key, const char *group,
 	add_b64(dr, "key", key, strlen(key));
 	op = json_object_new_object();
 	json_object_object_add(op, "request_delete_range", dr);
+	ops = json_object_new_array();
+	json_object_array_add(ops, op);
 	cmp = json_object_new_array();
 	json_object_array_add(cmp, cmp_mod(key, mod));
-	ret = txn(e, cmp, op, &ok, epoch);
+	ret = txn(e, cmp, ops, &ok, epoch);
 	return ret ? ret : ok ? 0 : -EAGAIN;
 }
 
@@ -924,6 +1159,7 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 		json_object_put(resp);
 	}
 	if (!ret) {
+		feed_wrote(e, group, k, id, *epoch);
 		counter_inc(C_DEREGISTRATIONS);
 		counter_inc(C_EPOCH_BUMPS);
 	}
@@ -932,17 +1168,18 @@ static int etcd_del(struct backend *b, const char *group, enum mds_kind k,
 
 /*
  * Watch the keys under prefix from revision after + 1, at most wait_ms
- * (stop: NULL, or set to end it within about a second).  0: a change
- * (or etcd canceled the watch, or compacted past after: the caller reads
- * the keys again either way); 1: nothing changed in wait_ms; -ECANCELED:
- * stop or shutdown; another error: no watch (after a pause, so that a
- * caller retrying does not spin).
+ * (stop: NULL, or set to end it within about a second).  0: a change,
+ * its events in *events (NULL when etcd canceled the watch or compacted
+ * past after: the caller reads the keys again); 1: nothing changed in
+ * wait_ms; -ECANCELED: stop or shutdown; another error: no watch (after
+ * a pause, so that a caller retrying does not spin).
  */
 int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
-	       unsigned int wait_ms, const atomic_bool *stop)
+	       unsigned int wait_ms, const atomic_bool *stop,
+	       struct json_object **events)
 {
 	struct json_object *req = json_object_new_object();
-	struct json_object *cr = json_object_new_object();
+	struct json_object *cr = json_object_new_object(), *ev;
 	struct reply r = { .stream = true, .stop = stop };
 	bool timed_out = false;
 	int ret;
@@ -956,6 +1193,12 @@ int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
 	json_object_put(req);
 	free(r.buf.p);
 	json_object_put(r.first);
+	*events = NULL;
+	if (!ret && !timed_out && r.last &&
+	    json_object_object_get_ex(r.last, "events", &ev) &&
+	    json_object_array_length(ev) > 0)
+		*events = json_object_get(ev);
+	json_object_put(r.last);
 	if (!ret && timed_out)
 		return 1;
 	if (ret && ret != -ECANCELED) {
@@ -969,13 +1212,16 @@ int etcd_watch(struct etcd *e, const char *prefix, uint64_t after,
 
 /* Read a group's entries under prefix (one etcd range) into out. */
 int etcd_range_group(struct etcd *e, const char *prefix,
-		     struct mds_list *out)
+		     struct mds_list *out, struct etcd_meta **meta)
 {
-	struct json_object *req, *resp, *kvs;
+	struct json_object *req, *resp, *kvs, *kv;
+	struct etcd_meta *m = NULL;
 	size_t i, n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	if (meta)
+		*meta = NULL;
 	counter_inc(C_ETCD_GROUP_READS);
 	req = json_object_new_object();
 	add_prefix_range(req, prefix);
@@ -986,17 +1232,27 @@ int etcd_range_group(struct etcd *e, const char *prefix,
 	if (json_object_object_get_ex(resp, "kvs", &kvs) &&
 	    (n = json_object_array_length(kvs)) > 0) {
 		out->v = calloc(n, sizeof(*out->v));
-		if (!out->v) {
+		m = meta ? calloc(n, sizeof(*m)) : NULL;
+		if (!out->v || (meta && !m)) {
+			free(out->v);
+			free(m);
+			out->v = NULL;
 			json_object_put(resp);
 			return -ENOMEM;
 		}
 		for (i = 0; i < n; i++) {
-			if (kv_entry(json_object_array_get_idx(kvs, i), prefix,
-				     &out->v[out->n], NULL))
-				out->n++;
+			kv = json_object_array_get_idx(kvs, i);
+			if (!kv_entry(kv, prefix, &out->v[out->n],
+				      m ? &m[out->n].owner : NULL))
+				continue;
+			if (m)
+				kv_meta(kv, &m[out->n]);
+			out->n++;
 		}
 	}
 	json_object_put(resp);
+	if (meta)
+		*meta = m;
 	return 0;
 }
 
@@ -1008,7 +1264,7 @@ static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
 
 	memset(out, 0, sizeof(*out));
 	etcd_entry_key(e, prefix, sizeof(prefix), group, k, NULL);
-	return etcd_range_group(e, prefix, out);
+	return etcd_range_group(e, prefix, out, NULL);
 }
 
 static int etcd_wait_begin(struct backend *b, const char *group,
@@ -1138,6 +1394,7 @@ static void etcd_shutdown(struct backend *b)
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cond);
+	pthread_cond_broadcast(&e->feed_cond);
 	feeds_stop(e);
 	pthread_mutex_unlock(&e->lock);
 }
@@ -1158,6 +1415,8 @@ static void etcd_destroy(struct backend *b)
 	for (i = 0; i < e->n_urls; i++)
 		free(e->urls[i]);
 	pthread_cond_destroy(&e->cond);
+	pthread_cond_destroy(&e->feed_cond);
+	pthread_cond_destroy(&e->commit_cond);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->auth_lock);
 	OPENSSL_cleanse(e->password, sizeof(e->password));
@@ -1199,6 +1458,8 @@ struct backend *etcd_backend_new(const struct mdsd_config *cfg)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cond, &ca);
+	pthread_cond_init(&e->feed_cond, &ca);
+	pthread_cond_init(&e->commit_cond, NULL);
 	pthread_condattr_destroy(&ca);
 	list = strdup(cfg->etcd);
 	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok;

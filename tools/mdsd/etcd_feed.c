@@ -1,28 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mdsd etcd backend: the shared group watches.  One feed per group and
- * kind with long-polls: a thread holding one etcd watch of the group's
- * keys and the group's listing read at a revision.  A change is told to
- * the HTTP server's notify function (the long-polls wait there, without a
- * thread each) and the long-polls are answered with that listing, so a
- * change costs one range and one new watch per mdsd, whatever the number
- * of long-polls.  Under e->lock:
+ * kind with long-polls or writes: a thread holding one etcd watch of the
+ * group's keys and the group's listing, read once and kept by the
+ * watch's events.  A change is told to the HTTP server's notify function
+ * (the long-polls wait there, without a thread each) and the long-polls
+ * are answered with that listing, so a change costs one new watch per
+ * mdsd and no read, whatever the number of long-polls.  The writes of
+ * the group (etcd.c) take an entry, its owner, lease and mod_revision
+ * and the group's weight from it (feed_view) instead of reading etcd.
+ * Under e->lock:
  *
- *   list	the group read at revision list.epoch (valid: read once)
+ *   list	the group at revision list.epoch (valid: read once), with
+ *		each entry's etcd_meta in meta; kept by the events after
+ *		the read (an event at or before list.epoch is in it already)
  *   start	before the first read: the oldest epoch a long-poll asked
  *		past; the first watch starts after it, so nothing after it
  *		is missed
  *   base	min(start, the first read's epoch): the feed knows of every
  *		change after base (a long-poll asking past an older epoch is
  *		answered at once with list)
- *   changed	the last read after a change (0: none since base): a change
- *		the feed saw came at or before it.  A long-poll asking past
- *		N is due when changed > N, answered with list (its epoch is
- *		at least changed).  changed is the revision of the read, not
- *		of the event, as the read may hold later changes too
- *   from	the revision the watch starts after: base, then each read's
+ *   changed	list.epoch after the last change the watch told (0: none
+ *		since base): a change the feed saw came at or before it.  A
+ *		long-poll asking past N is due when changed > N, answered
+ *		with list (its epoch is at least changed)
+ *   from	the revision the watch starts after: base, then the last
+ *		event's (or a read's)
  *   healthy	the watch works: a long-poll's full wait is answered with
- *		list (not older than its epoch) without reading etcd
+ *		list (not older than its epoch) without reading etcd, and a
+ *		write may use list
+ *   writes	this mdsd's writes of the group list does not hold yet (id,
+ *		revision): a write of an entry uses list only once it holds
+ *		this mdsd's writes of that entry, a group commit once it
+ *		holds them all (this mdsd's own writes are seen by its next
+ *		ones)
+ *   used	when a write last used the feed (monotonic ms): a feed
+ *		with no long-poll lives on while writes use it
  *
  * A broken watch is opened again from the same revision (events missed
  * meanwhile come with it); a compacted or canceled one makes the feed
@@ -50,7 +63,14 @@ struct feed {
 	char prefix[512];
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC, with e->lock */
 	struct mds_list list;
-	uint64_t start, base, changed, from;
+	struct etcd_meta *meta;		/* parallel to list.v */
+	size_t cap;			/* of list.v and meta */
+	uint64_t start, base, changed, from, used;
+	struct feed_write {
+		char id[MDS_ID_MAX + 1];
+		uint64_t rev;
+	} *writes;
+	size_t n_writes, cap_writes;
 	bool valid, healthy;
 	unsigned int waiters;
 	atomic_bool stop;		/* shutdown: end the watch */
@@ -68,23 +88,157 @@ static int wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
 	return pthread_cond_timedwait(cond, lock, &ts);
 }
 
+/* Forget the writes list holds now (under e->lock). */
+static void feed_prune(struct feed *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n_writes; i++)
+		if (f->writes[i].rev > f->list.epoch)
+			f->writes[n++] = f->writes[i];
+	f->n_writes = n;
+}
+
+/* Has this mdsd a write of id (""': of any entry) list does not hold? */
+static bool feed_pending(const struct feed *f, const char *id)
+{
+	size_t i;
+
+	if (!id[0])
+		return f->n_writes;
+	for (i = 0; i < f->n_writes; i++)
+		if (!strcmp(f->writes[i].id, id))
+			return true;
+	return false;
+}
+
+/* Tell the long-polls and the writes waiting that f changed (under e->lock). */
+static void feed_changed(struct etcd *e, struct feed *f)
+{
+	feed_prune(f);
+	f->changed = f->list.epoch;
+	if (e->notify.fn)
+		e->notify.fn(e->notify.ctx, f->group, f->k, f->changed);
+}
+
 /*
  * The feed's read of its group: publish it and tell the long-polls of a
  * change (under e->lock).
  */
-static void feed_publish(struct etcd *e, struct feed *f, struct mds_list *l)
+static void feed_publish(struct etcd *e, struct feed *f, struct mds_list *l,
+			 struct etcd_meta *meta)
 {
 	mds_list_free(&f->list);
+	free(f->meta);
 	f->list = *l;
+	f->meta = meta;
+	f->cap = l->n;
 	if (!f->valid) {
 		f->base = f->start < l->epoch ? f->start : l->epoch;
 		f->from = f->base;
 	} else {
-		f->changed = f->from = l->epoch;
-		if (e->notify.fn)
-			e->notify.fn(e->notify.ctx, f->group, f->k, f->changed);
+		f->from = l->epoch;
+		feed_changed(e, f);
 	}
+	feed_prune(f);
 	f->valid = f->healthy = true;
+	pthread_cond_broadcast(&e->feed_cond);
+}
+
+/* Where id is in f's list, or where it would go (*found tells). */
+static size_t feed_find_id(const struct feed *f, const char *id, bool *found)
+{
+	size_t lo = 0, hi = f->list.n;
+
+	*found = false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(f->list.v[mid].id, id);
+
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Apply one decoded event to f's list: 0 or -ENOMEM. */
+static int feed_event(struct feed *f, const struct etcd_event *ev)
+{
+	bool found;
+	size_t i = feed_find_id(f, ev->id, &found);
+
+	if (!ev->put) {
+		if (found) {
+			f->list.n--;
+			memmove(&f->list.v[i], &f->list.v[i + 1],
+				(f->list.n - i) * sizeof(*f->list.v));
+			memmove(&f->meta[i], &f->meta[i + 1],
+				(f->list.n - i) * sizeof(*f->meta));
+		}
+		return 0;
+	}
+	if (!found) {
+		if (f->list.n == f->cap) {
+			size_t cap = f->cap ? 2 * f->cap : 16;
+			struct mds_entry *v = realloc(f->list.v,
+						      cap * sizeof(*v));
+			struct etcd_meta *m;
+
+			if (!v)
+				return -ENOMEM;
+			f->list.v = v;
+			m = realloc(f->meta, cap * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			f->meta = m;
+			f->cap = cap;
+		}
+		memmove(&f->list.v[i + 1], &f->list.v[i],
+			(f->list.n - i) * sizeof(*f->list.v));
+		memmove(&f->meta[i + 1], &f->meta[i],
+			(f->list.n - i) * sizeof(*f->meta));
+		f->list.n++;
+	}
+	f->list.v[i] = ev->en;
+	f->meta[i] = ev->meta;
+	return 0;
+}
+
+/*
+ * A watch's events (a JSON array) applied to f's list (under e->lock): 0,
+ * or -ENOMEM (the group must be read again).
+ */
+static int feed_apply(struct etcd *e, struct feed *f, struct json_object *evs)
+{
+	size_t n = json_object_array_length(evs);
+	uint64_t applied = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct etcd_event ev;
+
+		etcd_event_decode(json_object_array_get_idx(evs, i), f->prefix,
+				  &ev);
+		if (ev.rev > f->from)
+			f->from = ev.rev;
+		if (!ev.id[0] || ev.rev <= f->list.epoch)
+			continue;	/* not an entry, or read already */
+		ret = feed_event(f, &ev);
+		if (ev.rev > applied)
+			applied = ev.rev;
+	}
+	if (applied > f->list.epoch)
+		f->list.epoch = applied;
+	f->healthy = true;
+	feed_changed(e, f);
+	pthread_cond_broadcast(&e->feed_cond);
+	return ret;
 }
 
 /* Unlink and free f (under e->lock, no long-poll on it). */
@@ -96,10 +250,13 @@ static void feed_end(struct etcd *e, struct feed *f)
 		;
 	*pp = f->next;
 	mds_list_free(&f->list);
+	free(f->meta);
+	free(f->writes);
 	pthread_cond_destroy(&f->cond);
 	free(f);
 	atomic_fetch_sub(&metrics.etcd_group_watches, 1);
 	e->n_feeds--;
+	pthread_cond_broadcast(&e->feed_cond);	/* feed_view waits */
 	if (e->stopping)
 		pthread_cond_broadcast(&e->cond);	/* etcd_destroy waits */
 }
@@ -111,26 +268,31 @@ static void *feed_main(void *arg)
 	bool read = true;
 
 	for (;;) {
+		struct json_object *evs = NULL;
+		struct etcd_meta *meta;
 		struct mds_list l;
 		int ret;
 
 		if (read) {
-			ret = etcd_range_group(e, f->prefix, &l);
+			ret = etcd_range_group(e, f->prefix, &l, &meta);
 			pthread_mutex_lock(&e->lock);
 			if (!ret)
-				feed_publish(e, f, &l);
+				feed_publish(e, f, &l, meta);
 			pthread_mutex_unlock(&e->lock);
 			read = ret != 0;
 		}
-		/* the watch from a read's revision: nothing missed */
+		/* the watch from the last revision seen: nothing missed */
 		ret = read ? -EIO : etcd_watch(e, f->prefix, f->from,
-					  ETCD_FEED_WATCH_MS, &f->stop);
-		if (!ret)
-			read = true;	/* a change (or a compaction) */
+					  ETCD_FEED_WATCH_MS, &f->stop, &evs);
 		pthread_mutex_lock(&e->lock);
+		if (!ret)	/* none: a compaction or a cancel */
+			read = !evs || feed_apply(e, f, evs);
+		json_object_put(evs);
 		if (f->valid && ret)
 			f->healthy = ret == 1;	/* quiet: still up to date */
-		if (f->stop || e->stopping || (!f->waiters && ret)) {
+		if (f->stop || e->stopping ||
+		    (!f->waiters && ret &&
+		     now_mono_ms() - f->used >= ETCD_FEED_WATCH_MS)) {
 			feed_end(e, f);
 			pthread_mutex_unlock(&e->lock);
 			return NULL;
@@ -227,6 +389,83 @@ bool feed_copy(struct etcd *e, const char *group, enum mds_kind k,
 		ok = !list_copy(&f->list, out);
 	pthread_mutex_unlock(&e->lock);
 	return ok;
+}
+
+int feed_view(struct etcd *e, const char *group, enum mds_kind k,
+	      const char *id, uint64_t need, unsigned int wait_ms,
+	      struct feed_view *out)
+{
+	uint64_t deadline = now_mono_ms() + wait_ms;
+	struct feed *f;
+	bool found;
+	size_t i;
+	int ok = -1;
+
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		/* again after each wait: it may have ended meanwhile */
+		f = feed_get(e, group, k, UINT64_MAX);
+		if (!f || (f->valid && !f->healthy)) {
+			ok = -1;	/* no watch: the caller reads etcd */
+			break;
+		}
+		f->used = now_mono_ms();
+		ok = f->valid && f->list.epoch >= need &&
+		     !feed_pending(f, id);
+		if (ok || f->used >= deadline)
+			break;
+		wait_until(&e->feed_cond, &e->lock, deadline);
+	}
+	if (ok > 0) {
+		memset(out, 0, sizeof(*out));
+		out->rev = f->list.epoch;
+		i = feed_find_id(f, id, &found);
+		if (found) {
+			out->have = true;
+			out->en = f->list.v[i];
+			out->meta = f->meta[i];
+		}
+		if (k == MDS_MEMBERS)
+			out->others = etcd_weight_sum(&f->list, id, 0);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ok;
+}
+
+void feed_wrote(struct etcd *e, const char *group, enum mds_kind k,
+		const char *id, uint64_t rev)
+{
+	struct feed_write *w;
+	struct feed *f;
+	size_t i;
+
+	pthread_mutex_lock(&e->lock);
+	f = feed_find(e, group, k);
+	if (!f || (f->valid && rev <= f->list.epoch))
+		goto out;	/* none, or seen already */
+	for (i = 0; i < f->n_writes && strcmp(f->writes[i].id, id); i++)
+		;
+	if (i == f->n_writes) {
+		if (f->n_writes == f->cap_writes) {
+			size_t cap = f->cap_writes ? 2 * f->cap_writes : 16;
+
+			w = realloc(f->writes, cap * sizeof(*w));
+			if (!w) {
+				/* writes read etcd until the next change */
+				f->healthy = false;
+				goto out;
+			}
+			f->writes = w;
+			f->cap_writes = cap;
+		}
+		snprintf(f->writes[i].id, sizeof(f->writes[i].id), "%s", id);
+		f->writes[i].rev = 0;
+		f->n_writes++;
+	}
+	if (rev > f->writes[i].rev)
+		f->writes[i].rev = rev;
+out:
+	pthread_mutex_unlock(&e->lock);
 }
 
 int feed_wait_begin(struct etcd *e, const char *group, enum mds_kind k,

@@ -263,6 +263,7 @@ enum mdsd_counter {
 	C_ETCD_WATCHES,		/* etcd watches opened */
 	C_ETCD_GROUP_READS,	/* etcd ranges of a whole group */
 	C_ETCD_CACHED_SUMS,	/* weight caps checked on a shared listing */
+	C_ETCD_ENTRY_READS,	/* etcd ranges of one entry (writes) */
 	C_NR_COUNTERS
 };
 

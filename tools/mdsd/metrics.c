@@ -153,6 +153,8 @@ static void own_counters(struct buf *b)
 		  "etcd ranges of a whole group's members or clients (etcd backend)." },
 		{ C_ETCD_CACHED_SUMS, "dfkv_mds_etcd_cached_weight_sums_total",
 		  "Weight caps checked on a watched group's shared listing, without reading it (etcd backend)." },
+		{ C_ETCD_ENTRY_READS, "dfkv_mds_etcd_entry_reads_total",
+		  "etcd ranges of one entry by a write, its group's shared listing not current (etcd backend)." },
 	};
 	size_t i, m, c;
 
