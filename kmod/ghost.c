@@ -70,13 +70,8 @@ enum dfkv_miss_cause dfkv_ghost_cause(const struct dfkv_ghosts *g,
 				      const struct dfkv_key *key)
 {
 	u64 d = ghost_digest(g, key), *b = ghost_bucket(g, d);
-	int w;
+	int w = ghost_way(b, d);
 
-	for (w = 0; w < DFKV_GHOST_WAYS; w++) {
-		u64 v = READ_ONCE(b[w]);
-
-		if (!((v ^ d) & ~GHOST_CAUSE_MASK))
-			return v & GHOST_CAUSE_MASK;
-	}
-	return DFKV_MISS_NEVER_STORED;
+	/* a way rewritten meanwhile only moves this miss between causes */
+	return w < 0 ? DFKV_MISS_NEVER_STORED : READ_ONCE(b[w]) & GHOST_CAUSE_MASK;
 }
