@@ -13,6 +13,9 @@ tier's host memory), then a second engine loads them back.
 """
 
 import os
+import subprocess
+import sys
+import tempfile
 
 from enginetest import private_hub
 
@@ -347,6 +350,49 @@ def t_replicated():
     check_loaded(i, ti, ctx, keys_of(5, 2))
     i.on_request_finished(ctx)
     step("replicated layout stored and loaded as one object per chunk")
+
+
+@case
+def t_prometheus():
+    """prometheus_interval_s: the tier's client counters reach the
+    engine's prometheus_client registry, under its prometheus_labels:
+    the misses of a lookup of chunks never stored, exactly as the client
+    counted them; and in multiprocess mode (PROMETHEUS_MULTIPROC_DIR, as
+    vLLM's API server collects its processes) a client's misses of a
+    node that is not there."""
+    from prometheus_client import REGISTRY, CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+    e, te = engine("p", prometheus_interval_s=3600,
+                   prometheus_labels={"engine": "vllm-p"})
+    ctx, res = lookup_all(e, keys_of(9, 3), "p")
+    assert res == [LookupResult.MISS], res
+    e.on_request_finished(ctx)
+    absent = sum(c.misses()["absent"] for c in te._clients.values())
+    assert absent > 0
+    _engines.remove(e)
+    e.shutdown()        # the client's close copies its counters last
+    got = REGISTRY.get_sample_value("dfkv_client_misses_total",
+                                    {"cause": "absent", "engine": "vllm-p"})
+    assert got == absent, (got, absent)
+    step("%d absent misses in the engine's registry" % absent)
+    with tempfile.TemporaryDirectory() as mp:
+        child = (
+            "import dfkv, dfkv.prometheus as p\n"
+            "c = dfkv.Client('gone=127.0.0.1:1', b'\\x01' * 32, "
+            "transport='tcp', connect_timeout_ms=1000)\n"
+            "p.export(c, 3600, rank='0')\n"
+            "assert c.get(b'k') == (dfkv.NOT_FOUND, None)\n"
+            "c.close()\n")
+        subprocess.run([sys.executable, "-c", child], check=True,
+                       env=dict(os.environ, PROMETHEUS_MULTIPROC_DIR=mp),
+                       timeout=120)
+        reg = CollectorRegistry()
+        MultiProcessCollector(reg, path=mp)
+        got = reg.get_sample_value("dfkv_client_misses_total",
+                                   {"cause": "unavailable", "rank": "0"})
+    assert got == 1, got
+    step("another process's unavailable miss through the multiprocess "
+         "files")
 
 
 def _shutdown():

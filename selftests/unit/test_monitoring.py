@@ -5,9 +5,9 @@
 # `promtool check rules` accepts dfkv-alerts.yml and `promtool test rules`
 # passes dfkv-alerts.test.yml, which fires every alert of the file; every
 # metric the rules and the dashboard name is one tools/mdsd/metrics.c
-# writes; then Debian's prometheus server on loopback scrapes a real mdsd
-# (memory backend, a member and a client registered) with the rules
-# loaded, and every dashboard query and every rule expression is
+# (or, dfkv_client_*, lib/client.c) writes; then Debian's prometheus
+# server on loopback scrapes a real mdsd (memory backend, a member and a
+# client registered) with the rules loaded, and every dashboard query and every rule expression is
 # evaluated through its HTTP API: none errors, and those over mdsd's own
 # dfkv_mds_* metrics return series (the node metrics need dfkv.ko, which
 # only the VM has: those are evaluated, empty).  TAP; skipped without
@@ -40,7 +40,7 @@ DASH = os.path.join(MON, "dfkv-dashboard.json")
 GRAFANA_VARS = {"$__rate_interval": "1m", "$node": ".*", "$tenant": ".*"}
 FUNCS = {"sum", "max", "min", "rate", "increase", "changes", "time",
          "timestamp", "histogram_quantile", "max_over_time", "by", "on",
-         "offset", "and", "or", "unless"}
+         "offset", "and", "or", "unless", "group_left", "group_right"}
 
 
 def promtool(*args):
@@ -77,10 +77,16 @@ def dashboard_queries():
 
 def exported_names():
     """Every metric name tools/mdsd/metrics.c writes (histograms with
-    their _bucket, _sum and _count series)."""
+    their _bucket, _sum and _count series), and every one of a client's
+    (lib/client.c, which engines export with dfkv.prometheus)."""
     with open(os.path.join(REPO, "tools", "mdsd", "metrics.c")) as f:
         src = f.read()
     names = set(re.findall(r'"(dfkv_[a-z0-9_]+)', src))
+    with open(os.path.join(REPO, "lib", "client.c")) as f:
+        src = f.read()
+    names |= set(re.findall(r"\b(dfkv_client_[a-z0-9_]+)", src))
+    names |= {"dfkv_client_" + n for n in
+              re.findall(r'counter\(&b, "([a-z0-9_]+)"', src)}
     for n in list(names):
         names |= {n + "_bucket", n + "_sum", n + "_count"}
     return names

@@ -675,6 +675,7 @@ class Client:
                                 "bytes, or the path of a secret file")
         self._pools = {}
         self._live = {}         # C handle -> Batch not yet reaped
+        self._on_close = []     # called before libdfkv lets go (prometheus)
         self._unclaimed = []    # reaped for run(), not awaited by it
         self._waiters = {}      # id(Batch) -> futures of run()
         self._reader = None     # the loop fileno() is registered with
@@ -708,6 +709,8 @@ class Client:
         """Close the client: batches not done are cancelled and complete
         (their results stay readable), then libdfkv lets go of them."""
         if getattr(self, "_c", None):
+            for f in self._on_close:
+                f()
             live = list(self._live.values())
             for b in live:
                 b.cancel()

@@ -22,6 +22,11 @@ CONTROL_KEYS = ("members", "mds_endpoints", "group", "client_id",
                 "rdma_expose", "local_dev", "tenant_secret_file",
                 "conns_per_peer", "batch_concurrency", "connect_timeout_ms",
                 "io_timeout_ms", "cooldown_ms")
+# Settings that copy a client's counters into the engine's
+# prometheus_client registry (open_client(), dfkv.prometheus).
+METRICS_KEYS = ("prometheus_interval_s", "prometheus_labels")
+# Every setting open_client() reads.
+CLIENT_KEYS = CONTROL_KEYS + METRICS_KEYS
 
 
 class ConfigError(ValueError):
@@ -80,9 +85,23 @@ def namespace(tenant, model_id, model_revision, layout_id, dtype,
 
 
 def open_client(cfg, ns):
-    """A dfkv.Client for cfg's control settings and namespace ns."""
+    """A dfkv.Client for cfg's control settings and namespace ns.  With
+    `prometheus_interval_s` set, its counters are copied into the engine's
+    prometheus_client registry that often (dfkv.prometheus), labeled with
+    the mapping `prometheus_labels`, until the client is closed."""
     kw = control_settings(cfg)
-    return dfkv.Client(kw.pop("members", None), ns, **kw)
+    c = dfkv.Client(kw.pop("members", None), ns, **kw)
+    every = cfg.get("prometheus_interval_s")
+    if every not in (None, "", 0):
+        from dfkv import prometheus
+        try:
+            prometheus.export(c, float(every),
+                              **dict(cfg.get("prometheus_labels") or {}))
+        except (ValueError, TypeError) as e:
+            c.close()
+            raise ConfigError("dfkv: prometheus_interval_s / "
+                              "prometheus_labels: %s" % e) from e
+    return c
 
 
 # ------------------------------------------------------ model identity

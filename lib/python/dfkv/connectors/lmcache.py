@@ -131,7 +131,7 @@ class DfkvConnector(RemoteConnector):
         self.loop = loop
         self.local_cpu_backend = local_cpu_backend
         tenant = common.tenant_of(settings)
-        unknown = set(settings) - set(common.CONTROL_KEYS) - {
+        unknown = set(settings) - set(common.CLIENT_KEYS) - {
             "tenant", "module_path", "class_name", "lease_ttl_ms",
             "model_revision", *common.WEIGHTS_KEYS}
         if unknown:

@@ -56,7 +56,7 @@ LAYOUT_FIELDS = ("tokens_per_hash", "blocks_per_chunk", "tokens_per_block",
 POOL = "vllm"
 COMPONENT = "kv"
 
-# Tier settings that are not control settings (common.CONTROL_KEYS).
+# Tier settings that are not the client's (common.CLIENT_KEYS).
 TIER_KEYS = ("tenant", "locality", "model_revision") + common.WEIGHTS_KEYS
 
 
@@ -159,12 +159,12 @@ class DfkvTier(SecondaryTierManager):
                  **settings: Any):
         super().__init__(offloading_spec, primary_kv_view, tier_type,
                          backpressure_detector)
-        unknown = set(settings) - set(common.CONTROL_KEYS) - set(TIER_KEYS)
+        unknown = set(settings) - set(common.CLIENT_KEYS) - set(TIER_KEYS)
         if unknown:
             raise common.ConfigError(
                 "dfkv tier: unknown setting%s %s (known: %s)" % (
                     "s" * (len(unknown) > 1), ", ".join(sorted(unknown)),
-                    ", ".join(TIER_KEYS + common.CONTROL_KEYS)))
+                    ", ".join(TIER_KEYS + common.CLIENT_KEYS)))
         tenant = common.tenant_of(settings)
         loc = settings.get("locality")
         try:
