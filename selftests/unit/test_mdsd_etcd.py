@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 from mdsd_fixture import (HANG, MDSD as MDSD_BIN, Etcd, Mdsd, MdsdFixture,
                           abandoned, expect, free_port, gauge, held,
@@ -561,15 +562,26 @@ def writes_read_no_group(f):
         expect(reads <= 1, "%d reads" % reads)
 
 
+def etcd_leases(f):
+    """The IDs of the leases the case's etcd holds."""
+    req = urllib.request.Request(f.etcd.url + "/v3/lease/leases", b"{}",
+                                 {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=HANG) as r:
+        return {x["ID"] for x in json.load(r).get("leases", [])}
+
+
 @test_f(PairFixture)
 def weight_cap_storm(f):
     """Many registrations at once through two mdsd (group commits): the
-    cap admits exactly what fits, the others 409, no group read."""
-    a, b = pair(f, "--max-group-weight", "30")
+    cap admits exactly what fits, the others 409, no group read; a
+    refused registration's lease is revoked, not left to its TTL."""
+    # a TTL the case outlives: every lease still there is one not revoked
+    a, b = pair(f, "--max-group-weight", "30", "--ttl-ms", "600000")
     with held(b) as socks:
         feed_epoch(b, socks)
         expect(a.put("g", "seed", {})[0] == 200)
         before = [scrape(m, READS)[0] for m in (a, b)]
+        leases = etcd_leases(f)
         n = 48
         go = threading.Barrier(n)
         res = {}
@@ -594,6 +606,9 @@ def weight_cap_storm(f):
         # each scrape lists group g (members and clients) once
         expect(all(x - y <= 4 for x, y in zip(after, before)),
                (before, after))
+        # one lease per member admitted
+        new = etcd_leases(f) - leases
+        expect(len(new) == len(ok), (len(new), len(ok)))
 
 
 @test_f(PairFixture)

@@ -672,6 +672,22 @@ static int grant(struct etcd *e, uint64_t ttl_ms, int64_t *lease)
 	return 0;
 }
 
+/*
+ * Give back a lease no entry uses (a registration refused or given up
+ * after it was granted), so it does not live out its TTL in etcd; on
+ * failure it does.
+ */
+static void revoke(struct etcd *e, int64_t lease)
+{
+	struct json_object *req = json_object_new_object(), *resp;
+
+	json_object_object_add(req, "ID", json_object_new_int64(lease));
+	if (call(e, "/v3/lease/revoke", req, &resp))
+		logmsg(LOG_VERBOSE, "etcd: lease %lld left to its TTL",
+		       (long long)lease);
+	json_object_put(resp);
+}
+
 /* ---------------------------------------------------------- the ops */
 
 static int etcd_list(struct backend *b, const char *group, enum mds_kind k,
@@ -983,7 +999,8 @@ static int commit_wait(struct etcd *e, struct commit *c)
  * weight commits with the others of its group (commit_wait); without a
  * current listing it reads the group for the cap.  A lease granted for a
  * write that lost is kept in *spare for the next attempt (0: none), so a
- * contended registration grants one lease.
+ * contended registration grants one lease, and revoked when no attempt
+ * used it (refused over the weight cap, or given up).
  */
 static int put_once(struct etcd *e, const char *group, enum mds_kind k,
 		    const struct mds_entry *en, const struct mds_writer *w,
@@ -1098,6 +1115,8 @@ static int etcd_put(struct backend *b, const char *group, enum mds_kind k,
 	for (int i = 0; i < ETCD_TXN_TRIES && ret == -EAGAIN; i++)
 		ret = put_once(to_etcd(b), group, k, en, w, i, &seen, &spare,
 			       epoch, created);
+	if (spare)	/* granted, and no write used it */
+		revoke(to_etcd(b), spare);
 	return ret;
 }
 
