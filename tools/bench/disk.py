@@ -256,14 +256,19 @@ def tcp_run(a, what, node, extra):
 
 def stages_run(a, what, node, kib):
     """The stage breakdown of one node kind at one size: (summary of
-    stages.py, exit status of the traced dfkv-bench)."""
+    stages.py, or {"skipped": why} without tracefs; exit status of the
+    traced dfkv-bench)."""
     out = os.path.join(a.tmp, "disk-stages-%s-%d.json" % (what, kib))
     trace = os.path.join(a.tmp, "stages-%s-%d.trace" % (what, kib))
     argv = [os.path.join(OUT, "dfkv-bench"), "--accel", a.accel, "--disk",
             a.dev, "--sizes", str(kib), "--threads", "1",
             "--duration", str(a.duration), "--max-keys", str(a.stages_keys),
             "--no-memcpy"] + node + [out]
-    stages.trace_on()
+    try:
+        stages.trace_on()
+    except OSError as e:
+        log("stage breakdown skipped: %s" % e)
+        return {"skipped": str(e)}, 0
     try:
         _, rc = run_json("dfkv-bench stages-%s-%d" % (what, kib), argv, out)
     finally:
@@ -520,8 +525,11 @@ def main():
               " in" % (a.accel, a.stages_keys))
     for what, per_size in breakdown.items():
         for size, doc in per_size.items():
-            stages.print_table("%s node, %s" % (what, size_str(int(size))),
-                               doc)
+            title = "%s node, %s" % (what, size_str(int(size)))
+            if "skipped" in doc:
+                print("%s: skipped (%s)" % (title, doc["skipped"]))
+            else:
+                stages.print_table(title, doc)
 
     # -------------------------------------------------------- targets
     targets = []
