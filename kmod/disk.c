@@ -355,7 +355,16 @@ struct disk_rec_commit {
 	const struct dfkv_slot *slots;	/* slots whose records to clear */
 	unsigned int nr;
 	int err;
+	u64 seq;		/* the group that ran it (d->commit_seq) */
 	bool done;		/* under d->commit_lock; then gone */
+};
+
+/* A group being committed, for its trace event. */
+struct disk_group {
+	u64 seq;
+	u64 start;		/* ns, before its flush */
+	u32 updates;
+	bool flush;		/* an empty preflush before the records */
 };
 
 /* Entry @idx of update @c, and the record unit it falls in. */
@@ -425,24 +434,23 @@ static void disk_rec_patch(struct dfkv_disk *d, const struct disk_rec_ref *r,
 
 /*
  * Write the @n distinct units of @refs (sorted) from their images, all at
- * once, after a flush when @flush; then drop the images left all zero.
+ * once, after a flush when @g says so; then drop the images left all zero.
  */
 static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
-			    unsigned int nr, struct bio_vec *bv, bool flush,
-			    u32 updates)
+			    unsigned int nr, struct bio_vec *bv,
+			    const struct disk_group *g)
 {
-	u64 t0 = ktime_get_ns(), t1 = t0;
 	unsigned int i, j, n, units = 0;
 	struct blk_plug plug;
 	struct dfkv_dio io;
 	int err = 0;
+	u64 t1;
 
-	if (flush) {
+	if (g->flush)
 		err = blkdev_issue_flush(disk_bdev(d));
-		t1 = ktime_get_ns();
-		if (err)
-			goto out;
-	}
+	t1 = ktime_get_ns();
+	if (err)
+		goto out;
 	dfkv_dio_init(&io, d, NULL);
 	blk_start_plug(&plug);
 	for (i = 0; i < nr; i = j) {
@@ -471,8 +479,8 @@ static int disk_units_write(struct dfkv_disk *d, struct disk_rec_ref *refs,
 		}
 	}
 out:
-	trace_dfkv_rec_commit(d->name, updates, nr, units, t1 - t0,
-			      ktime_get_ns() - t1, err);
+	trace_dfkv_rec_commit(d->name, g->seq, g->updates, nr, units,
+			      t1 - g->start, ktime_get_ns() - t1, err);
 	return err;
 }
 
@@ -509,23 +517,25 @@ static int disk_hwm_raise(struct dfkv_disk *d, u32 top)
  */
 static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 {
+	struct disk_group g = { .seq = ++d->commit_seq };
 	struct disk_rec_commit *c;
 	struct disk_rec_ref *refs;
 	unsigned int n = 0, i, k;
-	bool publish = false, flush;
-	u32 updates = 0, top = 0;
+	bool publish = false;
 	struct bio_vec *bv;
+	u32 top = 0;
 	int err;
 
-	if (!dfkv_disk_up(d))
-		return -EIO;
 	list_for_each_entry(c, group, link) {
+		c->seq = g.seq;
 		n += c->nr;
 		publish |= !!c->recs;
 		for (k = 0; c->recs && k < c->nr; k++)
 			top = max(top, c->recs[k].extent);
-		updates++;
+		g.updates++;
 	}
+	if (!dfkv_disk_up(d))
+		return -EIO;
 	if (!percpu_ref_tryget_live(&d->io)) {
 		/*
 		 * A record update after close began: the caller broke the
@@ -535,14 +545,15 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 		dfkv_disk_fail(d, "record update after close");
 		return -EIO;
 	}
-	flush = publish;
+	g.flush = publish;
+	g.start = ktime_get_ns();
 	if (publish && top >= d->sb.rec_hwm) {
 		err = disk_hwm_raise(d, top);
 		if (err == -EIO)
 			dfkv_disk_fail(d, "superblock write failed");
 		if (err)
 			goto out;
-		flush = false;	/* the superblock's preflush was the flush */
+		g.flush = false;	/* the superblock's preflush was the flush */
 	}
 	err = -ENOMEM;
 	refs = kvmalloc_array(n, sizeof(*refs) + sizeof(*bv), GFP_NOIO);
@@ -566,7 +577,7 @@ static int disk_rec_commit_group(struct dfkv_disk *d, struct list_head *group)
 			goto out_refs;
 	for (i = 0; i < n; i++)
 		disk_rec_patch(d, &refs[i], disk_unit_image(d, refs[i].unit));
-	err = disk_units_write(d, refs, n, bv, flush, updates);
+	err = disk_units_write(d, refs, n, bv, &g);
 	if (err) {
 		dfkv_disk_fail(d, publish ? "record write failed" :
 					    "record clear failed");
@@ -633,10 +644,14 @@ int dfkv_disk_rec_write(struct dfkv_disk *d, struct dfkv_od_rec *recs,
 {
 	struct disk_rec_commit me = { .recs = recs, .nr = nr };
 	unsigned int i;
+	int err;
 
 	for (i = 0; i < nr; i++)
 		recs[i].gen = d->sb.epoch;
-	return disk_rec_queue(d, &me);
+	err = disk_rec_queue(d, &me);
+	if (nr)
+		trace_dfkv_rec_done(d->name, &recs[0].key, me.seq, err);
+	return err;
 }
 
 int dfkv_disk_rec_clear(struct dfkv_disk *d, const struct dfkv_slot *slots,

@@ -80,6 +80,7 @@ struct dfkv_disk {
 	spinlock_t commit_lock;
 	struct list_head commit_queue;	/* writers waiting for the next one */
 	bool committing;		/* a writer is writing a group */
+	u64 commit_seq;			/* the committer's: groups begun */
 	wait_queue_head_t commit_wait;
 	dfkv_disk_fail_fn on_fail;
 	void *on_fail_ctx;

@@ -93,11 +93,10 @@ void dfkv_flush_io_done(struct dfkv_store *st, struct dfkv_entry *e, bool rd,
 {
 	dfkv_stats_lat(st->stats, rd ? DFKV_LAT_COLD_READ : DFKV_LAT_FLUSH, ns);
 	if (rd)
-		trace_dfkv_cold_read_done(e->disk->name, e->key.tenant, e->len,
-					  err, ns);
+		trace_dfkv_cold_read_done(e->disk->name, &e->key, e->len, err,
+					  ns);
 	else
-		trace_dfkv_flush_done(e->disk->name, e->key.tenant, e->len,
-				      err, ns);
+		trace_dfkv_flush_done(e->disk->name, &e->key, e->len, err, ns);
 }
 
 /*
@@ -120,9 +119,9 @@ void dfkv_flush_io_submit(struct dfkv_store *st, struct dfkv_entry *e,
 	u64 off = 0;
 
 	if (op == REQ_OP_READ)
-		trace_dfkv_cold_read_submit(d->name, e->key.tenant, e->len);
+		trace_dfkv_cold_read_submit(d->name, &e->key, e->len);
 	else
-		trace_dfkv_flush_submit(d->name, e->key.tenant, e->len);
+		trace_dfkv_flush_submit(d->name, &e->key, e->len);
 	bv = kmalloc_array(nbv, sizeof(*bv), GFP_NOIO | __GFP_NOWARN);
 	if (!bv) {
 		bv = one;	/* smaller bios, same bytes */
@@ -380,13 +379,14 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	struct dfkv_evictor ev = {
 		.slab = &d->slab, .ops = &disk_evict_ops, .ctx = d,
 	};
-	u64 ext = d->slab.extent_bytes, start;
+	u64 ext = d->slab.extent_bytes, start, crc_start;
 	struct dfkv_od_rec *recs;
 	struct dfkv_slot *slots;
 	struct dfkv_dio io;
 	u32 nr, i, *crcs;
 	int err;
 
+	trace_dfkv_flush_start(&e->key, e->len, e->flush_tries);
 	err = dfkv_evict_alloc_parts(&ev, e, &slots, &nr, &e->dslot0,
 				     sizeof(u32));
 	crcs = dfkv_flush_dcrcs(e, slots, dfkv_od_nr_parts(e->len, ext));
@@ -405,9 +405,11 @@ static int flush_to(struct dfkv_store *st, struct dfkv_entry *e,
 	start = ktime_get_ns();
 	dfkv_dio_init(&io, d, NULL);
 	dfkv_flush_io_submit(st, e, REQ_OP_WRITE, &io);
+	crc_start = ktime_get_ns();
 	for (i = 0; i < nr; i++)
 		crcs[i] = entry_ram_crc(e, (u64)i * ext,
 					dfkv_od_part_len(e->len, i, ext));
+	trace_dfkv_flush_crc(&e->key, e->len, ktime_get_ns() - crc_start, 0);
 	err = dfkv_dio_wait(&io);
 	dfkv_flush_io_done(st, e, false, err, ktime_get_ns() - start);
 	if (err)
@@ -539,6 +541,7 @@ int dfkv_flush_commit(void *ctx, struct dfkv_entry *e, bool staged)
 	struct dfkv_tier *t = ctx;
 	bool sync = staged || flush_put_waits(t);
 
+	trace_dfkv_flush_queue(&e->key, e->len, 0);
 	INIT_WORK(&e->flush_work, flush_entry_work);
 	atomic_inc(&t->flushing);
 	atomic_inc(&t->backlog);

@@ -69,8 +69,15 @@ static struct dfkv_waiter *req_waiter(struct dfkv_req *req)
 	return req->ops->unpark ? &req->waiter : NULL;
 }
 
+/* The bytes a request that ended moved: a GET's reply data, a PUT's value. */
+static u64 req_moved(const struct dfkv_req *req)
+{
+	return req->op == DFKV_OP_GET ? req->rsp.data_len : req->payload_len;
+}
+
 static void queue_response(struct dfkv_req *req)
 {
+	trace_dfkv_req_reply(&req->key, req_moved(req), req->rsp.status);
 	if (req->ops->queue_response)
 		req->ops->queue_response(req);
 }
@@ -130,7 +137,7 @@ bool dfkv_req_begin(struct dfkv_req *req)
 	}
 	req->in_op = true;
 	req->start_ns = ktime_get_ns();
-	trace_dfkv_req_start(req->node->name, req->op, req->key.tenant,
+	trace_dfkv_req_start(req->node->name, req->op, &req->key,
 			     req->op == DFKV_OP_GET ? req->length :
 			     req->payload_len, req->ops->transport);
 	if (req->op == DFKV_OP_PUT) {
@@ -500,9 +507,8 @@ static void req_account(struct dfkv_req *req)
 	u64 ns = ktime_get_ns() - req->start_ns;
 	u8 t = req->ops->transport;
 
-	trace_dfkv_req_end(req->node->name, req->op, req->key.tenant,
-			   req->op == DFKV_OP_GET ? req->rsp.data_len :
-			   req->payload_len, req->rsp.status, t, ns);
+	trace_dfkv_req_end(req->node->name, req->op, &req->key, req_moved(req),
+			   req->rsp.status, t, ns);
 	if (req->op == DFKV_OP_GET || req->op == DFKV_OP_PUT)
 		dfkv_stats_lat(&req->node->stats,
 			       dfkv_stats_lat_of(req->op, t), ns);

@@ -477,13 +477,18 @@ static void tier_read_work(struct work_struct *work)
 	struct tier_read *rd = container_of(work, struct tier_read, work);
 	struct dfkv_entry *e = rd->e;
 	int err = dfkv_dio_error(&rd->io);
+	u64 now = ktime_get_ns();
 
-	dfkv_flush_io_done(rd->t->st, e, true, err, ktime_get_ns() - rd->start);
-	if (!err && !dfkv_flush_parts_intact(e)) {
+	dfkv_flush_io_done(rd->t->st, e, true, err, now - rd->start);
+	if (err)
+		goto out;
+	if (!dfkv_flush_parts_intact(e)) {
 		pr_warn_ratelimited("dfkv: disk %s: a payload does not match its record's CRC: block dropped\n",
 				    e->disk->name);
 		err = -EBADMSG;
 	}
+	trace_dfkv_cold_read_crc(&e->key, e->len, ktime_get_ns() - now, err);
+out:
 	tier_read_end(rd, err);
 }
 
@@ -497,6 +502,7 @@ static void tier_read_bios_done(struct dfkv_dio *io)
 {
 	struct tier_read *rd = container_of(io, struct tier_read, io);
 
+	trace_dfkv_cold_read_bios(&rd->e->key, rd->e->len, dfkv_dio_error(io));
 	queue_work(rd->t->wq, &rd->work);
 }
 
@@ -511,9 +517,11 @@ static void tier_load(void *ctx, struct dfkv_entry *e, bool leased)
 	struct dfkv_tier *t = ctx;
 	struct dfkv_store *st = t->st;
 	struct mem_cgroup *old = dfkv_store_charge(st);
-	struct tier_read *rd = kzalloc(sizeof(*rd), GFP_KERNEL_ACCOUNT);
+	struct tier_read *rd;
 	int err = -ENOMEM;
 
+	trace_dfkv_load_start(&e->key, e->len, leased);
+	rd = kzalloc(sizeof(*rd), GFP_KERNEL_ACCOUNT);
 	if (rd)
 		err = tier_read_ram(st, e, rd);
 	set_active_memcg(old);

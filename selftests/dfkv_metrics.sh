@@ -242,11 +242,11 @@ tap_check "a disk node's flushes, cold reads and tiers match the workload" t_dis
 t_trace_disk() {
 	[ -s "$T/trace" ] || return 1
 	n() { c=$(trace_count "$1"); [ "$c" = "$2" ] || { echo "$c of '$1', expected $2"; return 1; }; }
-	n 'dfkv_flush_submit: disk=m0 tenant=7e57000000000009 len=65536$' 3 &&
+	n 'dfkv_flush_submit: disk=m0 tenant=7e57000000000009 len=65536 key=[0-9a-f]{8}$' 3 &&
 	n 'dfkv_flush_done: disk=m0 tenant=7e57000000000009 len=65536 err=0 ' 3 &&
-	n 'dfkv_cold_read_submit: disk=m0 tenant=7e57000000000009 len=65536$' 3 &&
+	n 'dfkv_cold_read_submit: disk=m0 tenant=7e57000000000009 len=65536 key=[0-9a-f]{8}$' 3 &&
 	n 'dfkv_cold_read_done: disk=m0 tenant=7e57000000000009 len=65536 err=0 ' 3 &&
-	n 'dfkv_req_start: node=kvD op=1 tenant=7e57000000000009 size=65536 transport=0$' 3 &&
+	n 'dfkv_req_start: node=kvD op=1 tenant=7e57000000000009 size=65536 transport=0 key=[0-9a-f]{8}$' 3 &&
 	n 'dfkv_req_end: node=kvD op=1 tenant=7e57000000000009 size=65536 status=0 transport=0 ' 3 &&
 	n 'dfkv_req_start: node=kvD op=2 tenant=7e57000000000009 ' 6 &&
 	n 'dfkv_req_end: node=kvD op=2 tenant=7e57000000000009 size=65536 status=0 transport=0 ' 6 &&

@@ -12,7 +12,8 @@
 # misses after a restart for the blocks that never reached the disk),
 # write-around (a PUT leaves RAM once on the disk, a GET brings it back),
 # a disk-only node (no RAM tier: durable when acknowledged, every GET
-# from disk),
+# from disk), the stage trace events of ack=disk PUTs and cold GETs
+# (every boundary fires, in order, with key hashes that join them),
 # and a stalled disk holding no worker (RAM hits served while hundreds of
 # cold GETs or ack=disk PUTs wait for it, an ioctl waiting for it
 # killable), a node deleted while its disk is stalled (gone at once,
@@ -505,7 +506,28 @@ t_disk_only() {
 	expect 0 "$DFKVCTL" node del nd
 }
 
-tap_plan 16
+# The stage events of ack=disk PUTs and of cold GETs (kmod/trace.h):
+# every request's boundaries fire in order with no error, all under its
+# key's hash, so the 4 PUTs and the 4 cold GETs of the same keys join
+# (tools/bench/stages.py, which the bench's breakdown uses).
+t_trace_stages() {
+	st="python3 -S $DFKV_REPO/tools/bench/stages.py"
+	expect 0 "$DFKVCTL" node add ntr --ram 16M &&
+	expect 0 "$DFKVCTL" node set ntr --ack disk &&
+	expect 0 "$DFKVCTL" disk add ntr "$DM" &&
+	expect 0 $st on &&
+	r=$($BLK put ntr 41 0 4 $SZ) && blk_expect "put, ack=disk" "$r" ok=4 &&
+	restart ntr 16M &&
+	r=$($BLK check ntr 41 0 4 $SZ) && blk_expect "cold GETs" "$r" ok=4 wrong=0 &&
+	expect 0 $st off "$T/stages.trace" &&
+	expect 0 $st check "$T/stages.trace" &&
+	has "$T/out" "put complete=4 incomplete=0" &&
+	has "$T/out" "get complete=4 incomplete=0" &&
+	has "$T/out" "joined=4 lost=0" &&
+	expect 0 "$DFKVCTL" node del ntr
+}
+
+tap_plan 17
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -517,6 +539,7 @@ tap_check "flush failures: unhealthy, no wrong bytes, misses after a restart" t_
 tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "write-around: the value leaves RAM, a GET brings it back" t_writearound
 tap_check "disk-only: durable when acknowledged, nothing in RAM, GETs from disk" t_disk_only
+tap_check "stage events of ack=disk PUTs and cold GETs: in order, joined by key" t_trace_stages
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete

@@ -36,11 +36,12 @@
  * registration of the range), pool the pools' own keys, so the rows show
  * what that protection costs.
  *
- * With --disk (dfkv only), the node gets that block device (formatted)
- * behind its RAM budget, with the RAM tier settings given; each phase
- * then records the RAM tier's and the disk's counters (node.h), and
- * --reattach restarts the node before the GET phase so that it reads
- * cold blocks, as dfkv-bench --disk does.
+ * Each phase of the dfkv backend records the node's counters around it
+ * (node.h: RAM tier, disk, zero-copy GET replies).  With --disk (dfkv
+ * only), the node gets that block device (formatted) behind its RAM
+ * budget, with the RAM tier settings given, and --reattach restarts the
+ * node before the GET phase so that it reads cold blocks, as dfkv-bench
+ * --disk does.
  *
  * usage: dfkv-tcpbench [options] JSON_PATH
  *        dfkv-tcpbench --backend redis --port P --fill SIZE,N
@@ -641,7 +642,10 @@ static uint64_t fill_all(struct config *c, struct worker *w, int remove)
 	return after - before;
 }
 
-/* A timed phase; with a disk, the tier's counters are taken around it. */
+/*
+ * A timed phase; on a dfkv node, its counters (tier, disk, zero-copy
+ * replies) are taken around it.
+ */
 static void run_phase(struct config *c, struct worker *w, int phase)
 {
 	char label[96];
@@ -658,7 +662,7 @@ static void run_phase(struct config *c, struct worker *w, int phase)
 		/* After a restart, only the first round is cold. */
 		.one_round = o.node.reattach && phase == PH_GET,
 		.g = &o.g,
-		.tier = o.node.disk ? NODE_NAME : NULL,
+		.tier = o.be == B_DFKV ? NODE_NAME : NULL,
 	};
 
 	snprintf(label, sizeof(label), "dfkv-tcpbench: %s %s %" PRIu64
@@ -746,7 +750,7 @@ static int write_json(const struct config *cs, int n)
 {
 	FILE *f = fopen(o.json, "w");
 	char desc[160];
-	int i, tier = o.node.disk != NULL;
+	int i, tier = o.be == B_DFKV;
 
 	if (!f) {
 		fprintf(stderr, "dfkv-tcpbench: %s: %s\n", o.json, strerror(errno));

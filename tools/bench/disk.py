@@ -28,10 +28,18 @@ Everything on the device is overwritten.  Steps, one after the other:
   5. dfkv-rebuild: --rebuild-blocks blocks of 4 KiB, node del, node add +
      disk add: REBUILD_MS, records, objects, a sample read back; the
      kernel's log lines of the rebuild.
+  6. The stage breakdown (issue #23), for every --stages-sizes size and
+     for both the tiered (ack=disk) and the disk-only node: a short
+     dfkv-bench run (one thread, --stages-keys keys) with the module's
+     trace events on (tracefs), then per stage of an ack=disk PUT and of
+     a cold GET the mean, p50, p99 and share of the request's time
+     (stages.py).  Apart from the timed runs, so that tracing does not
+     weigh on the figures compared with fio.
 
 Then prints three tables (issue #5: disk vs fio, for the tiered node's
-cold path and for the disk-only node; issue #8: warm vs cold) and
-the targets, and writes one JSON (--out) with every sub-document.  The
+cold path and for the disk-only node; issue #8: warm vs cold), the
+stage tables and the targets, and writes one JSON (--out) with every
+sub-document.  The
 exit status is 1 if any operation failed (the figures are then not a
 result; the caller refuses the run), 2 on a setup error.  No timing
 threshold decides anything here: the targets are reported, met or not.
@@ -43,6 +51,8 @@ import socket
 import subprocess
 import sys
 import time
+
+import stages
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -244,6 +254,28 @@ def tcp_run(a, what, node, extra):
     return run_json("dfkv-tcpbench " + what, argv, out)
 
 
+def stages_run(a, what, node, kib):
+    """The stage breakdown of one node kind at one size: (summary of
+    stages.py, or {"skipped": why} without tracefs; exit status of the
+    traced dfkv-bench)."""
+    out = os.path.join(a.tmp, "disk-stages-%s-%d.json" % (what, kib))
+    trace = os.path.join(a.tmp, "stages-%s-%d.trace" % (what, kib))
+    argv = [os.path.join(OUT, "dfkv-bench"), "--accel", a.accel, "--disk",
+            a.dev, "--sizes", str(kib), "--threads", "1",
+            "--duration", str(a.duration), "--max-keys", str(a.stages_keys),
+            "--no-memcpy"] + node + [out]
+    try:
+        stages.trace_on()
+    except OSError as e:
+        log("stage breakdown skipped: %s" % e)
+        return {"skipped": str(e)}, 0
+    try:
+        _, rc = run_json("dfkv-bench stages-%s-%d" % (what, kib), argv, out)
+    finally:
+        stages.trace_off(trace)
+    return stages.summary(*stages.parse(trace)), rc
+
+
 def rebuild_run(a):
     out = os.path.join(a.tmp, "disk-rebuild.json")
     argv = [os.path.join(OUT, "dfkv-rebuild"), "--disk", a.dev,
@@ -409,6 +441,10 @@ def main():
     ap.add_argument("--fio-runtime", type=float, default=1.5, help="s per job")
     ap.add_argument("--rebuild-blocks", type=int, default=1000)
     ap.add_argument("--skip-tcp", action="store_true")
+    ap.add_argument("--stages-sizes", default="64,1024,4096",
+                    help="KiB, the traced stage breakdown runs (empty: none)")
+    ap.add_argument("--stages-keys", type=int, default=16,
+                    help="keys per stage breakdown run")
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
     t_start = time.monotonic()
@@ -445,6 +481,12 @@ def main():
         tcp_cold, rc_tc = tcp_run(a, "tcp-cold", cold_node, [])
         tcp_warm, rc_tw = tcp_run(a, "tcp-warm", warm_node, [])
     reb, rc_rb, reb_log = rebuild_run(a)
+    breakdown, rc_st = {}, 0
+    for kib in ints(a.stages_sizes):
+        for what, node in (("tiered", cold_node), ("disk-only", only_node)):
+            doc, rc = stages_run(a, what, node, kib)
+            breakdown.setdefault(what, {})[str(kib * 1024)] = doc
+            rc_st = max(rc_st, rc)
 
     cold = rows_of(ioc_cold)
     rows5 = disk_table(a, fio, cold, qds, disk_sizes,
@@ -476,6 +518,18 @@ def main():
                  reb["failures"], reb["fill_blocks_per_s"]))
     for line in reb_log:
         print("kernel: " + line.strip())
+    if breakdown:
+        print("\nStage breakdown (issue #23), accel %s: one thread, %d keys per"
+              " run, from the module's trace events; share = of the "
+              "request's mean time; 'inside' parts overlap the stage they are"
+              " in" % (a.accel, a.stages_keys))
+    for what, per_size in breakdown.items():
+        for size, doc in per_size.items():
+            title = "%s node, %s" % (what, size_str(int(size)))
+            if "skipped" in doc:
+                print("%s: skipped (%s)" % (title, doc["skipped"]))
+            else:
+                stages.print_table(title, doc)
 
     # -------------------------------------------------------- targets
     targets = []
@@ -503,6 +557,7 @@ def main():
         "ioctl_cold": rc_ic, "ioctl_disk_only": rc_io, "ioctl_warm": rc_iw,
         "tcp_cold": rc_tc, "tcp_warm": rc_tw,
         "rebuild": (reb or {}).get("failures", 0) + (rc_rb if not reb else 0),
+        "stages": rc_st,
     }
     # The bench documents count failed operations; exit statuses mark them.
     for name, doc in (("ioctl_cold", ioc_cold), ("ioctl_disk_only", ioc_only),
@@ -525,6 +580,7 @@ def main():
            "tcp_cold": tcp_cold, "tcp_warm": tcp_warm, "rebuild": reb,
            "rebuild_kernel_log": reb_log, "disk_rows": rows5,
            "disk_only_rows": rows_only, "tier_rows": rows8,
+           "stages": breakdown,
            "targets": targets, "failures": failures}
     return part_done(a, "disk", doc, total)
 

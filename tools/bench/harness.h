@@ -4,8 +4,8 @@
  * that run whole rounds of calls in step (a barrier around every round)
  * until a duration, a call budget or a single round; the latency of each
  * call; the figures of a phase (GB/s, ops/s, p50/p99, failures) and their
- * JSON; on a node with a disk, the RAM tier and disk counters around the
- * phase.  Also the benches' list options ("64,1024,4096").
+ * JSON; on a dfkv node, its counters (RAM tier, disk, zero-copy replies)
+ * around the phase.  Also the benches' list options ("64,1024,4096").
  */
 #ifndef DFKV_BENCH_HARNESS_H
 #define DFKV_BENCH_HARNESS_H

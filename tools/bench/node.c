@@ -137,6 +137,9 @@ static const uint16_t ts_stat[NR_TS] = {
 	[TS_DISK_WRITE_BYTES] = DFKV_STAT_DISK_WRITE_BYTES,
 	[TS_DISK_RECORD_WRITES] = DFKV_STAT_DISK_RECORD_WRITES,
 	[TS_DISK_IO_ERRORS] = DFKV_STAT_DISK_IO_ERRORS,
+	[TS_TCP_ZC_REPLIES] = DFKV_STAT_TCP_ZC_REPLIES,
+	[TS_TCP_ZC_COPIED] = DFKV_STAT_TCP_ZC_COPIED,
+	[TS_TCP_ZC_CAPPED] = DFKV_STAT_TCP_ZC_CAPPED,
 	[TS_DIRTY_BYTES] = DFKV_STAT_DIRTY_BYTES,
 	[TS_OBJECTS] = DFKV_STAT_OBJECTS,
 	[TS_REBUILD_RECORDS] = DFKV_STAT_REBUILD_RECORDS,
@@ -148,7 +151,8 @@ static const char *const ts_name[NR_TS] = {
 	"ram_hits", "ram_misses", "ram_puts", "ram_bypasses", "ram_evictions",
 	"flushed", "flush_drops", "promoted", "coalesced", "disk_reads",
 	"disk_writes", "disk_read_bytes", "disk_write_bytes",
-	"disk_record_writes", "disk_io_errors", "dirty_bytes", "objects",
+	"disk_record_writes", "disk_io_errors", "tcp_zc_replies",
+	"tcp_zc_copied", "tcp_zc_capped", "dirty_bytes", "objects",
 	"rebuild_records", "rebuild_rejected", "rebuild_ms",
 };
 

@@ -60,12 +60,17 @@ struct bench_node {
 /* Apply option opt of BENCH_NODE_LONGOPTS to n: 0, or -1 (not one, bad). */
 int bench_node_opt(struct bench_node *n, int opt, const char *arg);
 
-/* RAM tier and disk counters of a node (its disks summed). */
+/*
+ * RAM tier and disk counters of a node (its disks summed), and its TCP
+ * listener's zero-copy GET replies: lent to the socket, of those copied
+ * by the stack, and sent by copy because a lend bound was reached.
+ */
 enum {
 	TS_RAM_HITS, TS_RAM_MISSES, TS_RAM_PUTS, TS_RAM_BYPASSES,
 	TS_RAM_EVICTIONS, TS_FLUSHED, TS_FLUSH_DROPS, TS_PROMOTED,
 	TS_COALESCED, TS_DISK_READS, TS_DISK_WRITES, TS_DISK_READ_BYTES,
 	TS_DISK_WRITE_BYTES, TS_DISK_RECORD_WRITES, TS_DISK_IO_ERRORS,
+	TS_TCP_ZC_REPLIES, TS_TCP_ZC_COPIED, TS_TCP_ZC_CAPPED,
 	TS_DIRTY_BYTES, TS_OBJECTS, TS_REBUILD_RECORDS, TS_REBUILD_REJECTED,
 	TS_REBUILD_MS, NR_TS
 };

@@ -282,6 +282,19 @@ def size_str(s):
     return "%d MiB" % (s >> 20) if s >= 2**20 else "%d KiB" % (s >> 10)
 
 
+def copies_per_byte(get):
+    """Send-side copies per value byte of a dfkv GET phase, from the node's
+    zero-copy counters around it: a reply not lent to the socket (sent by
+    copy: over a lend bound, or no lend) and a lent reply the stack copied
+    anyway (zerocopy_success false, as loopback delivery does) each count
+    as one copy of its bytes; a row's replies all have one size.  0 when
+    every reply went zero-copy; None without counters."""
+    t, ops = get.get("tier"), get.get("ops", 0)
+    if not t or not ops:
+        return None
+    return (ops - t["tcp_zc_replies"] + t["tcp_zc_copied"]) / ops
+
+
 def fails_of(tb):
     n = sum(r["put"]["failures"] + r["get"]["failures"] for r in tb["results"])
     if tb.get("error") or (tb.get("exit_status") and not n):
@@ -376,15 +389,18 @@ def main():
     print("dfkv = libdfkv -> in-kernel node; mc = memcached, rh = redis, both "
           "through dfkv-tcpbench's own client (same harness); rb = "
           "redis-benchmark\n")
-    hdr = "%-7s %3s %3s %-3s | %-38s | %-29s | %-29s | %-29s | %5s %5s %5s %5s" % (
+    print("cp/B = dfkv's send-side copies per GET byte, from the node's "
+          "zero-copy counters (0: every reply went zero-copy)\n")
+    hdr = "%-7s %3s %3s %-3s | %-43s | %-29s | %-29s | %-29s | %5s %5s %5s %5s" % (
         "", "", "", "", "dfkv (libdfkv, TCP)", "memcached (harness)",
         "redis (harness)", "redis-benchmark", "dfkv/", "dfkv/", "dfkv/", "dfkv/")
     print(hdr)
-    print("%-7s %3s %3s %-3s | %7s %8s %8s %8s %4s | %7s %8s %8s %4s | %7s %8s "
-          "%8s %4s | %7s %8s %8s %4s | %5s %5s %5s %5s" % (
+    print("%-7s %3s %3s %-3s | %7s %8s %8s %8s %4s %4s | %7s %8s %8s %4s | %7s "
+          "%8s %8s %4s | %7s %8s %8s %4s | %5s %5s %5s %5s" % (
               "size", "thr", "bat", "op", "GB/s", "ops/s", "p50", "p99",
-              "fail", "GB/s", "p50", "p99", "fail", "GB/s", "p50", "p99", "fail",
-              "GB/s", "p50", "p99", "fail", "iperf", "mc", "rh", "rb"))
+              "fail", "cp/B", "GB/s", "p50", "p99", "fail", "GB/s", "p50",
+              "p99", "fail", "GB/s", "p50", "p99", "fail", "iperf", "mc", "rh",
+              "rb"))
     print("-" * len(hdr))
     ratios = []
     dk_by = {key(r): r for r in dfkv["results"]}
@@ -396,15 +412,16 @@ def main():
                   "dfkv_vs_iperf3": ratio(dg, ig) if r else None,
                   "dfkv_vs_memcached": ratio(dg, m[op]["gb_per_s"]) if r and m else None,
                   "dfkv_vs_redis_harness": ratio(dg, rh[op]["gb_per_s"]) if r and rh else None,
-                  "dfkv_vs_redis_benchmark": ratio(dg, rb[op]["gb_per_s"]) if r and rb else None}
+                  "dfkv_vs_redis_benchmark": ratio(dg, rb[op]["gb_per_s"]) if r and rb else None,
+                  "dfkv_copies_per_byte": copies_per_byte(r[op]) if r and op == "get" else None}
             ratios.append(rr)
             if r:
-                d = r[op]
-                dcell = "%7.3f %8.0f %8.0f %8.0f %4d" % (
+                d, cp = r[op], rr["dfkv_copies_per_byte"]
+                dcell = "%7.3f %8.0f %8.0f %8.0f %4d %4s" % (
                     d["gb_per_s"], d["ops_per_s"], d["p50_us"], d["p99_us"],
-                    d["failures"])
+                    d["failures"], "-" if cp is None else "%.2f" % cp)
             else:
-                dcell = "%7s %8s %8s %8s %4s" % ("-", "-", "-", "-", "-")
+                dcell = "%7s %8s %8s %8s %4s %4s" % ("-", "-", "-", "-", "-", "-")
             print("%-7s %3d %3d %-3s | %s | %s | %s | %s | %s %s %s %s" % (
                 size_str(k[0]), k[1], k[2], name, dcell,
                 cell(m, op), cell(rh, op), cell(rb, op),
