@@ -16,14 +16,15 @@ void dfkv_rails_init(struct dfkv_rails *rs, size_t n, const int *numa,
 	rs->quarantine_max_ms = max_ms;
 }
 
-static bool admissible(struct dfkv_rail *r, uint64_t now)
+bool dfkv_rail_admissible(struct dfkv_rails *rs, int i, uint64_t now)
 {
-	return !atomic_load(&r->down) && now >= atomic_load(&r->until_ms);
+	return !atomic_load(&rs->r[i].down) &&
+	       now >= atomic_load(&rs->r[i].until_ms);
 }
 
 /* Take a credit on the least loaded admissible rail of those local
  * (on node, or any when local is false); -1 when none took it. */
-static int take(struct dfkv_rails *rs, bool local, int node, int skip,
+static int take(struct dfkv_rails *rs, bool local, int node, uint32_t skip,
 		uint64_t now)
 {
 	uint32_t start = atomic_fetch_add(&rs->cursor, 1);
@@ -37,8 +38,8 @@ static int take(struct dfkv_rails *rs, bool local, int node, int skip,
 			struct dfkv_rail *r = &rs->r[i];
 			uint32_t cr = atomic_load(&r->credits);
 
-			if (i == skip || (local && r->numa != node) ||
-			    !admissible(r, now) || cr >= least)
+			if ((skip >> i & 1) || (local && r->numa != node) ||
+			    !dfkv_rail_admissible(rs, i, now) || cr >= least)
 				continue;
 			best = i;
 			least = cr;
@@ -54,13 +55,14 @@ static int take(struct dfkv_rails *rs, bool local, int node, int skip,
 	}
 }
 
-int dfkv_rail_admit(struct dfkv_rails *rs, int node, int skip, uint64_t now)
+int dfkv_rail_admit(struct dfkv_rails *rs, int node, uint32_t skip,
+		    uint64_t now)
 {
 	bool any_local = false;
 	int i;
 
 	for (size_t k = 0; node >= 0 && k < rs->n; k++)
-		any_local |= (int)k != skip && rs->r[k].numa == node;
+		any_local |= !(skip >> k & 1) && rs->r[k].numa == node;
 	if (!any_local)
 		return take(rs, false, node, skip, now);
 	i = take(rs, true, node, skip, now);

@@ -57,10 +57,13 @@ void dfkv_rails_init(struct dfkv_rails *rs, size_t n, const int *numa,
 		     uint32_t cap, uint64_t min_ms, uint64_t max_ms);
 /*
  * Admit one request of a thread on NUMA node node (-1: unknown) at
- * now, never on rail skip (-1: none): the rail it takes a credit on,
- * or -1 when no rail is admissible.
+ * now, never on a rail of skip (bit i: rail i): the rail it takes a
+ * credit on, or -1 when no rail is admissible.
  */
-int dfkv_rail_admit(struct dfkv_rails *rs, int node, int skip, uint64_t now);
+int dfkv_rail_admit(struct dfkv_rails *rs, int node, uint32_t skip,
+		    uint64_t now);
+/* Rail i is neither quarantined at now nor down (credits aside). */
+bool dfkv_rail_admissible(struct dfkv_rails *rs, int i, uint64_t now);
 /* Give back rail i's credit; carried: the request was carried to the end
  * (its reply came), which ends the rail's failure streak. */
 void dfkv_rail_done(struct dfkv_rails *rs, int i, bool carried);

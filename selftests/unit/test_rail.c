@@ -33,7 +33,7 @@ TEST(local_rails_share_by_credits)
 	rails4(&rs, 64);
 	/* 8 requests in flight from node 0: four on each local rail */
 	for (int k = 0; k < 8; k++) {
-		int i = dfkv_rail_admit(&rs, 0, -1, 0);
+		int i = dfkv_rail_admit(&rs, 0, 0, 0);
 
 		ASSERT_TRUE(i == 0 || i == 1);
 		n[i]++;
@@ -42,8 +42,8 @@ TEST(local_rails_share_by_credits)
 	EXPECT_EQ(4, n[1]);
 	EXPECT_EQ(0, rs.numa_fallbacks);
 	/* node 1 has one rail */
-	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, -1, 0));
-	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, -1, 0));
+	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, 0, 0));
+	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, 0, 0));
 }
 
 TEST(unknown_node_competes_on_all)
@@ -53,11 +53,11 @@ TEST(unknown_node_competes_on_all)
 
 	rails4(&rs, 64);
 	for (int k = 0; k < 8; k++)
-		n[dfkv_rail_admit(&rs, -1, -1, 0)]++;
+		n[dfkv_rail_admit(&rs, -1, 0, 0)]++;
 	for (int i = 0; i < 4; i++)
 		EXPECT_EQ(2, n[i]);
 	/* a node with no rail of its own: all of them, no fallback */
-	EXPECT_GE(dfkv_rail_admit(&rs, 5, -1, 0), 0);
+	EXPECT_GE(dfkv_rail_admit(&rs, 5, 0, 0), 0);
 	EXPECT_EQ(0, rs.numa_fallbacks);
 }
 
@@ -67,11 +67,11 @@ TEST(done_gives_credit_back)
 	int i;
 
 	rails4(&rs, 1);
-	i = dfkv_rail_admit(&rs, 1, -1, 0);
+	i = dfkv_rail_admit(&rs, 1, 0, 0);
 	ASSERT_EQ(2, i);
 	dfkv_rail_done(&rs, i, true);
 	EXPECT_EQ(0, rs.r[2].credits);
-	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, -1, 0));
+	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, 0, 0));
 	EXPECT_EQ(0, rs.numa_fallbacks);
 }
 
@@ -81,16 +81,16 @@ TEST(credit_bound_local_falls_back_once)
 	int i;
 
 	rails4(&rs, 1);
-	ASSERT_EQ(2, dfkv_rail_admit(&rs, 1, -1, 0));
+	ASSERT_EQ(2, dfkv_rail_admit(&rs, 1, 0, 0));
 	/* rail 2 is at its cap: the others take it, counted */
-	i = dfkv_rail_admit(&rs, 1, -1, 0);
+	i = dfkv_rail_admit(&rs, 1, 0, 0);
 	EXPECT_TRUE(i == 0 || i == 1 || i == 3);
 	EXPECT_EQ(1, rs.numa_fallbacks);
 	/* every rail at its cap: no rail */
 	for (int k = 0; k < 2; k++)
-		ASSERT_GE(dfkv_rail_admit(&rs, -1, -1, 0), 0);
-	EXPECT_EQ(-1, dfkv_rail_admit(&rs, 1, -1, 0));
-	EXPECT_EQ(-1, dfkv_rail_admit(&rs, -1, -1, 0));
+		ASSERT_GE(dfkv_rail_admit(&rs, -1, 0, 0), 0);
+	EXPECT_EQ(-1, dfkv_rail_admit(&rs, 1, 0, 0));
+	EXPECT_EQ(-1, dfkv_rail_admit(&rs, -1, 0, 0));
 }
 
 TEST(quarantined_local_falls_back)
@@ -101,11 +101,11 @@ TEST(quarantined_local_falls_back)
 	rails4(&rs, 64);
 	dfkv_rail_failed(&rs, 0, 1000);
 	dfkv_rail_failed(&rs, 1, 1000);
-	i = dfkv_rail_admit(&rs, 0, -1, 1000);
+	i = dfkv_rail_admit(&rs, 0, 0, 1000);
 	EXPECT_TRUE(i == 2 || i == 3);
 	EXPECT_EQ(1, rs.numa_fallbacks);
 	/* the quarantine (100 ms, the first) ends */
-	EXPECT_EQ(0, dfkv_rail_admit(&rs, 0, 1, 1100));
+	EXPECT_EQ(0, dfkv_rail_admit(&rs, 0, 1u << 1, 1100));
 	EXPECT_EQ(1, rs.numa_fallbacks);
 }
 
@@ -116,14 +116,16 @@ TEST(skip_is_never_chosen)
 
 	rails4(&rs, 64);
 	for (int k = 0; k < 8; k++)
-		EXPECT_EQ(1, dfkv_rail_admit(&rs, 0, 0, 0));
+		EXPECT_EQ(1, dfkv_rail_admit(&rs, 0, 1u << 0, 0));
 	/* the only local rail skipped: the others, as no local rail */
-	EXPECT_NE(2, dfkv_rail_admit(&rs, 1, 2, 0));
+	EXPECT_NE(2, dfkv_rail_admit(&rs, 1, 1u << 2, 0));
 	EXPECT_EQ(0, rs.numa_fallbacks);
+	/* every rail but one skipped: that one */
+	EXPECT_EQ(3, dfkv_rail_admit(&rs, 0, 0x7, 0));
 	/* one rail, skipped: none */
 	two = (struct dfkv_rails){ 0 };
 	dfkv_rails_init(&two, 1, &one, 64, 100, 1000);
-	EXPECT_EQ(-1, dfkv_rail_admit(&two, 0, 0, 0));
+	EXPECT_EQ(-1, dfkv_rail_admit(&two, 0, 1u << 0, 0));
 }
 
 TEST(explicit_set_is_the_set)
@@ -135,7 +137,7 @@ TEST(explicit_set_is_the_set)
 
 	dfkv_rails_init(&rs, 2, numa, 64, 100, 1000);
 	for (int k = 0; k < 8; k++) {
-		int i = dfkv_rail_admit(&rs, 0, -1, 0);
+		int i = dfkv_rail_admit(&rs, 0, 0, 0);
 
 		EXPECT_TRUE(i == 0 || i == 1);
 	}
@@ -154,13 +156,13 @@ TEST(quarantine_grows_to_cap_and_streak_ends)
 		/* failures inside a quarantine count, do not extend it */
 		dfkv_rail_failed(&rs, 3, now + 1);
 		EXPECT_EQ(now + want[k], rs.r[3].until_ms);
-		EXPECT_NE(3, dfkv_rail_admit(&rs, -1, -1, now + want[k] - 1));
+		EXPECT_NE(3, dfkv_rail_admit(&rs, -1, 0, now + want[k] - 1));
 		now += want[k];
 	}
 	EXPECT_EQ(6, rs.r[3].quarantines);
 	EXPECT_EQ(12, rs.r[3].failures);
 	/* a request carried to the end: the next quarantine is short */
-	ASSERT_EQ(3, dfkv_rail_admit(&rs, -1, -1, now));	/* the least taken */
+	ASSERT_EQ(3, dfkv_rail_admit(&rs, -1, 0, now));	/* the least taken */
 	dfkv_rail_done(&rs, 3, true);
 	dfkv_rail_failed(&rs, 3, now);
 	EXPECT_EQ(now + 100, rs.r[3].until_ms);
@@ -174,12 +176,12 @@ TEST(down_port_until_up)
 	dfkv_rail_port(&rs, 2, false, 0);
 	EXPECT_EQ(1, rs.r[2].quarantines);
 	/* long after the quarantine, still down */
-	EXPECT_NE(2, dfkv_rail_admit(&rs, 1, -1, 100000));
+	EXPECT_NE(2, dfkv_rail_admit(&rs, 1, 0, 100000));
 	EXPECT_EQ(1, rs.numa_fallbacks);
 	dfkv_rail_port(&rs, 2, false, 100000);
 	EXPECT_EQ(1, rs.r[2].failures);
 	dfkv_rail_port(&rs, 2, true, 100000);
-	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, -1, 100000));
+	EXPECT_EQ(2, dfkv_rail_admit(&rs, 1, 0, 100000));
 }
 
 TEST_HARNESS_MAIN
