@@ -284,29 +284,6 @@ static struct ibv_context *dev_open_active(struct ibv_device *d)
 	return NULL;
 }
 
-/*
- * The port events of every rail since the last look (its own context's
- * async events): a port that left ACTIVE takes its rail out, one that is
- * ACTIVE again brings it back (rail.c).
- */
-static void rails_watch(struct dfkv_rdma *rd)
-{
-	for (size_t i = 0; i < rd->ncand; i++) {
-		struct ibv_async_event ev;
-		bool seen = false;
-
-		while (!ibv_get_async_event(rd->rctx[i], &ev)) {
-			seen |= ev.event_type == IBV_EVENT_PORT_ERR ||
-				ev.event_type == IBV_EVENT_PORT_ACTIVE ||
-				ev.event_type == IBV_EVENT_DEVICE_FATAL;
-			ibv_ack_async_event(&ev);
-		}
-		if (seen)
-			dfkv_rail_port(&rd->rails, (int)i, ctx_up(rd->rctx[i]),
-				       dfkv_now_ms());
-	}
-}
-
 static int rdma_client_init(struct dfkv_client *c)
 {
 	struct dfkv_rdma *rd = calloc(1, sizeof(*rd));
@@ -770,7 +747,7 @@ static struct rconn *conn_alloc(struct dfkv_peer *p, int rail)
 /*
  * Resolve conn's route from an address of its rail's netdev when several
  * rails could carry it, else where CM chooses; DFKV_E_NODEV when that is
- * not the rail's device (the rail does not reach the peer).
+ * another device, DFKV_E_RAIL when the rail's port is down.
  */
 static int conn_route(struct dfkv_client *c, struct rconn *conn,
 		      uint64_t deadline)
@@ -912,11 +889,12 @@ static int conn_sends(struct rconn *conn)
 
 /*
  * A new connection to p over rail, established and (with a tenant
- * secret) through the handshake; NULL and *status (DFKV_E_UNAVAILABLE,
- * DFKV_E_NOMEM, DFKV_E_PROTO for a node whose grant we cannot use,
- * DFKV_E_NODEV when the rail does not reach p, DFKV_E_AUTH for a node
- * that failed the handshake, DFKV_E_RAIL when the rail's device failed)
- * when it could not be made.
+ * secret) through the handshake; NULL and *status when it could not be
+ * made: DFKV_E_NOMEM, DFKV_E_PROTO for a node whose grant we cannot use,
+ * DFKV_E_AUTH for a node that failed the handshake (the peer answered),
+ * DFKV_E_RAIL when the rail's device failed, else DFKV_E_NODEV: p was
+ * not reached over this rail (no route, a route over another device, no
+ * answer), which another rail may still do.
  */
 static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 			       int rail, int *status)
@@ -927,7 +905,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 	struct rconn *conn = conn_alloc(p, rail);
 	int err;
 
-	*status = DFKV_E_UNAVAILABLE;
+	*status = DFKV_E_NODEV;
 	if (!conn) {
 		*status = DFKV_E_NOMEM;
 		return NULL;
@@ -955,8 +933,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 		if (!err)
 			return conn;
 	}
-	if (err == DFKV_E_NODEV || err == DFKV_E_AUTH || err == DFKV_E_RAIL ||
-	    err == DFKV_E_NOMEM)
+	if (err == DFKV_E_AUTH || err == DFKV_E_RAIL || err == DFKV_E_NOMEM)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
 	conn_close(conn);
@@ -1463,10 +1440,48 @@ static bool conn_sends_busy(const struct rconn *conn)
 	return false;
 }
 
+/*
+ * The port events of every rail since the last look (its own context's
+ * async events): a port that left ACTIVE takes its rail out, and the
+ * rail's idle connections go (whatever the link loss did to them, the
+ * peer is not to blame for it); one ACTIVE again brings it back
+ * (rail.c).
+ */
+static void rails_watch(struct dfkv_client *c)
+{
+	struct dfkv_rdma *rd = rdma_of(c);
+
+	for (size_t i = 0; i < rd->ncand; i++) {
+		struct ibv_async_event ev;
+		bool seen = false, up;
+
+		while (!ibv_get_async_event(rd->rctx[i], &ev)) {
+			seen |= ev.event_type == IBV_EVENT_PORT_ERR ||
+				ev.event_type == IBV_EVENT_PORT_ACTIVE ||
+				ev.event_type == IBV_EVENT_DEVICE_FATAL;
+			ibv_ack_async_event(&ev);
+		}
+		if (!seen)
+			continue;
+		up = ctx_up(rd->rctx[i]);
+		dfkv_rail_port(&rd->rails, (int)i, up, dfkv_now_ms());
+		for (size_t k = 0; !up && k < c->npeers; k++) {
+			struct dfkv_pool *pool;
+			struct rconn *conn;
+
+			if (c->peers[k].t != &dfkv_rdma_transport)
+				continue;
+			pool = &rpeer_of(&c->peers[k])->rail[i];
+			while (pool->idle && (conn = dfkv_pool_take(pool)))
+				conn_close(conn);
+		}
+	}
+}
+
 static void rdma_begin(struct dfkv_client *c, size_t n)
 {
 	(void)n;
-	rails_watch(rdma_of(c));
+	rails_watch(c);
 	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
 }
 
@@ -1503,17 +1518,19 @@ static struct rconn *admit_conn(struct dfkv_client *c, struct dfkv_peer *p,
 {
 	size_t want, seen = 0;
 	struct rconn *conn;
+	int status;
 
 	if (a->status[rail])
 		return NULL;
 	if (!a->full[rail] && a->n[rail] < a->per_rail) {
-		conn = conn_get(c, p, rail, &a->status[rail]);
+		conn = conn_get(c, p, rail, &status);
 		if (conn) {
 			dfkv_conn_reset(&conn->base, true);
 			a->conns[a->k++] = &conn->base;
 			a->n[rail]++;
 			return conn;
 		}
+		a->status[rail] = status;
 		if (a->status[rail] == DFKV_E_RAIL)
 			dfkv_rail_failed(&rdma_of(c)->rails, rail,
 					 dfkv_now_ms());
@@ -1577,17 +1594,22 @@ static size_t rdma_assign(struct dfkv_client *c, struct dfkv_peer *p,
 					       r->rail_skip | noroute, now);
 			if (rail < 0) {
 				r->status = DFKV_E_UNAVAILABLE;
+				/* no rail reaches it: the peer is down */
+				if (noroute == (1u << rd->ncand) - 1)
+					dfkv_peer_failed(c, p, r->status);
 				continue;
 			}
 			it[i].rail = rail;
 			conn = admit_conn(c, p, &a, rail);
 			if (!conn && (a.status[rail] == DFKV_E_RAIL ||
 				      a.status[rail] == DFKV_E_NODEV)) {
+				if (a.status[rail] == DFKV_E_NODEV)
+					noroute |= 1u << rail;
 				req_rail_failed(r, rail);
 				continue;
 			}
 			if (!conn) {
-				/* the peer: unreachable, refusing, no memory */
+				/* the peer answered no (grant, handshake) */
 				for (size_t j = i; j < n; j++)
 					if (it[j].base.r->peer == p)
 						it[j].base.r->status =
@@ -1634,7 +1656,7 @@ static int rdma_arm(struct dfkv_client *c, struct dfkv_conn *base,
 	struct rconn *conn = rconn_of(base);
 	int rc;
 
-	rails_watch(rd);
+	rails_watch(c);
 	if (atomic_load(&rd->rails.r[conn->rail].down)) {
 		conn_fail(c, conn, DFKV_E_RAIL);
 		return -1;
