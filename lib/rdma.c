@@ -194,7 +194,8 @@ struct ritem {
 	uint32_t ndesc;
 	bool inline_payload;
 	const uint8_t *payload;		/* inline payload source */
-	int rail;			/* the rail its credit is on, -1: none */
+	int rail;			/* the rail its credit is on,
+					 * -1: none */
 };
 
 /* What RDMA keeps per peer: its address and its idle connections per
@@ -327,7 +328,8 @@ static int rdma_client_init(struct dfkv_client *c)
 	if (list)
 		ibv_free_device_list(list);
 	dfkv_rails_init(&rd->rails, rd->ncand, rd->cand_numa, RAIL_CREDITS,
-			RAIL_QUARANTINE_MS, c->opt.cooldown_ms > RAIL_QUARANTINE_MS ?
+			RAIL_QUARANTINE_MS,
+			c->opt.cooldown_ms > RAIL_QUARANTINE_MS ?
 			c->opt.cooldown_ms : RAIL_QUARANTINE_MS);
 	return rd->ncand ? 0 : DFKV_E_NODEV;
 }
@@ -951,7 +953,8 @@ static int rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 	if (!rd)
 		return DFKV_E_NODEV;
 	for (size_t i = 0; i < rd->ncand; i++) {
-		err = dfkv_pool_init(&rpeer_of(p)->rail[i], c->opt.conns_per_peer);
+		err = dfkv_pool_init(&rpeer_of(p)->rail[i],
+				     c->opt.conns_per_peer);
 		if (err)
 			return err;
 	}
@@ -1751,7 +1754,8 @@ static void rdma_item_release(struct dfkv_client *c, struct dfkv_item *it)
 	struct ritem *ri = ritem_of(it);
 
 	if (ri->rail >= 0)
-		dfkv_rail_done(&rdma_of(c)->rails, ri->rail, it->r->status >= 0);
+		dfkv_rail_done(&rdma_of(c)->rails, ri->rail,
+			       it->r->status >= 0);
 	item_release(ri);
 }
 
@@ -1827,7 +1831,8 @@ size_t dfkv_rdma_stats(struct dfkv_client *c, char *buf, size_t cap)
 	size_t len = 0;
 
 #define OUT(...) (len += (size_t)snprintf(buf + (len < cap ? len : cap), \
-					  len < cap ? cap - len : 0, __VA_ARGS__))
+					  len < cap ? cap - len : 0, \
+					  __VA_ARGS__))
 	if (!rd)
 		return 0;
 	for (size_t k = 0; k < 3; k++) {
@@ -1839,8 +1844,8 @@ size_t dfkv_rdma_stats(struct dfkv_client *c, char *buf, size_t cap)
 			_Atomic uint64_t *v[] = { &r->admitted, &r->failures,
 						  &r->quarantines };
 
-			OUT("dfkv_client_rdma_rail_%s_total{rail=\"%s\"} %llu\n",
-			    kind[k], rd->cand[i],
+			OUT("dfkv_client_rdma_rail_%s_total{rail=\"%s\"} "
+			    "%llu\n", kind[k], rd->cand[i],
 			    (unsigned long long)atomic_load(v[k]));
 		}
 	}

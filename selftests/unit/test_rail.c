@@ -162,7 +162,8 @@ TEST(quarantine_grows_to_cap_and_streak_ends)
 	EXPECT_EQ(6, rs.r[3].quarantines);
 	EXPECT_EQ(12, rs.r[3].failures);
 	/* a request carried to the end: the next quarantine is short */
-	ASSERT_EQ(3, dfkv_rail_admit(&rs, -1, 0, now));	/* the least taken */
+	/* the least taken */
+	ASSERT_EQ(3, dfkv_rail_admit(&rs, -1, 0, now));
 	dfkv_rail_done(&rs, 3, true);
 	dfkv_rail_failed(&rs, 3, now);
 	EXPECT_EQ(now + 100, rs.r[3].until_ms);
