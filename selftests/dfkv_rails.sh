@@ -26,9 +26,11 @@
 N=192.0.2.130 C1=192.0.2.131 C2=192.0.2.132
 DFKVCTL=${DFKVCTL:-$DFKV_REPO/build/tools/dfkvctl}
 T=$(mktemp -d)
+RP_FILTER=$(sysctl -n net.ipv4.conf.all.rp_filter)
 
 cleanup() {
 	rm -rf "$T"
+	sysctl -qw net.ipv4.conf.all.rp_filter="$RP_FILTER"
 	"$DFKVCTL" node del kvr 2>/dev/null
 	for d in rxe_c1 rxe_c2 rxe_n1 rxe_n2; do
 		rdma link del $d 2>/dev/null
@@ -39,10 +41,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# pair I: veth rcI-rnI, CI on rcI, N on rnI, rxe on both, the node's
-# host route back to CI through rnI.
+# pair I CI: veth rcI-rnI, CI on rcI, N on rnI, rxe on both, the
+# node's host route back to CI through rnI.
 pair() {
-	c=$(eval echo \$C$1)
+	c=$2
 	ip link add rc$1 type veth peer name rn$1 &&
 	for d in rc$1 rn$1; do
 		sysctl -qw net.ipv4.conf.$d.accept_local=1 &&
@@ -62,7 +64,7 @@ pair() {
 setup() {
 	modprobe -a rdma_rxe rdma_ucm ib_uverbs veth &&
 	sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
-	pair 1 && pair 2 &&
+	pair 1 $C1 && pair 2 $C2 &&
 	dfkv_load &&
 	"$DFKVCTL" node add kvr --ram 64M &&
 	"$DFKVCTL" listener add kvr 0.0.0.0 --transport rdma
