@@ -765,6 +765,12 @@ DFKV_API int dfkv_stats_snapshot(struct dfkv_client *c, char *buf,
 		dfkv_disc_stats(c, d, sizeof(d));
 		emit(&b, "%s", d);
 	}
+	if (c->tstate[DFKV_T_RDMA]) {
+		char d[8192];	/* DFKV_RAIL_MAX rails' lines */
+
+		dfkv_rdma_stats(c, d, sizeof(d));
+		emit(&b, "%s", d);
+	}
 	*len = b.len;
 	return b.len <= cap ? 0 : DFKV_E_RANGE;
 }

@@ -87,6 +87,9 @@ struct dfkv_req {
 	struct dfkv_conn *conn;			/* TCP and RDMA lease: the
 						 * connection holding it (out
 						 * of LEASE, into RELEASE) */
+	uint32_t rail_skip;			/* RDMA: the rails that
+						 * failed it, bit i rail i
+						 * (rdma.c) */
 	/* out */
 	int status;
 	uint32_t nr_hits;

@@ -261,7 +261,8 @@ void dfkv_conn_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		    uint64_t deadline)
 {
 	const struct dfkv_net_ops *ops = reqs[0]->peer->t->net;
-	size_t maxc = c->npeers * c->opt.conns_per_peer;
+	size_t maxc = c->npeers * (ops->peer_conns ? ops->peer_conns(c) :
+				   c->opt.conns_per_peer);
 	struct exec e = {
 		.c = c, .ops = ops,
 		.items = calloc(n, ops->item_size),
@@ -297,7 +298,7 @@ void dfkv_conn_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
 		;
 	exec_settle(&e);
 	for (size_t i = 0; i < n; i++)
-		ops->item_release(exec_item(&e, i));
+		ops->item_release(c, exec_item(&e, i));
 	if (ops->end)
 		ops->end(c);
 out:

@@ -126,7 +126,10 @@ struct dfkv_net_ops {
 	/* The loop is over: whether conn is healthy (may be pooled). */
 	bool (*settle)(struct dfkv_client *c, struct dfkv_conn *conn);
 	/* Let go of an item's resources, every connection settled. */
-	void (*item_release)(struct dfkv_item *it);
+	void (*item_release)(struct dfkv_client *c, struct dfkv_item *it);
+	/* Connections an exec may take per peer (optional; else
+	 * conns_per_peer). */
+	size_t (*peer_conns)(struct dfkv_client *c);
 };
 
 /*

@@ -3,13 +3,27 @@
  * libdfkv RDMA transport (SPEC.md section 3, epoch 7) on librdmacm and
  * libibverbs.
  *
- * Devices: at open the client lists the RDMA devices with an active port,
- * filtered by the rdma_devices whitelist; none means DFKV_E_NODEV for the
- * RDMA preference (auto falls back to TCP).  A connection is bound, when
- * several devices could carry it, to an address of the device local to
- * the calling thread's NUMA node (libnuma); the device rdma_cm resolves
- * must be on the whitelist.  Each device context gets one protection
- * domain shared by its connections and by the memory registrations.
+ * Rails: at open the client lists the RDMA devices with an active port,
+ * filtered by the rdma_devices whitelist (authoritative: only those are
+ * candidates); none means DFKV_E_NODEV for the RDMA preference (auto
+ * falls back to TCP).  Each is a rail (rail.c), chosen per request, not
+ * per connection: every request an exec admits takes a credit on the
+ * rail rail.c picks for the calling thread's NUMA node (libnuma) and
+ * goes on a connection to its peer over that rail, made lazily and
+ * pooled per (peer, rail).  With several rails a connection is bound to
+ * an address of its rail's netdev; the device rdma_cm resolves must be
+ * the rail's (else the rail cannot reach that peer: the request goes to
+ * another rail).  Host-local evidence against a rail (a verbs call on
+ * its device, a QP transition, a post or a completion failing, its port
+ * leaving ACTIVE, seen through the rail's own device context's async
+ * events at each exec) quarantines it (rail.c); the requests it failed
+ * are run once more over another rail in the same exec, so a rail lost
+ * is neither a client error nor a miss.  An unreachable, refusing or
+ * malformed peer (address or route resolution, the CM connect and its
+ * grant, the handshake, a reply that does not parse) feeds the peer's
+ * health (health.c) and never a rail's.  Each device context gets one
+ * protection domain shared by its connections and by the memory
+ * registrations.
  *
  * Memory: dfkv_register_memory() records a pool (an engine's whole KV
  * pool, say; one containing pools replaces them, so a pool may be
@@ -51,6 +65,7 @@
 #define _GNU_SOURCE		/* sched_getcpu */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <numa.h>
 #include <poll.h>
@@ -61,6 +76,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "conn.h"
+#include "rail.h"
 #include "transport.h"
 
 /* What the client asks for (the HELLO, request and descriptor layouts:
@@ -68,8 +84,22 @@
 #define DFKV_RDMA_INLINE_WANT		4096
 #define DFKV_RDMA_DESC_WANT		256
 
-#define RDEV_MAX	16
+#define RDEV_MAX	DFKV_RAIL_MAX
 #define RDMA_DEPTH_WANT	64
+
+/*
+ * Requests in flight one rail admits (its credits), and its first
+ * quarantine, doubling with each failure in a row up to the client's
+ * cooldown_ms (the time a failed node is skipped).
+ */
+#define RAIL_CREDITS		4096
+#define RAIL_QUARANTINE_MS	100
+
+/*
+ * A failure that is host-local evidence against the connection's rail
+ * (rail.h); rdma.c's own, never a request's status.
+ */
+#define DFKV_E_RAIL		(__DFKV_E_MIN - 1)
 
 /*
  * rdma_rxe's vendor id.  Its responder (6.1 rxe_resp.c, check_rkey) checks
@@ -107,9 +137,14 @@ struct dfkv_rdma {
 	struct pool *pools;
 	char allow[RDEV_MAX][64];	/* whitelist; empty: any */
 	size_t nallow;
-	char cand[RDEV_MAX][64];	/* active allowed devices */
+	char cand[RDEV_MAX][64];	/* active allowed devices: rail i is
+					 * cand[i] */
 	int cand_numa[RDEV_MAX];
+	struct ibv_context *rctx[RDEV_MAX];	/* each rail's own context:
+						 * its ports, its async
+						 * events (non-blocking) */
 	size_t ncand;
+	struct dfkv_rails rails;
 	uint32_t expose;		/* enum dfkv_rdma_expose */
 };
 
@@ -125,6 +160,7 @@ struct rconn {
 	struct rdma_cm_id *id;
 	struct rdev *dev;
 	size_t dev_idx;
+	int rail;			/* the rail it was opened over */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	uint32_t depth, inline_max, max_desc;
@@ -158,7 +194,24 @@ struct ritem {
 	uint32_t ndesc;
 	bool inline_payload;
 	const uint8_t *payload;		/* inline payload source */
+	int rail;			/* the rail its credit is on,
+					 * -1: none */
 };
+
+/* What RDMA keeps per peer: its address and its idle connections per
+ * rail (the one pool of net stays empty). */
+struct rpeer {
+	struct dfkv_net_peer net;
+	struct dfkv_pool rail[RDEV_MAX];
+	/* a rail whose route to the peer is another device's is not
+	 * tried for it until then (ms) */
+	_Atomic uint64_t noroute_until[RDEV_MAX];
+};
+
+static struct rpeer *rpeer_of(const struct dfkv_peer *p)
+{
+	return p->tp;
+}
 
 static struct ritem *ritem_of(struct dfkv_item *it)
 {
@@ -199,14 +252,12 @@ static int dev_numa(const char *name)
 	return n;
 }
 
-static bool dev_active(struct ibv_device *d)
+/* A port of the device is ACTIVE. */
+static bool ctx_up(struct ibv_context *ctx)
 {
-	struct ibv_context *ctx = ibv_open_device(d);
 	struct ibv_device_attr da;
 	bool up = false;
 
-	if (!ctx)
-		return false;
 	if (!ibv_query_device(ctx, &da))
 		for (uint8_t p = 1; p <= da.phys_port_cnt && !up; p++) {
 			struct ibv_port_attr pa;
@@ -214,8 +265,24 @@ static bool dev_active(struct ibv_device *d)
 			up = !ibv_query_port(ctx, p, &pa) &&
 			     pa.state == IBV_PORT_ACTIVE;
 		}
-	ibv_close_device(ctx);
 	return up;
+}
+
+/* A context of d, its async events non-blocking, when a port is ACTIVE;
+ * else NULL. */
+static struct ibv_context *dev_open_active(struct ibv_device *d)
+{
+	struct ibv_context *ctx = ibv_open_device(d);
+	int fl;
+
+	if (!ctx)
+		return NULL;
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	if (ctx_up(ctx) && fl >= 0 &&
+	    !fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
+		return ctx;
+	ibv_close_device(ctx);
+	return NULL;
 }
 
 static int rdma_client_init(struct dfkv_client *c)
@@ -250,13 +317,20 @@ static int rdma_client_init(struct dfkv_client *c)
 	for (int i = 0; list && i < n && rd->ncand < RDEV_MAX; i++) {
 		const char *name = ibv_get_device_name(list[i]);
 
-		if (!dev_allowed(rd, name) || !dev_active(list[i]))
+		if (!dev_allowed(rd, name))
+			continue;
+		rd->rctx[rd->ncand] = dev_open_active(list[i]);
+		if (!rd->rctx[rd->ncand])
 			continue;
 		snprintf(rd->cand[rd->ncand], sizeof(rd->cand[0]), "%s", name);
 		rd->cand_numa[rd->ncand++] = dev_numa(name);
 	}
 	if (list)
 		ibv_free_device_list(list);
+	dfkv_rails_init(&rd->rails, rd->ncand, rd->cand_numa, RAIL_CREDITS,
+			RAIL_QUARANTINE_MS,
+			c->opt.cooldown_ms > RAIL_QUARANTINE_MS ?
+			c->opt.cooldown_ms : RAIL_QUARANTINE_MS);
 	return rd->ncand ? 0 : DFKV_E_NODEV;
 }
 
@@ -288,6 +362,8 @@ static void rdma_client_fini(struct dfkv_client *c)
 	}
 	for (size_t i = 0; i < rd->ndev; i++)
 		ibv_dealloc_pd(rd->devs[i].pd);
+	for (size_t i = 0; i < rd->ncand; i++)
+		ibv_close_device(rd->rctx[i]);
 	pthread_mutex_destroy(&rd->lock);
 	pthread_rwlock_destroy(&rd->pools_lock);
 	free(rd);
@@ -588,13 +664,12 @@ static int cm_wait(struct rconn *conn, uint64_t deadline,
 }
 
 /*
- * A source address on the preferred device when several could carry the
+ * A source address on rail's device when several rails could carry the
  * connection: the netdev of its first GID, an address of family fam.
  */
-static bool pick_src(struct dfkv_rdma *rd, int fam, struct sockaddr_storage *src)
+static bool rail_src(struct dfkv_rdma *rd, int rail, int fam,
+		     struct sockaddr_storage *src)
 {
-	int cpu = sched_getcpu(), node = -1;
-	size_t best = rd->ncand;
 	char path[256], ndev[64] = "";
 	struct ifaddrs *ifa, *a;
 	bool found = false;
@@ -602,16 +677,9 @@ static bool pick_src(struct dfkv_rdma *rd, int fam, struct sockaddr_storage *src
 
 	if (rd->ncand < 2)
 		return false;
-	if (numa_available() >= 0 && cpu >= 0)
-		node = numa_node_of_cpu(cpu);
-	for (size_t i = 0; i < rd->ncand && best == rd->ncand; i++)
-		if (rd->cand_numa[i] == node)
-			best = i;
-	if (best == rd->ncand)
-		best = 0;
 	snprintf(path, sizeof(path),
 		 "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0",
-		 rd->cand[best]);
+		 rd->cand[rail]);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -665,47 +733,49 @@ static int conn_resolve(struct dfkv_client *c, struct rconn *conn,
 static int conn_handshake(struct dfkv_client *c, struct rconn *conn,
 			  uint64_t deadline);
 
-/* A fresh connection to p, nothing set up yet. */
-static struct rconn *conn_alloc(struct dfkv_peer *p)
+/* A fresh connection to p over rail, nothing set up yet. */
+static struct rconn *conn_alloc(struct dfkv_peer *p, int rail)
 {
 	struct rconn *conn = calloc(1, sizeof(*conn));
 
 	if (conn) {
 		conn->base.t = &dfkv_rdma_transport;
 		conn->base.peer = p;
+		conn->rail = rail;
 	}
 	return conn;
 }
 
 /*
- * Resolve *connp's route, over the device local to the calling thread
- * when several could carry it, else where CM chooses (on a connection
- * made afresh: *connp NULL when there was no memory for it).
+ * Resolve conn's route from an address of its rail's netdev when several
+ * rails could carry it, else where CM chooses; DFKV_E_NODEV when that is
+ * another device, DFKV_E_RAIL when the rail's port is down.
  */
-static int conn_route(struct dfkv_client *c, struct rconn **connp,
+static int conn_route(struct dfkv_client *c, struct rconn *conn,
 		      uint64_t deadline)
 {
-	struct dfkv_peer *p = (*connp)->base.peer;
+	struct dfkv_rdma *rd = rdma_of(c);
 	struct sockaddr_storage src;
-	int err;
+	bool bound = rail_src(rd, conn->rail,
+			      dfkv_net_peer(conn->base.peer)->addr.ss_family,
+			      &src);
+	int err = conn_resolve(c, conn, bound ? (struct sockaddr *)&src : NULL,
+			       deadline);
 
-	if (!pick_src(rdma_of(c), dfkv_net_peer(p)->addr.ss_family, &src))
-		return conn_resolve(c, *connp, NULL, deadline);
-	err = conn_resolve(c, *connp, (struct sockaddr *)&src, deadline);
-	if (!err)
-		return 0;
-	/* not over that device: let CM choose */
-	conn_close(*connp);
-	*connp = conn_alloc(p);
-	if (!*connp)
-		return DFKV_E_NOMEM;
-	return conn_resolve(c, *connp, NULL, deadline);
+	/* no route while its port is down: the rail's, not the peer's */
+	if (err && !ctx_up(rd->rctx[conn->rail]))
+		return DFKV_E_RAIL;
+	if (!err && strcmp(ibv_get_device_name(conn->id->verbs->device),
+			   rd->cand[conn->rail]))
+		err = DFKV_E_NODEV;
+	return err;
 }
 
 /*
- * The resolved connection's verbs (on an allowed device, DFKV_E_NODEV
- * otherwise): the device's PD, a completion channel and CQ, the QP, and
- * receives for the largest grant of depth, posted before the connect.
+ * The resolved connection's verbs on its rail's device: the device's PD,
+ * a completion channel and CQ, the QP, and receives for the largest
+ * grant of depth, posted before the connect; DFKV_E_RAIL when the device
+ * failed one of them.
  */
 static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
 		      uint32_t depth)
@@ -713,20 +783,18 @@ static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
 	struct dfkv_rdma *rd = rdma_of(c);
 	struct ibv_qp_init_attr qa = { 0 };
 
-	if (!dev_allowed(rd, ibv_get_device_name(conn->id->verbs->device)))
-		return DFKV_E_NODEV;
 	conn->dev = dev_of(rd, conn->id->verbs, &conn->dev_idx);
 	if (!conn->dev)
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_RAIL;
 	conn->cc = ibv_create_comp_channel(conn->id->verbs);
 	if (!conn->cc)
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_RAIL;
 	/* a request's window binds go ahead of its SEND */
 	conn->sq_cap = depth + 1 + (conn->dev->mw ? DFKV_RDMA_DESC_WANT : 0);
 	conn->cq = ibv_create_cq(conn->id->verbs, (int)(conn->sq_cap + depth + 1),
 				 NULL, conn->cc, 0);
 	if (!conn->cq || ibv_req_notify_cq(conn->cq, 0))
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_RAIL;
 	qa.send_cq = conn->cq;
 	qa.recv_cq = conn->cq;
 	qa.qp_type = IBV_QPT_RC;
@@ -736,18 +804,18 @@ static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_RAIL;
 	conn->depth = depth;
 	conn->rlen = DFKV_RESP_PREFIX_LEN +
 		(DFKV_RDMA_REPLY_DATA_MAX > DFKV_RDMA_INLINE_WANT ?
 		 DFKV_RDMA_REPLY_DATA_MAX : DFKV_RDMA_INLINE_WANT);
 	conn->rbuf = malloc(conn->rlen * depth);
 	if (!conn->rbuf)
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_NOMEM;
 	conn->rmr = ibv_reg_mr(conn->dev->pd, conn->rbuf, conn->rlen * depth,
 			       IBV_ACCESS_LOCAL_WRITE);
 	if (!conn->rmr)
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_RAIL;
 	for (uint32_t i = 0; i < depth; i++) {
 		struct ibv_sge sge = { (uintptr_t)(conn->rbuf + i * conn->rlen),
 				       (uint32_t)conn->rlen, conn->rmr->lkey };
@@ -755,7 +823,7 @@ static int conn_verbs(struct dfkv_client *c, struct rconn *conn,
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(conn->id->qp, &wr, &bad))
-			return DFKV_E_UNAVAILABLE;
+			return DFKV_E_RAIL;
 	}
 	return 0;
 }
@@ -815,39 +883,37 @@ static int conn_sends(struct rconn *conn)
 	conn->sbuf = malloc(conn->slen * conn->depth);
 	conn->send_busy = calloc(conn->depth, sizeof(*conn->send_busy));
 	if (!conn->sbuf || !conn->send_busy)
-		return DFKV_E_UNAVAILABLE;
+		return DFKV_E_NOMEM;
 	conn->smr = ibv_reg_mr(conn->dev->pd, conn->sbuf,
 			       conn->slen * conn->depth, 0);
-	return conn->smr ? 0 : DFKV_E_UNAVAILABLE;
+	return conn->smr ? 0 : DFKV_E_RAIL;
 }
 
 /*
- * A new connection to p, established and (with a tenant secret) through
- * the handshake; NULL and *status (DFKV_E_UNAVAILABLE, DFKV_E_NOMEM,
- * DFKV_E_PROTO for a node whose grant we cannot use, DFKV_E_NODEV for a
- * device off the whitelist, DFKV_E_AUTH for a node that failed the
- * handshake) when it could not be made.
+ * A new connection to p over rail, established and (with a tenant
+ * secret) through the handshake; NULL and *status when it could not be
+ * made: DFKV_E_NOMEM, DFKV_E_PROTO for a node whose grant we cannot use,
+ * DFKV_E_AUTH for a node that failed the handshake (the peer answered),
+ * DFKV_E_RAIL when the rail's device failed, else DFKV_E_NODEV: p was
+ * not reached over this rail (no route, a route over another device, no
+ * answer), which another rail may still do.
  */
 static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
-			       int *status)
+			       int rail, int *status)
 {
 	uint64_t deadline = dfkv_now_ms() + c->opt.connect_timeout_ms;
 	uint32_t depth = c->opt.batch_concurrency > RDMA_DEPTH_WANT ?
 		c->opt.batch_concurrency : RDMA_DEPTH_WANT;
-	struct rconn *conn = conn_alloc(p);
+	struct rconn *conn = conn_alloc(p, rail);
 	int err;
 
-	*status = DFKV_E_UNAVAILABLE;
+	*status = DFKV_E_NODEV;
 	if (!conn) {
 		*status = DFKV_E_NOMEM;
 		return NULL;
 	}
 	atomic_fetch_add(&c->connects, 1);
-	err = conn_route(c, &conn, deadline);
-	if (!conn) {
-		*status = DFKV_E_NOMEM;
-		return NULL;
-	}
+	err = conn_route(c, conn, deadline);
 	/* sized for what the server may grant at most */
 	if (depth > 128)
 		depth = 128;
@@ -869,7 +935,7 @@ static struct rconn *conn_open(struct dfkv_client *c, struct dfkv_peer *p,
 		if (!err)
 			return conn;
 	}
-	if (err == DFKV_E_NODEV || err == DFKV_E_AUTH)
+	if (err == DFKV_E_AUTH || err == DFKV_E_RAIL || err == DFKV_E_NOMEM)
 		*status = err;
 	atomic_fetch_add(&c->conn_failures, 1);
 	conn_close(conn);
@@ -881,8 +947,17 @@ static int rdma_peer_init(struct dfkv_client *c, struct dfkv_peer *p)
 	uint16_t port = (uint16_t)(c->opt.rdma_port ? c->opt.rdma_port :
 				   DFKV_PORT_RDMA);
 
-	if (!rdma_of(c))
+	struct dfkv_rdma *rd = rdma_of(c);
+	int err;
+
+	if (!rd)
 		return DFKV_E_NODEV;
+	for (size_t i = 0; i < rd->ncand; i++) {
+		err = dfkv_pool_init(&rpeer_of(p)->rail[i],
+				     c->opt.conns_per_peer);
+		if (err)
+			return err;
+	}
 	return dfkv_net_peer_init(c, p, port);
 }
 
@@ -893,7 +968,17 @@ static void conn_close_pooled(void *conn)
 
 static void rdma_peer_fini(struct dfkv_client *c, struct dfkv_peer *p)
 {
+	struct rpeer *rp = rpeer_of(p);
+	void *conn;
+
 	(void)c;
+	for (size_t i = 0; i < RDEV_MAX; i++) {
+		if (!rp->rail[i].idle)
+			continue;
+		while ((conn = dfkv_pool_take(&rp->rail[i])))
+			conn_close(conn);
+		dfkv_pool_fini(&rp->rail[i]);
+	}
 	dfkv_net_peer_fini(p, conn_close_pooled);
 }
 
@@ -905,29 +990,30 @@ static bool idle_ok(struct rconn *conn)
 	return poll(&pfd, 1, 0) == 0;	/* no CM event (DISCONNECTED) */
 }
 
+/* A connection to p over rail: pooled, or made now (conn_open). */
 static struct rconn *conn_get(struct dfkv_client *c, struct dfkv_peer *p,
-			      int *status)
+			      int rail, int *status)
 {
 	struct rconn *conn;
 
-	while ((conn = dfkv_pool_take(&dfkv_net_peer(p)->pool)) &&
+	while ((conn = dfkv_pool_take(&rpeer_of(p)->rail[rail])) &&
 	       !idle_ok(conn))
 		conn_close(conn);
 	if (conn)
 		return conn;
-	return conn_open(c, p, status);
+	return conn_open(c, p, rail, status);
 }
 
 static void rconn_put(struct dfkv_client *c, struct rconn *conn, bool healthy)
 {
-	struct dfkv_net_peer *np = dfkv_net_peer(conn->base.peer);
+	struct dfkv_pool *pool = &rpeer_of(conn->base.peer)->rail[conn->rail];
 
 	dfkv_conn_reset(&conn->base, false);
 	for (uint32_t i = 0; healthy && i < conn->depth; i++)
 		if (conn->send_busy[i])
 			healthy = false;	/* a SEND still unreported */
 	if (healthy && !conn->broken &&
-	    dfkv_pool_give(&np->pool, c->opt.conns_per_peer, conn))
+	    dfkv_pool_give(pool, c->opt.conns_per_peer, conn))
 		return;
 	conn_close(conn);
 }
@@ -1123,10 +1209,38 @@ static int item_complete(struct ritem *it, const uint8_t *buf, uint32_t len)
 
 /* ---------------------------------------------------------------- exec */
 
+/*
+ * r could not go over rail: once more over another rail (rdma_exec), or
+ * unavailable when it already had its second try or a lease holds its
+ * connection.
+ */
+static void req_rail_failed(struct dfkv_req *r, int rail)
+{
+	if (r->rail_skip || r->conn) {
+		r->status = DFKV_E_UNAVAILABLE;
+		return;
+	}
+	r->status = DFKV_E_NOT_RUN;
+	r->rail_skip = 1u << rail;
+}
+
+/*
+ * conn failed: on evidence against its rail (DFKV_E_RAIL) the rail is
+ * charged and the unanswered requests go to another rail; anything else
+ * is the peer's (conn.c).
+ */
 static void conn_fail(struct dfkv_client *c, struct rconn *conn, int status)
 {
-	dfkv_conn_fail(c, &conn->base, status);
 	conn->broken = true;
+	if (status != DFKV_E_RAIL) {
+		dfkv_conn_fail(c, &conn->base, status);
+		return;
+	}
+	dfkv_rail_failed(&rdma_of(c)->rails, conn->rail, dfkv_now_ms());
+	atomic_fetch_add(&c->conn_failures, 1);
+	for (size_t i = conn->base.recvd; i < conn->base.nq; i++)
+		req_rail_failed(conn->base.q[i]->r, conn->rail);
+	conn->base.recvd = conn->base.nq;
 }
 
 /* Post the SENDs the window and the send slots allow. */
@@ -1157,7 +1271,7 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 			};
 
 			if (ibv_post_send(conn->id->qp, &bw, &bad))
-				return DFKV_E_UNAVAILABLE;
+				return DFKV_E_RAIL;
 			conn->sq_used++;
 		}
 		dfkv_wire_req_encode(&it->w, b);
@@ -1177,7 +1291,7 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 		wr.opcode = IBV_WR_SEND;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		if (ibv_post_send(conn->id->qp, &wr, &bad))
-			return DFKV_E_UNAVAILABLE;
+			return DFKV_E_RAIL;
 		conn->send_busy[slot] = true;
 		conn->sq_used++;
 		if (it->base.r->op == DFKV_OP_PUT)
@@ -1186,6 +1300,25 @@ static int conn_send(struct dfkv_client *c, struct rconn *conn)
 	}
 	(void)c;
 	return 0;
+}
+
+/*
+ * A completion's failure: the node refusing the access or the request is
+ * the peer's doing, anything else (retries exhausted, a local error, a
+ * flushed work request) is evidence against the rail.
+ */
+static int wc_failure(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+		return DFKV_E_UNAVAILABLE;
+	default:
+		return DFKV_E_RAIL;
+	}
 }
 
 /* Reap completions: how many, or a negative status on failure. */
@@ -1201,7 +1334,7 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 			uint64_t kind = wc[i].wr_id >> 32;
 
 			if (wc[i].status != IBV_WC_SUCCESS)
-				return DFKV_E_UNAVAILABLE;
+				return wc_failure(wc[i].status);
 			if (kind) {	/* a SEND or a window's bind */
 				conn->sq_used--;
 				if (kind == WR_SEND)
@@ -1231,11 +1364,11 @@ static int conn_poll(struct dfkv_client *c, struct rconn *conn)
 							 it->base.r->data_len);
 				conn->base.recvd++;
 				if (ibv_post_recv(conn->id->qp, &wr, &bad))
-					return DFKV_E_UNAVAILABLE;
+					return DFKV_E_RAIL;
 			}
 		}
 	}
-	return n < 0 ? DFKV_E_UNAVAILABLE : got;
+	return n < 0 ? DFKV_E_RAIL : got;
 }
 
 /*
@@ -1260,7 +1393,7 @@ static int conn_call(struct dfkv_client *c, struct rconn *conn,
 
 		/* arm, then look: no completion slips by */
 		if (!rc && ibv_req_notify_cq(conn->cq, 0))
-			rc = DFKV_E_UNAVAILABLE;
+			rc = DFKV_E_RAIL;
 		if (!rc)
 			rc = conn_poll(c, conn);
 		if (rc < 0)
@@ -1310,9 +1443,48 @@ static bool conn_sends_busy(const struct rconn *conn)
 	return false;
 }
 
+/*
+ * The port events of every rail since the last look (its own context's
+ * async events): a port that left ACTIVE takes its rail out, and the
+ * rail's idle connections go (whatever the link loss did to them, the
+ * peer is not to blame for it); one ACTIVE again brings it back
+ * (rail.c).
+ */
+static void rails_watch(struct dfkv_client *c)
+{
+	struct dfkv_rdma *rd = rdma_of(c);
+
+	for (size_t i = 0; i < rd->ncand; i++) {
+		struct ibv_async_event ev;
+		bool seen = false, up;
+
+		while (!ibv_get_async_event(rd->rctx[i], &ev)) {
+			seen |= ev.event_type == IBV_EVENT_PORT_ERR ||
+				ev.event_type == IBV_EVENT_PORT_ACTIVE ||
+				ev.event_type == IBV_EVENT_DEVICE_FATAL;
+			ibv_ack_async_event(&ev);
+		}
+		if (!seen)
+			continue;
+		up = ctx_up(rd->rctx[i]);
+		dfkv_rail_port(&rd->rails, (int)i, up, dfkv_now_ms());
+		for (size_t k = 0; !up && k < c->npeers; k++) {
+			struct dfkv_pool *pool;
+			struct rconn *conn;
+
+			if (c->peers[k].t != &dfkv_rdma_transport)
+				continue;
+			pool = &rpeer_of(&c->peers[k])->rail[i];
+			while (pool->idle && (conn = dfkv_pool_take(pool)))
+				conn_close(conn);
+		}
+	}
+}
+
 static void rdma_begin(struct dfkv_client *c, size_t n)
 {
-	atomic_fetch_add(&c->rdma_reqs, n);
+	(void)n;
+	rails_watch(c);
 	pthread_rwlock_rdlock(&rdma_of(c)->pools_lock);
 }
 
@@ -1321,54 +1493,142 @@ static void rdma_end(struct dfkv_client *c)
 	pthread_rwlock_unlock(&rdma_of(c)->pools_lock);
 }
 
+/* The NUMA node of the calling thread, -1 when unknown. */
+static int caller_node(void)
+{
+	int cpu = sched_getcpu();
+
+	return numa_available() >= 0 && cpu >= 0 ? numa_node_of_cpu(cpu) : -1;
+}
+
+/* One peer's admissions in an exec: the connections taken per rail. */
+struct admit {
+	struct dfkv_conn **conns;	/* the exec's slots for this peer */
+	size_t k;			/* used */
+	size_t per_rail;		/* connections a rail may take */
+	size_t n[RDEV_MAX], rr[RDEV_MAX];
+	bool full[RDEV_MAX];		/* no more for this rail */
+	int status[RDEV_MAX];		/* 0, or why rail gave none */
+};
+
 /*
- * Connections for the requests of one peer, each request prepared for
- * the connection it goes on; returns how many were used.
+ * A connection over rail for the next request: a new one while the rail
+ * has fewer than per_rail, else the rail's next in turn; NULL with
+ * a->status[rail] set when the rail gives none.
+ */
+static struct rconn *admit_conn(struct dfkv_client *c, struct dfkv_peer *p,
+				struct admit *a, int rail)
+{
+	size_t want, seen = 0;
+	struct rconn *conn;
+	int status;
+
+	if (a->status[rail])
+		return NULL;
+	if (!a->full[rail] && a->n[rail] < a->per_rail) {
+		conn = conn_get(c, p, rail, &status);
+		if (conn) {
+			dfkv_conn_reset(&conn->base, true);
+			a->conns[a->k++] = &conn->base;
+			a->n[rail]++;
+			return conn;
+		}
+		a->status[rail] = status;
+		if (a->status[rail] == DFKV_E_RAIL)
+			dfkv_rail_failed(&rdma_of(c)->rails, rail,
+					 dfkv_now_ms());
+		if (a->status[rail] == DFKV_E_NODEV)
+			atomic_store(&rpeer_of(p)->noroute_until[rail],
+				     dfkv_now_ms() + c->opt.cooldown_ms);
+		if (!a->n[rail])
+			return NULL;
+		/* what the rail has will do */
+		a->status[rail] = 0;
+		a->full[rail] = true;
+	}
+	want = a->rr[rail]++ % a->n[rail];
+	for (size_t i = 0; i < a->k; i++) {
+		conn = rconn_of(a->conns[i]);
+		if (conn->rail == rail && seen++ == want)
+			return conn;
+	}
+	return NULL;
+}
+
+/*
+ * The requests of one peer: each admitted on a rail (its credit taken),
+ * queued on a connection over that rail and prepared for it; the ones a
+ * lease's connection holds go there.  A rail that gives no connection
+ * sends its requests to another rail (once), a peer that refuses one
+ * fails the peer's remaining requests.  Returns the connections used.
  */
 static size_t rdma_assign(struct dfkv_client *c, struct dfkv_peer *p,
 			  struct dfkv_req *const *reqs, void *items, size_t n,
 			  struct dfkv_conn **conns, uint64_t now)
 {
+	struct dfkv_rdma *rd = rdma_of(c);
 	struct ritem *it = items;
 	struct dfkv_conn *held;
-	size_t want = dfkv_conn_want(c, p, reqs, n, &held), k = 0;
-	int status = DFKV_E_UNAVAILABLE;
+	size_t want = dfkv_conn_want(c, p, reqs, n, &held);
+	struct admit a = { .conns = conns, .per_rail = want };
+	int node = caller_node();
+	uint32_t noroute = 0;
 
-	(void)now;
 	if (!want)
 		return 0;
-	for (; k < want; k++) {
-		struct rconn *conn = held ? rconn_of(held) :
-			conn_get(c, p, &status);
-
-		if (!conn)
-			break;
-		conns[k] = &conn->base;
-		dfkv_conn_reset(&conn->base, true);
+	for (size_t i = 0; i < rd->ncand; i++)
+		if (now < atomic_load(&rpeer_of(p)->noroute_until[i]))
+			noroute |= 1u << i;
+	if (held) {
+		conns[a.k++] = held;
+		dfkv_conn_reset(held, true);
 	}
-	if (!k) {
-		for (size_t i = 0; i < n; i++)
-			if (it[i].base.r->peer == p)
-				it[i].base.r->status = status;
-		/* no device: the node is not down */
-		if (status != DFKV_E_NODEV)
-			dfkv_peer_failed(c, p, status);
-		return 0;
-	}
-	for (size_t i = 0, rr = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
+		struct dfkv_req *r = it[i].base.r;
 		struct rconn *conn;
-		int err;
+		int rail, err;
 
-		if (it[i].base.r->peer != p)
+		if (r->peer != p)
 			continue;
-		conn = rconn_of(conns[rr++ % k]);
+		if (held) {
+			conn = rconn_of(held);
+		} else {
+			rail = dfkv_rail_admit(&rd->rails, node,
+					       r->rail_skip | noroute, now);
+			if (rail < 0) {
+				r->status = DFKV_E_UNAVAILABLE;
+				/* no rail reaches it: the peer is down */
+				if (noroute == (1u << rd->ncand) - 1)
+					dfkv_peer_failed(c, p, r->status);
+				continue;
+			}
+			it[i].rail = rail;
+			conn = admit_conn(c, p, &a, rail);
+			if (!conn && (a.status[rail] == DFKV_E_RAIL ||
+				      a.status[rail] == DFKV_E_NODEV)) {
+				if (a.status[rail] == DFKV_E_NODEV)
+					noroute |= 1u << rail;
+				req_rail_failed(r, rail);
+				continue;
+			}
+			if (!conn) {
+				/* the peer answered no (grant, handshake) */
+				for (size_t j = i; j < n; j++)
+					if (it[j].base.r->peer == p)
+						it[j].base.r->status =
+							a.status[rail];
+				if (a.status[rail] != DFKV_E_NOMEM)
+					dfkv_peer_failed(c, p, a.status[rail]);
+				break;
+			}
+		}
 		err = item_prepare(c, conn, &it[i]);
 		if (err)
-			it[i].base.r->status = err;
+			r->status = err;
 		else if (!dfkv_conn_push(&conn->base, &it[i].base))
-			it[i].base.r->status = DFKV_E_NOMEM;
+			r->status = DFKV_E_NOMEM;
 	}
-	return k;
+	return a.k;
 }
 
 static void rdma_advance(struct dfkv_client *c, struct dfkv_conn *base,
@@ -1387,21 +1647,29 @@ static void rdma_advance(struct dfkv_client *c, struct dfkv_conn *base,
 /*
  * Arm the completion channel, then look again (no completion slips by);
  * the connection's pollfds are that channel and its CM event channel,
- * and the loop looks again after 100 ms at the most.
+ * and the loop looks again after 100 ms at the most.  A connection whose
+ * rail's port went down fails now (its requests go to another rail)
+ * rather than when the transport's retries run out.
  */
 static int rdma_arm(struct dfkv_client *c, struct dfkv_conn *base,
 		    uint64_t now, uint64_t deadline, struct pollfd *pfd,
 		    uint64_t *wait)
 {
+	struct dfkv_rdma *rd = rdma_of(c);
 	struct rconn *conn = rconn_of(base);
 	int rc;
 
+	rails_watch(c);
+	if (atomic_load(&rd->rails.r[conn->rail].down)) {
+		conn_fail(c, conn, DFKV_E_RAIL);
+		return -1;
+	}
 	if (now >= deadline) {
 		conn_fail(c, conn, DFKV_E_TIMEOUT);
 		return -1;
 	}
 	if (ibv_req_notify_cq(conn->cq, 0)) {
-		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+		conn_fail(c, conn, DFKV_E_RAIL);
 		return -1;
 	}
 	rc = conn_poll(c, conn);
@@ -1431,12 +1699,15 @@ static void rdma_events(struct dfkv_client *c, struct dfkv_conn *base,
 		ibv_ack_cq_events(cq, 1);
 	/*
 	 * A CM event on an established connection is its end (the node
-	 * disconnected, the device went away): fail now rather than after
-	 * the transport's retries.
+	 * disconnected: the peer's; the device went away: the rail's): fail
+	 * now rather than after the transport's retries.
 	 */
 	if ((pfd[1].revents & POLLIN) && !rdma_get_cm_event(conn->ch, &ev)) {
+		int status = ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ?
+			DFKV_E_RAIL : DFKV_E_UNAVAILABLE;
+
 		rdma_ack_cm_event(ev);
-		conn_fail(c, conn, DFKV_E_UNAVAILABLE);
+		conn_fail(c, conn, status);
 	}
 }
 
@@ -1464,14 +1735,62 @@ static bool rdma_settle(struct dfkv_client *c, struct dfkv_conn *base)
 	return healthy;
 }
 
-static void rdma_item_release(struct dfkv_item *it)
+/* Connections an exec may take per peer: as many per rail as TCP's. */
+static size_t rdma_peer_conns(struct dfkv_client *c)
 {
-	item_release(ritem_of(it));
+	return rdma_of(c)->ncand * c->opt.conns_per_peer;
+}
+
+static int rdma_item_init(struct dfkv_item *it)
+{
+	ritem_of(it)->rail = -1;
+	return 0;
+}
+
+/* The request is over: its rail's credit back, a reply ends the rail's
+ * failure streak. */
+static void rdma_item_release(struct dfkv_client *c, struct dfkv_item *it)
+{
+	struct ritem *ri = ritem_of(it);
+
+	if (ri->rail >= 0)
+		dfkv_rail_done(&rdma_of(c)->rails, ri->rail,
+			       it->r->status >= 0);
+	item_release(ri);
+}
+
+/*
+ * Run reqs (dfkv_conn_exec), then once more those a rail failed, over
+ * another rail under the same deadline; what is still not run then was
+ * not delivered.
+ */
+static void rdma_exec(struct dfkv_client *c, struct dfkv_req **reqs, size_t n,
+		      uint64_t deadline)
+{
+	struct dfkv_req **again = NULL;
+	size_t na = 0, cap = 0;
+
+	atomic_fetch_add(&c->rdma_reqs, n);
+	for (size_t i = 0; i < n; i++)
+		reqs[i]->rail_skip = 0;
+	dfkv_conn_exec(c, reqs, n, deadline);
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i]->status == DFKV_E_NOT_RUN && reqs[i]->rail_skip &&
+		    !dfkv_push(again, na, cap, reqs[i]))
+			reqs[i]->status = DFKV_E_NOMEM;
+	if (na)
+		dfkv_conn_exec(c, again, na, deadline);
+	free(again);
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i]->status == DFKV_E_NOT_RUN)
+			reqs[i]->status = DFKV_E_UNAVAILABLE;
 }
 
 static const struct dfkv_net_ops rdma_net_ops = {
 	.item_size = sizeof(struct ritem),
 	.nfds = 2,
+	.peer_conns = rdma_peer_conns,
+	.item_init = rdma_item_init,
 	.begin = rdma_begin,
 	.end = rdma_end,
 	.assign = rdma_assign,
@@ -1488,10 +1807,59 @@ const struct dfkv_transport_ops dfkv_rdma_transport = {
 	.id = DFKV_T_RDMA,
 	.client_init = rdma_client_init,
 	.client_fini = rdma_client_fini,
-	.peer_size = sizeof(struct dfkv_net_peer),
+	.peer_size = sizeof(struct rpeer),
 	.init = rdma_peer_init,
 	.fini = rdma_peer_fini,
-	.exec = dfkv_conn_exec,
+	.exec = rdma_exec,
 	.net = &rdma_net_ops,
 	.conn_put = rdma_conn_put,
 };
+
+/* ------------------------------------------------------------- stats */
+
+size_t dfkv_rdma_stats(struct dfkv_client *c, char *buf, size_t cap)
+{
+	static const char *const kind[] = { "requests", "failures",
+					    "quarantines" };
+	static const char *const help[] = {
+		"Requests admitted on each RDMA rail.",
+		"Host-local failures charged to each RDMA rail.",
+		"Times each RDMA rail was quarantined.",
+	};
+	struct dfkv_rdma *rd = rdma_of(c);
+	uint64_t now = dfkv_now_ms();
+	size_t len = 0;
+
+#define OUT(...) (len += (size_t)snprintf(buf + (len < cap ? len : cap), \
+					  len < cap ? cap - len : 0, \
+					  __VA_ARGS__))
+	if (!rd)
+		return 0;
+	for (size_t k = 0; k < 3; k++) {
+		OUT("# HELP dfkv_client_rdma_rail_%s_total %s\n"
+		    "# TYPE dfkv_client_rdma_rail_%s_total counter\n",
+		    kind[k], help[k], kind[k]);
+		for (size_t i = 0; i < rd->ncand; i++) {
+			struct dfkv_rail *r = &rd->rails.r[i];
+			_Atomic uint64_t *v[] = { &r->admitted, &r->failures,
+						  &r->quarantines };
+
+			OUT("dfkv_client_rdma_rail_%s_total{rail=\"%s\"} "
+			    "%llu\n", kind[k], rd->cand[i],
+			    (unsigned long long)atomic_load(v[k]));
+		}
+	}
+	OUT("# HELP dfkv_client_rdma_rail_up Whether each RDMA rail admits "
+	    "requests now (0: quarantined or its port down).\n"
+	    "# TYPE dfkv_client_rdma_rail_up gauge\n");
+	for (size_t i = 0; i < rd->ncand; i++)
+		OUT("dfkv_client_rdma_rail_up{rail=\"%s\"} %d\n", rd->cand[i],
+		    dfkv_rail_admissible(&rd->rails, (int)i, now));
+	OUT("# HELP dfkv_client_rdma_numa_fallbacks_total Admissions that "
+	    "found no NUMA-local rail admissible and went to another.\n"
+	    "# TYPE dfkv_client_rdma_numa_fallbacks_total counter\n"
+	    "dfkv_client_rdma_numa_fallbacks_total %llu\n",
+	    (unsigned long long)atomic_load(&rd->rails.numa_fallbacks));
+#undef OUT
+	return len;
+}

@@ -690,8 +690,9 @@ static bool tcp_settle(struct dfkv_client *c, struct dfkv_conn *base)
 	return conn->fd >= 0 && base->recvd == base->nq;
 }
 
-static void tcp_item_release(struct dfkv_item *it)
+static void tcp_item_release(struct dfkv_client *c, struct dfkv_item *it)
 {
+	(void)c;
 	free(item_of(it)->owned);
 }
 

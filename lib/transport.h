@@ -84,6 +84,13 @@ extern const struct dfkv_transport_ops dfkv_rdma_transport;
 extern const struct dfkv_transport_ops dfkv_local_transport;
 
 /*
+ * The RDMA transport's rail counters (rdma.c, rail.h) as Prometheus
+ * text into buf (cap bytes, NUL-terminated when it fits): its length,
+ * 0 when RDMA is off.
+ */
+size_t dfkv_rdma_stats(struct dfkv_client *c, char *buf, size_t cap);
+
+/*
  * The wire prefix of r in epoch (conn.c): op, block key (zero for the
  * keyed ops and RELEASE), GET range (never wider than the capacity),
  * TOUCH walk, LEASE ttl, RELEASE id, and the payload length (value, key

@@ -4,8 +4,9 @@
 epoch-6 nodes of fake_node.py on loopback: put/get (bytes and numpy-style
 buffers), ranges, batches, probe/lease, TOUCH walks on the wire, routing,
 the asynchronous batches (submit, reap on the eventfd, cancel, asyncio's
-run, close with work outstanding), host pools, and a dead node turning
-reads into misses (synchronous and asynchronous).  Prints TAP."""
+run, close with work outstanding), host pools, a dead node turning
+reads into misses (synchronous and asynchronous), and no RDMA rail
+counters without RDMA.  Prints TAP."""
 
 import asyncio
 import select
@@ -340,6 +341,13 @@ def dead_node_is_a_miss():
             assert st == dfkv.OK and ps == dfkv.OK
     assert put.status == dfkv.ERRORS["E_UNAVAILABLE"]
     assert sorted(map(id, C.reap())) == sorted((id(get), id(put)))
+
+
+@test
+def no_rails_without_rdma():
+    # the RDMA rail counters (Client.rails()) exist with RDMA only
+    assert C.rails() == {}
+    assert "rdma_rail" not in C.stats()
 
 
 @test

@@ -1106,13 +1106,32 @@ class Client:
                                         byref(n)), "stats")
         return buf.raw[:n.value].decode()
 
+    def _by_label(self, name, label, stats=None):
+        """{label value: sample} of the client's metric name whose one
+        label is label."""
+        pre = 'dfkv_client_%s{%s="' % (name, label)
+        out = {}
+        for line in (stats or self.stats()).splitlines():
+            if line.startswith(pre):
+                key, _, value = line[len(pre):].partition('"} ')
+                out[key] = int(value)
+        return out
+
     def misses(self):
         """Keys reads did not find, by cause: {"unavailable": n, "auth": n,
         "absent": n} (dfkv_client_misses_total; lib/README.md)."""
-        pre = 'dfkv_client_misses_total{cause="'
+        return self._by_label("misses_total", "cause")
+
+    def rails(self):
+        """The RDMA rails: {device: {"requests": n, "failures": n,
+        "quarantines": n, "up": 0 or 1}} (dfkv_client_rdma_rail_*;
+        lib/README.md); {} without RDMA."""
+        st = self.stats()
         out = {}
-        for line in self.stats().splitlines():
-            if line.startswith(pre):
-                cause, _, value = line[len(pre):].partition('"} ')
-                out[cause] = int(value)
+        for kind, name in (("requests", "rdma_rail_requests_total"),
+                           ("failures", "rdma_rail_failures_total"),
+                           ("quarantines", "rdma_rail_quarantines_total"),
+                           ("up", "rdma_rail_up")):
+            for rail, v in self._by_label(name, "rail", st).items():
+                out.setdefault(rail, {})[kind] = v
         return out
