@@ -352,6 +352,18 @@ int dfkv_node_set_state(struct dfkv_node *node, u32 state)
 	return 0;
 }
 
+void dfkv_node_attach_begin(struct dfkv_node *node)
+{
+	if (atomic_inc_return(&node->attaching) == 1)
+		node_event(node, NULL, DFKV_EVENT_NODE_PHASE);
+}
+
+void dfkv_node_attach_end(struct dfkv_node *node)
+{
+	if (atomic_dec_and_test(&node->attaching))
+		node_event(node, NULL, DFKV_EVENT_NODE_PHASE);
+}
+
 static int __net_init dfkv_net_init(struct net *net)
 {
 	struct dfkv_net *dn = dfkv_net(net);

@@ -53,6 +53,7 @@ struct dfkv_node {
 	u64 max_value;			/* READ_ONCE */
 	u32 flags;			/* READ_ONCE, enum dfkv_node_flags */
 	u32 state;			/* READ_ONCE, enum dfkv_node_state */
+	atomic_t attaching;		/* disk attaches in progress: phase */
 	atomic64_t recv_reserved;	/* by PUTs whose payload is arriving */
 	atomic64_t recv_refused;	/* PUTs answered BUSY for it */
 	struct dfkv_stats stats;
@@ -98,6 +99,19 @@ bool dfkv_nodes_wait_retired(struct dfkv_node *self);
 struct dfkv_node *dfkv_node_get(struct net *net, const char *name);
 void dfkv_node_put(struct dfkv_node *node);
 int dfkv_node_set_state(struct dfkv_node *node, u32 state);
+/*
+ * Bracket a disk attach (its open, index rebuild and any wait for the
+ * device): the node's phase is REBUILDING while one is in progress, and
+ * its first begin and last end raise DFKV_EVENT_NODE_PHASE.
+ */
+void dfkv_node_attach_begin(struct dfkv_node *node);
+void dfkv_node_attach_end(struct dfkv_node *node);
+/* enum dfkv_node_phase, without a lock: NODE_GET never waits for an attach. */
+static inline u32 dfkv_node_phase(struct dfkv_node *node)
+{
+	return atomic_read(&node->attaching) ? DFKV_NODE_PHASE_REBUILDING :
+		DFKV_NODE_PHASE_UP;
+}
 
 /*
  * Node and disk events (enum dfkv_event, DFKV_EVENT_NODE_* and

@@ -92,6 +92,25 @@ int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers)
 }
 
 /*
+ * The list changed or one of its disks failed: count them again for the
+ * readers that do not take the mutex (NODE_GET, whose every dump would
+ * otherwise wait for an attach's whole rebuild).
+ */
+static void tier_recount(struct dfkv_tier *t)
+{
+	struct dfkv_disk *d;
+	u32 n = 0, failed = 0;
+
+	lockdep_assert_held(&t->lock);
+	list_for_each_entry(d, &t->disks, link) {
+		n++;
+		failed += !dfkv_disk_up(d);
+	}
+	WRITE_ONCE(t->nr_disks, n);
+	WRITE_ONCE(t->nr_failed, failed);
+}
+
+/*
  * Rebuild the ring over the listed disks that are up and not leaving and
  * publish it.  When every one of those failed, the ring keeps naming them
  * all: flushes then fail (the blocks stay in RAM, ack=disk PUTs get
@@ -146,6 +165,7 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 			d->name);
 	if (!t->stopped)
 		tier_fail_disk(t, d);
+	tier_recount(t);
 	mutex_unlock(&t->lock);
 	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_STATE);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
@@ -190,11 +210,11 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		goto err_drop;
 	}
 	list_add_tail(&d->link, &t->disks);
-	t->nr_disks++;
+	tier_recount(t);
 	err = tier_publish_ring(t);
 	if (err) {
 		list_del(&d->link);
-		t->nr_disks--;
+		tier_recount(t);
 		goto err_drop;
 	}
 	atomic_inc(&tier_gen);
@@ -243,7 +263,7 @@ static void tier_disk_leave(struct work_struct *work)
 	dfkv_disk_close(d, true);
 	mutex_lock(&t->lock);
 	list_del(&d->link);
-	t->nr_disks--;
+	tier_recount(t);
 	atomic_inc(&tier_gen);
 	dfkv_flush_apply_workers(t);
 	mutex_unlock(&t->lock);
@@ -329,7 +349,7 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 
 	mutex_lock(&t->lock);
 	list_splice_init(&t->disks, &gone);
-	t->nr_disks = 0;
+	tier_recount(t);
 	ring = rcu_replace_pointer(t->ring, NULL, lockdep_is_held(&t->lock));
 	mutex_unlock(&t->lock);
 	synchronize_rcu();

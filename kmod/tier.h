@@ -40,7 +40,9 @@ struct dfkv_tier {
 	struct dfkv_store *st;		/* the store above, for good */
 	struct mutex lock;		/* disk add/del, ring rebuilds */
 	struct list_head disks;		/* under lock */
-	u32 nr_disks;
+	/* the list's disks, and those of them failed: tier_recount() */
+	u32 nr_disks;			/* READ_ONCE */
+	u32 nr_failed;			/* READ_ONCE */
 	struct dfkv_ring __rcu *ring;	/* NULL: no disk, RAM only */
 	struct workqueue_struct *wq;	/* flush workers */
 	struct workqueue_struct *ctl_wq;	/* disk deletions (the node's) */
