@@ -307,6 +307,7 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	U32(DFKV_A_TENANT_SECRETS, tenant_secrets, has_tenant_secrets);
 	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
 	U32(DFKV_A_NODE_STATE, state, has_state);
+	U32(DFKV_A_NODE_PHASE, phase, has_phase);
 	U32(DFKV_A_NODE_FIRST_REQUEST_MS, first_request_ms,
 	    has_first_request_ms);
 	U32(DFKV_A_NODE_IDLE_MS, idle_ms, has_idle_ms);
@@ -418,6 +419,13 @@ int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n)
 const char *state_name(uint32_t state)
 {
 	const char *name = dfkv_node_state_str(state);
+
+	return name ? name : "unknown";
+}
+
+const char *phase_name(uint32_t phase)
+{
+	const char *name = dfkv_node_phase_str(phase);
 
 	return name ? name : "unknown";
 }
@@ -763,6 +771,8 @@ static void print_node_config(FILE *f, const struct node_info *ni, bool raw)
 	fprintf(f, "node %s\n", ni->name);
 	if (ni->has_state)
 		fprintf(f, "  %-12s %s\n", "state", state_name(ni->state));
+	if (ni->has_phase)
+		fprintf(f, "  %-12s %s\n", "phase", phase_name(ni->phase));
 	if (ni->has_flags)
 		fprintf(f, "  %-12s %s\n", "eviction",
 			ni->flags & DFKV_NODE_F_EVICT ? "on" : "off");
