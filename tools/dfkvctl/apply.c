@@ -38,7 +38,9 @@ static const char help[] =
 	"    missing and changes what differs, printing one line per change on\n"
 	"    stdout; what is already as the file says is left alone, so a\n"
 	"    second run prints nothing.  apply never deletes a node, listener,\n"
-	"    disk or tenant that the file does not list.\n"
+	"    disk or tenant that the file does not list.  Per node it applies\n"
+	"    the settings, then the disks, the tenants, and the listeners last:\n"
+	"    a restarted node serves only once its disks are rebuilt.\n"
 	"\n"
 	"    A disk is attached without formatting: a clean dfkv format comes\n"
 	"    back with its blocks.  A disk that does not come back (no such\n"
@@ -671,10 +673,15 @@ static void node_apply(struct apply *a, const struct conf_node *n)
 	}
 	if (!created || !a->dry_run)
 		node_update(a, n, &ni);
-	listeners_apply(a, n, &ni);
+	/*
+	 * Listeners last: a restarted node serves, and its directory agent
+	 * registers it (Documentation/mdsd.md), only once its disks are
+	 * rebuilt and its tenants are back, so it rejoins warm.
+	 */
 	disks_apply(a, n, !(created && a->dry_run));
 	for (i = 0; i < n->n_tenants; i++)
 		failed(a, tenant_apply(a, n->name, &n->tenants[i]));
+	listeners_apply(a, n, &ni);
 }
 
 int apply_main(int argc, char *argv[])
