@@ -423,6 +423,16 @@ int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "a new node starts up; set its state afterwards");
 		return -EINVAL;
 	}
+	if (info->attrs[DFKV_A_NODE_PHASE]) {
+		if (nla_get_u32(info->attrs[DFKV_A_NODE_PHASE]) !=
+		    DFKV_NODE_PHASE_REBUILDING) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[DFKV_A_NODE_PHASE],
+					    "a new node is up, or rebuilding until a NODE_SET says up");
+			return -EINVAL;
+		}
+		cfg.rebuilding = true;
+	}
 	get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &cfg.first_request_ms);
 	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
 	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
@@ -471,6 +481,12 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 				    "the RAM budget and its NUMA placement are fixed when the node is created");
 		return -EOPNOTSUPP;
 	}
+	if (info->attrs[DFKV_A_NODE_PHASE] &&
+	    nla_get_u32(info->attrs[DFKV_A_NODE_PHASE]) != DFKV_NODE_PHASE_UP) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DFKV_A_NODE_PHASE],
+				    "only a disk attach makes a node rebuilding; set up to end its creation's");
+		return -EINVAL;
+	}
 	node = dfkv_nl_req_node(info);
 	if (!node)
 		return -ENOENT;
@@ -494,6 +510,8 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (info->attrs[DFKV_A_NODE_STATE])
 		dfkv_node_set_state(node,
 				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
+	if (info->attrs[DFKV_A_NODE_PHASE])
+		dfkv_node_release(node);
 	set_limits(&node->limits, info);
 	if (info->attrs[DFKV_A_NODE_AUTH])
 		WRITE_ONCE(node->tenants.auth_required,

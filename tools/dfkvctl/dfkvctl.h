@@ -210,6 +210,7 @@ int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n);
 const char *state_name(uint32_t state);
 const char *phase_name(uint32_t phase);	/* "up", "rebuilding" */
 int state_parse(const char *s, uint32_t *out);
+int phase_parse(const char *s, uint32_t *out);
 const char *op_name(uint32_t op);
 const char *status_name(uint32_t status);	/* "ok", "not_found"... */
 const char *event_name(uint32_t event);

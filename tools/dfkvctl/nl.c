@@ -51,6 +51,8 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "--evict";
 		case DFKV_A_NODE_STATE:
 			return "--state";
+		case DFKV_A_NODE_PHASE:
+			return "--phase";
 		case DFKV_A_NODE_FIRST_REQUEST_MS:
 			return "--first-request-ms";
 		case DFKV_A_NODE_IDLE_MS:
@@ -436,6 +438,11 @@ static int name_parse(const char *s, const char *(*name)(uint32_t),
 int state_parse(const char *s, uint32_t *out)
 {
 	return name_parse(s, state_name, __DFKV_NODE_STATE_MAX, out);
+}
+
+int phase_parse(const char *s, uint32_t *out)
+{
+	return name_parse(s, phase_name, __DFKV_NODE_PHASE_MAX, out);
 }
 
 const char *op_name(uint32_t op)

@@ -365,8 +365,9 @@ enum dfkv_node_state {
 };
 
 /*
- * Read only: REBUILDING while a disk attach of the node (its open and
- * index rebuild) is in progress, UP otherwise.
+ * REBUILDING while a disk attach of the node (its open and index rebuild)
+ * is in progress, or from a NODE_NEW that gave REBUILDING (its disks
+ * follow) until a NODE_SET gives UP; UP otherwise.
  */
 enum dfkv_node_phase {
 	DFKV_NODE_PHASE_UP = 1,
@@ -541,7 +542,7 @@ enum dfkv_attr {
 	DFKV_A_TENANT_SECRETS,		/* u32: secrets held (read only) */
 	DFKV_A_NODE_FRAME_MS,		/* u32: whole-frame deadline, >= 1000 */
 	DFKV_A_NODE_MIN_RATE,		/* u32: bytes/s floor, 0 = off */
-	DFKV_A_NODE_PHASE,		/* u32: enum dfkv_node_phase (read only) */
+	DFKV_A_NODE_PHASE,		/* u32: enum dfkv_node_phase */
 	__DFKV_A_MAX
 };
 
