@@ -1263,6 +1263,11 @@ void dfkv_disk_get(struct dfkv_disk *d)
 	kref_get(&d->ref);
 }
 
+bool dfkv_disk_tryget(struct dfkv_disk *d)
+{
+	return kref_get_unless_zero(&d->ref);
+}
+
 static void disk_release(struct kref *ref)
 {
 	struct dfkv_disk *d = container_of(ref, struct dfkv_disk, ref);

@@ -136,6 +136,8 @@ int dfkv_disk_rebuild(struct dfkv_disk *d, dfkv_od_found_fn found,
  */
 void dfkv_disk_close(struct dfkv_disk *d, bool clean);
 void dfkv_disk_get(struct dfkv_disk *d);
+/* A reference unless the last one is gone (an RCU reader of a list). */
+bool dfkv_disk_tryget(struct dfkv_disk *d);
 void dfkv_disk_put(struct dfkv_disk *d);
 
 /*

@@ -155,7 +155,12 @@ int dfkv_nl_disk_add_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	if (info->attrs[DFKV_A_DISK_EXTENT_BYTES])
 		extent = nla_get_u64(info->attrs[DFKV_A_DISK_EXTENT_BYTES]);
-	/* A device still held by a deleted node is free once it let go. */
+	/*
+	 * The node is REBUILDING from here until the disk is attached or
+	 * refused; a device still held by a deleted node of the same name
+	 * (a restart) is free once it let go.
+	 */
+	dfkv_node_attach_begin(node);
 	for (;;) {
 		err = dfkv_tier_disk_add(&node->tier,
 					 nla_data(info->attrs[DFKV_A_DISK_PATH]),
@@ -167,6 +172,7 @@ int dfkv_nl_disk_add_doit(struct sk_buff *skb, struct genl_info *info)
 		if (err != -EBUSY || !dfkv_nodes_wait_retired(node))
 			break;
 	}
+	dfkv_node_attach_end(node);
 	disk_cmd_done(node);
 	return err;
 }

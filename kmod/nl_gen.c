@@ -56,7 +56,7 @@ static struct netlink_range_validation dfkv_a_disk_extent_bytes_range __ro_after
 };
 
 /* DFKV_CMD_NODE_NEW - do, DFKV_CMD_NODE_SET - do */
-static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1] = {
+static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_PHASE + 1] = {
 	[DFKV_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[DFKV_A_NODE_RAM_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U64,
 							&dfkv_a_node_ram_bytes_range),
@@ -86,6 +86,8 @@ static const struct nla_policy dfkv_node_new_nl_policy[DFKV_A_NODE_MIN_RATE + 1]
 						       &dfkv_a_node_frame_ms_range),
 	[DFKV_A_NODE_MIN_RATE] = NLA_POLICY_FULL_RANGE(NLA_U32,
 						       &dfkv_a_node_min_rate_range),
+	[DFKV_A_NODE_PHASE] = NLA_POLICY_RANGE(NLA_U32, DFKV_NODE_PHASE_UP,
+					       DFKV_NODE_PHASE_REBUILDING),
 };
 
 /* DFKV_CMD_NODE_DEL - do, DFKV_CMD_NODE_GET - do/dump */
@@ -144,7 +146,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_NODE_NEW,
 		.doit		= dfkv_nl_node_new_doit,
 		.policy		= dfkv_node_new_nl_policy,
-		.maxattr	= DFKV_A_NODE_MIN_RATE,
+		.maxattr	= DFKV_A_NODE_PHASE,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{
@@ -158,7 +160,7 @@ const struct genl_ops dfkv_nl_ops[13] = {
 		.cmd		= DFKV_CMD_NODE_SET,
 		.doit		= dfkv_nl_node_set_doit,
 		.policy		= dfkv_node_new_nl_policy,
-		.maxattr	= DFKV_A_NODE_MIN_RATE,
+		.maxattr	= DFKV_A_NODE_PHASE,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

@@ -93,20 +93,13 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 			   const struct dfkv_counters *s)
 {
 	struct dfkv_tier *t = &node->tier;
-	struct dfkv_disk *d;
-	u32 disks = 0, failed = 0;
 	u64 ram_objects, ram_bytes;
 
 	dfkv_lru_usage(&node->store.lru, &ram_objects, &ram_bytes);
 	if (dfkv_nl_put_stat(skb, DFKV_STAT_RAM_OBJECTS, ram_objects) ||
 	    dfkv_nl_put_stat(skb, DFKV_STAT_RAM_USED_BYTES, ram_bytes))
 		return -EMSGSIZE;
-	mutex_lock(&t->lock);
-	list_for_each_entry(d, &t->disks, link) {
-		disks++;
-		failed += !dfkv_disk_up(d);
-	}
-	mutex_unlock(&t->lock);
+	/* Not the tier's mutex: a disk attach holds it for its rebuild. */
 	return dfkv_nl_put_stat(skb, DFKV_STAT_RAM_HITS, s->ram_hits) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_MISSES, s->ram_misses) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_RAM_PUTS, s->ram_puts) ||
@@ -122,8 +115,9 @@ static int fill_tier_stats(struct sk_buff *skb, struct dfkv_node *node,
 				 atomic64_read(&node->store.dirty_bytes)) ||
 		dfkv_nl_put_stat(skb, DFKV_STAT_FLUSH_BACKLOG,
 				 atomic_read(&t->backlog)) ||
-		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS, disks) ||
-		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS_FAILED, failed) ? -EMSGSIZE : 0;
+		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS, READ_ONCE(t->nr_disks)) ||
+		dfkv_nl_put_stat(skb, DFKV_STAT_DISKS_FAILED,
+				 READ_ONCE(t->nr_failed)) ? -EMSGSIZE : 0;
 }
 
 /*
@@ -321,6 +315,7 @@ static int fill_node(struct sk_buff *skb, struct dfkv_node *node,
 		return -EMSGSIZE;
 	if (nla_put_string(skb, DFKV_A_NODE_NAME, node->name) ||
 	    nla_put_u32(skb, DFKV_A_NODE_STATE, READ_ONCE(node->state)) ||
+	    nla_put_u32(skb, DFKV_A_NODE_PHASE, dfkv_node_phase(node)) ||
 	    (event && nla_put_u32(skb, DFKV_A_EVENT, event)))
 		goto cancel;
 	if (view != VIEW_EVENT) {
@@ -428,6 +423,16 @@ int dfkv_nl_node_new_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "a new node starts up; set its state afterwards");
 		return -EINVAL;
 	}
+	if (info->attrs[DFKV_A_NODE_PHASE]) {
+		if (nla_get_u32(info->attrs[DFKV_A_NODE_PHASE]) !=
+		    DFKV_NODE_PHASE_REBUILDING) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[DFKV_A_NODE_PHASE],
+					    "a new node is up, or rebuilding until a NODE_SET says up");
+			return -EINVAL;
+		}
+		cfg.rebuilding = true;
+	}
 	get_u32(info, DFKV_A_NODE_FIRST_REQUEST_MS, &cfg.first_request_ms);
 	get_u32(info, DFKV_A_NODE_IDLE_MS, &cfg.idle_ms);
 	get_u32(info, DFKV_A_NODE_MAX_CONNS, &cfg.max_conns);
@@ -476,6 +481,12 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 				    "the RAM budget and its NUMA placement are fixed when the node is created");
 		return -EOPNOTSUPP;
 	}
+	if (info->attrs[DFKV_A_NODE_PHASE] &&
+	    nla_get_u32(info->attrs[DFKV_A_NODE_PHASE]) != DFKV_NODE_PHASE_UP) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DFKV_A_NODE_PHASE],
+				    "only a disk attach makes a node rebuilding; set up to end its creation's");
+		return -EINVAL;
+	}
 	node = dfkv_nl_req_node(info);
 	if (!node)
 		return -ENOENT;
@@ -499,6 +510,8 @@ int dfkv_nl_node_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (info->attrs[DFKV_A_NODE_STATE])
 		dfkv_node_set_state(node,
 				    nla_get_u32(info->attrs[DFKV_A_NODE_STATE]));
+	if (info->attrs[DFKV_A_NODE_PHASE])
+		dfkv_node_release(node);
 	set_limits(&node->limits, info);
 	if (info->attrs[DFKV_A_NODE_AUTH])
 		WRITE_ONCE(node->tenants.auth_required,

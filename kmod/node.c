@@ -212,6 +212,8 @@ int dfkv_node_create(struct net *net, const struct dfkv_node_cfg *cfg,
 	node->max_value = cfg->max_value;
 	node->flags = cfg->flags;
 	node->state = DFKV_NODE_STATE_UP;
+	node->held = cfg->rebuilding;
+	atomic_set(&node->attaching, cfg->rebuilding);
 
 	err = percpu_ref_init(&node->active, node_active_release, 0,
 			      GFP_KERNEL);
@@ -350,6 +352,24 @@ int dfkv_node_set_state(struct dfkv_node *node, u32 state)
 	if (xchg(&node->state, state) != state)
 		node_event(node, NULL, DFKV_EVENT_NODE_STATE);
 	return 0;
+}
+
+void dfkv_node_attach_begin(struct dfkv_node *node)
+{
+	if (atomic_inc_return(&node->attaching) == 1)
+		node_event(node, NULL, DFKV_EVENT_NODE_PHASE);
+}
+
+void dfkv_node_attach_end(struct dfkv_node *node)
+{
+	if (atomic_dec_and_test(&node->attaching))
+		node_event(node, NULL, DFKV_EVENT_NODE_PHASE);
+}
+
+void dfkv_node_release(struct dfkv_node *node)
+{
+	if (xchg(&node->held, false))
+		dfkv_node_attach_end(node);
 }
 
 static int __net_init dfkv_net_init(struct net *net)

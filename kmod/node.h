@@ -53,6 +53,8 @@ struct dfkv_node {
 	u64 max_value;			/* READ_ONCE */
 	u32 flags;			/* READ_ONCE, enum dfkv_node_flags */
 	u32 state;			/* READ_ONCE, enum dfkv_node_state */
+	atomic_t attaching;		/* disk attaches in progress + held */
+	bool held;			/* xchg: NODE_NEW's REBUILDING, one count */
 	atomic64_t recv_reserved;	/* by PUTs whose payload is arriving */
 	atomic64_t recv_refused;	/* PUTs answered BUSY for it */
 	struct dfkv_stats stats;
@@ -79,6 +81,7 @@ struct dfkv_node_cfg {
 	u32 numa;		/* NUMA node or DFKV_NUMA_INTERLEAVE */
 	bool auth_required;
 	u64 tenant_quota;	/* default quota, 0 = unlimited */
+	bool rebuilding;	/* REBUILDING until dfkv_node_release() */
 };
 
 #define DFKV_MAX_VALUE_DEFAULT	((u64)SZ_64M)
@@ -98,6 +101,25 @@ bool dfkv_nodes_wait_retired(struct dfkv_node *self);
 struct dfkv_node *dfkv_node_get(struct net *net, const char *name);
 void dfkv_node_put(struct dfkv_node *node);
 int dfkv_node_set_state(struct dfkv_node *node, u32 state);
+/*
+ * Bracket a disk attach (its open, index rebuild and any wait for the
+ * device): the node's phase is REBUILDING while one is in progress (or
+ * while it is held from its creation), and the count's first begin and
+ * last end raise DFKV_EVENT_NODE_PHASE.
+ */
+void dfkv_node_attach_begin(struct dfkv_node *node);
+void dfkv_node_attach_end(struct dfkv_node *node);
+/*
+ * End the REBUILDING a node was created in (its creator attached its
+ * disks); nothing for a node not created so or already released.
+ */
+void dfkv_node_release(struct dfkv_node *node);
+/* enum dfkv_node_phase, without a lock: NODE_GET never waits for an attach. */
+static inline u32 dfkv_node_phase(struct dfkv_node *node)
+{
+	return atomic_read(&node->attaching) ? DFKV_NODE_PHASE_REBUILDING :
+		DFKV_NODE_PHASE_UP;
+}
 
 /*
  * Node and disk events (enum dfkv_event, DFKV_EVENT_NODE_* and

@@ -19,10 +19,13 @@
  * a graceful stop marks the entries KEEP first so their records survive.
  *
  * Disk add and the list and ring changes of a delete serialize on the
- * tier's mutex; the data path reads the ring under RCU only.  A delete's
- * waits on the device (flushes, drained slots, the clean close) run on
- * the node's control workqueue, outside the mutex, and its caller waits
- * killably: a device that stopped answering holds only its own disk.
+ * tier's mutex; the data path reads the ring under RCU only, and so do
+ * DISK_GET (the list) and NODE_GET (the counts tier_recount() keeps), so
+ * that neither waits for an attach, which holds the mutex while it
+ * rebuilds the index.  A delete's waits on the device (flushes, drained
+ * slots, the clean close) run on the node's control workqueue, outside
+ * the mutex, and its caller waits killably: a device that stopped
+ * answering holds only its own disk.
  * A disk in the list holds one reference, the ring one per member, each
  * entry with slots on the disk one more (and counts in d->users, which a
  * delete waits to fall to zero); a deletion takes over the list's and
@@ -92,6 +95,25 @@ int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers)
 }
 
 /*
+ * The list changed or one of its disks failed: count them again for the
+ * readers that do not take the mutex (NODE_GET, whose every dump would
+ * otherwise wait for an attach's whole rebuild).
+ */
+static void tier_recount(struct dfkv_tier *t)
+{
+	struct dfkv_disk *d;
+	u32 n = 0, failed = 0;
+
+	lockdep_assert_held(&t->lock);
+	list_for_each_entry(d, &t->disks, link) {
+		n++;
+		failed += !dfkv_disk_up(d);
+	}
+	WRITE_ONCE(t->nr_disks, n);
+	WRITE_ONCE(t->nr_failed, failed);
+}
+
+/*
  * Rebuild the ring over the listed disks that are up and not leaving and
  * publish it.  When every one of those failed, the ring keeps naming them
  * all: flushes then fail (the blocks stay in RAM, ack=disk PUTs get
@@ -146,6 +168,7 @@ static void tier_disk_failed(struct dfkv_disk *d, void *ctx)
 			d->name);
 	if (!t->stopped)
 		tier_fail_disk(t, d);
+	tier_recount(t);
 	mutex_unlock(&t->lock);
 	trace_dfkv_disk_state(d->name, READ_ONCE(d->state), DFKV_EVENT_DISK_STATE);
 	t->ops->disk_event(t->ops_ctx, d, DFKV_EVENT_DISK_STATE);
@@ -189,12 +212,12 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
 		NL_SET_ERR_MSG(extack, "rebuilding the index from the disk failed");
 		goto err_drop;
 	}
-	list_add_tail(&d->link, &t->disks);
-	t->nr_disks++;
+	list_add_tail_rcu(&d->link, &t->disks);
+	tier_recount(t);
 	err = tier_publish_ring(t);
 	if (err) {
-		list_del(&d->link);
-		t->nr_disks--;
+		list_del_rcu(&d->link);
+		tier_recount(t);
 		goto err_drop;
 	}
 	atomic_inc(&tier_gen);
@@ -242,8 +265,8 @@ static void tier_disk_leave(struct work_struct *work)
 	tier_drop_disk(t, d);
 	dfkv_disk_close(d, true);
 	mutex_lock(&t->lock);
-	list_del(&d->link);
-	t->nr_disks--;
+	list_del_rcu(&d->link);
+	tier_recount(t);
 	atomic_inc(&tier_gen);
 	dfkv_flush_apply_workers(t);
 	mutex_unlock(&t->lock);
@@ -295,15 +318,16 @@ struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 	struct dfkv_disk *d, *found = NULL;
 	u32 i = 0;
 
-	mutex_lock(&t->lock);
-	list_for_each_entry(d, &t->disks, link) {
+	/* Not the mutex: DISK_GET does not wait for an attach's rebuild. */
+	rcu_read_lock();
+	list_for_each_entry_rcu(d, &t->disks, link) {
 		if (name ? !strcmp(d->name, name) : i++ == pos) {
-			dfkv_disk_get(d);
-			found = d;
+			if (dfkv_disk_tryget(d))
+				found = d;
 			break;
 		}
 	}
-	mutex_unlock(&t->lock);
+	rcu_read_unlock();
 	return found;
 }
 
@@ -329,7 +353,7 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 
 	mutex_lock(&t->lock);
 	list_splice_init(&t->disks, &gone);
-	t->nr_disks = 0;
+	tier_recount(t);
 	ring = rcu_replace_pointer(t->ring, NULL, lockdep_is_held(&t->lock));
 	mutex_unlock(&t->lock);
 	synchronize_rcu();

@@ -39,8 +39,10 @@ struct dfkv_tier_ops {
 struct dfkv_tier {
 	struct dfkv_store *st;		/* the store above, for good */
 	struct mutex lock;		/* disk add/del, ring rebuilds */
-	struct list_head disks;		/* under lock */
-	u32 nr_disks;
+	struct list_head disks;		/* under lock; RCU: DISK_GET */
+	/* the list's disks, and those of them failed: tier_recount() */
+	u32 nr_disks;			/* READ_ONCE */
+	u32 nr_failed;			/* READ_ONCE */
 	struct dfkv_ring __rcu *ring;	/* NULL: no disk, RAM only */
 	struct workqueue_struct *wq;	/* flush workers */
 	struct workqueue_struct *ctl_wq;	/* disk deletions (the node's) */
@@ -84,7 +86,10 @@ int dfkv_tier_disk_add(struct dfkv_tier *t, const char *path,
  */
 int dfkv_tier_disk_del(struct dfkv_tier *t, const char *name,
 		       struct netlink_ext_ack *extack);
-/* The disk named name with a reference, or NULL; *pos-th for dumps. */
+/*
+ * The disk named name with a reference, or NULL; *pos-th for dumps.
+ * Without the mutex: it never waits for an attach.
+ */
 struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 				     u32 pos);
 int dfkv_tier_set_workers(struct dfkv_tier *t, u32 workers);

@@ -73,6 +73,18 @@ static inline const char *dfkv_node_state_str(uint32_t value)
 	return names[value];
 }
 
+static inline const char *dfkv_node_phase_str(uint32_t value)
+{
+	static const char *const names[] = {
+		[DFKV_NODE_PHASE_UP] = "up",
+		[DFKV_NODE_PHASE_REBUILDING] = "rebuilding",
+	};
+
+	if (value >= sizeof(names) / sizeof(names[0]))
+		return NULL;
+	return names[value];
+}
+
 static inline const char *dfkv_listener_kind_str(uint32_t value)
 {
 	static const char *const names[] = {
@@ -95,6 +107,7 @@ static inline const char *dfkv_event_str(uint32_t value)
 		[DFKV_EVENT_DISK_DEL] = "disk_del",
 		[DFKV_EVENT_DISK_STATE] = "disk_state",
 		[DFKV_EVENT_NODE_LISTENERS] = "node_listeners",
+		[DFKV_EVENT_NODE_PHASE] = "node_phase",
 	};
 
 	if (value >= sizeof(names) / sizeof(names[0]))

@@ -219,12 +219,27 @@ t_reload() {
 	dfkv_unload && dfkv_load &&
 	apply 0 &&
 	has "$T/out" "node $N: created (ram 64.0 MiB)" &&
-	has "$T/out" "node $N: disk d0 ($DEV) attached: 101 blocks back" ||
-		{ cat "$T/out"; return 1; }
+	has "$T/out" "node $N: disk d0 ($DEV) attached: 101 blocks back" &&
+	# the listener once the disk is back, and the creation's phase ended
+	[ "$(grep -n "disk d0" "$T/out" | cut -d: -f1)" -lt \
+	  "$(grep -n "listener tcp" "$T/out" | cut -d: -f1)" ] &&
+	nattr_is "$N" phase up || { cat "$T/out"; return 1; }
 	r=$($BLK check "$N" 1 0 100 $SZ) && blk_expect "after reload" "$r" ok=100 wrong=0 &&
 	expect 0 "$DFKVCTL" get "$N" "$K" --out "$T/big.out" &&
 	cmp "$T/big" "$T/big.out" &&
 	[ "$(dstat "$N" d0 rebuild_records)" = 101 ] &&
+	apply 0 && [ ! -s "$T/out" ]
+}
+
+# A node left rebuilding by a run of apply that stopped after creating
+# it: the next run attaches its disk and ends the phase.
+t_held() {
+	expect 0 "$DFKVCTL" node del "$N" &&
+	expect 0 "$DFKVCTL" node add "$N" --ram 64M --phase rebuilding &&
+	apply 0 &&
+	has "$T/out" "node $N: disk d0 ($DEV) attached: 101 blocks back" &&
+	has "$T/out" "node $N: phase rebuilding -> up" &&
+	nattr_is "$N" phase up || { cat "$T/out"; return 1; }
 	apply 0 && [ ! -s "$T/out" ]
 }
 
@@ -286,7 +301,7 @@ unit_cleanup() {
 	umount "$T/root/lib/modules/$(uname -r)/kernel" 2>/dev/null
 }
 
-tap_plan 9
+tap_plan 10
 tap_check "a bad file applies nothing" t_bad_file
 tap_check "first apply creates node, listener, disk, tenants" t_first
 tap_check "second apply prints nothing, the node is unchanged" t_again
@@ -294,6 +309,7 @@ tap_check "a changed file prints exactly its changes" t_change
 tap_check "--dry-run prints, changes nothing" t_dry_run
 tap_check "a rotation: the second secret added, then the old one dropped" t_rotation
 tap_check "after a module reload apply restores the disk's blocks" t_reload
+tap_check "a node left rebuilding: apply attaches its disk, ends the phase" t_held
 tap_check "a missing disk and a non-blank one are reported by name" t_missing_disk
 tap_check "the unit's Exec lines bring the node back" t_unit
 tap_done

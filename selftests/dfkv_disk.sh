@@ -19,6 +19,8 @@
 # $DFKV_DISK_DEV; the others are loop devices over files in /tmp and a
 # dm-linear target over one of them.  A 24 GiB sparse disk holding a few
 # hundred blocks shows that an attach reads only the record area in use.
+# A node restarted warm stays out of an mdsd agent's directory while its
+# disk rebuilds (held there by a dm-delay table), its NODE_GET answering.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/disk_lib.sh"
 
@@ -454,6 +456,114 @@ t_multi() {
 	expect 0 "$DFKVCTL" node del nm
 }
 
+# Warm rejoin (Documentation/operations.md): node $W, restarted under its
+# own name, stays out of the directory of an mdsd --agent (memory
+# backend) until its disk is rebuilt, then comes back with every block.
+# Its disk is a dm table over a loop device whose "hold" table
+# (dm_table) keeps the rebuild's reads until the test swaps the table
+# back: the attach then waits inside its rebuild, holding the tier's
+# mutex, for as long as the test looks.
+W=nw
+WP=17490
+w_get() { curl -s --max-time 15 "http://127.0.0.1:$WP$1"; }
+w_member() { w_get /v1/groups/warm/members | grep -qF "{\"id\":\"$W\","; }
+w_absent() { ! w_member; }
+# The agent's completed dumps of the nodes.
+w_syncs() { w_get /metrics | sed -n 's/^dfkv_mds_agent_syncs_total \([0-9]*\)$/\1/p'; }
+# w_dumped N: past N, a whole dump started after the count was N.
+w_dumped() { [ "$(w_syncs)" -ge $(($1 + 2)) ]; }
+# w_not_registered: after a whole dump more, $W is still no member.
+w_not_registered() {
+	s=$(w_syncs) && wait_until 60 w_dumped "$s" && w_absent ||
+		{ echo "$W registered while rebuilding"; return 1; }
+}
+# The delay target holds reads: the rebuild's (only it reads past the
+# superblock), so the attach is inside its rebuild, under the mutex.
+w_reads_held() {
+	dmsetup status dfkvwarm |
+		awk '$3 == "delay" && $4 > 0 { held = 1 } END { exit !held }'
+}
+# w_attach: 'disk add' of the held disk in the background (detached from
+# the case's output); its exit status in $T/wadd.rc once it returns,
+# which it does not before the held reads are released.  The waits while
+# it is held stay well below the hung task timeout (120 s).
+w_attach() {
+	rm -f "$T/wadd.rc"
+	("$DFKVCTL" disk add "$W" "$WD" >"$T/wadd" 2>&1
+	 echo $? >"$T/wadd.rc") </dev/null >/dev/null 2>&1 &
+	wait_until 60 w_reads_held
+}
+# w_release: the plain table back (its suspend sends the held reads on),
+# then the attach's end.
+w_release() {
+	dm_table dfkvwarm linear "$WL" &&
+	wait_until 60 test -e "$T/wadd.rc" &&
+	[ "$(cat "$T/wadd.rc")" = 0 ] || { cat "$T/wadd"; return 1; }
+}
+w_blocks_back() {
+	r=$($BLK check "$W" 7 0 100 $SZ) && blk_expect "$1" "$r" ok=100 wrong=0
+}
+
+warm_rejoin() {
+	wait_until 120 w_member &&
+	expect 0 "$DFKVCTL" node del "$W" && wait_until 60 w_absent &&
+	dm_table dfkvwarm hold "$WL" &&
+	# Created rebuilding (as dfkvctl apply creates a node with disks):
+	# not registered before its disk add even begins.
+	expect 0 "$DFKVCTL" node add "$W" --ram 32M --phase rebuilding &&
+	nattr_is "$W" phase rebuilding && w_not_registered &&
+	w_attach &&
+	# NODE_GET, the node dump and DISK_GET answer while the rebuild
+	# holds the tier's mutex; the attach is still waiting.
+	expect 0 "$DFKVCTL" node show "$W" &&
+	grep -Eq "phase +rebuilding$" "$T/out" &&
+	expect 0 "$DFKVCTL" node list &&
+	expect 0 "$DFKVCTL" disk list "$W" &&
+	[ ! -e "$T/wadd.rc" ] &&
+	# Ending its creation's phase leaves the attach's.
+	expect 0 "$DFKVCTL" node set "$W" --phase up &&
+	nattr_is "$W" phase rebuilding && w_not_registered &&
+	w_release && nattr_is "$W" phase up &&
+	wait_until 60 w_member &&
+	w_blocks_back "after the warm rejoin" &&
+	[ "$(dstat "$W" w0 rebuild_records)" = 100 ] || return 1
+	# A member attaching a disk keeps its lease (the ttl is 3 s, the
+	# agent dumps every second: 5 dumps outlast it).
+	expect 0 "$DFKVCTL" disk del "$W" w0 &&
+	dm_table dfkvwarm hold "$WL" && w_attach &&
+	nattr_is "$W" phase rebuilding &&
+	s=$(w_syncs) && wait_until 60 w_dumped $((s + 3)) && w_member &&
+	[ ! -e "$T/wadd.rc" ] &&
+	w_release && nattr_is "$W" phase up && w_member &&
+	w_blocks_back "after a disk attached to a member" &&
+	expect 3 "$DFKVCTL" node set "$W" --phase rebuilding &&
+	expect 3 "$DFKVCTL" node add nw2 --ram 8M --phase up
+}
+
+t_warm_rejoin() {
+	WL=$(new_loop warm 64M) && WD=$(new_dm dfkvwarm "$WL") &&
+	cp "${MDSD:-$DFKV_REPO/build/tools/mdsd}" "$T/mdsd" &&
+	echo 0 >"$T/wadd.rc" &&
+	expect 0 "$DFKVCTL" node add "$W" --ram 32M &&
+	expect 0 "$DFKVCTL" disk add "$W" "$WD" --format --name w0 &&
+	r=$($BLK put "$W" 7 0 100 $SZ) && blk_expect put "$r" ok=100 &&
+	wait_clean "$W" || return 1
+	"$T/mdsd" --listen 127.0.0.1:$WP --agent --group warm --ttl-ms 3000 \
+		--host vmhost -v >>"$T/mdsd.log" 2>&1 &
+	mp=$!
+	warm_rejoin
+	rc=$?
+	kill "$mp"
+	wait "$mp" 2>/dev/null
+	# A failed case does not leave an attach held.
+	[ "$rc" = 0 ] || {
+		[ -e "$T/wadd.rc" ] || w_release
+		tail -20 "$T/mdsd.log"
+		return 1
+	}
+	expect 0 "$DFKVCTL" node del "$W"
+}
+
 t_disk_events() {
 	L=$(new_loop ev 32M) &&
 	monitor_start "$T/events" || return 1
@@ -483,7 +593,7 @@ t_unload() {
 		{ echo "$DEV is still held"; return 1; }
 }
 
-tap_plan 21
+tap_plan 22
 tap_check "ext4 on the device: refused, nothing rewritten" t_refuse_ext4
 tap_check "format, show, list" t_format_show
 tap_check "put/get byte-exact, flushed to the disk" t_put_get
@@ -502,6 +612,7 @@ tap_check "ack=disk, writes failing: IO_ERROR, then a miss" t_ack_fail
 tap_check "a flushed value's last page: zero after the value" t_tail_zero
 tap_check "full disk: old blocks evicted, recent ones read" t_full
 tap_check "two disks: blocks spread over both" t_multi
+tap_check "warm rejoin: not registered while its disk rebuilds, NODE_GET answers, every block back" t_warm_rejoin
 tap_check "disk events" t_disk_events
 tap_check "usage and kernel errors" t_usage
 tap_check "unload with disks attached" t_unload

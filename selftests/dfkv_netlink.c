@@ -463,7 +463,8 @@ TEST_F(nl, tenants_exist_only_with_blocks)
 /*
  * The next event of node t-ev, or DFKV_EVENT_BAD when it carries more
  * than names and a state (anyone may listen: SPEC.md 5): a node event its
- * name and state, a disk event the node's name, the disk's and its state.
+ * name, state and phase, a disk event the node's name, the disk's and its
+ * state.
  */
 #define DFKV_EVENT_BAD 0xbad
 
@@ -483,10 +484,15 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	*ev = mnl_attr_get_u32(tb[DFKV_A_EVENT]);
 	for (a = 0; a <= DFKV_A_MAX; a++)
 		if (tb[a] && a != DFKV_A_EVENT && a != DFKV_A_NODE_NAME &&
-		    a != state && !(disk && a == DFKV_A_DISK_NAME))
+		    a != state && !(disk && a == DFKV_A_DISK_NAME) &&
+		    !(!disk && a == DFKV_A_NODE_PHASE))
 			*ev = DFKV_EVENT_BAD;
-	if (!tb[state] || (disk && !tb[DFKV_A_DISK_NAME]))
+	if (!tb[state] || (disk && !tb[DFKV_A_DISK_NAME]) ||
+	    (!disk && !tb[DFKV_A_NODE_PHASE]))
 		*ev = DFKV_EVENT_BAD;
+	else if (!disk && *ev == DFKV_EVENT_NODE_PHASE)
+		/* which phase: the event's value plus the phase, one number */
+		*ev += 16 * mnl_attr_get_u32(tb[DFKV_A_NODE_PHASE]);
 	return MNL_CB_OK;
 }
 
@@ -506,7 +512,13 @@ static uint32_t next_event(struct dfkv_genl *ev)
 	return e;
 }
 
-/* A disk's events say nothing of its device path. */
+/* next_event()'s value of a NODE_PHASE event that says phase. */
+#define PHASE_EVENT(phase)	(DFKV_EVENT_NODE_PHASE + 16 * (phase))
+
+/*
+ * A disk's events say nothing of its device path; the node is rebuilding
+ * while its disk attaches, and says so before and after.
+ */
 TEST_F(nl, disk_events_carry_names_and_state_only)
 {
 	const char *img = "/tmp/dfkv-nl-ev.img";
@@ -521,7 +533,9 @@ TEST_F(nl, disk_events_carry_names_and_state_only)
 	EXPECT_EQ(DFKV_EVENT_NODE_NEW, next_event(&ev));
 	ASSERT_EQ(0, dfkv_test_disk_add(&self->g, "t-ev", dev, "d0", 1))
 		TH_LOG("%s", self->g.errmsg);
+	EXPECT_EQ(PHASE_EVENT(DFKV_NODE_PHASE_REBUILDING), next_event(&ev));
 	EXPECT_EQ(DFKV_EVENT_DISK_ADD, next_event(&ev));
+	EXPECT_EQ(PHASE_EVENT(DFKV_NODE_PHASE_UP), next_event(&ev));
 	ASSERT_EQ(0, dfkv_test_disk_del(&self->g, "t-ev", "d0"));
 	EXPECT_EQ(DFKV_EVENT_DISK_DEL, next_event(&ev));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
@@ -646,6 +660,73 @@ TEST_F(nl, events)
 	ASSERT_NE(0, dfkv_test_listen(&self->g, "t-ev", "127.0.0.1", 7466, 1));
 	ASSERT_EQ(0, dfkv_test_listen(&self->g, "t-ev", "127.0.0.1", 7466, 0));
 	EXPECT_EQ(DFKV_EVENT_NODE_LISTENERS, next_event(&ev));
+	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
+	EXPECT_EQ(DFKV_EVENT_NODE_DEL, next_event(&ev));
+	dfkv_genl_close(&ev);
+}
+
+static int phase_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[DFKV_A_MAX + 1];
+	uint32_t *phase = data;
+
+	dfkv_genl_parse(nlh, tb);
+	if (tb[DFKV_A_NODE_PHASE])
+		*phase = mnl_attr_get_u32(tb[DFKV_A_NODE_PHASE]);
+	return MNL_CB_OK;
+}
+
+/* NODE_GET's phase of node t-ev; 0 when it reports none. */
+static uint32_t node_phase(struct dfkv_genl *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, DFKV_CMD_NODE_GET, 0);
+	uint32_t phase = 0;
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-ev");
+	dfkv_genl_talk(g, nlh, phase_cb, &phase);
+	return phase;
+}
+
+/* A NODE_NEW (1 MiB) or NODE_SET of node t-ev that gives phase. */
+static int phase_send(struct dfkv_genl *g, uint8_t cmd, uint32_t phase)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = dfkv_genl_msg(g, buf, cmd, 0);
+
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, "t-ev");
+	if (cmd == DFKV_CMD_NODE_NEW)
+		mnl_attr_put_u64(nlh, DFKV_A_NODE_RAM_BYTES, 1 << 20);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_PHASE, phase);
+	return dfkv_genl_talk(g, nlh, NULL, NULL);
+}
+
+/*
+ * A node created rebuilding (its disks follow) stays so until NODE_SET
+ * says up, which it announces; no other value is taken.
+ */
+TEST_F(nl, phase_of_a_node_created_rebuilding)
+{
+	struct dfkv_genl ev;
+
+	ASSERT_EQ(0, dfkv_genl_open(&ev));
+	ASSERT_EQ(0, dfkv_genl_subscribe(&ev));
+	dfkv_test_node_del(&self->g, "t-ev");
+	EXPECT_EQ(-EINVAL, phase_send(&self->g, DFKV_CMD_NODE_NEW,
+				      DFKV_NODE_PHASE_UP));
+	ASSERT_EQ(0, phase_send(&self->g, DFKV_CMD_NODE_NEW,
+				DFKV_NODE_PHASE_REBUILDING));
+	EXPECT_EQ(DFKV_EVENT_NODE_NEW, next_event(&ev));
+	EXPECT_EQ(DFKV_NODE_PHASE_REBUILDING, node_phase(&self->g));
+	EXPECT_EQ(-EINVAL, phase_send(&self->g, DFKV_CMD_NODE_SET,
+				      DFKV_NODE_PHASE_REBUILDING));
+	ASSERT_EQ(0, phase_send(&self->g, DFKV_CMD_NODE_SET,
+				DFKV_NODE_PHASE_UP));
+	EXPECT_EQ(PHASE_EVENT(DFKV_NODE_PHASE_UP), next_event(&ev));
+	EXPECT_EQ(DFKV_NODE_PHASE_UP, node_phase(&self->g));
+	/* Up again changes nothing and says nothing. */
+	ASSERT_EQ(0, phase_send(&self->g, DFKV_CMD_NODE_SET,
+				DFKV_NODE_PHASE_UP));
 	ASSERT_EQ(0, dfkv_test_node_del(&self->g, "t-ev"));
 	EXPECT_EQ(DFKV_EVENT_NODE_DEL, next_event(&ev));
 	dfkv_genl_close(&ev);

@@ -34,7 +34,7 @@ trap disk_cleanup EXIT
 
 # The kernel's block drivers the tests use (no udev loads them in the VM).
 disk_modules() {
-	for m in virtio_blk loop dm_mod; do
+	for m in virtio_blk loop dm_mod dm_delay; do
 		modprobe "$m" 2>/dev/null
 	done
 	# devtmpfs creates the nodes once the driver probed.
@@ -70,14 +70,20 @@ new_dm() {
 	echo "/dev/mapper/$1"
 }
 
-# dm_table NAME error|linear|records DEV: swap NAME's table under its
-# opener: all errors, all DEV, or errors for the record area of the dfkv
-# format on DEV only (its superblock and data area stay DEV's).
+# dm_table NAME error|linear|records|hold DEV: swap NAME's table under its
+# opener: all errors, all DEV, errors for the record area of the dfkv
+# format on DEV only (its superblock and data area stay DEV's), or every
+# read past the superblock block held for an hour (dm-delay; writes and
+# flushes pass): an attach's index rebuild waits until the next swap,
+# whose suspend releases the held reads.
 dm_table() {
 	sectors=$(blockdev --getsz "$3")
 	case $2 in
 	error)
 		table="0 $sectors error" ;;
+	hold)
+		table="0 8 linear $3 0
+8 $((sectors - 8)) delay $3 8 3600000 $3 8 0" ;;
 	records)
 		dev_sync "$3"
 		d=$(python3 -c '

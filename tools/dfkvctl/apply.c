@@ -38,7 +38,9 @@ static const char help[] =
 	"    missing and changes what differs, printing one line per change on\n"
 	"    stdout; what is already as the file says is left alone, so a\n"
 	"    second run prints nothing.  apply never deletes a node, listener,\n"
-	"    disk or tenant that the file does not list.\n"
+	"    disk or tenant that the file does not list.  Per node it applies\n"
+	"    the settings, then the disks, the tenants, and the listeners last:\n"
+	"    a restarted node serves only once its disks are rebuilt.\n"
 	"\n"
 	"    A disk is attached without formatting: a clean dfkv format comes\n"
 	"    back with its blocks.  A disk that does not come back (no such\n"
@@ -174,12 +176,38 @@ static int node_create(struct apply *a, const struct conf_node *n)
 	for (s = 0; s < CS_COUNT; s++)
 		if (n->has[s] && s != CS_STATE)	/* state: NODE_SET only */
 			put_setting(nlh, s, n->val[s], DFKV_NODE_F_EVICT);
+	/* Its disks follow: no directory agent registers it before them. */
+	if (n->n_disks)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_PHASE,
+				 DFKV_NODE_PHASE_REBUILDING);
 	snprintf(what, sizeof(what), "node %s: create", n->name);
 	ret = mutate(a, nlh, what);
 	if (!ret)
 		printf("node %s: created (ram %s)\n", n->name,
 		       conf_value_str(CS_RAM, n->val[CS_RAM], v, sizeof(v)));
 	return ret;
+}
+
+/*
+ * The node's disks are attached (or reported): end the rebuilding phase
+ * its creation asked for, by this run or by one that stopped before
+ * this point; a node rebuilding only for a disk add in progress stays so.
+ */
+static void node_release(struct apply *a, const struct conf_node *n,
+			 bool created)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], what[96];
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = dfkv_genl_msg(&a->g, buf, DFKV_CMD_NODE_SET, 0);
+	mnl_attr_put_strz(nlh, DFKV_A_NODE_NAME, n->name);
+	mnl_attr_put_u32(nlh, DFKV_A_NODE_PHASE, DFKV_NODE_PHASE_UP);
+	snprintf(what, sizeof(what), "node %s: phase up", n->name);
+	ret = mutate(a, nlh, what);
+	failed(a, ret);
+	if (!ret && !created)
+		printf("node %s: phase rebuilding -> up\n", n->name);
 }
 
 /*
@@ -671,10 +699,18 @@ static void node_apply(struct apply *a, const struct conf_node *n)
 	}
 	if (!created || !a->dry_run)
 		node_update(a, n, &ni);
-	listeners_apply(a, n, &ni);
+	/*
+	 * Listeners last: a restarted node serves, and its directory agent
+	 * registers it (Documentation/mdsd.md), only once its disks are
+	 * rebuilt and its tenants are back, so it rejoins warm.
+	 */
 	disks_apply(a, n, !(created && a->dry_run));
 	for (i = 0; i < n->n_tenants; i++)
 		failed(a, tenant_apply(a, n->name, &n->tenants[i]));
+	if (n->n_disks &&
+	    (created || (ni.has_phase && ni.phase == DFKV_NODE_PHASE_REBUILDING)))
+		node_release(a, n, created);
+	listeners_apply(a, n, &ni);
 }
 
 int apply_main(int argc, char *argv[])

@@ -155,6 +155,7 @@ struct node_info {
 	uint32_t tenant_flags;		/* tenant: enum dfkv_tenant_flags */
 	uint32_t tenant_secrets;	/* tenant: secrets held */
 	uint32_t flags, state, event;
+	uint32_t phase;			/* node: enum dfkv_node_phase */
 	uint32_t first_request_ms, idle_ms, max_conns, frame_ms, min_rate;
 	uint32_t tier_policy, tier_ack, dirty_pct, flush_workers, numa;
 	bool has_ram, has_max_value, has_flags, has_state, has_ctime,
@@ -164,7 +165,7 @@ struct node_info {
 	bool has_tier_policy, has_tier_ack, has_dirty_pct, has_flush_workers,
 	     has_numa;
 	bool has_tenant_quota, has_quota, has_auth, has_tenant_flags;
-	bool has_tenant_secrets;
+	bool has_tenant_secrets, has_phase;
 	struct disk_attrs disk;
 	struct listener_info listeners[MAX_LISTENERS];
 	size_t n_listeners;
@@ -207,7 +208,9 @@ int node_fetch(struct dfkv_genl *g, const char *name, struct node_info *ni);
 int node_fetch_all(struct dfkv_genl *g, struct node_info **out, size_t *n);
 
 const char *state_name(uint32_t state);
+const char *phase_name(uint32_t phase);	/* "up", "rebuilding" */
 int state_parse(const char *s, uint32_t *out);
+int phase_parse(const char *s, uint32_t *out);
 const char *op_name(uint32_t op);
 const char *status_name(uint32_t status);	/* "ok", "not_found"... */
 const char *event_name(uint32_t event);

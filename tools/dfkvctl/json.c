@@ -193,6 +193,8 @@ json_object *node_json(const struct node_info *ni)
 
 	jadd(o, "name", json_object_new_string(ni->name));
 	jadd(o, "state", json_object_new_string(state_name(ni->state)));
+	if (ni->has_phase)
+		jadd(o, "phase", json_object_new_string(phase_name(ni->phase)));
 	jadd(o, "evict", json_object_new_boolean(ni->flags & DFKV_NODE_F_EVICT));
 	jadd(o, "disk_only",
 	     json_object_new_boolean(ni->flags & DFKV_NODE_F_DISK_ONLY));

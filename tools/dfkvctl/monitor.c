@@ -99,6 +99,9 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	case DFKV_EVENT_NODE_STATE:
 		printf("node state %s %s\n", ni.name, state_name(ni.state));
 		break;
+	case DFKV_EVENT_NODE_PHASE:
+		printf("node phase %s %s\n", ni.name, phase_name(ni.phase));
+		break;
 	case DFKV_EVENT_NODE_LISTENERS:
 		printf("node listeners %s\n", ni.name);
 		break;

@@ -51,6 +51,8 @@ static const char *attr_option(const struct nlmsghdr *req, uint32_t off)
 			return "--evict";
 		case DFKV_A_NODE_STATE:
 			return "--state";
+		case DFKV_A_NODE_PHASE:
+			return "--phase";
 		case DFKV_A_NODE_FIRST_REQUEST_MS:
 			return "--first-request-ms";
 		case DFKV_A_NODE_IDLE_MS:
@@ -307,6 +309,7 @@ void node_info_parse(const struct nlmsghdr *nlh, struct node_info *ni)
 	U32(DFKV_A_TENANT_SECRETS, tenant_secrets, has_tenant_secrets);
 	U32(DFKV_A_NODE_FLAGS, flags, has_flags);
 	U32(DFKV_A_NODE_STATE, state, has_state);
+	U32(DFKV_A_NODE_PHASE, phase, has_phase);
 	U32(DFKV_A_NODE_FIRST_REQUEST_MS, first_request_ms,
 	    has_first_request_ms);
 	U32(DFKV_A_NODE_IDLE_MS, idle_ms, has_idle_ms);
@@ -422,12 +425,24 @@ const char *state_name(uint32_t state)
 	return name ? name : "unknown";
 }
 
+const char *phase_name(uint32_t phase)
+{
+	const char *name = dfkv_node_phase_str(phase);
+
+	return name ? name : "unknown";
+}
+
 static int name_parse(const char *s, const char *(*name)(uint32_t),
 		      uint32_t max, uint32_t *out);
 
 int state_parse(const char *s, uint32_t *out)
 {
 	return name_parse(s, state_name, __DFKV_NODE_STATE_MAX, out);
+}
+
+int phase_parse(const char *s, uint32_t *out)
+{
+	return name_parse(s, phase_name, __DFKV_NODE_PHASE_MAX, out);
 }
 
 const char *op_name(uint32_t op)
@@ -763,6 +778,8 @@ static void print_node_config(FILE *f, const struct node_info *ni, bool raw)
 	fprintf(f, "node %s\n", ni->name);
 	if (ni->has_state)
 		fprintf(f, "  %-12s %s\n", "state", state_name(ni->state));
+	if (ni->has_phase)
+		fprintf(f, "  %-12s %s\n", "phase", phase_name(ni->phase));
 	if (ni->has_flags)
 		fprintf(f, "  %-12s %s\n", "eviction",
 			ni->flags & DFKV_NODE_F_EVICT ? "on" : "off");

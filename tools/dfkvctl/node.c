@@ -18,10 +18,10 @@ static const char help[] =
 	"    dfkvctl node add NAME --ram SIZE [--max-value SIZE] [--no-evict]\n"
 	"                          [--disk-only]\n"
 	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
-	"                          [--numa N|interleave]\n"
+	"                          [--numa N|interleave] [--phase rebuilding]\n"
 	"    dfkvctl node del NAME\n"
 	"    dfkvctl node set NAME [--max-value SIZE] [--evict on|off]\n"
-	"                          [--state up|draining|unhealthy]\n"
+	"                          [--state up|draining|unhealthy] [--phase up]\n"
 	"                          [CONNECTION LIMITS] [TIER] [TENANTS]\n"
 	"    CONNECTION LIMITS: [--first-request-ms MS] [--idle-ms MS]\n"
 	"                       [--max-conns N] [--frame-ms MS] [--min-rate SIZE]\n"
@@ -82,6 +82,11 @@ static const char help[] =
 	"    --state STATE       up, draining (clients should move away) or\n"
 	"                        unhealthy; every change is announced on the\n"
 	"                        \"events\" multicast group (see dfkvctl monitor)\n"
+	"    --phase PHASE       add: rebuilding, the node's disks follow: its\n"
+	"                        phase stays rebuilding (a directory agent does\n"
+	"                        not register it) until set --phase up; set: up\n"
+	"                        ends that.  The phase is also rebuilding while\n"
+	"                        a disk add of the node is in progress.\n"
 	"    --first-request-ms MS\n"
 	"                        a connection whose first complete request has\n"
 	"                        not arrived MS milliseconds after accept is\n"
@@ -148,7 +153,7 @@ static const char help[] =
 enum { OPT_RAM = 256, OPT_MAX_VALUE, OPT_NO_EVICT, OPT_EVICT, OPT_STATE,
        OPT_FIRST_REQ, OPT_IDLE, OPT_MAX_CONNS, OPT_POLICY, OPT_ACK, OPT_DIRTY,
        OPT_FLUSH_WORKERS, OPT_NUMA, OPT_AUTH, OPT_TENANT_QUOTA, OPT_FRAME,
-       OPT_MIN_RATE, OPT_DISK_ONLY };
+       OPT_MIN_RATE, OPT_DISK_ONLY, OPT_PHASE };
 
 static const struct option node_opts[] = {
 	{ "ram", required_argument, NULL, OPT_RAM },
@@ -157,6 +162,7 @@ static const struct option node_opts[] = {
 	{ "evict", required_argument, NULL, OPT_EVICT },
 	{ "disk-only", no_argument, NULL, OPT_DISK_ONLY },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "phase", required_argument, NULL, OPT_PHASE },
 	{ "first-request-ms", required_argument, NULL, OPT_FIRST_REQ },
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
@@ -181,11 +187,11 @@ static const struct option node_opts[] = {
 struct node_args {
 	const char *name;
 	uint64_t ram, max_value, tenant_quota;
-	uint32_t state;
+	uint32_t state, phase;
 	uint32_t first_req, idle, max_conns, frame, min_rate;
 	uint32_t policy, ack, dirty, flush_workers, numa, auth;
 	bool has_ram, has_max_value, no_evict, has_evict, evict, has_state;
-	bool disk_only;
+	bool disk_only, has_phase;
 	bool has_first_req, has_idle, has_max_conns, has_frame, has_min_rate;
 	bool has_policy, has_ack, has_dirty, has_flush_workers, has_numa;
 	bool has_auth, has_tenant_quota;
@@ -315,6 +321,12 @@ static int parse_opt(const char *cmd, int c, const char *arg,
 					   arg);
 		a->has_state = true;
 		return 0;
+	case OPT_PHASE:
+		if (phase_parse(arg, &a->phase))
+			return usage_error(cmd, "bad --phase '%s' (up or rebuilding)",
+					   arg);
+		a->has_phase = true;
+		return 0;
 	case OPT_AUTH:
 		if (auth_parse(arg, &a->auth))
 			return usage_error(cmd, "bad --auth '%s' (off or required)",
@@ -443,8 +455,8 @@ static int node_add(int argc, char *argv[])
 
 	ret = parse(CMD_ADD, argc, argv,
 		    ALLOW(OPT_RAM) | ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_NO_EVICT) | ALLOW(OPT_DISK_ONLY) |
-		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS | ALLOW(OPT_NUMA), true,
-		    &a);
+		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS | ALLOW(OPT_NUMA) |
+		    ALLOW(OPT_PHASE), true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.has_ram)
@@ -461,6 +473,8 @@ static int node_add(int argc, char *argv[])
 			 (a.no_evict ? 0 : DFKV_NODE_F_EVICT) |
 			 (a.disk_only ? DFKV_NODE_F_DISK_ONLY : 0));
 	put_limits(nlh, &a);
+	if (a.has_phase)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_PHASE, a.phase);
 	ret = mutate(nlh, &g, CMD_ADD, a.name);
 	dfkv_genl_close(&g);
 	return ret;
@@ -499,15 +513,16 @@ static int node_set(int argc, char *argv[])
 
 	ret = parse(CMD_SET, argc, argv,
 		    ALLOW(OPT_MAX_VALUE) | ALLOW(OPT_EVICT) | ALLOW(OPT_STATE) |
-		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS, true, &a);
+		    LIMIT_OPTS | TIER_OPTS | TENANT_OPTS | ALLOW(OPT_PHASE),
+		    true, &a);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (!a.has_max_value && !a.has_evict && !a.has_state &&
+	if (!a.has_max_value && !a.has_evict && !a.has_state && !a.has_phase &&
 	    !a.has_first_req && !a.has_idle && !a.has_max_conns &&
 	    !a.has_frame && !a.has_min_rate &&
 	    !a.has_policy && !a.has_ack && !a.has_dirty && !a.has_flush_workers &&
 	    !a.has_auth && !a.has_tenant_quota)
-		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --first-request-ms, --idle-ms, --max-conns, --frame-ms, --min-rate, --policy, --ack, --dirty, --flush-workers, --auth or --tenant-quota)");
+		return usage_error(CMD_SET, "nothing to set (--max-value, --evict, --state, --phase, --first-request-ms, --idle-ms, --max-conns, --frame-ms, --min-rate, --policy, --ack, --dirty, --flush-workers, --auth or --tenant-quota)");
 	ret = ctl_open(&g);
 	if (ret)
 		return ret;
@@ -528,6 +543,8 @@ static int node_set(int argc, char *argv[])
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_FLAGS, flags);
 	if (a.has_state)
 		mnl_attr_put_u32(nlh, DFKV_A_NODE_STATE, a.state);
+	if (a.has_phase)
+		mnl_attr_put_u32(nlh, DFKV_A_NODE_PHASE, a.phase);
 	put_limits(nlh, &a);
 	ret = mutate(nlh, &g, CMD_SET, a.name);
 out:

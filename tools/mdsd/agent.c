@@ -5,9 +5,12 @@
  *
  * One thread.  It lists the nodes with the DFKV_CMD_NODE_GET dump, follows
  * the "events" multicast group on a second socket (deleted node:
- * deregister at once; new node, state or listeners: dump again at once) and
- * repeats the dump every ttl/3, which renews every lease and repairs
- * anything an overflowed event socket lost.  When the module goes away
+ * deregister at once; new node, state, phase or listeners: dump again at
+ * once) and repeats the dump every ttl/3, which renews every lease and
+ * repairs anything an overflowed event socket lost.  A node that is not a
+ * member yet is registered only once its phase is up, not while a disk
+ * attach rebuilds its index (agent_node.c): a restarted node enters the
+ * ring warm, at the dump its phase event brings.  When the module goes away
  * its nodes are deregistered.  On exit nothing is deregistered: the
  * leases lapse and the nodes leave the ring within the TTL.
  *
@@ -26,19 +29,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_node.h"
 #include "genl.h"
 #include "mdsd.h"
 #include "runtime.h"
 
 #define AGENT_MAX_NODES		256
 #define AGENT_RETRY_MS		1000
-
-struct agent_node {
-	char name[DFKV_NODE_NAME_MAX];
-	uint32_t state;
-	char tcp[MDS_STR_MAX + 1];	/* first listener of each kind */
-	char rdma[MDS_STR_MAX + 1];
-};
 
 struct agent {
 	const struct mdsd_config *cfg;
@@ -161,69 +158,6 @@ static void node_deregister(struct agent *a, const char *name)
 
 /* ------------------------------------------------------------ netlink */
 
-/*
- * "HOST:PORT" of a listener: a wildcard address (0.0.0.0, ::) is replaced
- * by --advertise-host (default: the host name); IPv6 gets brackets.
- */
-static void listener_addr(const struct mdsd_config *cfg, const char *addr,
-			  uint16_t port, char *out, size_t cap)
-{
-	const char *host = addr;
-
-	if (!strcmp(addr, "0.0.0.0") || !strcmp(addr, "::"))
-		host = cfg->advertise_host[0] ? cfg->advertise_host : cfg->host;
-	if (!*host) {
-		out[0] = '\0';
-		return;
-	}
-	if (strlen(host) > cap - 10) {
-		out[0] = '\0';
-		return;
-	}
-	if (strchr(host, ':') && host[0] != '[')
-		snprintf(out, cap, "[%.*s]:%u", (int)(cap - 10), host, port);
-	else
-		snprintf(out, cap, "%.*s:%u", (int)(cap - 10), host, port);
-	if (!mds_addr_valid(out))
-		out[0] = '\0';
-}
-
-static void parse_listeners(const struct mdsd_config *cfg,
-			    const struct nlattr *nest, struct agent_node *n)
-{
-	const struct nlattr *one, *a;
-
-	mnl_attr_for_each_nested(one, nest) {
-		const char *addr = NULL;
-		uint32_t kind = DFKV_LISTENER_TCP;
-		uint16_t port = 0;
-		char *dst;
-
-		if (mnl_attr_get_type(one) != DFKV_A_LISTENER)
-			continue;
-		mnl_attr_for_each_nested(a, one) {
-			switch (mnl_attr_get_type(a)) {
-			case DFKV_A_LISTEN_ADDR:
-				if (!mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
-					addr = mnl_attr_get_str(a);
-				break;
-			case DFKV_A_LISTEN_PORT:
-				if (mnl_attr_get_payload_len(a) >= 2)
-					port = mnl_attr_get_u16(a);
-				break;
-			case DFKV_A_LISTEN_TRANSPORT:
-				if (mnl_attr_get_payload_len(a) == 4)
-					kind = mnl_attr_get_u32(a);
-				break;
-			}
-		}
-		dst = kind == DFKV_LISTENER_RDMA ? n->rdma :
-		      kind == DFKV_LISTENER_TCP ? n->tcp : NULL;
-		if (addr && port && dst && !dst[0])
-			listener_addr(cfg, addr, port, dst, MDS_STR_MAX + 1);
-	}
-}
-
 struct dump {
 	const struct mdsd_config *cfg;
 	struct agent_node n[AGENT_MAX_NODES];
@@ -232,22 +166,11 @@ struct dump {
 
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct nlattr *tb[DFKV_A_MAX + 1];
 	struct dump *d = data;
-	struct agent_node *n;
 
-	dfkv_genl_parse(nlh, tb);
-	if (!tb[DFKV_A_NODE_NAME] || d->count >= AGENT_MAX_NODES ||
-	    mnl_attr_validate(tb[DFKV_A_NODE_NAME], MNL_TYPE_NUL_STRING))
-		return MNL_CB_OK;
-	n = &d->n[d->count++];
-	snprintf(n->name, sizeof(n->name), "%s",
-		 mnl_attr_get_str(tb[DFKV_A_NODE_NAME]));
-	n->state = tb[DFKV_A_NODE_STATE] &&
-		   mnl_attr_get_payload_len(tb[DFKV_A_NODE_STATE]) == 4 ?
-		   mnl_attr_get_u32(tb[DFKV_A_NODE_STATE]) : DFKV_NODE_STATE_UP;
-	if (tb[DFKV_A_LISTENERS])
-		parse_listeners(d->cfg, tb[DFKV_A_LISTENERS], n);
+	if (d->count < AGENT_MAX_NODES &&
+	    agent_node_parse(nlh, d->cfg, &d->n[d->count]))
+		d->count++;
 	return MNL_CB_OK;
 }
 
@@ -303,8 +226,13 @@ static int sync_nodes(struct agent *a)
 		return ret;
 	}
 	counter_inc(C_AGENT_SYNCS);
-	for (i = 0; i < d->count; i++)
-		node_register(a, &d->n[i]);
+	for (i = 0; i < d->count; i++) {
+		if (agent_node_admit(&d->n[i], known_find(a, d->n[i].name) >= 0))
+			node_register(a, &d->n[i]);
+		else
+			logmsg(LOG_VERBOSE, "agent: node %s is rebuilding: not registered yet",
+			       d->n[i].name);
+	}
 	for (i = 0; i < a->n_known;) {
 		for (j = 0; j < d->count; j++) {
 			if (!strcmp(d->n[j].name, a->known[i].name))
@@ -324,9 +252,9 @@ static int sync_nodes(struct agent *a)
 }
 
 /*
- * Events: a deleted node leaves at once; a new node, a state change or a
- * listener added or removed asks for a dump (events do not carry the
- * listeners).
+ * Events: a deleted node leaves at once; a new node, a state or phase
+ * change or a listener added or removed asks for a dump (events do not
+ * carry the listeners).
  */
 static int event_cb(const struct nlmsghdr *nlh, void *data)
 {

@@ -364,6 +364,17 @@ enum dfkv_node_state {
 	__DFKV_NODE_STATE_MAX
 };
 
+/*
+ * REBUILDING while a disk attach of the node (its open and index rebuild)
+ * is in progress, or from a NODE_NEW that gave REBUILDING (its disks
+ * follow) until a NODE_SET gives UP; UP otherwise.
+ */
+enum dfkv_node_phase {
+	DFKV_NODE_PHASE_UP = 1,
+	DFKV_NODE_PHASE_REBUILDING = 2,
+	__DFKV_NODE_PHASE_MAX
+};
+
 enum dfkv_node_flags {
 	DFKV_NODE_F_EVICT = 1U << 0,	/* evict by recency when full */
 	/*
@@ -453,6 +464,7 @@ enum dfkv_event {
 	DFKV_EVENT_DISK_DEL = 5,
 	DFKV_EVENT_DISK_STATE = 6,
 	DFKV_EVENT_NODE_LISTENERS = 7,	/* a listener added or removed */
+	DFKV_EVENT_NODE_PHASE = 8,	/* enum dfkv_node_phase changed */
 	__DFKV_EVENT_MAX
 };
 
@@ -530,6 +542,7 @@ enum dfkv_attr {
 	DFKV_A_TENANT_SECRETS,		/* u32: secrets held (read only) */
 	DFKV_A_NODE_FRAME_MS,		/* u32: whole-frame deadline, >= 1000 */
 	DFKV_A_NODE_MIN_RATE,		/* u32: bytes/s floor, 0 = off */
+	DFKV_A_NODE_PHASE,		/* u32: enum dfkv_node_phase */
 	__DFKV_A_MAX
 };
 

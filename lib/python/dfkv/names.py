@@ -43,6 +43,10 @@ NODE_STATE = {
     "DRAINING": 2,
     "UNHEALTHY": 3,
 }
+NODE_PHASE = {
+    "UP": 1,
+    "REBUILDING": 2,
+}
 LISTENER_KIND = {
     "TCP": 1,
     "RDMA": 2,
@@ -55,6 +59,7 @@ EVENT = {
     "DISK_DEL": 5,
     "DISK_STATE": 6,
     "NODE_LISTENERS": 7,
+    "NODE_PHASE": 8,
 }
 DISK_STATE = {
     "UP": 1,
