@@ -318,8 +318,13 @@ struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 	struct dfkv_disk *d, *found = NULL;
 	u32 i = 0;
 
-	/* Not the mutex: DISK_GET does not wait for an attach's rebuild. */
+	/*
+	 * Not the mutex: DISK_GET does not wait for an attach's rebuild.
+	 * A stopped tier's list is about to be taken apart (tier_destroy).
+	 */
 	rcu_read_lock();
+	if (READ_ONCE(t->stopped))
+		goto out;
 	list_for_each_entry_rcu(d, &t->disks, link) {
 		if (name ? !strcmp(d->name, name) : i++ == pos) {
 			if (dfkv_disk_tryget(d))
@@ -327,6 +332,7 @@ struct dfkv_disk *dfkv_tier_disk_get(struct dfkv_tier *t, const char *name,
 			break;
 		}
 	}
+out:
 	rcu_read_unlock();
 	return found;
 }
@@ -341,7 +347,7 @@ void dfkv_tier_stop(struct dfkv_tier *t)
 	flush_workqueue(t->wq);
 	/* A disk failing from here on leaves the store to its teardown. */
 	mutex_lock(&t->lock);
-	t->stopped = true;
+	WRITE_ONCE(t->stopped, true);
 	mutex_unlock(&t->lock);
 }
 
@@ -352,11 +358,15 @@ void dfkv_tier_destroy(struct dfkv_tier *t)
 	LIST_HEAD(gone);
 
 	mutex_lock(&t->lock);
-	list_splice_init(&t->disks, &gone);
-	tier_recount(t);
+	WRITE_ONCE(t->stopped, true);	/* a failed creation never stopped */
 	ring = rcu_replace_pointer(t->ring, NULL, lockdep_is_held(&t->lock));
 	mutex_unlock(&t->lock);
+	/* No reader walks the list past this: splicing it moves its links. */
 	synchronize_rcu();
+	mutex_lock(&t->lock);
+	list_splice_init(&t->disks, &gone);
+	tier_recount(t);
+	mutex_unlock(&t->lock);
 	dfkv_ring_free(ring);
 	/* The store dropped its entries: every disk is idle, close clean. */
 	list_for_each_entry_safe(d, tmp, &gone, link) {

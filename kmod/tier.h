@@ -53,7 +53,7 @@ struct dfkv_tier {
 	u32 dirty_pct;			/* READ_ONCE */
 	u32 workers;			/* 0: per disk default */
 	bool abandon;			/* READ_ONCE: stop flushing, drop */
-	bool stopped;			/* under lock: the store is going */
+	bool stopped;			/* set under lock: the store is going */
 	atomic_t backlog;		/* flushes queued, not started */
 	atomic_t flushing;		/* flushes queued or running */
 	atomic_t reading;		/* cold reads started, not ended */
