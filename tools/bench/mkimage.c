@@ -65,6 +65,8 @@ static int image_bytes(const struct mkimage *m, u64 ext, u64 *dev)
 		return err;
 	need = extents_needed(&s, m);
 	dfkv_slab_destroy(&s);
+	if (!need)
+		need = 1;	/* no value: the smallest disk */
 	/* the data, its records, the superblock and the alignment */
 	*dev = need * ext + need * (ext / 64) + 4 * DFKV_OD_DATA_ALIGN_MAX;
 	return 0;
