@@ -24,6 +24,8 @@
 #   make fleet-sim    the membership directory at fleet scale, on the host:
 #                     etcd, 3 mdsd, simulated agents and clients, libdfkv's
 #                     ring (table + build/fleet-sim.json; FLEET_ARGS)
+#   make warm-restart a node from modprobe to serving a disk image of 1 M
+#                     records, in a VM (build/warm-restart.json; WARM_ARGS)
 #   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM
 #   make install      module (to /lib/modules), library, headers, tools
@@ -42,7 +44,7 @@ VM_RUN := tools/vm/vm-run
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
 .PHONY: all module lib tools selftests ksrc deps unit vmtest module-debug vmtest-debug vmtest-debug-api check check-connectors lint nlgen tidy cppcheck \
-	demo bench fleet-sim soak fuzz vm-shell install dkms-install clean
+	demo bench fleet-sim warm-restart soak fuzz vm-shell install dkms-install clean
 
 all: module lib tools selftests
 
@@ -55,8 +57,10 @@ lib:
 tools: lib
 	$(MAKE) -C tools
 
+# dfkv_disk.sh attaches an image that tools/bench's dfkv-mkimage writes.
 selftests: lib ksrc
 	$(MAKE) -C selftests
+	$(MAKE) -C tools/bench $(CURDIR)/build/bench/dfkv-mkimage
 
 # Test harness, checkpatch and selftest headers come from Debian's kernel
 # source package, unpacked once; never copied into the repository.
@@ -163,6 +167,8 @@ build/tidy/%.ok: %.c .clang-tidy $(wildcard lib/*.h tools/*/*.h) uapi/linux/dfkv
 	@touch $@
 
 tidy: $(TIDY_SRCS:%.c=build/tidy/%.ok)
+# The image writer includes the module's codec, built against the shim.
+build/tidy/tools/bench/mkimage.ok: TIDY_FLAGS += -Iselftests/unit/kshim -Ikmod
 
 # cppcheck's flow analysis (null pointers, leaks, uninitialized reads) of
 # the same files; tools/lint/cppcheck.h spells out the libmnl loop macros
@@ -201,6 +207,13 @@ demo: all
 fleet-sim: lib tools
 	$(MAKE) -C tools/bench $(CURDIR)/build/bench/fleet-ring
 	tools/bench/fleet-sim --json build/fleet-sim.json $(FLEET_ARGS)
+
+# In a VM, not in `make check`: tools/bench/warm-restart --help lists
+# WARM_ARGS (--records, --size, --every, ...).  Its image is on a tmpfs in
+# the guest: N * 64 bytes of records (64 MiB at 1 M) within --mem.
+warm-restart: all
+	$(VM_RUN) --mem 2048 --timeout 1800 -- \
+		tools/bench/warm-restart --json build/warm-restart.json $(WARM_ARGS)
 
 # The VM stage (tools/bench/run), then the connectors on the host against
 # a VM of their own (tools/bench/connectors: "connectors" in the JSON).
