@@ -36,7 +36,7 @@ CLIENT="python3 -u $DFKV_REPO/selftests/churn/client.py"
 
 NODES=${DFKV_CHURN_NODES:-5}
 NKEYS=${DFKV_CHURN_KEYS:-300}
-OPS=${DFKV_CHURN_OPS:-$(rounds 1200)}
+OPS=${DFKV_CHURN_OPS:-$(rounds 400)}
 JSON=${DFKV_CHURN_JSON:-$T/churn.json}
 LAST=$((NODES - 1))		# the node that joins
 WARM=0 GONE=1 CUT=2		# the nodes restarted, deleted, cut off
@@ -128,19 +128,19 @@ epoch_at() {
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["epoch"])'
 }
 
-# clients_at EPOCH N: every client's ring has epoch EPOCH or later and N
-# members.
+# clients_at NAMES: every client's keys route to exactly NAMES (sorted,
+# comma-separated): its ring has the membership.
 clients_at() {
 	for c in 0 1 2 3; do
-		read -r e m _ <"$T/c$c.state" || return 1
-		[ "$e" -ge "$1" ] && [ "$m" -eq "$2" ] || return 1
+		read -r _ _ _ _ _ n <"$T/c$c.state" || return 1
+		[ "$n" = "$1" ] || return 1
 	done
 }
 
 # clean: no client has seen an error or a wrong byte.
 clean() {
 	for c in 0 1 2 3; do
-		read -r _ _ _ err wrong <"$T/c$c.state" || return 1
+		read -r _ _ _ err wrong _ <"$T/c$c.state" || return 1
 		[ "$err" -eq 0 ] && [ "$wrong" -eq 0 ] ||
 			{ echo "client $c: $err errors, $wrong wrong"; return 1; }
 	done
@@ -160,24 +160,27 @@ more_ops() {
 	done
 }
 
-# event NAME T0 [EPOCH]: one line of $T/events for churn/report.py.
+# event NAME T0 [EPOCH NAMES]: one line of $T/events for churn/report.py.
 event() {
-	printf '{"name": "%s", "t0": %s, "epoch": %s}\n' "$1" "$2" "${3:-null}" \
-		>>"$T/events"
+	m=null
+	[ -n "${4:-}" ] && m="\"$4\""
+	printf '{"name": "%s", "t0": %s, "epoch": %s, "members": %s}\n' \
+		"$1" "$2" "${3:-null}" "$m" >>"$T/events"
 }
 
 now() { date +%s.%N; }
 
 # settle NAME T0 IDS: the directory shows exactly IDS; the event is
-# recorded with the epoch that shows it; every client's ring reaches it;
-# no client erred; the workload goes on for $OPS operations.
+# recorded with the epoch that shows it; every client's ring reaches that
+# membership; no client erred; the workload goes on for $OPS operations.
 settle() {
 	until_ok 120 members_are $M3 "$3" ||
 		{ members_at $M3; tail -3 "$T"/agent-*.log; return 1; }
 	e=$(epoch_at $M3) || return 1
-	event "$1" "$2" "$e"
-	until_ok 120 clients_at "$e" "$(echo "$3" | wc -w)" ||
-		{ echo "want epoch $e"; cat "$T"/c?.state; return 1; }
+	names=$(echo "$3" | tr ' ' ,)
+	event "$1" "$2" "$e" "$names"
+	until_ok 120 clients_at "$names" ||
+		{ echo "want $names"; cat "$T"/c?.state; return 1; }
 	clean && more_ops && clean
 }
 
@@ -236,6 +239,7 @@ t_setup() {
 tap_check "$LAST of $NODES nodes registered by their agents in a 3-member etcd, 3 mdsd" t_setup
 
 # Clients 0 and 1 of tenant acme, 2 and 3 of globex.
+echo "$(now)" >"$T/t0"
 set -- "0 lib acme" "1 sglang acme" "2 lib globex" "3 max globex"
 for a in "$@"; do
 	set -- $a
@@ -246,7 +250,7 @@ for a in "$@"; do
 done
 
 t_start() {
-	t0=$(now)
+	t0=$(cat "$T/t0")
 	# the first ring: no keys moved yet, its convergence from the start
 	until_ok 120 eval '[ -s "$T/c0.state" ] && [ -s "$T/c1.state" ] && [ -s "$T/c2.state" ] && [ -s "$T/c3.state" ]' ||
 		{ cat "$T"/c?.out; return 1; }

@@ -71,6 +71,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# ask CMD...: one command to the driver; its answer on stdout, status 0
+# when it starts with "ok".
+ask() {
+	(echo "$*" >&3) 2>/dev/null || { echo "driver gone"; return 1; }
+	IFS= read -r ans <&4 || { echo "driver gone (no answer to '$*')"; return 1; }
+	echo "# $* -> $ans" | tee -a "$T/diag"
+	case "$ans" in ok*) return 0 ;; esac
+	return 1
+}
+
 # published_at HOSTPORT ID ADDR: member ID is published with TCP address
 # ADDR; prints the directory epoch that says so.
 published_at() {

@@ -18,9 +18,10 @@ client PUT the key again, as an engine recomputes a block.
 
 run writes DIR/c<ID>.log, JSON lines: one per second with the counters
 of that second ("s"), and one per ring change ("ring": the epoch, the
-members, the share of this client's keys that moved and the ideal share,
-|members changed| / max(members)); and DIR/c<ID>.state, one line
-"EPOCH MEMBERS OPS ERRORS WRONG", replaced every 0.2 s.  It stops when
+members, the names its keys route to, the share of them that moved and
+the ideal share, |members changed| / max(members)); and DIR/c<ID>.state,
+one line "EPOCH MEMBERS OPS ERRORS WRONG NAMES" (NAMES: those its keys
+route to, sorted, comma-separated), replaced every 0.2 s.  It stops when
 DIR/stop exists.
 
 seed PUTs keys of its own and writes to FILE those that route to NODE
@@ -129,7 +130,7 @@ def run(cid, kind, tenant, secret, endpoints, group, nkeys, d):
     total = Second()
     sec, sec_t = Second(), int(time.time())
     epoch, members = -1, -1
-    routes = None
+    routes, names = None, ""
     check_t = 0.0
 
     def count(name, k=1):
@@ -194,15 +195,16 @@ def run(cid, kind, tenant, secret, endpoints, group, nkeys, d):
                     moved = sum(a != b for a, b in zip(routes, new)) / \
                         len(keys)
                     ideal = abs(m - members) / max(m, members)
+                names = ",".join(sorted(set(new)))
                 log.write(json.dumps({"t": now, "ring": e, "members": m,
-                                      "moved": moved, "ideal": ideal})
-                          + "\n")
+                                      "names": names, "moved": moved,
+                                      "ideal": ideal}) + "\n")
                 epoch, members, routes = e, m, new
             tmp = state + ".tmp"
             with open(tmp, "w") as f:
-                f.write("%d %d %d %d %d\n" % (
+                f.write("%d %d %d %d %d %s\n" % (
                     epoch, members, total.n["get"] + total.n["put"],
-                    total.n["err"], total.n["wrong"]))
+                    total.n["err"], total.n["wrong"], names))
             os.replace(tmp, state)
         if int(now) != sec_t:
             log.write(json.dumps({"t": sec_t, "s": sec.n}) + "\n")

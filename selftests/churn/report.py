@@ -5,16 +5,20 @@ report.py DIR JSON
 
 DIR holds the clients' logs (c<ID>.log, client.py) and "events", one
 JSON line per event: {"name", "t0" (when it was done), "epoch" (the
-directory epoch that shows its membership, or null when membership does
-not change)}.  Prints one table line per event and writes JSON: keys
+directory's epoch once it showed the event's membership) and "members"
+(that membership, comma-separated), both null when membership does not
+change}.  Prints one table line per event and writes JSON: keys
 moved over ideal (mean over the clients of moved share / ideal share),
-seconds until every client's ring had the event's epoch, the hit rate
+seconds until every client's ring had the event's membership (an etcd
+epoch also moves with writes that change no member, and a client's ring
+takes a new epoch only with a change of members or a long-poll's end:
+members, not epochs, say when a ring caught up), the hit rate
 per second from the event on, its level before (the 5 s before the
 event), its lowest, the seconds from the event until it was back within
 0.02 of that level after its lowest, client errors, wrong bytes, writes
 dropped.  Times are measurements, never checked here; exit 1 when a
-client saw an error or a wrong byte, or a membership event's epoch never
-reached every client's ring.
+client saw an error or a wrong byte, or an event's membership never reached
+every client's ring.
 """
 import glob
 import json
@@ -56,6 +60,7 @@ def figures(ev, end, seconds, rings):
                   "miss": sum(s["miss"] for s in pre)})
     series = [rate(seconds[t]) for t in win]
     out = {"event": ev["name"], "t0": t0, "epoch": ev.get("epoch"),
+           "members": ev.get("members"),
            "hit_before": level,
            "hit_per_s": [None if r is None else round(r, 3)
                          for r in series]}
@@ -81,9 +86,10 @@ def figures(ev, end, seconds, rings):
     out["moved_over_ideal"] = round(sum(moved) / len(moved), 3) \
         if moved else None
     conv = None
-    if ev.get("epoch") is not None:
-        seen = [next((r["t"] for r in cl if r["ring"] >= ev["epoch"]),
-                     None) for cl in rings]
+    if ev.get("members") is not None:
+        seen = [next((r["t"] for r in cl if r["t"] >= t0
+                      and r["names"] == ev["members"]), None)
+                for cl in rings]
         if None not in seen:
             conv = round(max(max(seen) - t0, 0), 2)
     out["ring_converged_s"] = conv
@@ -119,7 +125,7 @@ def main(d, path):
         json.dump({"events": rows, "totals": total,
                    "clients": len(totals)}, f, indent=1)
     lost = [r["event"] for r in rows
-            if r["epoch"] is not None and r["ring_converged_s"] is None]
+            if r["members"] is not None and r["ring_converged_s"] is None]
     if lost:
         print("# never reached every client's ring: %s" % ", ".join(lost))
     return 1 if total["err"] or total["wrong"] or lost or \
