@@ -36,7 +36,7 @@ CLIENT="python3 -u $DFKV_REPO/selftests/churn/client.py"
 
 NODES=${DFKV_CHURN_NODES:-5}
 NKEYS=${DFKV_CHURN_KEYS:-300}
-OPS=${DFKV_CHURN_OPS:-$(rounds 400)}
+OPS=${DFKV_CHURN_OPS:-$(rounds 200)}
 JSON=${DFKV_CHURN_JSON:-$T/churn.json}
 LAST=$((NODES - 1))		# the node that joins
 WARM=0 GONE=1 CUT=2		# the nodes restarted, deleted, cut off
