@@ -88,13 +88,6 @@ start_etcd() {
 	PIDS="$PIDS $!"
 }
 
-start_root_mdsd() {
-	"$MDSD" --listen "$1" --backend etcd --etcd $ETCD_LO --ttl-ms $TTL_MS \
-		>>"$T/mdsd-$2.log" 2>&1 &
-	eval "${2}PID=$!"
-	PIDS="$PIDS $!"
-}
-
 # mknode I: node cn-I in ch-I, auth required, both tenants' secrets, its
 # listener last (the node serves once everything else is in place);
 # the warm node attaches its disk (DISKARGS: --format the first time).
@@ -123,10 +116,7 @@ ids() {
 	done | sort | tr '\n' ' ' | sed 's/ $//'
 }
 
-epoch_at() {
-	get -f "http://$1/v1/groups/$G/members" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["epoch"])'
-}
+epoch_at() { get -f "http://$1/v1/groups/$G/members" | jq -r .epoch; }
 
 # clients_at NAMES: every client's keys route to exactly NAMES (sorted,
 # comma-separated): its ring has the membership.
@@ -210,9 +200,10 @@ truncate -s 256M "$T/warm.img"
 LOOP=$(losetup -f --show "$T/warm.img")
 for e in 1 2 3; do start_etcd $e; done
 until_ok 120 etcdctl --endpoints $ETCD_LO endpoint health
-start_root_mdsd $M1 M1
-start_root_mdsd $M2 M2
-start_root_mdsd $M3 M3
+for m in 1 2 3; do
+	eval "start_root_mdsd \$M$m M$m"
+	PIDS="$PIDS $!"
+done
 i=0
 while [ $i -lt "$NODES" ]; do
 	start_agent ch-$i $i $ETCD_IN

@@ -115,12 +115,6 @@ start_etcd() {
 	EPID=$!
 }
 
-start_root_mdsd() {
-	"$MDSD" --listen "$1" --backend etcd --etcd $ETCD_LO --ttl-ms $TTL_MS \
-		>>"$T/mdsd-$2.log" 2>&1 &
-	eval "${2}PID=$!"
-}
-
 if ! command -v etcd >/dev/null; then
 	tap_plan 1
 	echo "ok 1 mdsd over etcd across namespaces # SKIP etcd not installed"

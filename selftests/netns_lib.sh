@@ -7,7 +7,7 @@
 # on the root side, 192.0.2.(4i+2) in the namespace), one mdsd --agent
 # per namespace over etcd, bounded waits, and reading a group's members
 # from mdsd.  The caller sets T (its scratch directory), MDSD, G (the
-# group), TTL_MS and AGENT_HTTP before using them.
+# group), TTL_MS, AGENT_HTTP and ETCD_LO before using them.
 
 inns() {
 	ns=$1
@@ -29,11 +29,11 @@ until_ok() {
 	"$@"
 }
 
-# members_at HOSTPORT: the group's member ids, sorted, one line.
+# members_at HOSTPORT: the group's member ids, sorted, one line (jq: it
+# starts in a fraction of python3's time in the emulated guest).
 members_at() {
 	get -f "http://$1/v1/groups/$G/members" |
-		python3 -c 'import json, sys
-print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["members"])))'
+		jq -r '[.members[].id] | sort | join(" ")'
 }
 # members_are HOSTPORT IDS: the group has exactly IDS (sorted, one line).
 members_are() { [ "$(members_at "$1")" = "$2" ]; }
@@ -53,6 +53,15 @@ veth_ns() {
 	ip addr add "$(raddr_of "$3")/30" dev "$2" &&
 	ip -n "$1" addr add "$(naddr_of "$3")/30" dev eth0 &&
 	ip -n "$1" route add default via "$(raddr_of "$3")"
+}
+
+# start_root_mdsd HOSTPORT NAME: an mdsd in the root namespace over etcd
+# URL(s) $ETCD_LO, logging to $T/mdsd-NAME.log; its PID in $NAMEPID.
+# Call it at top level.
+start_root_mdsd() {
+	"$MDSD" --listen "$1" --backend etcd --etcd "$ETCD_LO" --ttl-ms "$TTL_MS" \
+		>>"$T/mdsd-$2.log" 2>&1 &
+	eval "${2}PID=$!"
 }
 
 # start_agent NS ID ETCD: mdsd --agent in namespace NS over etcd URL(s)
