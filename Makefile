@@ -26,6 +26,9 @@
 #                     ring (table + build/fleet-sim.json; FLEET_ARGS)
 #   make warm-restart a node from modprobe to serving a disk image of 1 M
 #                     records, in a VM (build/warm-restart.json; WARM_ARGS)
+#   make fleet        the churn run's long form in a VM: 8 nodes, etcd of
+#                     3, 3 mdsd, 4 clients under load through node and
+#                     directory failures (table + build/fleet-churn.json)
 #   make soak         ten minutes of mixed load, faults and restarts in a VM
 #   make vm-shell     interactive shell in the test VM
 #   make install      module (to /lib/modules), library, headers, tools
@@ -44,7 +47,7 @@ VM_RUN := tools/vm/vm-run
 export KDIR KSRC DFKV_VERSION PREFIX DESTDIR
 
 .PHONY: all module lib tools selftests ksrc deps unit vmtest module-debug vmtest-debug vmtest-debug-api check check-connectors lint nlgen tidy cppcheck \
-	demo bench fleet-sim warm-restart soak fuzz vm-shell install dkms-install clean
+	demo bench fleet fleet-sim warm-restart soak fuzz vm-shell install dkms-install clean
 
 all: module lib tools selftests
 
@@ -201,6 +204,18 @@ lint: ksrc tidy cppcheck
 demo: all
 	$(VM_RUN) --disk 256M -- tools/demo --transport $(or $(TRANSPORT),tcp)
 	tools/demo-connector
+
+# The churn run (selftests/dfkv_churn.sh, whose short form is in the
+# kselftests) at 8 nodes, 1,000 keys a client and 6,000 operations a
+# client between events; not in `make check`.  Guest log:
+# build/vm/dmesg-fleet.log.
+fleet: all
+	@mkdir -p build/vm
+	$(VM_RUN) --numa 2 --disk 256M --timeout 1800 --log build/vm/dmesg-fleet.log -- \
+		env DFKV_CHURN_NODES=8 DFKV_CHURN_KEYS=1000 DFKV_CHURN_OPS=6000 \
+		DFKV_CHURN_JSON=$(CURDIR)/build/fleet-churn.json \
+		DFKV_REPO=$(CURDIR) DFKV_KO=$(CURDIR)/kmod/dfkv.ko \
+		sh $(CURDIR)/selftests/dfkv_churn.sh
 
 # Native, not in a VM and not in `make check`: tools/bench/fleet-sim
 # --help lists FLEET_ARGS (--agents, --clients, --duration, ...).

@@ -16,6 +16,7 @@
 # leaves the ring.  etcd restarts on its data dir: membership comes back.
 # Every wait is bounded; every process started here is killed by PID.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netns_lib.sh"
 
 T=$(mktemp -d)
 chmod 755 "$T"
@@ -70,26 +71,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-inns() {
-	ns=$1
-	shift
-	ip netns exec "$ns" "$@"
-}
-
-get() { curl -s --max-time 5 "$@"; }
-
-# until_ok SECS CMD...: retry CMD every 0.2 s for at most SECS seconds
-# (wall clock: a slow CMD does not stretch the bound).
-until_ok() {
-	end=$(($(date +%s) + $1))
-	shift
-	while [ "$(date +%s)" -lt "$end" ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	"$@"
-}
-
 # ask CMD...: one command to the driver; its answer on stdout, status 0
 # when it starts with "ok".
 ask() {
@@ -100,14 +81,6 @@ ask() {
 	return 1
 }
 
-# members_at HOSTPORT: the group's member ids, sorted, one line.
-members_at() {
-	get -f "http://$1/v1/groups/$G/members" |
-		python3 -c 'import json, sys
-print(" ".join(sorted(m["id"] for m in json.load(sys.stdin)["members"])))'
-}
-# members_are HOSTPORT IDS: the group has exactly IDS (sorted, one line).
-members_are() { [ "$(members_at "$1")" = "$2" ]; }
 # published_at HOSTPORT ID ADDR: member ID is published with TCP address
 # ADDR; prints the directory epoch that says so.
 published_at() {
@@ -120,36 +93,15 @@ if not ok:
 print(d["epoch"])' "$2" "$3"
 }
 
-# Letter x: namespace mc-x, node node-x, root side 192.0.2.(4i+1), node
-# side 192.0.2.(4i+2), i = 0..3.
+# Letter x: namespace mc-x, node node-x, veth pair i = 0..3.
 idx() { case "$1" in a) echo 0 ;; b) echo 1 ;; c) echo 2 ;; d) echo 3 ;; esac; }
-raddr() { echo 192.0.2.$(($(idx "$1") * 4 + 1)); }
-naddr() { echo 192.0.2.$(($(idx "$1") * 4 + 2)); }
-
-mkns() {
-	x=$1 ns=mc-$1
-	ip netns add $ns &&
-	ip link add mc-v$x type veth peer name eth0 netns $ns &&
-	ip -n $ns link set lo up &&
-	ip -n $ns link set eth0 up &&
-	ip link set mc-v$x up &&
-	ip addr add "$(raddr $x)/30" dev mc-v$x &&
-	ip -n $ns addr add "$(naddr $x)/30" dev eth0 &&
-	ip -n $ns route add default via "$(raddr $x)"
-}
+naddr() { naddr_of "$(idx "$1")"; }
+mkns() { veth_ns mc-$1 mc-v$1 "$(idx "$1")"; }
 
 mknode() {
 	x=$1
 	inns mc-$x "$DFKVCTL" node add node-$x --ram 32M --max-value 1M --no-evict &&
 	inns mc-$x "$DFKVCTL" listener add node-$x "$(naddr $x)" --port $PORT
-}
-
-# start_agent X: mdsd --agent in namespace mc-X (top level only: $APID_X).
-start_agent() {
-	ip netns exec mc-$1 "$MDSD" --listen $AGENT_HTTP --backend etcd \
-		--etcd $ETCD_IN --agent --group $G --ttl-ms $TTL_MS \
-		--host mc-$1 -v >>"$T/agent-$1.log" 2>&1 &
-	eval "APID_$1=$!"
 }
 
 start_etcd() {
@@ -161,12 +113,6 @@ start_etcd() {
 		--initial-cluster mc=http://127.0.0.1:$EPEER \
 		--listen-metrics-urls "" >>"$T/etcd.log" 2>&1 &
 	EPID=$!
-}
-
-start_root_mdsd() {
-	"$MDSD" --listen "$1" --backend etcd --etcd $ETCD_LO --ttl-ms $TTL_MS \
-		>>"$T/mdsd-$2.log" 2>&1 &
-	eval "${2}PID=$!"
 }
 
 if ! command -v etcd >/dev/null; then
@@ -186,7 +132,7 @@ start_etcd
 until_ok 60 get -f "$ETCD_LO/health"
 start_root_mdsd $M1 M1
 start_root_mdsd $M2 M2
-for x in a b c; do start_agent $x; done
+for x in a b c; do start_agent mc-$x $x $ETCD_IN; done
 
 t_setup() {
 	for x in a b c d; do
@@ -232,7 +178,7 @@ t_discover() {
 tap_check "a client discovers the three nodes and stores $NKEYS keys" t_discover
 
 mknode d
-start_agent d
+start_agent mc-d d $ETCD_IN
 t_join() {
 	until_ok 60 members_are $M2 "node-a node-b node-c node-d" ||
 		{ members_at $M2; tail -5 "$T/agent-d.log"; return 1; }
