@@ -8,10 +8,12 @@
 #   make              module, libdfkv, tools, selftests
 #   make deps         install the Debian packages everything needs
 #   make check        native unit tests, the kselftests in a VM, the disk
-#                     crash test, the engine connectors, then the C
-#                     kselftests on the debug kernel (vmtest-debug-api)
-#   make vmtest-debug the kselftests and the crash test on the debug kernel
-#                     (KASAN, lockdep, kmemleak, fault injection)
+#                     crash test, the engine connectors, then the
+#                     kselftests (all but the churn run) and the crash
+#                     test on the debug kernel (vmtest-debug)
+#   make vmtest-debug the kselftests but the churn run, and the crash test,
+#                     on the debug kernel (KASAN, lockdep, kmemleak, fault
+#                     injection)
 #   make fuzz         dfkv_fuzz on the debug kernel for FUZZ_SECONDS
 #   make demo         the main job: a node in a VM storing and loading blocks
 #   make check-connectors  only the engine connectors (real engine packages
@@ -94,7 +96,8 @@ vmtest: all
 	vm=$$?; selftests/crash/run build/crash-tap.log; crash=$$?; \
 	[ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 
-# The same kselftests and crash test on the debug kernel
+# The same kselftests (but the churn run: selftests/Makefile's
+# SUITE=debug) and crash test on the debug kernel
 # (tools/vm/debug-kernel: KASAN, lockdep, kmemleak, KFENCE, UBSAN, fault
 # injection; built once per machine and cached), with dfkv.ko built
 # against it apart from the distribution kernel's; then a kmemleak scan
@@ -112,7 +115,7 @@ module-debug:
 vmtest-debug: all module-debug
 	@mkdir -p build/vm
 	DFKV_KO=$(DEBUG_KO) $(VM_RUN) --debug --numa 2 --disk 256M --timeout 5400 \
-		--log build/vm/dmesg-debug.log -- sh -c '$(DEBUG_SUITE)'; \
+		--log build/vm/dmesg-debug.log -- sh -c 'DFKV_SUITE=debug $(DEBUG_SUITE)'; \
 	vm=$$?; DFKV_VM_DEBUG=1 DFKV_KO=$(DEBUG_KO) selftests/crash/run build/crash-debug-tap.log; \
 	crash=$$?; [ $$vm -eq 0 ] && [ $$crash -eq 0 ]
 

@@ -90,10 +90,15 @@ start_etcd() {
 
 # mknode I: node cn-I in ch-I, auth required, both tenants' secrets, its
 # listener last (the node serves once everything else is in place);
-# the warm node attaches its disk (DISKARGS: --format the first time).
+# the warm node is created rebuilding and attaches its disk (DISKARGS:
+# --format the first time) before it says up, so its agent registers it
+# only then, as `dfkvctl apply` does (Documentation/netlink.md, "Node
+# phase").
 mknode() {
+	phase=""
+	[ "$1" = $WARM ] && phase="--phase rebuilding"
 	inns ch-$1 "$DFKVCTL" node add cn-$1 --ram 32M --max-value 1M \
-		--auth required || return 1
+		--auth required $phase || return 1
 	for t in acme globex; do
 		inns ch-$1 "$DFKVCTL" tenant add cn-$1 --tenant "$(cat "$T/$t.hex")" \
 			--secret-file "$T/$t.secret" || return 1
@@ -101,6 +106,7 @@ mknode() {
 	if [ "$1" = $WARM ]; then
 		inns ch-$1 "$DFKVCTL" disk add cn-$1 "$LOOP" --name d0 $DISKARGS ||
 			return 1
+		inns ch-$1 "$DFKVCTL" node set cn-$1 --phase up || return 1
 	fi
 	inns ch-$1 "$DFKVCTL" listener add cn-$1 "$(naddr_of "$1")" --port $PORT
 }
