@@ -8,7 +8,9 @@
 # transports with the exact values the workload determines, and
 # `promtool check metrics` accepts it; the dfkv trace events (tracefs)
 # show the same requests, flushes, cold reads, evictions and disk
-# changes.  Every wait is bounded.
+# changes; and Debian's prometheus, scraping it with tools/monitoring's
+# rules, evaluates every dashboard query and rule.  Every wait is
+# bounded.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/disk_lib.sh"
 
@@ -79,7 +81,7 @@ is() {
 	[ "$v" = "$3" ] || { echo "$1{$2} is $v, expected $3"; return 1; }
 }
 
-tap_plan 9
+tap_plan 10
 
 dfkv_load
 disk_modules
@@ -268,5 +270,23 @@ t_trace_evict() {
 	scrape && is dfkv_evictions_total 'node="kvE"' "$ev"
 }
 tap_check "evictions are traced and counted" t_trace_evict
+
+# Debian's prometheus scrapes the agent after the workloads above, the
+# rules loaded: every dashboard query and rule evaluates, those over
+# what the agent exports with series (prom_eval.py).  Once it scrapes, a
+# node added changes the agent's directory: the epoch-age panel's
+# membership change.
+t_prometheus() {
+	python3 "$DFKV_REPO/selftests/prom_eval.py" 127.0.0.1:$PORT \
+		>"$T/prom" 2>&1 &
+	pe=$!
+	wait_until 180 grep -q '^# scraping' "$T/prom" &&
+		expect 0 "$DFKVCTL" node add kvP --ram 4M
+	wait "$pe"
+	r=$?
+	cat "$T/prom"
+	return $r
+}
+tap_check "prometheus evaluates every dashboard query and rule over the agent" t_prometheus
 
 tap_done

@@ -106,7 +106,10 @@ def metric_names(expr):
 
 
 class Prometheus:
-    def __init__(self, tmp, target):
+    """Debian's prometheus on a free loopback port, scraping targets
+    (host:port) every second with dfkv-alerts.yml loaded."""
+
+    def __init__(self, tmp, *targets):
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         cfg = os.path.join(tmp, "prometheus.yml")
@@ -115,8 +118,8 @@ class Prometheus:
                     "  evaluation_interval: 1s\n"
                     "rule_files:\n  - %s\n"
                     "scrape_configs:\n  - job_name: dfkv\n"
-                    "    static_configs:\n      - targets: ['%s']\n" %
-                    (RULES, target))
+                    "    static_configs:\n      - targets: [%s]\n" %
+                    (RULES, ", ".join("'%s'" % t for t in targets)))
         self.log = os.path.join(tmp, "prometheus.log")
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen(
