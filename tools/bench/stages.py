@@ -59,8 +59,9 @@ TCP_PUT_STAGES = [
     ("answer", "dfkv_put_publish", "dfkv_req_reply"),
     ("reply to caller", "dfkv_req_reply", "dfkv_req_end"),
 ]
-OPS = {"put": ("1", PUT_STAGES), "get": ("2", GET_STAGES),
-       "tcp_put": ("1", TCP_PUT_STAGES)}
+# op: (its code, its stages, the transport it is taken on or None: any).
+OPS = {"put": ("1", PUT_STAGES, None), "get": ("2", GET_STAGES, None),
+       "tcp_put": ("1", TCP_PUT_STAGES, "1")}
 TITLES = (("put", "ack=disk PUT"), ("get", "cold GET"),
           ("tcp_put", "TCP PUT into RAM"))
 # Counts among a request's extra() parts, not times.
@@ -151,7 +152,8 @@ def requests(events):
         if k is None:
             continue
         if name == "dfkv_req_start":
-            open_[k] = {"op": f["op"], "key": k, "events": [(ts, name, f)]}
+            open_[k] = {"op": f["op"], "transport": f["transport"], "key": k,
+                        "events": [(ts, name, f)]}
         elif k in open_:
             open_[k]["events"].append((ts, name, f))
             if name == "dfkv_req_end":
@@ -214,8 +216,9 @@ def by_op(events):
     """{op: (complete splits, incomplete count, keys of complete ones)}."""
     reqs = requests(events)
     out = {}
-    for op, (code, stages) in OPS.items():
-        mine = [r for r in reqs if r["op"] == code]
+    for op, (code, stages, transport) in OPS.items():
+        mine = [r for r in reqs if r["op"] == code and
+                transport in (None, r["transport"])]
         ok = [(r["key"], split(r, stages)) for r in mine]
         good = [s for _, s in ok if s]
         out[op] = (good, len(ok) - len(good), {k for k, s in ok if s})
