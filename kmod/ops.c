@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "node.h"
 #include "listener.h"
+#include "trace.h"
 
 static int done(struct dfkv_node *node, unsigned int op, int status)
 {
@@ -159,6 +160,7 @@ int dfkv_op_put_more(struct dfkv_node *node, struct dfkv_peer *peer,
 	struct mem_cgroup *old;
 
 	if (recv_reserve(node, peer, len)) {
+		trace_dfkv_put_reserve(&put->e->key, len, 0);
 		old = dfkv_store_charge(&node->store);
 		status = dfkv_store_put_reserve(put, put->reserved + len);
 		set_active_memcg(old);

@@ -113,6 +113,7 @@ static void put_begin(struct dfkv_req *req)
 			return;
 		}
 		req->admitted = ahead;
+		trace_dfkv_put_reserve(&req->key, ahead, 0);
 	}
 	status = dfkv_op_put_begin(node, req_auth(req), &req->key, len, ahead,
 				   &req->put);

@@ -388,6 +388,7 @@ static bool entry_charge(struct dfkv_store *st, struct dfkv_entry *e)
 		e->charged = ok;
 	}
 	spin_unlock(&e->lock);
+	trace_dfkv_put_charge(&e->key, e->len, !ok);
 	if (!ok)
 		this_cpu_inc(st->stats->pcpu->quota_rejections);
 	return ok;
@@ -428,6 +429,7 @@ static int put_stage(struct dfkv_put *put)
 	if (!store_tiered(st))
 		return dfkv_store_put_end(put, false, DFKV_STATUS_CACHE_FULL);
 	err = dfkv_entry_stage(st, put->e);
+	trace_dfkv_put_alloc(&put->e->key, put->e->len, err);
 	if (err)
 		return dfkv_store_put_end(put, false, DFKV_STATUS_BUSY);
 	this_cpu_inc(st->stats->pcpu->ram_bypasses);
@@ -518,9 +520,10 @@ retry:
 		if (!err)
 			this_cpu_inc(st->stats->pcpu->ram_bypasses);
 	}
+	put->reserved = err ? 0 : put_reserved(st, e);
+	trace_dfkv_put_alloc(key, put->reserved, err);
 	if (err)
 		return dfkv_store_put_end(put, false, alloc_status(err));
-	put->reserved = put_reserved(st, e);
 	return DFKV_STATUS_OK;
 }
 
@@ -566,6 +569,7 @@ int dfkv_store_put_reserve(struct dfkv_put *put, u64 upto)
 		return DFKV_STATUS_OK;
 	err = dfkv_evict_alloc_more(&st->ram, e, e->slots, &e->nr_slots, upto);
 	put->reserved = put_reserved(st, e);
+	trace_dfkv_put_alloc(&e->key, put->reserved, err);
 	return err ? alloc_status(err) : DFKV_STATUS_OK;
 }
 
@@ -648,7 +652,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 {
 	struct dfkv_entry *e = put->e;
 	struct dfkv_store *st = e->store;
-	bool unlink = false, flush = false, staged = false;
+	bool unlink = false, flush = false, staged = false, published = false;
 
 	spin_lock(&e->lock);
 	if (e->state == DFKV_E_RESERVED) {
@@ -673,6 +677,7 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 			this_cpu_add(st->stats->pcpu->bytes_in, e->len);
 			dfkv_lru_add_locked(&st->lru, e);
 			status = DFKV_STATUS_OK;
+			published = true;
 		} else {
 			unlink = dfkv_entry_kill_locked(st, e);
 		}
@@ -685,6 +690,8 @@ int dfkv_store_put_end(struct dfkv_put *put, bool ok, int status)
 	e->done = true;
 	entry_wake_locked(e);
 	spin_unlock(&e->lock);
+	if (published)
+		trace_dfkv_put_publish(&e->key, e->len, flush);
 	entry_wake_sleepers(e);
 	if (unlink)
 		dfkv_entry_unlink(st, e);

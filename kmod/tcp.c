@@ -58,6 +58,7 @@
 #include "node.h"
 #include "req.h"
 #include "wire.h"
+#include "trace.h"
 
 /* bio_vecs mapped per socket call. */
 #define CONN_BVECS	64
@@ -573,6 +574,11 @@ static int conn_recv(struct dfkv_tcp_conn *c)
 				  CONN_BVECS, &mapped);
 		iov_iter_bvec(&msg.msg_iter, ITER_DEST, c->bv, nr, mapped);
 		ret = sock_recv(c, &msg);
+		if (ret > 0 && !c->rx.pay_got)
+			trace_dfkv_put_recv_start(&c->req.key, ret, 0);
+		if (ret > 0 && (u64)ret == left)
+			trace_dfkv_put_recv_end(&c->req.key, c->rx.pay_got + ret,
+						0);
 		break;
 	}
 	case CONN_RX_BUF:

@@ -3,7 +3,8 @@
  * dfkv's trace events (system "dfkv"), for perf, trace-cmd, bpftrace and
  * tracefs: a request's start, reply and end (req.c), a cold read's and a
  * flush's payload I/O submitted and completed (tier.c, flush.c), the
- * stage boundaries between them of an ack=disk PUT and a cold GET, a
+ * stage boundaries between them of an ack=disk PUT, a cold GET and a
+ * PUT's receive into RAM over TCP (ops.c, store.c, tcp.c), a
  * record group commit and each record write it covered (disk.c), an
  * eviction (store.c) and a disk's state changes (tier.c).  Every event
  * of a request carries its key's hash, so a request's events are joined
@@ -96,6 +97,38 @@ DECLARE_EVENT_CLASS(dfkv_step,
 		    TP_printk("key=%08x len=%llu info=%d", __entry->key,
 			      __entry->len, __entry->info)
 );
+
+/*
+ * The stage boundaries of a PUT received into RAM over TCP: part of its
+ * receive reservation taken (ops.c, req.c; info 0), its entry charged to
+ * the tenant (store.c; info 1 over quota), RAM slots (or a stage) bound
+ * up to len (info: the error), the first and the last payload bytes in
+ * (tcp.c; len: the bytes so far) and the value published (store.c; info
+ * 1 when a flush follows).
+ */
+DEFINE_EVENT(dfkv_step, dfkv_put_reserve,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
+
+DEFINE_EVENT(dfkv_step, dfkv_put_charge,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
+
+DEFINE_EVENT(dfkv_step, dfkv_put_alloc,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
+
+DEFINE_EVENT(dfkv_step, dfkv_put_recv_start,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
+
+DEFINE_EVENT(dfkv_step, dfkv_put_recv_end,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
+
+DEFINE_EVENT(dfkv_step, dfkv_put_publish,
+	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),
+	     TP_ARGS(key, len, info));
 
 DEFINE_EVENT(dfkv_step, dfkv_req_reply,
 	     TP_PROTO(const struct dfkv_key *key, u64 len, int info),

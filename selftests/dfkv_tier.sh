@@ -527,7 +527,29 @@ t_trace_stages() {
 	expect 0 "$DFKVCTL" node del ntr
 }
 
-tap_plan 17
+# The stage events of PUTs received into RAM over TCP: four 64 KiB
+# values in one RAM part each, then one of 3 MiB whose parts (1 MiB
+# extents on a 16 MiB node) are each reserved and bound as its payload
+# reaches them; every request's boundaries fire in order, with no error,
+# under its key's hash.
+t_trace_tcp_put() {
+	st="python3 -S $DFKV_REPO/tools/bench/stages.py"
+	expect 0 "$DFKVCTL" node add ntp --ram 16M &&
+	expect 0 "$DFKVCTL" listener add ntp 127.0.0.1 --port 7934 &&
+	expect 0 $st on &&
+	r=$($BLK tcpput 127.0.0.1 7934 42 0 4 $SZ) && blk_expect "64 KiB" "$r" ok=4 &&
+	r=$($BLK tcpput 127.0.0.1 7934 43 0 1 3145728) && blk_expect "3 MiB" "$r" ok=1 &&
+	expect 0 $st off "$T/tcp.trace" &&
+	expect 0 $st check "$T/tcp.trace" &&
+	has "$T/out" "tcp_put complete=5 incomplete=0" &&
+	has "$T/out" "tcp_put multipart=1" &&
+	has "$T/out" "lost=0" &&
+	r=$($BLK check ntp 42 0 4 $SZ) && blk_expect "64 KiB back" "$r" ok=4 wrong=0 &&
+	r=$($BLK check ntp 43 0 1 3145728) && blk_expect "3 MiB back" "$r" ok=1 wrong=0 &&
+	expect 0 "$DFKVCTL" node del ntp
+}
+
+tap_plan 18
 tap_check "tier settings: defaults, set, ranges, NUMA" t_settings
 tap_check "write-back: readable before the flush, durable after" t_writeback
 tap_check "ack=disk and dirty 0: on the device when acknowledged" t_ack_disk
@@ -540,6 +562,7 @@ tap_check "RAM full of pinned slots: the synchronous disk path" t_pinned
 tap_check "write-around: the value leaves RAM, a GET brings it back" t_writearound
 tap_check "disk-only: durable when acknowledged, nothing in RAM, GETs from disk" t_disk_only
 tap_check "stage events of ack=disk PUTs and cold GETs: in order, joined by key" t_trace_stages
+tap_check "stage events of TCP PUTs into RAM: in order, joined by key" t_trace_tcp_put
 tap_check "a stalled disk: RAM hits served, cold GETs parked, ioctl killable" t_stalled_disk
 tap_check "a stalled disk: ack=disk PUTs parked, ioctl killable" t_stalled_commit
 tap_check "a stalled disk: node deletion returns, the deleter killable" t_stalled_delete

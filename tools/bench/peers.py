@@ -15,7 +15,15 @@ all on 127.0.0.1:
      hits; a miss or an error reply is a failure) and by dfkv-tcpbench
      --backend redis (same harness as dfkv).
 
-Then prints one table with the ratios, merges the JSON of the ioctl bench,
+  5. The stage breakdown of dfkv's TCP PUT (issue #23), for every
+     --stages-sizes size: a short dfkv-tcpbench run (one thread, batch 1,
+     --stages-calls calls per phase) with the module's trace events on
+     (tracefs), then per stage of a PUT received into RAM over TCP the
+     mean, p50, p99 and share of the request's time (stages.py).  Apart
+     from the timed runs, so that tracing weighs on none of the figures
+     compared with the peers.
+
+Then prints one table with the ratios, the stage tables, merges the JSON of the ioctl bench,
 the disk part (disk.py) and the RDMA part (rdma.py) and writes everything
 to the output JSON.  Any failure anywhere (including the
 ioctl bench's) refuses the run: the table is printed with the failures,
@@ -34,6 +42,8 @@ import socket
 import subprocess
 import sys
 import time
+
+import stages
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -168,6 +178,27 @@ def run_tcpbench(backend, port, tmp, a, extra=(), tag=None):
         if cp.returncode != 1:
             j["error"] = "dfkv-tcpbench exited %d" % cp.returncode
     return j
+
+
+def stages_run(a, kib):
+    """The stage breakdown of dfkv's TCP PUT at one size: (summary of
+    stages.py, or {"skipped": why} without tracefs; failures of the
+    traced dfkv-tcpbench run)."""
+    b = argparse.Namespace(**vars(a))
+    b.sizes, b.threads, b.batches = str(kib), "1", "1"
+    trace = os.path.join(a.tmp, "stages-tcp-%d.trace" % kib)
+    try:
+        stages.trace_on()
+    except OSError as e:
+        log("stage breakdown skipped: %s" % e)
+        return {"skipped": str(e)}, 0
+    try:
+        tb = run_tcpbench("dfkv", PORT_DFKV, a.tmp, b,
+                          ["--max-calls", str(a.stages_calls)],
+                          "dfkv-stages-%d" % kib)
+    finally:
+        stages.trace_off(trace)
+    return stages.summary(*stages.parse(trace)), fails_of(tb)
 
 
 # -------------------------------------------------------------- redis
@@ -321,6 +352,10 @@ def main():
     ap.add_argument("--iperf-seconds", type=int, default=3)
     ap.add_argument("--redis-bytes", type=int, default=64,
                     help="MiB moved per redis-benchmark test (at least)")
+    ap.add_argument("--stages-sizes", default="64,1024,4096",
+                    help="KiB, the traced TCP PUT breakdown runs (empty: none)")
+    ap.add_argument("--stages-calls", type=int, default=32,
+                    help="calls per phase of each traced run")
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
     t_start = time.monotonic()
@@ -329,6 +364,11 @@ def main():
         log("iperf3 single stream, %d s" % a.iperf_seconds)
         iperf = run_iperf3(a.iperf_seconds, a.tmp)
         dfkv = run_tcpbench("dfkv", PORT_DFKV, a.tmp, a)
+        breakdown, fails_st = {}, 0
+        for kib in [int(x) for x in a.stages_sizes.split(",") if x]:
+            doc, n = stages_run(a, kib)
+            breakdown[str(kib * 1024)] = doc
+            fails_st += n
 
         mc = {"backend": "memcached", "results": [], "error": "not run"}
         if shutil.which("memcached"):
@@ -429,6 +469,18 @@ def main():
                 pct(rr["dfkv_vs_redis_harness"]),
                 pct(rr["dfkv_vs_redis_benchmark"])))
 
+    if breakdown:
+        print("\nStage breakdown of dfkv's TCP PUT (issue #23), accel %s: one "
+              "thread, batch 1, at most %d calls per phase, from the module's "
+              "trace events; share = of the request's mean time; 'inside' "
+              "parts overlap the stage they are in" % (a.accel, a.stages_calls))
+    for size, doc in breakdown.items():
+        title = "dfkv TCP, %s" % size_str(int(size))
+        if "skipped" in doc:
+            print("%s: skipped (%s)" % (title, doc["skipped"]))
+        else:
+            stages.print_table(title, doc)
+
     # ------------------------------------------------------- targets
     t1 = {}
     for r in ratios:
@@ -467,6 +519,7 @@ def main():
         "rdma": a.rdma_status,
         "iperf3": iperf["failures"],
         "dfkv_tcp": fails_of(dfkv),
+        "dfkv_tcp_stages": fails_st,
         "memcached": fails_of(mc),
         "redis_harness": fails_of(redis_h),
         "redis_benchmark": sum(r["failures"] for r in rbench) + (0 if rbench else 1),
@@ -515,6 +568,7 @@ def main():
             "redis": redis_h,
             "redis_benchmark": rbench,
             "ratios": ratios,
+            "stages": breakdown,
         },
         "failures": failures,
         "targets": {"ioctl": ioctl.get("target") if ioctl else None,

@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 """Where a request's time goes: dfkv's trace events, per stage.
 
-The module traces every stage boundary of an ack=disk PUT and of a cold
-GET (kmod/trace.h, Documentation/tuning.md), each event carrying the hash
+The module traces every stage boundary of an ack=disk PUT, of a cold GET
+and of a PUT received into RAM over TCP (kmod/trace.h,
+Documentation/tuning.md), each event carrying the hash
 of the request's key.  This turns a tracefs capture into per-request stage
 times: a request is the events of one key from its dfkv_req_start to its
 dfkv_req_end, in time order (the trace clock is set to "global" so the
 CPUs' events order), a stage the time between two boundaries of it.
 
-Used by disk.py (the bench's per-stage table) and by selftests/dfkv_tier.sh
-(the boundaries fire, in order, with ids that join), and on its own:
+Used by disk.py and peers.py (the bench's per-stage tables) and by
+selftests/dfkv_tier.sh (the boundaries fire, in order, with ids that
+join), and on its own:
 
   stages.py on                 enable the dfkv events, empty the buffer
   stages.py off FILE           copy the trace to FILE, disable the events
   stages.py check FILE         per op: complete and incomplete requests,
-                               keys joined (a complete PUT and GET)
+                               TCP PUTs received in more than one RAM
+                               part, keys joined (a complete PUT and GET)
   stages.py table FILE         the per-stage table (and --json OUT)
 """
 import argparse
@@ -44,12 +47,31 @@ GET_STAGES = [
     ("wake + answer", "dfkv_cold_read_crc", "dfkv_req_reply"),
     ("reply to caller", "dfkv_req_reply", "dfkv_req_end"),
 ]
-OPS = {"put": ("1", PUT_STAGES), "get": ("2", GET_STAGES)}
+# A PUT received into RAM over TCP (its value in one or more parts, each
+# reserved and bound to RAM slots as the payload reaches it).
+TCP_PUT_STAGES = [
+    ("header to reservation", "dfkv_req_start", "dfkv_put_reserve"),
+    ("entry, index, charge", "dfkv_put_reserve", "dfkv_put_charge"),
+    ("RAM slot alloc", "dfkv_put_charge", "dfkv_put_alloc"),
+    ("wait for payload", "dfkv_put_alloc", "dfkv_put_recv_start"),
+    ("payload receive", "dfkv_put_recv_start", "dfkv_put_recv_end"),
+    ("publish", "dfkv_put_recv_end", "dfkv_put_publish"),
+    ("answer", "dfkv_put_publish", "dfkv_req_reply"),
+    ("reply to caller", "dfkv_req_reply", "dfkv_req_end"),
+]
+# op: (its code, its stages, the transport it is taken on or None: any).
+OPS = {"put": ("1", PUT_STAGES, None), "get": ("2", GET_STAGES, None),
+       "tcp_put": ("1", TCP_PUT_STAGES, "1")}
+TITLES = (("put", "ack=disk PUT"), ("get", "cold GET"),
+          ("tcp_put", "TCP PUT into RAM"))
+# Counts among a request's extra() parts, not times.
+COUNTS = ("group updates", "RAM parts")
 # Events that report an error in a field: the request is not a success.
 ERR_FIELD = {"dfkv_flush_done": "err", "dfkv_flush_crc": "err",
              "dfkv_rec_done": "err", "dfkv_cold_read_bios": "info",
              "dfkv_cold_read_done": "err", "dfkv_cold_read_crc": "err",
-             "dfkv_req_reply": "info", "dfkv_req_end": "status"}
+             "dfkv_req_reply": "info", "dfkv_req_end": "status",
+             "dfkv_put_charge": "info", "dfkv_put_alloc": "info"}
 
 LINE = re.compile(r"\s(\d+\.\d+): (dfkv_\w+): (.*)$")
 
@@ -130,7 +152,8 @@ def requests(events):
         if k is None:
             continue
         if name == "dfkv_req_start":
-            open_[k] = {"op": f["op"], "key": k, "events": [(ts, name, f)]}
+            open_[k] = {"op": f["op"], "transport": f["transport"], "key": k,
+                        "events": [(ts, name, f)]}
         elif k in open_:
             open_[k]["events"].append((ts, name, f))
             if name == "dfkv_req_end":
@@ -163,8 +186,20 @@ def split(req, stages):
 
 def extra(req):
     """Parts measured inside a stage: the CRC's ns, the record group's
-    flush and unit writes."""
-    out = {}
+    flush and unit writes, a PUT's RAM parts and the reservation and
+    slot allocation of those after the first (inside its receive)."""
+    out, parts, later, reserved = {}, 0, 0.0, None
+    for ts, name, f in req["events"]:
+        if name == "dfkv_put_reserve":
+            reserved = ts
+        if name == "dfkv_put_alloc":
+            parts += 1
+            if parts > 1 and reserved is not None:
+                later += ts - reserved
+    if parts:
+        out["RAM parts"] = parts
+    if parts > 1:
+        out["later parts: reserve + alloc"] = later
     for _, name, f in req["events"]:
         if name in ("dfkv_flush_crc", "dfkv_cold_read_crc"):
             out["crc"] = int(f["ns"]) / 1e3
@@ -181,8 +216,9 @@ def by_op(events):
     """{op: (complete splits, incomplete count, keys of complete ones)}."""
     reqs = requests(events)
     out = {}
-    for op, (code, stages) in OPS.items():
-        mine = [r for r in reqs if r["op"] == code]
+    for op, (code, stages, transport) in OPS.items():
+        mine = [r for r in reqs if r["op"] == code and
+                transport in (None, r["transport"])]
         ok = [(r["key"], split(r, stages)) for r in mine]
         good = [s for _, s in ok if s]
         out[op] = (good, len(ok) - len(good), {k for k, s in ok if s})
@@ -202,6 +238,12 @@ def stat(v, total_mean):
             "share": mean / total_mean if total_mean else None}
 
 
+def mean_of(good, name):
+    """The mean of a count among the requests' extra() parts, or None."""
+    v = [g["extra"][name] for g in good if name in g["extra"]]
+    return sum(v) / len(v) if v else None
+
+
 def summary(events, lost=0):
     """Per op: requests, incomplete, and per stage mean/p50/p99/share."""
     doc = {"lost_events": lost}
@@ -212,21 +254,20 @@ def summary(events, lost=0):
         rows = [dict(stage=name, **stat([g["stages"][i] for g in good], tmean))
                 for i, (name, _, _) in enumerate(stages)]
         names = sorted({k for g in good for k in g["extra"]
-                        if k != "group updates"})
+                        if k not in COUNTS})
         inner = [dict(stage=n, **stat([g["extra"][n] for g in good
                                        if n in g["extra"]], tmean))
                  for n in names]
-        upd = [g["extra"]["group updates"] for g in good
-               if "group updates" in g["extra"]]
         doc[op] = {"requests": len(good), "incomplete": bad,
                    "total": stat(tot, tmean), "stages": rows, "inside": inner,
-                   "updates_per_group": sum(upd) / len(upd) if upd else None}
+                   "updates_per_group": mean_of(good, "group updates"),
+                   "ram_parts": mean_of(good, "RAM parts")}
     return doc
 
 
 def print_table(title, doc):
     """One table per op of a summary()."""
-    for op, what in (("put", "ack=disk PUT"), ("get", "cold GET")):
+    for op, what in TITLES:
         d = doc.get(op)
         if not d or not d["requests"]:
             continue
@@ -244,6 +285,8 @@ def print_table(title, doc):
         if d["updates_per_group"] is not None:
             print("  record updates per group commit: %.2f"
                   % d["updates_per_group"])
+        if op == "tcp_put" and d["ram_parts"] is not None:
+            print("  RAM parts per value: %.2f" % d["ram_parts"])
 
 
 def main():
@@ -265,6 +308,8 @@ def main():
         ops = by_op(events)
         for op, (good, bad, _) in ops.items():
             print("%s complete=%d incomplete=%d" % (op, len(good), bad))
+        print("tcp_put multipart=%d" % sum(
+            g["extra"].get("RAM parts", 0) > 1 for g in ops["tcp_put"][0]))
         print("joined=%d lost=%d" % (len(ops["put"][2] & ops["get"][2]), lost))
         return 0
     doc = summary(events, lost)
