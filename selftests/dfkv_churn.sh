@@ -23,14 +23,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netns_lib.sh"
 
-T=$(mktemp -d)
-chmod 755 "$T"
-MDSD=${MDSD:-$DFKV_REPO/build/tools/mdsd}
-# Private copies: a concurrent build may replace the binaries under us.
-cp "$DFKVCTL" "$T/dfkvctl" && cp "$MDSD" "$T/mdsd" ||
-	{ echo "Bail out! no $DFKVCTL or $MDSD"; exit 1; }
-DFKVCTL=$T/dfkvctl
-MDSD=$T/mdsd
 export PYTHONPATH="$DFKV_REPO/lib/python" DFKV_LIB="$DFKV_REPO/build/lib/libdfkv.so"
 CLIENT="python3 -u $DFKV_REPO/selftests/churn/client.py"
 

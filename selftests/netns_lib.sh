@@ -6,8 +6,19 @@
 # (192.0.2.0/24 TEST-NET-1, only inside the VM: pair i has 192.0.2.(4i+1)
 # on the root side, 192.0.2.(4i+2) in the namespace), one mdsd --agent
 # per namespace over etcd, bounded waits, and reading a group's members
-# from mdsd.  The caller sets T (its scratch directory), MDSD, G (the
-# group), TTL_MS, AGENT_HTTP and ETCD_LO before using them.
+# from mdsd.  Sourcing it makes T (the scratch directory, readable by the
+# namespaces' processes) and private copies of dfkvctl and mdsd there (a
+# concurrent build may replace the binaries under a test): DFKVCTL and
+# MDSD name them.  The caller sets G (the group), TTL_MS, AGENT_HTTP and
+# ETCD_LO before using the rest.
+
+T=$(mktemp -d)
+chmod 755 "$T"
+MDSD=${MDSD:-$DFKV_REPO/build/tools/mdsd}
+cp "$DFKVCTL" "$T/dfkvctl" && cp "$MDSD" "$T/mdsd" ||
+	{ echo "Bail out! no $DFKVCTL or $MDSD"; exit 1; }
+DFKVCTL=$T/dfkvctl
+MDSD=$T/mdsd
 
 inns() {
 	ns=$1
