@@ -56,11 +56,7 @@ cleanup() {
 		i=$((i + 1))
 	done
 	losetup -a | grep -qF "$T/warm.img" && losetup -d "$LOOP"
-	i=0
-	while grep -q '^dfkv ' /proc/modules && [ $i -lt 25 ]; do
-		rmmod dfkv 2>/dev/null || sleep 0.2
-		i=$((i + 1))
-	done
+	unload_retrying
 	rm -rf "$T"
 }
 trap cleanup EXIT

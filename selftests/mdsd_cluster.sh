@@ -53,11 +53,7 @@ cleanup() {
 	for x in a b c d; do
 		ip netns del mc-$x 2>/dev/null
 	done
-	i=0
-	while grep -q '^dfkv ' /proc/modules && [ $i -lt 25 ]; do
-		rmmod dfkv 2>/dev/null || sleep 0.2
-		i=$((i + 1))
-	done
+	unload_retrying
 	rm -rf "$T"
 }
 trap cleanup EXIT

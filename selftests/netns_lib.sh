@@ -84,3 +84,13 @@ start_agent() {
 		--host "$1" -v >>"$T/agent-$2.log" 2>&1 &
 	eval "APID_$2=$!"
 }
+
+# unload_retrying: at exit, rmmod dfkv, tried for about 5 s while the
+# nodes of the namespaces just deleted finish their teardown.
+unload_retrying() {
+	i=0
+	while grep -q '^dfkv ' /proc/modules && [ $i -lt 25 ]; do
+		rmmod dfkv 2>/dev/null || sleep 0.2
+		i=$((i + 1))
+	done
+}

@@ -53,10 +53,10 @@ def main(targets):
         # the caller may now change what is scraped (the epoch-age panel
         # needs a membership change inside the scraped window)
         print("# scraping", flush=True)
-        todo = expressions()
+        exprs = expressions()
         errors, empty, n_series = {}, [], 0
         end = time.time() + WAIT_S
-        for where, e, series in todo:
+        for where, e, series in exprs:
             want = series and metric_names(e) <= have
             while True:
                 r = prom.query(e)
@@ -71,7 +71,7 @@ def main(targets):
                     break
                 time.sleep(0.5)
         print("# %d expressions evaluated, %d with series required and "
-              "found, %d metric names exported" % (len(todo), n_series,
+              "found, %d metric names exported" % (len(exprs), n_series,
                                                    len(have)))
         for where, err in errors.items():
             print("# error: %s: %s" % (where, err))

@@ -264,16 +264,10 @@ def stages_run(a, what, node, kib):
             a.dev, "--sizes", str(kib), "--threads", "1",
             "--duration", str(a.duration), "--max-keys", str(a.stages_keys),
             "--no-memcpy"] + node + [out]
-    try:
-        stages.trace_on()
-    except OSError as e:
-        log("stage breakdown skipped: %s" % e)
-        return {"skipped": str(e)}, 0
-    try:
-        _, rc = run_json("dfkv-bench stages-%s-%d" % (what, kib), argv, out)
-    finally:
-        stages.trace_off(trace)
-    return stages.summary(*stages.parse(trace)), rc
+    summ, res = stages.traced(
+        trace, lambda: run_json("dfkv-bench stages-%s-%d" % (what, kib),
+                                argv, out), log)
+    return summ, res[1] if res else 0
 
 
 def rebuild_run(a):

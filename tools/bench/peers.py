@@ -187,18 +187,11 @@ def stages_run(a, kib):
     b = argparse.Namespace(**vars(a))
     b.sizes, b.threads, b.batches = str(kib), "1", "1"
     trace = os.path.join(a.tmp, "stages-tcp-%d.trace" % kib)
-    try:
-        stages.trace_on()
-    except OSError as e:
-        log("stage breakdown skipped: %s" % e)
-        return {"skipped": str(e)}, 0
-    try:
-        tb = run_tcpbench("dfkv", PORT_DFKV, a.tmp, b,
-                          ["--max-calls", str(a.stages_calls)],
-                          "dfkv-stages-%d" % kib)
-    finally:
-        stages.trace_off(trace)
-    return stages.summary(*stages.parse(trace)), fails_of(tb)
+    summ, tb = stages.traced(
+        trace, lambda: run_tcpbench("dfkv", PORT_DFKV, a.tmp, b,
+                                    ["--max-calls", str(a.stages_calls)],
+                                    "dfkv-stages-%d" % kib), log)
+    return summ, fails_of(tb) if tb is not None else 0
 
 
 # -------------------------------------------------------------- redis

@@ -116,6 +116,22 @@ def trace_off(path):
     _put(d, "trace", "")
 
 
+def traced(path, run, log):
+    """run() with the dfkv events traced into path: (the trace's
+    summary(), run()'s result), or ({"skipped": why}, None) when tracefs
+    cannot be used (logged)."""
+    try:
+        trace_on()
+    except OSError as e:
+        log("stage breakdown skipped: %s" % e)
+        return {"skipped": str(e)}, None
+    try:
+        res = run()
+    finally:
+        trace_off(path)
+    return summary(*parse(path)), res
+
+
 # ------------------------------------------------------------- parsing
 
 def parse(path):

@@ -709,7 +709,7 @@ class Client:
         """Close the client: batches not done are cancelled and complete
         (their results stay readable), then libdfkv lets go of them."""
         if getattr(self, "_c", None):
-            for f in self._on_close:
+            for f in list(self._on_close):    # each removes itself
                 f()
             live = list(self._live.values())
             for b in live:
